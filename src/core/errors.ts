@@ -1,0 +1,23 @@
+/**
+ * One error base class for the whole agent. Every error carries a stable `code` that users can
+ * grep in logs and look up in the README's error table. Messages never contain secrets.
+ */
+export class DocexError extends Error {
+  readonly code: string;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: string, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'DocexError';
+    this.code = code;
+    this.details = options?.details;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { name: this.name, code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+  }
+}
+
+export function isDocexError(err: unknown, code?: string): err is DocexError {
+  return err instanceof DocexError && (code === undefined || err.code === code);
+}
