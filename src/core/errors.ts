@@ -6,7 +6,11 @@ export class DocexError extends Error {
   readonly code: string;
   readonly details: Record<string, unknown> | undefined;
 
-  constructor(code: string, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+  constructor(
+    code: string,
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+  ) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'DocexError';
     this.code = code;
@@ -14,7 +18,12 @@ export class DocexError extends Error {
   }
 
   toJSON(): Record<string, unknown> {
-    return { name: this.name, code: this.code, message: this.message, ...(this.details ? { details: this.details } : {}) };
+    return {
+      name: this.name,
+      code: this.code,
+      message: this.message,
+      ...(this.details ? { details: this.details } : {}),
+    };
   }
 }
 

@@ -6,7 +6,16 @@
  */
 import { z } from 'zod';
 
-export const TASK_KINDS = ['EASY_PRINT', 'EASY_PRINT_FR', 'EMAIL', 'ERDS', 'QERDS', 'EBOX', 'DOCPORTAL', 'PEPPOL'] as const;
+export const TASK_KINDS = [
+  'EASY_PRINT',
+  'EASY_PRINT_FR',
+  'EMAIL',
+  'ERDS',
+  'QERDS',
+  'EBOX',
+  'DOCPORTAL',
+  'PEPPOL',
+] as const;
 export type TaskKind = (typeof TASK_KINDS)[number];
 
 export const INPUT_SOURCE_TYPES = ['PDF', 'PAYLOAD_PDF', 'PAYLOAD_WORD', 'DATA_FILE', 'UBL'] as const;
@@ -104,7 +113,11 @@ export const tokenResponseSchema = z.looseObject({
   token_type: z.string().optional(),
 });
 
-export const issueSchema = z.looseObject({ code: z.string().optional(), message: z.string(), taskType: z.string().optional() });
+export const issueSchema = z.looseObject({
+  code: z.string().optional(),
+  message: z.string(),
+  taskType: z.string().optional(),
+});
 export type Issue = z.infer<typeof issueSchema>;
 
 export const jobSchema = z.looseObject({
@@ -210,7 +223,10 @@ export const workflowSchema = z.looseObject({
   inputSource: z.looseObject({ type: z.string() }),
   hasPom: z.boolean().optional(),
   pom: z.looseObject({}).optional().nullable(),
-  invoiceConfiguration: z.looseObject({ enableInvoiceTracking: z.boolean().optional() }).optional().nullable(),
+  invoiceConfiguration: z
+    .looseObject({ enableInvoiceTracking: z.boolean().optional() })
+    .optional()
+    .nullable(),
   sFTPFolderName: z.string().optional(),
   isDeleted: z.boolean().optional(),
   dateFormat: z.string().optional(),
@@ -337,7 +353,11 @@ export const usageEventSchema = z.looseObject({
   quantity: z.number(),
 });
 
-export const healthSchema = z.looseObject({ status: z.string(), version: z.string().optional(), time: z.string().optional() });
+export const healthSchema = z.looseObject({
+  status: z.string(),
+  version: z.string().optional(),
+  time: z.string().optional(),
+});
 
 /** `{items, totalItems}` page of Interface A lists. */
 export function pageSchema<T extends z.ZodTypeAny>(item: T) {

@@ -83,7 +83,12 @@ export class Router {
   }
 }
 
-export function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
   const text = JSON.stringify(body);
   res.writeHead(status, {
     'content-type': 'application/json',
@@ -127,7 +132,11 @@ export const STATUS_TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
-export function problem(status: number, detail?: string, errors?: { field: string; message: string }[]): HttpProblem {
+export function problem(
+  status: number,
+  detail?: string,
+  errors?: { field: string; message: string }[],
+): HttpProblem {
   return new HttpProblem(status, STATUS_TITLES[status] ?? 'Error', detail, errors);
 }
 
@@ -166,6 +175,7 @@ export function parseMaxItems(query: URLSearchParams): number {
   const raw = query.get('maxItems');
   if (raw === null) return 100;
   const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw problem(400, 'maxItems must be an integer from 1 to 1000');
+  if (!Number.isInteger(n) || n < 1 || n > 1000)
+    throw problem(400, 'maxItems must be an integer from 1 to 1000');
   return n;
 }

@@ -53,11 +53,17 @@ export class Store {
       seqOf: this.db.prepare('SELECT seq FROM records WHERE kind = ? AND id = ?'),
       delete: this.db.prepare('DELETE FROM records WHERE kind = ? AND id = ?'),
       all: this.db.prepare('SELECT json FROM records WHERE kind = ? AND seq > ? ORDER BY seq'),
-      byCompany: this.db.prepare('SELECT json FROM records WHERE kind = ? AND company_id = ? AND seq > ? ORDER BY seq'),
-      byParent: this.db.prepare('SELECT json FROM records WHERE kind = ? AND parent_id = ? AND seq > ? ORDER BY seq'),
+      byCompany: this.db.prepare(
+        'SELECT json FROM records WHERE kind = ? AND company_id = ? AND seq > ? ORDER BY seq',
+      ),
+      byParent: this.db.prepare(
+        'SELECT json FROM records WHERE kind = ? AND parent_id = ? AND seq > ? ORDER BY seq',
+      ),
       count: this.db.prepare('SELECT count(*) AS n FROM records WHERE kind = ?'),
       getMeta: this.db.prepare('SELECT value FROM meta WHERE key = ?'),
-      setMeta: this.db.prepare('INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
+      setMeta: this.db.prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      ),
     };
   }
 
@@ -92,16 +98,24 @@ export class Store {
   }
 
   /** All records of a kind, oldest first, lazily. */
-  *iterate<T extends StoredRecord = StoredRecord>(kind: string, filter: ListFilter = {}, afterSeq = 0): Generator<T> {
-    const stmt =
+  *iterate<T extends StoredRecord = StoredRecord>(
+    kind: string,
+    filter: ListFilter = {},
+    afterSeq = 0,
+  ): Generator<T> {
+    const rows =
       filter.parentId !== undefined
-        ? this.stmts.byParent.bind(kind, filter.parentId, afterSeq)
+        ? this.stmts.byParent.iterate(kind, filter.parentId, afterSeq)
         : filter.companyId !== undefined
-          ? this.stmts.byCompany.bind(kind, filter.companyId, afterSeq)
-          : this.stmts.all.bind(kind, afterSeq);
-    for (const row of stmt.iterate() as Iterable<{ json: string }>) {
+          ? this.stmts.byCompany.iterate(kind, filter.companyId, afterSeq)
+          : this.stmts.all.iterate(kind, afterSeq);
+    for (const row of rows as Iterable<{ json: string }>) {
       const record = JSON.parse(row.json) as T;
-      if (filter.companyId !== undefined && filter.parentId !== undefined && record['companyId'] !== filter.companyId) {
+      if (
+        filter.companyId !== undefined &&
+        filter.parentId !== undefined &&
+        record['companyId'] !== filter.companyId
+      ) {
         continue;
       }
       yield record;
@@ -116,7 +130,10 @@ export class Store {
    * One page after the record `after` (an id). Returns undefined when `after` names no record of
    * this kind, which the routes answer with 400.
    */
-  page<T extends StoredRecord = StoredRecord>(kind: string, query: PageQuery): { items: T[]; totalItems: number } | undefined {
+  page<T extends StoredRecord = StoredRecord>(
+    kind: string,
+    query: PageQuery,
+  ): { items: T[]; totalItems: number } | undefined {
     let afterSeq = 0;
     if (query.after !== undefined) {
       const row = this.stmts.seqOf.get(kind, query.after) as { seq: number } | undefined;
