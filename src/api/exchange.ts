@@ -1,0 +1,93 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { type Dispatcher, request } from 'undici';
+import type { ApiProblem } from './errors.js';
+import { httpError, type TlsExplainer, transportError } from './errors.js';
+import { parseRetryAfter } from './retry.js';
+
+export interface RawAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  text: string;
+}
+
+export interface ExchangeRequest {
+  url: string;
+  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
+  headers: Record<string, string>;
+  body?: string;
+  signal?: AbortSignal;
+  /** For errors and logs: the method and route template, never the URL. */
+  route: string;
+}
+
+/** One request with a small textual answer; throws DOCEX_TLS / DOCEX_NETWORK when none came. */
+export async function exchange(
+  dispatcher: Dispatcher,
+  req: ExchangeRequest,
+  explainTls?: TlsExplainer,
+): Promise<RawAnswer> {
+  try {
+    const answer = await request(req.url, {
+      dispatcher,
+      method: req.method,
+      headers: req.headers,
+      ...(req.body === undefined ? {} : { body: req.body }),
+      ...(req.signal ? { signal: req.signal } : {}),
+    });
+    const text = await answer.body.text();
+    return { status: answer.statusCode, headers: answer.headers, text };
+  } catch (err) {
+    if (req.signal?.aborted) throw err;
+    const alert = explainTls ? await explainTls(err, req.url).catch(() => undefined) : undefined;
+    throw transportError(err, req.method, req.route, alert);
+  }
+}
+
+export function parseJsonText(text: string): unknown {
+  if (text.trim() === '') return undefined;
+  return JSON.parse(text);
+}
+
+/** Problem details from an error body, when it is JSON (RFC 9457 or an OAuth error). */
+export function problemFromText(text: string): ApiProblem | undefined {
+  let json: unknown;
+  try {
+    json = parseJsonText(text);
+  } catch {
+    return undefined;
+  }
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
+  const o = json as Record<string, unknown>;
+  const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+  const title = str(o['title']) ?? str(o['error']);
+  const detail = str(o['detail']) ?? str(o['error_description']) ?? str(o['message']);
+  const errors = Array.isArray(o['errors'])
+    ? (o['errors'] as unknown[])
+        .filter((e): e is Record<string, unknown> => !!e && typeof e === 'object')
+        .map((e) => ({
+          ...(typeof e['field'] === 'string' ? { field: e['field'] } : {}),
+          message: str(e['message']) ?? JSON.stringify(e),
+        }))
+    : undefined;
+  return {
+    ...(title === undefined ? {} : { title }),
+    ...(detail === undefined ? {} : { detail }),
+    ...(errors === undefined ? {} : { errors }),
+  };
+}
+
+/** The ApiError for a non-2xx answer. */
+export function answerError(answer: RawAnswer, method: string, route: string, nowMs: number, code?: string) {
+  const problem = problemFromText(answer.text);
+  const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], nowMs);
+  return httpError(
+    {
+      status: answer.status,
+      method,
+      route,
+      ...(problem ? { problem } : { text: answer.text }),
+      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+    },
+    code,
+  );
+}

@@ -1,0 +1,60 @@
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { API_ERROR_CODES, isApiError, isRetryableTransportError } from './errors.js';
+import { isRetryableStatus, nextDelay, type RetryPolicy, sleep as realSleep } from './retry.js';
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+export interface RetryLoopOptions {
+  policy: RetryPolicy;
+  clock: Clock;
+  log: Logger;
+  method: string;
+  route: string;
+  /** False for requests that create something: they get exactly one attempt. */
+  retryable: boolean;
+  signal?: AbortSignal;
+  sleep?: Sleep;
+}
+
+/** True for failures where another attempt may succeed: 429, 5xx but 501, dropped connections. */
+export function isRetryableFailure(err: unknown): boolean {
+  if (!isApiError(err)) return false;
+  if (err.status !== undefined) return isRetryableStatus(err.status);
+  return err.code === API_ERROR_CODES.network && isRetryableTransportError(err.cause);
+}
+
+/** Runs `attempt` until it succeeds, fails for good, or the policy gives up; throws the last error. */
+export async function withRetry<T>(
+  options: RetryLoopOptions,
+  attempt: (n: number) => Promise<T>,
+): Promise<T> {
+  const sleep = options.sleep ?? realSleep;
+  const started = options.clock.now();
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (err) {
+      if (options.signal?.aborted) throw err;
+      if (!options.retryable || !isRetryableFailure(err)) throw err;
+      const retryAfterMs = isApiError(err) ? err.retryAfterMs : undefined;
+      const delay = nextDelay(options.policy, {
+        attempt: n,
+        elapsedMs: options.clock.now() - started,
+        ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      });
+      if (delay === undefined) throw err;
+      options.log.info(
+        {
+          method: options.method,
+          route: options.route,
+          attempt: n,
+          delayMs: delay,
+          ...(isApiError(err) ? { code: err.code, status: err.status } : {}),
+        },
+        'api retry',
+      );
+      await sleep(delay, options.signal);
+    }
+  }
+}

@@ -1,0 +1,137 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { downloadFile } from '../../src/api/download.js';
+import { ApiError } from '../../src/api/errors.js';
+import { retryPolicy } from '../../src/api/retry.js';
+import { createFilesAgent } from '../../src/api/transport.js';
+import type { FileTransferDeps } from '../../src/api/upload.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { makeTestPki, type TestPki } from './support/pki.js';
+import { startTlsServer } from './support/test-server.js';
+
+let pki: TestPki;
+let root: string;
+let dir: string;
+let deps: FileTransferDeps;
+const body = randomBytes(3 * 1024 * 1024 + 17);
+const bodyMd5 = createHash('md5').update(body).digest('hex');
+
+beforeAll(() => {
+  pki = makeTestPki();
+  root = mkdtempSync(path.join(os.tmpdir(), 'docex-download-'));
+});
+
+afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(root, 'case-'));
+  deps = {
+    dispatcher: createFilesAgent(pki.caCertPem),
+    clock: new ManualClock(),
+    log: silentLogger(),
+    policy: retryPolicy({ baseDelayMs: 1, random: () => 0.5, maxAttempts: 3 }),
+  };
+  return () => deps.dispatcher.close();
+});
+
+async function caught(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return err as ApiError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('download of a pre-signed URL', () => {
+  it('writes under a .part name beside the target and renames it when complete', async () => {
+    let seenWhileStreaming: string[] = [];
+    const server = await startTlsServer(pki, async (_req, res) => {
+      res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/pdf' });
+      res.write(body.subarray(0, 1024 * 1024));
+      await new Promise((r) => setTimeout(r, 150));
+      seenWhileStreaming = readdirSync(dir);
+      res.end(body.subarray(1024 * 1024));
+    });
+    const target = path.join(dir, 'proof.pdf');
+    const result = await downloadFile(deps, `${server.url}/files/proof?sig=s3cr3t`, target, {
+      expectedSize: body.length,
+    });
+    await server.close();
+    expect(result).toEqual({ size: body.length, md5: bodyMd5 });
+    expect(seenWhileStreaming).toHaveLength(1);
+    expect(seenWhileStreaming[0]).toMatch(/^proof\.pdf\.part-[0-9a-f]+$/);
+    expect(readdirSync(dir)).toEqual(['proof.pdf']);
+    expect(readFileSync(target).equals(body)).toBe(true);
+  });
+
+  it('leaves no partial file when the server resets mid-body on every attempt', async () => {
+    let attempts = 0;
+    const server = await startTlsServer(pki, async (req, res) => {
+      attempts += 1;
+      res.writeHead(200, { 'content-length': body.length });
+      res.write(body.subarray(0, 512 * 1024));
+      await new Promise((r) => setTimeout(r, 20));
+      req.socket.destroy();
+    });
+    const target = path.join(dir, 'report.pdf');
+    const err = await caught(downloadFile(deps, `${server.url}/files/report?sig=s3cr3t`, target));
+    await server.close();
+    expect(err.code).toBe('DOCEX_NETWORK');
+    expect(err.route).toBe('{downloadUrl}');
+    expect(err.message).not.toContain('s3cr3t');
+    expect(attempts).toBe(3);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('starts over after a reset and keeps only the complete file', async () => {
+    let attempts = 0;
+    const server = await startTlsServer(pki, async (req, res) => {
+      attempts += 1;
+      res.writeHead(200, { 'content-length': body.length });
+      if (attempts === 1) {
+        res.write(body.subarray(0, 256 * 1024));
+        await new Promise((r) => setTimeout(r, 20));
+        req.socket.destroy();
+        return;
+      }
+      res.end(body);
+    });
+    const target = path.join(dir, 'retry.pdf');
+    const result = await downloadFile(deps, `${server.url}/files/retry`, target);
+    await server.close();
+    expect(result.md5).toBe(bodyMd5);
+    expect(readdirSync(dir)).toEqual(['retry.pdf']);
+  });
+
+  it('rejects a body of another size than expected and leaves no file', async () => {
+    const server = await startTlsServer(pki, (_req, res) => {
+      res.end(body.subarray(0, 1000));
+    });
+    const target = path.join(dir, 'short.pdf');
+    const err = await caught(downloadFile(deps, `${server.url}/files/short`, target, { expectedSize: 2000 }));
+    await server.close();
+    expect(err.code).toBe('DOCEX_DOWNLOAD_SIZE_MISMATCH');
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('maps an expired URL (403) to DOCEX_API_403 without retrying or writing', async () => {
+    let attempts = 0;
+    const server = await startTlsServer(pki, (_req, res) => {
+      attempts += 1;
+      res.writeHead(403, { 'content-type': 'application/problem+json' });
+      res.end(JSON.stringify({ title: 'Forbidden', status: 403, detail: 'URL expired' }));
+    });
+    const err = await caught(downloadFile(deps, `${server.url}/files/old`, path.join(dir, 'old.pdf')));
+    await server.close();
+    expect(err.code).toBe('DOCEX_API_403');
+    expect(err.problem?.detail).toBe('URL expired');
+    expect(attempts).toBe(1);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+});

@@ -1,0 +1,193 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.js';
+import { retryPolicy } from '../../src/api/retry.js';
+import { createFilesAgent } from '../../src/api/transport.js';
+import { type FileTransferDeps, normaliseEtag, uploadFile } from '../../src/api/upload.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { makeTestPki, type TestPki } from './support/pki.js';
+import { startTlsServer, type TestServer } from './support/test-server.js';
+
+let pki: TestPki;
+let dir: string;
+let deps: FileTransferDeps;
+
+interface Received {
+  headers: Record<string, string | string[] | undefined>;
+  size: number;
+  md5: string;
+}
+
+beforeAll(() => {
+  pki = makeTestPki();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-upload-'));
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+beforeEach(() => {
+  deps = {
+    dispatcher: createFilesAgent(pki.caCertPem),
+    clock: new ManualClock(),
+    log: silentLogger(),
+    policy: retryPolicy({ baseDelayMs: 1, random: () => 0.5 }),
+  };
+  return () => deps.dispatcher.close();
+});
+
+type Reply = (received: Received, n: number) => { status: number; etag?: string } | 'reset-midway';
+
+/** A files host that hashes what it receives as it streams in, without keeping it. */
+async function filesHost(
+  reply: Reply,
+  onChunk?: (bytesSoFar: number) => Promise<void>,
+): Promise<{ server: TestServer; received: Received[] }> {
+  const received: Received[] = [];
+  const server = await startTlsServer(
+    pki,
+    async (req, res) => {
+      const hash = createHash('md5');
+      let size = 0;
+      const n = received.length + 1;
+      const first = reply({ headers: req.headers, size: 0, md5: '' }, n);
+      for await (const chunk of req) {
+        hash.update(chunk as Buffer);
+        size += (chunk as Buffer).length;
+        if (onChunk) await onChunk(size);
+        if (first === 'reset-midway' && size > 1024 * 1024) {
+          received.push({ headers: req.headers, size, md5: '' });
+          req.socket.destroy();
+          return;
+        }
+      }
+      const got = { headers: req.headers, size, md5: hash.digest('hex') };
+      received.push(got);
+      const answer = reply(got, n);
+      if (answer === 'reset-midway') return;
+      res.writeHead(answer.status, answer.etag === undefined ? {} : { etag: answer.etag });
+      res.end();
+    },
+    true,
+  );
+  return { server, received };
+}
+
+function makeFile(name: string, bytes: number): { file: string; md5: string } {
+  const file = path.join(dir, name);
+  const data = randomBytes(bytes);
+  writeFileSync(file, data);
+  return { file, md5: createHash('md5').update(data).digest('hex') };
+}
+
+async function caught(promise: Promise<unknown>): Promise<ApiError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    return err as ApiError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('upload to a pre-signed URL', () => {
+  it('streams a 50 MB file with Content-Length from stat, MD5 on the fly and no auth headers', async () => {
+    const file = path.join(dir, 'big.bin');
+    const expected = createHash('md5');
+    await new Promise<void>((resolve, reject) => {
+      const out = createWriteStream(file);
+      const block = randomBytes(1024 * 1024);
+      for (let i = 0; i < 50; i++) {
+        block[0] = i;
+        expected.update(block);
+        out.write(Buffer.from(block));
+      }
+      out.end();
+      out.on('finish', resolve).on('error', reject);
+    });
+    const md5 = expected.digest('hex');
+    let clientRead = 0;
+    let readWhileServerPaused = -1;
+    const { server, received } = await filesHost(
+      (got) => ({ status: 200, etag: `"${got.md5}"` }),
+      async (serverBytes) => {
+        // The server stops reading after 2 MB; a streaming client must stop reading the file too.
+        if (serverBytes > 2 * 1024 * 1024 && readWhileServerPaused < 0) {
+          await new Promise((r) => setTimeout(r, 300));
+          readWhileServerPaused = clientRead;
+        }
+      },
+    );
+    const result = await uploadFile(deps, `${server.url}/upload/job_1?X-Signature=abc`, file, {
+      onProgress: (bytes) => {
+        clientRead = bytes;
+      },
+    });
+    await server.close();
+    expect(result).toEqual({ md5, size: 50 * 1024 * 1024 });
+    expect(received).toHaveLength(1);
+    expect(received[0]!.md5).toBe(md5);
+    expect(received[0]!.headers['content-length']).toBe(String(50 * 1024 * 1024));
+    expect(received[0]!.headers.authorization).toBeUndefined();
+    expect(received[0]!.headers['x-api-key']).toBeUndefined();
+    // Back-pressure reached the file: only socket and stream buffers (about 6-8 MB on loopback)
+    // ran ahead of the server, far from the 50 MB a buffered body would show.
+    expect(readWhileServerPaused).toBeGreaterThan(2 * 1024 * 1024);
+    expect(readWhileServerPaused).toBeLessThan(20 * 1024 * 1024);
+  });
+
+  it('fails with DOCEX_UPLOAD_ETAG_MISMATCH when the ETag is not the MD5 of what was sent', async () => {
+    const { file } = makeFile('small.pdf', 2048);
+    const { server } = await filesHost(() => ({ status: 200, etag: '"0123456789abcdef0123456789abcdef"' }));
+    const err = await caught(uploadFile(deps, `${server.url}/upload/job_2?sig=secret-sig`, file));
+    await server.close();
+    expect(err.code).toBe('DOCEX_UPLOAD_ETAG_MISMATCH');
+    expect(err.route).toBe('{fileUploadUrl}');
+    expect(err.message).not.toContain('secret-sig');
+  });
+
+  it('accepts an ETag in upper case or without quotes', async () => {
+    const { file, md5 } = makeFile('case.pdf', 4096);
+    const { server } = await filesHost((got) => ({ status: 200, etag: got.md5.toUpperCase() }));
+    const result = await uploadFile(deps, `${server.url}/upload/job_3`, file);
+    await server.close();
+    expect(result.md5).toBe(md5);
+    expect(normaliseEtag('W/"ABC"')).toBe('abc');
+  });
+
+  it('maps 403 to DOCEX_UPLOAD_EXPIRED and does not retry it', async () => {
+    const { file } = makeFile('late.pdf', 1024);
+    const { server, received } = await filesHost(() => ({ status: 403 }));
+    const err = await caught(uploadFile(deps, `${server.url}/upload/job_4?sig=x`, file));
+    await server.close();
+    expect(err.code).toBe('DOCEX_UPLOAD_EXPIRED');
+    expect(err.status).toBe(403);
+    expect(received).toHaveLength(1);
+  });
+
+  it('retries a 503 by sending the whole file again from the start', async () => {
+    const { file, md5 } = makeFile('retry.pdf', 300 * 1024);
+    const { server, received } = await filesHost((got, n) =>
+      n === 1 ? { status: 503 } : { status: 200, etag: `"${got.md5}"` },
+    );
+    const result = await uploadFile(deps, `${server.url}/upload/job_5`, file);
+    await server.close();
+    expect(result.md5).toBe(md5);
+    expect(received.map((r) => r.md5)).toEqual([md5, md5]);
+  });
+
+  it('retries after the connection is reset midway through the body', async () => {
+    const { file, md5 } = makeFile('reset.bin', 4 * 1024 * 1024);
+    const { server, received } = await filesHost((got, n) =>
+      n === 1 ? 'reset-midway' : { status: 200, etag: `"${got.md5}"` },
+    );
+    const result = await uploadFile(deps, `${server.url}/upload/job_6`, file);
+    await server.close();
+    expect(result).toEqual({ md5, size: 4 * 1024 * 1024 });
+    expect(received).toHaveLength(2);
+    expect(received[1]!.md5).toBe(md5);
+  });
+});
