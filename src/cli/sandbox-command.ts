@@ -1,0 +1,102 @@
+import path from 'node:path';
+import { type Command, InvalidArgumentError } from 'commander';
+import { createLogger } from '../core/logger.js';
+import { startSandbox } from '../sandbox/index.js';
+
+const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `30s`, `10m`, `2h`, `1d`, `500ms` or a bare number of milliseconds. */
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
+  if (!m) throw new InvalidArgumentError(`not a duration: ${text} (try 30s, 10m, 2h)`);
+  return Math.round(Number(m[1]) * (UNIT_MS[m[2] ?? 'ms'] ?? 1));
+}
+
+function parsePort(text: string): number {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`not a port: ${text}`);
+  return n;
+}
+
+function parseSpeed(text: string): number {
+  const n = Number(text);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`not a positive number: ${text}`);
+  return n;
+}
+
+interface SandboxCommandOptions {
+  stateDir: string;
+  host: string;
+  apiPort: number;
+  authPort: number;
+  filesPort: number;
+  uploadWindow?: number;
+  speed?: number;
+  demo?: boolean;
+}
+
+export function registerSandboxCommand(program: Command): void {
+  program
+    .command('sandbox')
+    .description(
+      'run the local sandbox of the Document Exchange Service (mTLS API, OAuth, pre-signed uploads)',
+    )
+    .option('--state-dir <dir>', 'folder of certificates, credentials and data', './var/sandbox')
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option('--api-port <port>', 'port of the API host', parsePort, 8443)
+    .option('--auth-port <port>', 'port of the OAuth token host', parsePort, 8444)
+    .option('--files-port <port>', 'port of the upload/download and control host', parsePort, 8445)
+    .option(
+      '--upload-window <duration>',
+      'how long a job waits for its file (e.g. 30s, 10m, 2h)',
+      parseDuration,
+    )
+    .option('--speed <n>', 'run sending events this many times faster', parseSpeed)
+    .option('--demo', 'demo mode: sending events run 10 times faster unless --speed is given')
+    .action(async (opts: SandboxCommandOptions) => {
+      const log = createLogger({ name: 'docex-sandbox' });
+      // Handlers go in before anything is announced: a supervisor may signal as soon as it reads the banner.
+      const signalled = waitForStopSignal();
+      const sandbox = await startSandbox({
+        stateDir: opts.stateDir,
+        host: opts.host,
+        apiPort: opts.apiPort,
+        authPort: opts.authPort,
+        filesPort: opts.filesPort,
+        ...(opts.uploadWindow !== undefined ? { uploadWindowMs: opts.uploadWindow } : {}),
+        speed: opts.speed ?? (opts.demo ? 10 : 1),
+        log,
+      });
+      process.stdout.write(
+        [
+          'docex sandbox running',
+          `  API:              ${sandbox.urls.api}`,
+          `  OAuth token:      ${sandbox.urls.auth}/oauth2/token`,
+          `  files + control:  ${sandbox.urls.files}  (control API: ${sandbox.urls.control}/state)`,
+          `  credentials:      ${path.join(sandbox.paths.stateDir, 'credentials.json')} (mode 0600)`,
+          `  CA certificate:   ${sandbox.paths.caCert}`,
+          `  client cert/key:  ${sandbox.paths.clientCert}, ${sandbox.paths.clientKey}`,
+          `  agent config:     ${sandbox.paths.agentConfigFragment}`,
+          'Press Ctrl+C to stop.',
+          '',
+        ].join('\n'),
+      );
+      const signal = await signalled;
+      log.info({ signal }, 'stopping sandbox');
+      await sandbox.stop();
+      log.flush();
+    });
+}
+
+/** Resolves with the first SIGINT or SIGTERM, then lets a second one end the process the default way. */
+function waitForStopSignal(): Promise<NodeJS.Signals> {
+  return new Promise((resolve) => {
+    const stop = (signal: NodeJS.Signals) => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve(signal);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}

@@ -1,0 +1,91 @@
+import type { ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { z } from 'zod';
+import { HttpProblem, problem, type SandboxRequest, STATUS_TITLES, sendProblem } from './http.js';
+
+/**
+ * Injected faults, per route pattern (`/jobs/single-file`, `/upload/:jobId`, or `*`), applied
+ * before the route's handler. They let tests and demos show how the agent copes with a flaky
+ * service: errors, latency, bursts of 429 and connections reset in the middle of an upload.
+ */
+export const faultSchema = z.object({
+  route: z.string().min(1),
+  method: z.string().optional(),
+  errorRate: z.number().min(0).max(1).optional(),
+  status: z.number().int().min(400).max(599).optional(),
+  latencyMs: z.number().int().min(0).max(120_000).optional(),
+  burst429: z
+    .object({ count: z.number().int().min(0), retryAfterSeconds: z.number().int().min(0) })
+    .optional(),
+  resetMidUploadRate: z.number().min(0).max(1).optional(),
+  /** Deterministic: the next N matching requests fail with `status`. */
+  failNext: z.number().int().min(0).optional(),
+});
+export type Fault = z.infer<typeof faultSchema>;
+
+export class FaultInjector {
+  private rules: Fault[] = [];
+
+  constructor(private readonly random: () => number = Math.random) {}
+
+  add(fault: Fault): void {
+    this.rules.push(structuredClone(fault));
+  }
+
+  clear(): void {
+    this.rules = [];
+  }
+
+  list(): Fault[] {
+    return structuredClone(this.rules);
+  }
+
+  private matching(req: SandboxRequest): Fault[] {
+    return this.rules.filter(
+      (r) =>
+        (r.route === '*' || r.route === req.route || r.route === req.path) &&
+        (r.method === undefined || r.method.toUpperCase() === req.method),
+    );
+  }
+
+  /** Applies the faults of this request; true when a fault already answered it. */
+  async apply(req: SandboxRequest, res: ServerResponse): Promise<boolean> {
+    const rules = this.matching(req);
+    for (const rule of rules) {
+      if (rule.latencyMs) await sleep(rule.latencyMs);
+    }
+    for (const rule of rules) {
+      if (rule.failNext !== undefined && rule.failNext > 0) {
+        rule.failNext--;
+        this.fail(res, rule.status ?? 503);
+        return true;
+      }
+      if (rule.burst429 && rule.burst429.count > 0) {
+        rule.burst429.count--;
+        sendProblem(
+          res,
+          new HttpProblem(429, STATUS_TITLES[429] ?? 'Too Many Requests', 'injected rate limit', undefined, {
+            'retry-after': String(rule.burst429.retryAfterSeconds),
+          }),
+        );
+        return true;
+      }
+      if (rule.errorRate && this.random() < rule.errorRate) {
+        this.fail(res, rule.status ?? 503);
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** Whether this upload should be cut off part-way (decided once per request). */
+  shouldResetUpload(req: SandboxRequest): boolean {
+    return this.matching(req).some(
+      (r) => r.resetMidUploadRate !== undefined && this.random() < r.resetMidUploadRate,
+    );
+  }
+
+  private fail(res: ServerResponse, status: number): void {
+    sendProblem(res, problem(status, 'injected fault'));
+  }
+}

@@ -1,0 +1,282 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import https from 'node:https';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { stringify } from 'yaml';
+import { type Clock, systemClock } from '../core/clock.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import { authenticate, createTokenHandler, newCredentials, type SandboxCredentials } from './auth.js';
+import { SandboxClock, type SandboxContext, type SandboxSettings, type SandboxUrls } from './context.js';
+import { FaultInjector } from './faults.js';
+import { Router } from './http.js';
+import { Lifecycle } from './lifecycle.js';
+import { ensurePki } from './pki.js';
+import { registerAccountRoutes } from './routes/accounts.js';
+import { registerControlRoutes } from './routes/control.js';
+import { registerFileRoutes } from './routes/files.js';
+import { registerJobRoutes } from './routes/jobs.js';
+import { registerPeppolRoutes } from './routes/peppol.js';
+import { registerSendingEventRoutes } from './routes/sending-events.js';
+import { registerWebhookRoutes } from './routes/webhooks.js';
+import { registerWorkflowRoutes } from './routes/workflows.js';
+import { addPeppolDocument, seedSandbox } from './seed.js';
+import { createRequestHandler } from './server.js';
+import { createUrlSigner } from './signer.js';
+import { Store } from './store.js';
+import { WebhookDispatcher } from './webhook-dispatcher.js';
+
+export interface SandboxOptions {
+  stateDir: string;
+  host?: string;
+  apiPort?: number;
+  authPort?: number;
+  filesPort?: number;
+  uploadWindowMs?: number;
+  speed?: number;
+  maxUploadBytes?: number;
+  clock?: Clock;
+  log?: Logger;
+  tickIntervalMs?: number;
+}
+
+export interface RunningSandbox {
+  urls: SandboxUrls;
+  credentials: SandboxCredentials & { caCertPem: string; clientCertPem: string; clientKeyPem: string };
+  paths: {
+    stateDir: string;
+    caCert: string;
+    clientCert: string;
+    clientKey: string;
+    agentConfigFragment: string;
+  };
+  ctx: SandboxContext;
+  /** Moves the sandbox clock forward and runs everything that became due. */
+  advanceClock(ms: number): void;
+  tick(): void;
+  /** Resolves once the work started by ticks so far (proof generation) is written. */
+  settle(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const GIB = 1024 * 1024 * 1024;
+
+function loadCredentials(stateDir: string): SandboxCredentials {
+  const file = path.join(stateDir, 'credentials.json');
+  if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as SandboxCredentials;
+  const credentials = newCredentials();
+  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
+  chmodSync(file, 0o600);
+  return credentials;
+}
+
+function writeSecretFile(file: string, value: string): void {
+  writeFileSync(file, value, { mode: 0o600 });
+  chmodSync(file, 0o600);
+}
+
+function idFactory(clock: Clock): (prefix: string) => string {
+  let counter = 0;
+  return (prefix) => {
+    counter = (counter + 1) % 36 ** 4;
+    const time = clock.now().toString(36).padStart(9, '0');
+    return `${prefix}_${time}${counter.toString(36).padStart(4, '0')}${randomBytes(3).toString('hex')}`;
+  };
+}
+
+async function listen(server: https.Server, host: string, port: number): Promise<string> {
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  return `https://${shownHost}:${address.port}`;
+}
+
+async function close(server: https.Server): Promise<void> {
+  await new Promise<void>((resolve) => {
+    server.close(() => resolve());
+    server.closeAllConnections();
+  });
+}
+
+/** Starts the sandbox: three HTTPS hosts over one state folder (see README, Sandbox). */
+export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
+  const stateDir = path.resolve(options.stateDir);
+  const blobDir = path.join(stateDir, 'blobs');
+  const secretsDir = path.join(stateDir, 'secrets');
+  mkdirSync(blobDir, { recursive: true });
+  mkdirSync(secretsDir, { recursive: true, mode: 0o700 });
+  const log = options.log ?? createLogger({ name: 'docex-sandbox' });
+  // Certificates are checked against real time by TLS, whatever the sandbox clock says.
+  const pki = ensurePki(path.join(stateDir, 'pki'), Date.now());
+  const credentials = loadCredentials(stateDir);
+  const store = new Store(path.join(stateDir, 'sandbox.db'));
+
+  const clock = new SandboxClock(options.clock ?? systemClock);
+  const savedOffset = Number(store.getMeta('clock-offset-ms') ?? 0);
+  if (savedOffset > 0) clock.advance(savedOffset);
+  let signingSecret = store.getMeta('url-signing-secret');
+  if (!signingSecret) {
+    signingSecret = randomBytes(32).toString('hex');
+    store.setMeta('url-signing-secret', signingSecret);
+  }
+
+  const settings: SandboxSettings = {
+    uploadWindowMs: options.uploadWindowMs ?? 2 * 3600 * 1000,
+    speed: options.speed ?? 1,
+    maxUploadBytes: options.maxUploadBytes ?? 5 * GIB,
+    downloadUrlValidityMs: 10 * 60 * 1000,
+  };
+  const urls: SandboxUrls = { api: '', auth: '', files: '', control: '' };
+  const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
+  const base = { store, clock, log, settings, urls, signer, blobDir, newId: idFactory(clock) };
+  const dispatcher = new WebhookDispatcher(base);
+  const ctx: SandboxContext = { ...base, emit: (event) => dispatcher.enqueue(event) };
+
+  seedSandbox(ctx);
+  const lifecycle = new Lifecycle(ctx);
+  lifecycle.load();
+  const faults = new FaultInjector();
+
+  const apiRouter = new Router();
+  registerJobRoutes(apiRouter, ctx, lifecycle);
+  registerSendingEventRoutes(apiRouter, ctx, lifecycle);
+  registerWorkflowRoutes(apiRouter, ctx);
+  registerPeppolRoutes(apiRouter, ctx);
+  registerAccountRoutes(apiRouter, ctx);
+  registerWebhookRoutes(apiRouter, ctx);
+
+  const authRouter = new Router();
+  authRouter.add('POST', '/oauth2/token', createTokenHandler(ctx, credentials));
+
+  const advanceClock = async (ms: number) => {
+    clock.advance(ms);
+    store.setMeta('clock-offset-ms', String(Number(store.getMeta('clock-offset-ms') ?? 0) + ms));
+    lifecycle.tick();
+    await lifecycle.idle();
+  };
+  const filesRouter = new Router();
+  registerFileRoutes(filesRouter, ctx, lifecycle, faults);
+  registerControlRoutes(filesRouter, ctx, {
+    lifecycle,
+    faults,
+    advanceClock,
+    addPeppolDocument: (xml) => addPeppolDocument(ctx, xml),
+  });
+
+  const tls = { key: pki.serverKeyPem, cert: pki.serverCertPem, ca: [pki.caCertPem] };
+  const mtls = { ...tls, requestCert: true, rejectUnauthorized: true };
+  const common = { ctx, lifecycle, faults };
+  const apiServer = https.createServer(
+    mtls,
+    createRequestHandler({
+      ...common,
+      router: apiRouter,
+      authenticate: (req) => authenticate(ctx, credentials, req),
+    }),
+  );
+  const authServer = https.createServer(mtls, createRequestHandler({ ...common, router: authRouter }));
+  const filesServer = https.createServer(
+    tls,
+    createRequestHandler({ ...common, router: filesRouter, controlPrefix: '/_sandbox/' }),
+  );
+  const servers = [apiServer, authServer, filesServer];
+  for (const server of servers) {
+    server.keepAliveTimeout = 30_000;
+    server.headersTimeout = 35_000;
+    // Uploads of gigabytes take a while: no whole-request timeout.
+    server.requestTimeout = 0;
+  }
+
+  const host = options.host ?? '127.0.0.1';
+  try {
+    urls.api = await listen(apiServer, host, options.apiPort ?? 0);
+    urls.auth = await listen(authServer, host, options.authPort ?? 0);
+    urls.files = await listen(filesServer, host, options.filesPort ?? 0);
+  } catch (err) {
+    await Promise.all(servers.map((s) => (s.listening ? close(s) : Promise.resolve())));
+    store.close();
+    throw err;
+  }
+  urls.control = `${urls.files}/_sandbox`;
+
+  const paths = {
+    stateDir,
+    caCert: pki.paths.caCert,
+    clientCert: pki.paths.clientCert,
+    clientKey: pki.paths.clientKey,
+    agentConfigFragment: path.join(stateDir, 'agent-config.yaml'),
+  };
+  writeAgentConfig(paths, secretsDir, urls, credentials);
+  writeFileSync(
+    path.join(stateDir, 'sandbox.json'),
+    `${JSON.stringify({ urls, pid: process.pid, startedAt: new Date().toISOString() }, null, 2)}\n`,
+  );
+
+  dispatcher.start();
+  const timer = setInterval(() => lifecycle.tick(), options.tickIntervalMs ?? 250);
+  timer.unref();
+  log.info({ api: urls.api, auth: urls.auth, files: urls.files, stateDir }, 'sandbox started');
+
+  let stopped = false;
+  return {
+    urls,
+    credentials: {
+      ...credentials,
+      caCertPem: pki.caCertPem,
+      clientCertPem: pki.clientCertPem,
+      clientKeyPem: pki.clientKeyPem,
+    },
+    paths,
+    ctx,
+    advanceClock: (ms) => {
+      void advanceClock(ms);
+    },
+    tick: () => lifecycle.tick(),
+    settle: () => lifecycle.idle(),
+    stop: async () => {
+      if (stopped) return;
+      stopped = true;
+      clearInterval(timer);
+      await Promise.all(servers.map(close));
+      await lifecycle.idle();
+      await dispatcher.stop();
+      store.close();
+      log.info({ stateDir }, 'sandbox stopped');
+    },
+  };
+}
+
+/**
+ * A ready-to-use fragment of the agent's configuration. Secrets are referenced as files (mode
+ * 0600), never written inline, so the fragment can be shown or copied safely.
+ */
+function writeAgentConfig(
+  paths: RunningSandbox['paths'],
+  secretsDir: string,
+  urls: SandboxUrls,
+  credentials: SandboxCredentials,
+): void {
+  const clientSecretFile = path.join(secretsDir, 'client-secret');
+  const apiKeyFile = path.join(secretsDir, 'api-key');
+  writeSecretFile(clientSecretFile, credentials.clientSecret);
+  writeSecretFile(apiKeyFile, credentials.apiKey);
+  const fragment = {
+    service: {
+      apiUrl: urls.api,
+      authUrl: urls.auth,
+      clientId: credentials.clientId,
+      clientSecret: `\${file:${clientSecretFile}}`,
+      apiKey: `\${file:${apiKeyFile}}`,
+      tls: { caFile: paths.caCert, certFile: paths.clientCert, keyFile: paths.clientKey },
+    },
+  };
+  const header =
+    '# docex-agent configuration fragment for the local sandbox; rewritten at every sandbox start.\n';
+  writeFileSync(paths.agentConfigFragment, header + stringify(fragment));
+}

@@ -1,0 +1,128 @@
+import { z } from 'zod';
+import { isDocexError } from '../../core/errors.js';
+import type { SandboxContext } from '../context.js';
+import { type FaultInjector, faultSchema } from '../faults.js';
+import { problem, type Router, readJson, type SandboxRequest, sendJson } from '../http.js';
+import type { Lifecycle } from '../lifecycle.js';
+import { isFinalEvent, type JobRecord, type SendingEventRecord } from '../records.js';
+import { zodErrors } from './jobs.js';
+
+/**
+ * The sandbox's own control API under /_sandbox/ on the files host, for tests and demos: look at
+ * jobs as the service saw them, inject faults, move the clock, force outcomes. Loopback callers only.
+ */
+export interface ControlDeps {
+  lifecycle: Lifecycle;
+  faults: FaultInjector;
+  advanceClock(ms: number): Promise<void>;
+  /** Injects an incoming Peppol document; absent when the Peppol part is not available. */
+  addPeppolDocument?: (xml: string) => unknown;
+}
+
+const outcomeSchema = z.object({ businessStatus: z.enum(['SUCCESS', 'FAILURE', 'REJECTED']) });
+const advanceSchema = z.object({ ms: z.number().int().min(0) });
+const peppolSchema = z.object({ xml: z.string().min(1) });
+
+async function body<T>(req: SandboxRequest, schema: z.ZodType<T>): Promise<T> {
+  const parsed = schema.safeParse((await readJson(req.raw)) ?? {});
+  if (!parsed.success) throw problem(400, 'the request body is not valid', zodErrors(parsed.error));
+  return parsed.data;
+}
+
+export function registerControlRoutes(router: Router, ctx: SandboxContext, deps: ControlDeps): void {
+  router.add('GET', '/_sandbox/jobs', (_req, res) => {
+    const items = [...ctx.store.iterate<JobRecord>('job')].map((job) => ({
+      id: job.id,
+      name: job.name,
+      workflowId: job.workflowId,
+      companyId: job.companyId,
+      filename: job.filename,
+      status: job.status,
+      createdAt: job.createdAt,
+      uploadedSize: job.upload?.size ?? null,
+      uploadedMd5: job.upload?.md5 ?? null,
+      sendingEventCount: job.sendingEventCount,
+      errorList: job.errorList,
+    }));
+    sendJson(res, 200, { items, totalItems: items.length });
+  });
+
+  router.add('GET', '/_sandbox/state', (_req, res) => {
+    const counts: Record<string, number> = {};
+    for (const kind of [
+      'job',
+      'sending-event',
+      'blob',
+      'workflow',
+      'company',
+      'webhook',
+      'usage-event',
+      'peppol-document',
+    ]) {
+      counts[kind] = ctx.store.count(kind);
+    }
+    const byBusinessStatus: Record<string, number> = {};
+    let active = 0;
+    for (const event of ctx.store.iterate<SendingEventRecord>('sending-event')) {
+      byBusinessStatus[event.businessStatus] = (byBusinessStatus[event.businessStatus] ?? 0) + 1;
+      if (!isFinalEvent(event)) active++;
+    }
+    sendJson(res, 200, {
+      time: new Date(ctx.clock.now()).toISOString(),
+      counts,
+      sendingEvents: { active, byBusinessStatus },
+      faults: deps.faults.list(),
+      settings: ctx.settings,
+    });
+  });
+
+  router.add('GET', '/_sandbox/faults', (_req, res) => {
+    sendJson(res, 200, { items: deps.faults.list() });
+  });
+
+  router.add('POST', '/_sandbox/faults', async (req, res) => {
+    const fault = await body(req, faultSchema);
+    deps.faults.add(fault);
+    ctx.log.info({ fault }, 'fault injected');
+    sendJson(res, 201, { items: deps.faults.list() });
+  });
+
+  router.add('DELETE', '/_sandbox/faults', (_req, res) => {
+    deps.faults.clear();
+    ctx.log.info('faults cleared');
+    sendJson(res, 200, { items: [] });
+  });
+
+  router.add('POST', '/_sandbox/clock/advance', async (req, res) => {
+    const { ms } = await body(req, advanceSchema);
+    await deps.advanceClock(ms);
+    sendJson(res, 200, { time: new Date(ctx.clock.now()).toISOString() });
+  });
+
+  router.add('POST', '/_sandbox/sending-events/:id/outcome', async (req, res) => {
+    const { businessStatus } = await body(req, outcomeSchema);
+    const id = req.params['id'] ?? '';
+    const event = ctx.store.get<SendingEventRecord>('sending-event', id);
+    if (!event) throw problem(404, `sending event ${id} does not exist`);
+    if (isFinalEvent(event) || deps.lifecycle.isFinalizing(id))
+      throw problem(409, `sending event ${id} is already final`);
+    ctx.store.put('sending-event', { ...event, forcedOutcome: businessStatus });
+    ctx.log.info({ sendingEventId: id, businessStatus }, 'outcome forced');
+    sendJson(res, 200, { id, forcedOutcome: businessStatus });
+  });
+
+  const addPeppol = deps.addPeppolDocument;
+  if (addPeppol) {
+    router.add('POST', '/_sandbox/peppol-documents', async (req, res) => {
+      const { xml } = await body(req, peppolSchema);
+      let added: unknown;
+      try {
+        added = addPeppol(xml);
+      } catch (err) {
+        if (isDocexError(err)) throw problem(400, err.message);
+        throw err;
+      }
+      sendJson(res, 201, added);
+    });
+  }
+}

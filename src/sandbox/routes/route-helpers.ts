@@ -1,0 +1,73 @@
+/** Small pieces every Interface A route of this folder shares: the caller, pages, body checks. */
+import type { z } from 'zod';
+import { type Caller, parseMaxItems, problem, type SandboxRequest } from '../http.js';
+import type { Store, StoredRecord } from '../store.js';
+
+/** The authenticated caller; auth runs before every Interface A handler, so absence is a bug. */
+export function callerOf(req: SandboxRequest): Caller {
+  if (!req.caller) throw problem(401, 'the call is not authenticated');
+  return req.caller;
+}
+
+/** `{items, totalItems}` of one company's records of a kind, paged by `after`/`maxItems`. */
+export function companyPage<T extends StoredRecord>(
+  store: Store,
+  kind: string,
+  req: SandboxRequest,
+  where?: (record: T) => boolean,
+): { items: T[]; totalItems: number } {
+  const maxItems = parseMaxItems(req.query);
+  const after = req.query.get('after') ?? undefined;
+  const page = store.page<T>(kind, {
+    companyId: callerOf(req).companyId,
+    maxItems,
+    ...(after !== undefined ? { after } : {}),
+    ...(where ? { where: where as (r: StoredRecord) => boolean } : {}),
+  });
+  if (!page) throw problem(400, `after "${after}" names no item of this list`);
+  return page;
+}
+
+/** One record of the caller's company: 404 when unknown, 403 when another company's. */
+export function ownRecord<T extends StoredRecord>(
+  store: Store,
+  kind: string,
+  id: string,
+  req: SandboxRequest,
+  label: string,
+): T {
+  const record = store.get<T>(kind, id);
+  if (!record) throw problem(404, `${label} ${id} does not exist`);
+  if (record['companyId'] !== callerOf(req).companyId)
+    throw problem(403, `${label} ${id} belongs to another company`);
+  return record;
+}
+
+/** Validates a body with zod; each issue becomes an `errors[]` entry of a 400. */
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const result = schema.safeParse(body ?? {});
+  if (result.success) return result.data;
+  const errors = result.error.issues.map((issue) => ({
+    field: issue.path.map(String).join('.') || '(body)',
+    message: issue.message,
+  }));
+  throw problem(
+    400,
+    `invalid request body: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
+    errors,
+  );
+}
+
+/** Epoch ms of an ISO 8601 date or date-time (UTC when only a date); malformed is a 400 naming the parameter. */
+export function parseTimeParam(query: URLSearchParams, name: string, required = false): number | undefined {
+  const raw = query.get(name);
+  if (raw === null || raw === '') {
+    if (required) throw problem(400, `query parameter ${name} is required`);
+    return undefined;
+  }
+  const ms = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:\d{2}))?$/.test(raw)
+    ? Date.parse(raw)
+    : Number.NaN;
+  if (Number.isNaN(ms)) throw problem(400, `query parameter ${name} is not an ISO 8601 date-time: ${raw}`);
+  return ms;
+}

@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { InvalidArgumentError } from 'commander';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parseDuration } from '../../src/cli/sandbox-command.js';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-cli-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe('parseDuration', () => {
+  it('reads ms, s, m, h and d, and a bare number as milliseconds', () => {
+    expect(parseDuration('30s')).toBe(30_000);
+    expect(parseDuration('10m')).toBe(600_000);
+    expect(parseDuration('2h')).toBe(7_200_000);
+    expect(parseDuration('1d')).toBe(86_400_000);
+    expect(parseDuration('250ms')).toBe(250);
+    expect(parseDuration('1500')).toBe(1500);
+    expect(() => parseDuration('soon')).toThrow(InvalidArgumentError);
+  });
+});
+
+describe('docex-agent sandbox', () => {
+  it('starts, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {
+    const stateDir = path.join(dir, 'state');
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'sandbox',
+        '--state-dir',
+        stateDir,
+        '--api-port',
+        '0',
+        '--auth-port',
+        '0',
+        '--files-port',
+        '0',
+        '--upload-window',
+        '10m',
+      ],
+      { cwd: root, env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on('data', (d: Buffer) => {
+      out += d.toString();
+    });
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner: ${out}`)), 15_000);
+      child.stdout.on('data', () => {
+        if (out.includes('Press Ctrl+C')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('exit', (code) => reject(new Error(`exited early with ${code}: ${out}`)));
+    });
+    expect(out).toContain(path.join(stateDir, 'credentials.json'));
+    expect(out).toContain(path.join(stateDir, 'agent-config.yaml'));
+    expect(existsSync(path.join(stateDir, 'sandbox.json'))).toBe(true);
+    const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
+      child.once('exit', (code, signal) => resolve({ code, signal }));
+      child.kill('SIGTERM');
+    });
+    expect(exit, out).toEqual({ code: 0, signal: null });
+  });
+});

@@ -1,0 +1,95 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SandboxEvent } from '../../src/sandbox/context.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { startTestSandbox, type TestSandbox, until } from './sandbox-harness.js';
+
+let t: TestSandbox;
+const emitted: SandboxEvent[] = [];
+beforeAll(async () => {
+  // Speed 1: each step takes seconds of sandbox time, which the test moves by hand.
+  t = await startTestSandbox({ speed: 1 });
+  const original = t.sandbox.ctx.emit;
+  t.sandbox.ctx.emit = (event) => {
+    emitted.push(event);
+    original(event);
+  };
+});
+afterAll(async () => {
+  await t?.stop();
+});
+
+const wordJob = (email: string, sendingEventExecutionDateUtc?: string) =>
+  t.api('POST', '/jobs/payload-word', {
+    body: {
+      workflowId: SEED.workflows.payloadWordEmail,
+      jobName: `to ${email}`,
+      filename: 'w.docx',
+      ...(sendingEventExecutionDateUtc ? { sendingEventExecutionDateUtc } : {}),
+      payload: {
+        channelIdentifiers: [{ kind: 'EMAIL_ADDRESS', value: email }],
+        extraInfoIdentifiers: [],
+        templateData: { a: 1 },
+      },
+    },
+  });
+
+const eventOf = async (jobId: string) => (await t.api('GET', `/sending-events?jobId=${jobId}`)).body.items[0];
+
+describe('sending event lifecycle', () => {
+  it('steps through the business states on the sandbox clock and tells the webhooks at each change', async () => {
+    const job = await wordJob('steps@example.com');
+    expect(job.status).toBe(201);
+    const jobId = job.body.id as string;
+    const seen: string[] = [];
+    const record = async () => {
+      const e = await eventOf(jobId);
+      if (seen.at(-1) !== e.businessStatus) seen.push(e.businessStatus);
+      return e;
+    };
+    await record();
+    for (let i = 0; i < 12; i++) {
+      await t.advance(1000);
+      await record();
+    }
+    const final = await until(async () => {
+      const e = await record();
+      return e.status === 'SUCCESS' ? e : undefined;
+    });
+    expect(seen).toEqual(['NOT_STARTED', 'SCHEDULED_FOR_EXECUTION', 'IN_PROGRESS', 'SUCCESS']);
+    expect(Date.parse(final.endDate) - Date.parse(final.startDate)).toBe(10_000);
+    expect(final.taskDetails[0]).toMatchObject({ status: 'SUCCESS' });
+    expect((await t.api('GET', `/jobs/${jobId}`)).body.status).toBe('COMPLETED');
+
+    const mine = emitted.filter((e) => e.data['jobId'] === jobId);
+    expect(
+      mine.filter((e) => e.type === 'sending.event.status.changed').map((e) => e.data['businessStatus']),
+    ).toEqual(['SCHEDULED_FOR_EXECUTION', 'IN_PROGRESS', 'SUCCESS']);
+    expect(mine.filter((e) => e.type === 'sending.event.file.ready').map((e) => e.data['type'])).toEqual([
+      'ORIGINAL',
+      'DELIVERY_PROOF',
+      'SUBMISSION_REPORT',
+    ]);
+    expect(mine.filter((e) => e.type === 'job.status.changed').map((e) => e.data)).toEqual([
+      { jobId, status: 'COMPLETED', previousStatus: 'PROCESSING' },
+    ]);
+    expect(mine.every((e) => e.companyId === SEED.partnerCompanyId)).toBe(true);
+  });
+
+  it('holds a sending event scheduled until its execution date', async () => {
+    const at = new Date(t.sandbox.ctx.clock.now() + 3600_000).toISOString();
+    const job = await wordJob('later@example.com', at);
+    await t.advance(60_000);
+    const waiting = await eventOf(job.body.id);
+    expect(waiting).toMatchObject({
+      businessStatus: 'SCHEDULED_FOR_EXECUTION',
+      executionDateUtc: at,
+      status: 'IN_PROGRESS',
+    });
+    await t.advance(3600_000);
+    const done = await until(async () => {
+      const e = await eventOf(job.body.id);
+      return e.status === 'SUCCESS' ? e : undefined;
+    });
+    expect(Date.parse(done.endDate)).toBeGreaterThan(Date.parse(at));
+  });
+});
