@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerDemoCommand } from './demo-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 
 /** One file per command; each registers itself on the program here. */
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .description('File-drop integration agent for the Document Exchange Service')
     .version(packageVersion());
   registerSandboxCommand(program);
+  registerDemoCommand(program);
   return program;
 }
 

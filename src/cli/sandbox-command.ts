@@ -2,6 +2,7 @@ import path from 'node:path';
 import { type Command, InvalidArgumentError } from 'commander';
 import { createLogger } from '../core/logger.js';
 import { startSandbox } from '../sandbox/index.js';
+import { waitForStopSignal } from './signals.js';
 
 const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
@@ -86,17 +87,4 @@ export function registerSandboxCommand(program: Command): void {
       await sandbox.stop();
       log.flush();
     });
-}
-
-/** Resolves with the first SIGINT or SIGTERM, then lets a second one end the process the default way. */
-function waitForStopSignal(): Promise<NodeJS.Signals> {
-  return new Promise((resolve) => {
-    const stop = (signal: NodeJS.Signals) => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve(signal);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
 }

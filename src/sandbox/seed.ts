@@ -247,17 +247,10 @@ function seedWorkflows(ctx: SandboxContext, at: string): void {
   }
 }
 
-/** The Peppol examples: the copy beside this file, else the shared data folder of the repository. */
+/** The Peppol BIS examples of shared/data, copied beside this file (`npm run build` copies them to dist). */
 function peppolExampleDir(): string | undefined {
-  const candidates = [
-    new URL('./seed-data/peppol/', import.meta.url),
-    new URL('../../../shared/data/peppol-examples/', import.meta.url),
-  ];
-  for (const url of candidates) {
-    const dir = fileURLToPath(url);
-    if (existsSync(dir)) return dir;
-  }
-  return undefined;
+  const dir = fileURLToPath(new URL('./seed-data/peppol/', import.meta.url));
+  return existsSync(dir) ? dir : undefined;
 }
 
 function seedPeppolDocuments(ctx: SandboxContext): void {
