@@ -9,6 +9,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DocexClient } from '../src/api/client.js';
+import { silentLogger } from '../src/core/logger.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 
@@ -24,7 +25,7 @@ export interface GetJobResult {
 
 export async function benchGetJob(requests: number, concurrency: number): Promise<GetJobResult> {
   const stateDir = mkdtempSync(join(tmpdir(), 'docex-bench-'));
-  const sandbox = await startSandbox({ stateDir });
+  const sandbox = await startSandbox({ stateDir, log: silentLogger() });
   const { credentials, urls } = sandbox;
   const client = new DocexClient({
     apiUrl: urls.api,
