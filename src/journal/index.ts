@@ -1,0 +1,54 @@
+export {
+  deterministicJobName,
+  folderTag,
+  type JobNameInput,
+  jobNameMatches,
+  MAX_JOB_NAME_LENGTH,
+  type ParsedJobName,
+  parseJobName,
+  safeStem,
+} from './job-name.js';
+export { Journal } from './journal.js';
+export {
+  acquireJournalLock,
+  type JournalLock,
+  LOCK_FILE_NAME,
+  type LockOptions,
+  type LockOwner,
+  processAlive,
+  withJournalLock,
+} from './lock.js';
+export { stripUrlQueries } from './redact.js';
+export { type JournalItem, SCHEMA_VERSION } from './schema.js';
+export {
+  type ChangeCheck,
+  checkTransition,
+  DEFAULT_UPLOAD_MARGIN_MS,
+  FINAL_STATES,
+  type FileIdentity,
+  fileChange,
+  ITEM_MODES,
+  ITEM_STATES,
+  type ItemKind,
+  type ItemMode,
+  type ItemState,
+  isFinal,
+  legalTargets,
+  needsUpload,
+  type RecoveryAction,
+  type RecoveryOptions,
+  type RecoverySubject,
+  recoveryAction,
+  type TransitionCheck,
+  type TransitionSubject,
+} from './states.js';
+export type {
+  ClaimInput,
+  ClaimResult,
+  HistoryEntry,
+  JournalOptions,
+  JournalStats,
+  RecoveryStep,
+  RowInput,
+  TransitionFields,
+} from './types.js';

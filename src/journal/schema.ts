@@ -1,0 +1,169 @@
+import type Database from 'better-sqlite3';
+import { DocexError } from '../core/errors.js';
+import type { ItemKind, ItemMode, ItemState } from './states.js';
+
+/**
+ * The journal's schema, versioned: each migration runs once, in order, in one transaction, and is
+ * recorded in schema_migrations. A journal written by a newer agent is refused, not guessed at.
+ * Times are epoch milliseconds from the injected clock.
+ */
+const MIGRATIONS: readonly { version: number; sql: string }[] = [
+  {
+    version: 1,
+    sql: `
+      CREATE TABLE items (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        parent_id INTEGER REFERENCES items (id),
+        kind TEXT NOT NULL CHECK (kind IN ('file', 'row')),
+        row_index INTEGER,
+        folder TEXT NOT NULL,
+        workflow_id TEXT NOT NULL,
+        mode TEXT NOT NULL,
+        file_name TEXT NOT NULL,
+        source_path TEXT,
+        claimed_path TEXT,
+        size INTEGER,
+        mtime_ms INTEGER,
+        sha256 TEXT NOT NULL,
+        allow_duplicates INTEGER NOT NULL DEFAULT 0,
+        state TEXT NOT NULL,
+        attempt INTEGER NOT NULL DEFAULT 0,
+        job_name TEXT,
+        job_id TEXT,
+        upload_url TEXT,
+        upload_deadline INTEGER,
+        uploaded_md5 TEXT,
+        label TEXT,
+        payload_sha256 TEXT,
+        reject_code TEXT,
+        reject_reason TEXT,
+        duplicate_of INTEGER,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL,
+        UNIQUE (parent_id, row_index)
+      );
+      CREATE INDEX items_content ON items (sha256, kind);
+      CREATE INDEX items_state ON items (state);
+      CREATE INDEX items_job ON items (job_id);
+      CREATE INDEX items_source ON items (source_path);
+      CREATE INDEX items_claimed ON items (claimed_path);
+      CREATE INDEX items_parent ON items (parent_id);
+      CREATE TABLE history (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        item_id INTEGER NOT NULL REFERENCES items (id),
+        from_state TEXT,
+        to_state TEXT NOT NULL,
+        at INTEGER NOT NULL,
+        detail TEXT
+      );
+      CREATE INDEX history_item ON history (item_id, id);
+    `,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+
+/** Brings the database to SCHEMA_VERSION; answers the versions it applied. */
+export function migrate(db: Database.Database, now: number): number[] {
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
+  );
+  const current =
+    (db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
+  if (current > SCHEMA_VERSION) {
+    throw new DocexError(
+      'DOCEX_JOURNAL_VERSION',
+      `the journal has schema version ${current}; this agent knows up to ${SCHEMA_VERSION}: upgrade the agent`,
+      { details: { current, known: SCHEMA_VERSION } },
+    );
+  }
+  const applied: number[] = [];
+  const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
+  db.transaction(() => {
+    for (const m of MIGRATIONS) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      record.run(m.version, now);
+      applied.push(m.version);
+    }
+  })();
+  return applied;
+}
+
+/** One journal item as callers see it. The upload URL is deliberately not a field. */
+export interface JournalItem {
+  id: number;
+  parentId: number | undefined;
+  kind: ItemKind;
+  rowIndex: number | undefined;
+  folder: string;
+  workflowId: string;
+  mode: ItemMode;
+  fileName: string;
+  sourcePath: string | undefined;
+  claimedPath: string | undefined;
+  size: number | undefined;
+  mtimeMs: number | undefined;
+  sha256: string;
+  allowDuplicates: boolean;
+  state: ItemState;
+  /** How many create intents were recorded (the job name's attempt). */
+  attempt: number;
+  jobName: string | undefined;
+  jobId: string | undefined;
+  uploadDeadline: number | undefined;
+  /** Whether an upload URL is kept (only in state created). */
+  hasUploadUrl: boolean;
+  uploadedMd5: string | undefined;
+  label: string | undefined;
+  payloadSha256: string | undefined;
+  rejectCode: string | undefined;
+  rejectReason: string | undefined;
+  duplicateOf: number | undefined;
+  createdAt: number;
+  updatedAt: number;
+}
+
+/** The columns read for an item: `upload_url IS NOT NULL`, never the URL. */
+export const ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow_id, mode, file_name, source_path,
+  claimed_path, size, mtime_ms, sha256, allow_duplicates, state, attempt, job_name, job_id,
+  upload_url IS NOT NULL AS has_upload_url, upload_deadline, uploaded_md5, label, payload_sha256,
+  reject_code, reject_reason, duplicate_of, created_at, updated_at`;
+
+type Row = Record<string, string | number | null>;
+
+const opt = <T>(v: string | number | null | undefined): T | undefined =>
+  v === null || v === undefined ? undefined : (v as T);
+
+export function toItem(row: Row): JournalItem {
+  return {
+    id: row['id'] as number,
+    parentId: opt(row['parent_id']),
+    kind: row['kind'] as ItemKind,
+    rowIndex: opt(row['row_index']),
+    folder: row['folder'] as string,
+    workflowId: row['workflow_id'] as string,
+    mode: row['mode'] as ItemMode,
+    fileName: row['file_name'] as string,
+    sourcePath: opt(row['source_path']),
+    claimedPath: opt(row['claimed_path']),
+    size: opt(row['size']),
+    mtimeMs: opt(row['mtime_ms']),
+    sha256: row['sha256'] as string,
+    allowDuplicates: row['allow_duplicates'] === 1,
+    state: row['state'] as ItemState,
+    attempt: row['attempt'] as number,
+    jobName: opt(row['job_name']),
+    jobId: opt(row['job_id']),
+    uploadDeadline: opt(row['upload_deadline']),
+    hasUploadUrl: row['has_upload_url'] === 1,
+    uploadedMd5: opt(row['uploaded_md5']),
+    label: opt(row['label']),
+    payloadSha256: opt(row['payload_sha256']),
+    rejectCode: opt(row['reject_code']),
+    rejectReason: opt(row['reject_reason']),
+    duplicateOf: opt(row['duplicate_of']),
+    createdAt: row['created_at'] as number,
+    updatedAt: row['updated_at'] as number,
+  };
+}

@@ -1,0 +1,78 @@
+import type Database from 'better-sqlite3';
+import { ITEM_COLUMNS } from './schema.js';
+
+type Row = Record<string, string | number | null>;
+// biome-ignore lint/suspicious/noExplicitAny: better-sqlite3 binds positional and named parameters alike
+type Stmt = Database.Statement<any[], Row>;
+
+const OPEN = "state NOT IN ('done', 'rejected')";
+
+/** Every statement the journal runs, prepared once when it opens. */
+export function prepareStatements(db: Database.Database) {
+  const p = (sql: string): Stmt => db.prepare(sql) as Stmt;
+  return {
+    get: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`),
+    byJobId: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE job_id = ? ORDER BY id DESC LIMIT 1`),
+    byPath: p(
+      `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'file' AND (source_path = ? OR claimed_path = ?) ORDER BY id DESC`,
+    ),
+    rowsOf: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE parent_id = ? ORDER BY row_index`),
+    recent: p(
+      `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'file' ORDER BY updated_at DESC, id DESC LIMIT ?`,
+    ),
+    unfinished: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${OPEN} ORDER BY id`),
+    childStates: p('SELECT state FROM items WHERE parent_id = ? ORDER BY row_index'),
+    sameFileUnfinished: p(
+      `SELECT ${ITEM_COLUMNS} FROM items
+       WHERE kind = 'file' AND folder = ? AND sha256 = ? AND source_path = ? AND state = 'claimed'
+       ORDER BY id LIMIT 1`,
+    ),
+    // A duplicate is the same content for the same folder or the same workflow, not counting drops
+    // that were rejected (a fixed configuration may take the same file again).
+    earlierContent: p(
+      `SELECT ${ITEM_COLUMNS} FROM items
+       WHERE kind = 'file' AND sha256 = ? AND (folder = ? OR workflow_id = ?) AND state <> 'rejected'
+       ORDER BY id LIMIT 1`,
+    ),
+    insertFile: p(
+      `INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
+         sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at)
+       VALUES ('file', @folder, @workflowId, @mode, @fileName, @sourcePath, @claimedPath, @size, @mtimeMs,
+         @sha256, @allowDuplicates, @state, @rejectCode, @rejectReason, @duplicateOf, @now, @now)`,
+    ),
+    insertRow: p(
+      `INSERT INTO items (parent_id, kind, row_index, folder, workflow_id, mode, file_name, sha256,
+         allow_duplicates, state, label, payload_sha256, reject_code, reject_reason, created_at, updated_at)
+       SELECT id, 'row', @rowIndex, folder, workflow_id, mode, file_name, sha256,
+         allow_duplicates, @state, @label, @payloadSha256, @rejectCode, @rejectReason, @now, @now
+       FROM items WHERE id = @parentId`,
+    ),
+    setState: p(`UPDATE items SET state = @state, upload_url = NULL, updated_at = @now WHERE id = @id`),
+    setCreating: p(
+      `UPDATE items SET state = 'creating', attempt = @attempt, job_name = @jobName, job_id = NULL,
+         upload_url = NULL, upload_deadline = NULL, updated_at = @now WHERE id = @id`,
+    ),
+    setCreated: p(
+      `UPDATE items SET state = 'created', job_id = @jobId, upload_url = @url, upload_deadline = @deadline,
+         updated_at = @now WHERE id = @id`,
+    ),
+    setUploaded: p(
+      `UPDATE items SET state = 'uploaded', uploaded_md5 = @md5, upload_url = NULL, updated_at = @now WHERE id = @id`,
+    ),
+    setRejected: p(
+      `UPDATE items SET state = 'rejected', reject_code = @code, reject_reason = @reason, upload_url = NULL,
+         updated_at = @now WHERE id = @id`,
+    ),
+    forgetUrl: p(
+      'UPDATE items SET upload_url = NULL, updated_at = ? WHERE id = ? AND upload_url IS NOT NULL',
+    ),
+    uploadUrl: p('SELECT upload_url FROM items WHERE id = ?'),
+    insertHistory: p(
+      'INSERT INTO history (item_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)',
+    ),
+    history: p('SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id'),
+    counts: p('SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
+  };
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;
