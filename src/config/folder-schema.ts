@@ -1,0 +1,200 @@
+/**
+ * One drop folder: where files appear, which workflow they go to and how the agent handles them.
+ * Every default of a folder lives here; the descriptions become the example file's comments.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { count, durationMs, flag, pathText } from './schema-types.js';
+
+export const FOLDER_MODES = ['single-file', 'payload-pdf', 'payload-word'] as const;
+
+/** Temporary and hidden names that copy tools and editors leave while a file is being written. */
+export const DEFAULT_EXCLUDES = [
+  '.*',
+  '~$*',
+  '*.tmp',
+  '*.temp',
+  '*.part',
+  '*.partial',
+  '*.filepart',
+  '*.crdownload',
+];
+
+// A discriminated union so that `{ type: 'sftp', host, … }` can join without changing local folders.
+const localSourceSchema = z
+  .strictObject({
+    type: z.literal('local'),
+    path: pathText()
+      .describe('The folder the ERP drops files into; relative to this file.')
+      .meta({ examples: ['./in/invoices'] }),
+    usePolling: flag(false).describe(
+      'Poll the folder instead of relying on file-system events. Needed on network mounts (NFS, SMB), where events are not delivered.',
+    ),
+    pollIntervalMs: durationMs(2000).describe('Time between two polls when usePolling is true.'),
+  })
+  .describe('A folder on this machine or on a mounted network share.');
+
+export const sourceSchema = z
+  .discriminatedUnion('type', [localSourceSchema])
+  .describe('Where the files come from. type: local is the only kind for now.');
+
+export const stabilitySchema = z
+  .discriminatedUnion('kind', [
+    z
+      .strictObject({
+        kind: z.literal('settle'),
+        settleMs: durationMs(2000).describe(
+          'How long size and modification time must stay unchanged between two observations.',
+        ),
+      })
+      .describe(
+        'A file is complete once two observations settleMs apart see the same size and modification time (the age of the file alone is not trusted: copies keep the old mtime).',
+      ),
+    z
+      .strictObject({
+        kind: z.literal('done-marker'),
+        suffixes: z
+          .array(z.string().regex(/^\.[^/\\]+$/, 'expected a suffix such as .done'))
+          .min(1)
+          .default(['.done', '.ready'])
+          .describe('Marker suffixes: invoice.pdf is complete once invoice.pdf.done (or .ready) exists.'),
+      })
+      .describe('The producer writes a marker file once the data file is complete.'),
+    z
+      .strictObject({ kind: z.literal('rename-in') })
+      .describe(
+        'The producer writes under an excluded temporary name and renames the file into place: a file is complete as soon as it appears.',
+      ),
+  ])
+  .prefault({ kind: 'settle' })
+  .describe('How the agent decides that a file is complete: settle, done-marker or rename-in.');
+
+const mappingSchema = z
+  .strictObject({
+    csv: z
+      .strictObject({
+        delimiter: z
+          .enum(['auto', ',', ';', '\t', '|'])
+          .default('auto')
+          .describe('Column separator; auto detects it from the header line.'),
+        columns: z
+          .record(z.string().min(1), z.string().min(1))
+          .default({})
+          .describe('Renames: column header in the file -> column name the agent reads.')
+          .meta({ examples: [{ Klantnummer: 'customerId', 'E-mail': 'email' }] }),
+      })
+      .optional()
+      .describe('How rows of a CSV file become payloads.'),
+    xml: z
+      .strictObject({
+        recordPath: z
+          .string()
+          .min(1)
+          .describe('Path of the repeated element that holds one record.')
+          .meta({ examples: ['Letters/Letter'] }),
+        fields: z
+          .record(z.string().min(1), z.string().min(1))
+          .default({})
+          .describe('Element path inside a record -> column name the agent reads.')
+          .meta({ examples: [{ 'Customer/Email': 'email' }] }),
+      })
+      .optional()
+      .describe('How records of an XML file become payloads.'),
+  })
+  .describe('Payload folders only: how CSV columns or XML elements map to payload fields.');
+
+const payloadPdfSchema = z
+  .strictObject({
+    pairing: z
+      .enum(['sidecar', 'index-csv'])
+      .default('sidecar')
+      .describe(
+        'sidecar: each PDF comes with a payload file of the same base name (letter.pdf + letter.json). index-csv: one index file lists a row per PDF.',
+      ),
+    sidecarExtension: z
+      .string()
+      .regex(/^\.[^/\\]+$/, 'expected an extension such as .json')
+      .default('.json')
+      .describe('Extension of the sidecar payload file.'),
+    indexFile: z
+      .string()
+      .regex(/^[^/\\]+$/, 'expected a file name, not a path')
+      .default('index.csv')
+      .describe(
+        'Name of the index file inside the folder (pairing index-csv); its filename column names the PDF.',
+      ),
+  })
+  .prefault({})
+  .describe('payload-pdf folders only: how each PDF finds its payload.');
+
+export const folderSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[a-z0-9][a-z0-9_-]{0,62}$/i, 'letters, digits, - and _ only (at most 63)')
+      .describe('Short unique name; used in logs, metrics and the journal. Keep it stable.')
+      .meta({ examples: ['invoices'] }),
+    enabled: flag(true).describe('false keeps the folder configured but not watched.'),
+    source: sourceSchema,
+    workflowId: z
+      .string()
+      .min(1)
+      .describe('Workflow every file of this folder is sent to.')
+      .meta({ examples: ['wf_pdf_email'] }),
+    managedCompanyId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'Send as this managed company (x-managed-company-id); the service account must be its technology partner.',
+      )
+      .meta({ examples: ['cmp_managed'] }),
+    mode: z
+      .enum(FOLDER_MODES)
+      .optional()
+      .describe(
+        "single-file, payload-pdf or payload-word. When absent it follows the workflow's input source: PAYLOAD_PDF -> payload-pdf, PAYLOAD_WORD -> payload-word, anything else -> single-file.",
+      )
+      .meta({ examples: ['single-file'] }),
+    include: z
+      .array(z.string().min(1))
+      .min(1)
+      .default(['*'])
+      .describe('Globs, relative to the source folder, of the files to take (* does not enter sub-folders).'),
+    exclude: z
+      .array(z.string().min(1))
+      .default(DEFAULT_EXCLUDES)
+      .describe('Globs of files to leave alone, checked after include.'),
+    archiveDir: pathText()
+      .optional()
+      .describe('Where a submitted file is moved. Default: <source.path>/.archive (same disk: a rename).')
+      .meta({ examples: ['./archive/invoices'] }),
+    errorDir: pathText()
+      .optional()
+      .describe('Where a refused file is moved, with a .error.json beside it. Default: <source.path>/.error.')
+      .meta({ examples: ['./error/invoices'] }),
+    stability: stabilitySchema,
+    concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
+    allowDuplicates: flag(false).describe(
+      'Submit a file whose content was already submitted from this folder (normally refused).',
+    ),
+    onInvalidRow: z
+      .enum(['reject-file', 'skip'])
+      .default('reject-file')
+      .describe(
+        'Payload folders: a row that breaks the payload rules refuses the whole file, or only that row.',
+      ),
+    mapping: mappingSchema.optional(),
+    payloadPdf: payloadPdfSchema,
+  })
+  .transform((folder) => ({
+    ...folder,
+    // Derived defaults: they depend on the source path, so they cannot be static defaults.
+    archiveDir: folder.archiveDir ?? path.join(folder.source.path, '.archive'),
+    errorDir: folder.errorDir ?? path.join(folder.source.path, '.error'),
+  }))
+  .describe('One drop folder: its files become jobs of one workflow.');
+
+export type FolderConfig = z.output<typeof folderSchema>;
+export type FolderMode = (typeof FOLDER_MODES)[number];
+export type StabilityRule = FolderConfig['stability'];

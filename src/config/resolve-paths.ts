@@ -1,0 +1,69 @@
+/**
+ * Relative paths in the configuration mean "relative to the configuration file", not to the
+ * directory the agent happened to be started from. Pure: the base folder is passed in.
+ */
+import path from 'node:path';
+import type { AgentConfig, FolderConfig } from './schema.js';
+
+export interface PathConflict {
+  /** Config path of the offending value, e.g. `folders[1].source.path`. */
+  at: string;
+  message: string;
+}
+
+function resolveFolder(folder: FolderConfig, base: string): FolderConfig {
+  return {
+    ...folder,
+    source: { ...folder.source, path: path.resolve(base, folder.source.path) },
+    archiveDir: path.resolve(base, folder.archiveDir),
+    errorDir: path.resolve(base, folder.errorDir),
+  };
+}
+
+/** The same configuration with every path field absolute. */
+export function resolveConfigPaths(config: AgentConfig, baseDir: string): AgentConfig {
+  const base = path.resolve(baseDir);
+  const service = config.service && {
+    ...config.service,
+    tls: {
+      caFile: path.resolve(base, config.service.tls.caFile),
+      certFile: path.resolve(base, config.service.tls.certFile),
+      keyFile: path.resolve(base, config.service.tls.keyFile),
+    },
+  };
+  return {
+    ...config,
+    ...(service ? { service } : {}),
+    stateDir: path.resolve(base, config.stateDir),
+    sandbox: { ...config.sandbox, stateDir: path.resolve(base, config.sandbox.stateDir) },
+    folders: config.folders.map((folder) => resolveFolder(folder, base)),
+  };
+}
+
+/**
+ * Folders that would feed each other or share a source: two folders on one path, or a file
+ * moved to an archive/error folder that another folder watches (it would be sent again).
+ * Expects absolute paths (after resolveConfigPaths).
+ */
+export function findPathConflicts(config: AgentConfig): PathConflict[] {
+  const conflicts: PathConflict[] = [];
+  const sources = new Map<string, number>();
+  config.folders.forEach((folder, i) => {
+    const seen = sources.get(folder.source.path);
+    if (seen !== undefined) {
+      conflicts.push({ at: `folders[${i}].source.path`, message: `same folder as folders[${seen}]` });
+    } else sources.set(folder.source.path, i);
+  });
+  config.folders.forEach((folder, i) => {
+    for (const key of ['archiveDir', 'errorDir'] as const) {
+      const watched = sources.get(folder[key]);
+      if (watched !== undefined) {
+        conflicts.push({
+          at: `folders[${i}].${key}`,
+          message: `is the source folder of folders[${watched}]: its files would be sent again`,
+        });
+      }
+    }
+  });
+  return conflicts;
+}

@@ -1,0 +1,174 @@
+/**
+ * The agent's configuration: one zod schema validates the YAML, generates
+ * config/agent.schema.json and config/agent.example.yaml (see generate.ts). Defaults live here
+ * and nowhere else.
+ */
+import { z } from 'zod';
+import { DEFAULT_TIMEOUTS } from '../api/index.js';
+import { folderSchema } from './folder-schema.js';
+import {
+  byteSize,
+  count,
+  durationMs,
+  flag,
+  httpsUrl,
+  pathText,
+  positiveNumber,
+  secretText,
+} from './schema-types.js';
+
+export { FOLDER_MODES, type FolderConfig, type FolderMode, type StabilityRule } from './folder-schema.js';
+
+export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+const tlsSchema = z
+  .strictObject({
+    caFile: pathText()
+      .describe('PEM of the CA that signed the service certificate (pinned: system CAs are not trusted).')
+      .meta({ examples: ['./tls/ca.pem'] }),
+    certFile: pathText()
+      .describe('PEM of the client certificate for mutual TLS.')
+      .meta({ examples: ['./tls/client.pem'] }),
+    keyFile: pathText()
+      .describe('PEM of the client private key; refused when group or others may read it.')
+      .meta({ examples: ['./tls/client.key'] }),
+  })
+  .describe('Mutual TLS material, as files.');
+
+const timeoutsSchema = z
+  .strictObject({
+    connectMs: durationMs(DEFAULT_TIMEOUTS.connectMs).describe('TCP and TLS connection set-up.'),
+    headersMs: durationMs(DEFAULT_TIMEOUTS.headersMs).describe(
+      'From sending a request (body included) to the headers of the answer.',
+    ),
+    bodyMs: durationMs(DEFAULT_TIMEOUTS.bodyMs).describe('Longest silence while an answer body streams.'),
+    keepAliveMs: durationMs(DEFAULT_TIMEOUTS.keepAliveMs).describe('How long an idle connection is kept.'),
+  })
+  .prefault({})
+  .describe('HTTP timeouts of the API, token and file hosts.');
+
+// Interface B has its own host and token endpoint and no client certificate (decisions, Authentication).
+const adminSchema = z
+  .strictObject({
+    apiUrl: httpsUrl()
+      .describe('Base URL of Interface B.')
+      .meta({ examples: ['https://admin.docex.example.com'] }),
+    authUrl: httpsUrl()
+      .describe('Base URL of the OAuth2 token host of the partner-admin client.')
+      .meta({ examples: ['https://admin.docex.example.com'] }),
+    clientId: z
+      .string()
+      .min(1)
+      .describe('OAuth2 client id of the partner-admin client.')
+      .meta({ examples: [`\${env:DOCEX_ADMIN_CLIENT_ID}`] }),
+    clientSecret: secretText()
+      .describe(`OAuth2 client secret of the partner-admin client; \${env:NAME} or \${file:PATH}.`)
+      .meta({ examples: [`\${env:DOCEX_ADMIN_CLIENT_SECRET}`] }),
+    apiKey: secretText()
+      .describe(`API key sent as x-api-key; \${env:NAME} or \${file:PATH}.`)
+      .meta({ examples: [`\${file:./secrets/api-key}`] }),
+  })
+  .describe(
+    'Interface B (partner administration: companies, users, reports), reached with server TLS only (the CA of tls.caFile). Only the administration commands need it.',
+  );
+
+export const serviceSchema = z
+  .strictObject({
+    apiUrl: httpsUrl()
+      .describe('Base URL of Interface A.')
+      .meta({ examples: ['https://api.docex.example.com/v1'] }),
+    authUrl: httpsUrl()
+      .describe('Base URL of the OAuth2 token host.')
+      .meta({ examples: ['https://auth.docex.example.com'] }),
+    clientId: z
+      .string()
+      .min(1)
+      .describe('OAuth2 client id.')
+      .meta({ examples: [`\${env:DOCEX_CLIENT_ID}`] }),
+    clientSecret: secretText()
+      .describe(`OAuth2 client secret. Write \${env:NAME} or \${file:PATH}, not the secret itself.`)
+      .meta({ examples: [`\${env:DOCEX_CLIENT_SECRET}`] }),
+    apiKey: secretText()
+      .describe(`API key sent as x-api-key. Write \${env:NAME} or \${file:PATH}, not the key itself.`)
+      .meta({ examples: [`\${file:./secrets/api-key}`] }),
+    tls: tlsSchema,
+    managedCompanyId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe('Default x-managed-company-id for every call; a folder may name another.')
+      .meta({ examples: ['cmp_managed'] }),
+    timeouts: timeoutsSchema,
+    admin: adminSchema.optional(),
+  })
+  .describe('Connection to the Document Exchange Service. Required unless sandbox.enabled is true.');
+
+const sandboxSchema = z
+  .strictObject({
+    enabled: flag(false).describe(
+      'Start the built-in sandbox in this process and take the service connection from it.',
+    ),
+    stateDir: pathText()
+      .default('./var/sandbox')
+      .describe('Certificates, credentials and data of the sandbox.'),
+    speed: positiveNumber(1).describe('Run sending events this many times faster than real time.'),
+    uploadWindowMs: durationMs(2 * 3_600_000).describe('How long a new job waits for its file.'),
+  })
+  .prefault({})
+  .describe('The local emulator of the service, for trying the agent out without an account.');
+
+export const agentConfigSchema = z
+  .strictObject({
+    version: z.literal(1).default(1).describe('Format version of this file.'),
+    service: serviceSchema.optional(),
+    sandbox: sandboxSchema,
+    stateDir: pathText()
+      .default('./var/state')
+      .describe('Where the agent keeps its journal and other state; must survive restarts.'),
+    concurrency: count(1, 256, 4).describe('Uploads in flight at the same time, all folders together.'),
+    maxFileBytes: byteSize(1024 ** 3).describe(
+      'Files larger than this are refused before any job is created.',
+    ),
+    shutdownGraceMs: durationMs(30_000).describe(
+      'On stop, how long work in flight may take to finish before the agent exits anyway.',
+    ),
+    log: z
+      .strictObject({
+        level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written.'),
+      })
+      .prefault({})
+      .describe('Logging (JSON lines on standard output).'),
+    folders: z.array(folderSchema).default([]).describe('The drop folders.'),
+  })
+  .superRefine((config, ctx) => {
+    if (config.sandbox.enabled && config.service) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['service'],
+        message: 'must be absent when sandbox.enabled is true (the connection comes from the sandbox)',
+      });
+    }
+    if (!config.sandbox.enabled && !config.service) {
+      ctx.addIssue({ code: 'custom', path: ['service'], message: 'Required unless sandbox.enabled is true' });
+    }
+    const names = new Map<string, number>();
+    config.folders.forEach((folder, i) => {
+      const sameName = names.get(folder.name.toLowerCase());
+      if (sameName !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['folders', i, 'name'],
+          message: `same name as folders[${sameName}]`,
+        });
+      } else names.set(folder.name.toLowerCase(), i);
+    });
+  })
+  .meta({
+    title: 'docex-agent configuration',
+    description: `Configuration of docex-agent. Relative paths are relative to the folder of this file. Any text value may use \${env:NAME} (an environment variable) or \${file:PATH} (the content of a file, relative to this file, without its last newline; the file must not be readable by group or others). Write $\${ for a literal \${. Durations: 500ms, 2s, 10m, 2h, 1d or milliseconds. Sizes: 512KiB, 100MiB, 1GiB or bytes.`,
+  });
+
+export type AgentConfig = z.output<typeof agentConfigSchema>;
+export type AgentConfigInput = z.input<typeof agentConfigSchema>;
+export type ServiceConfig = z.output<typeof serviceSchema>;
+export type SandboxConfig = AgentConfig['sandbox'];

@@ -1,0 +1,90 @@
+/**
+ * `${env:NAME}` and `${file:PATH}` in text values of the parsed YAML, so secrets stay out of the
+ * file. Pure: the environment and the file reader are passed in. Errors name the config path and
+ * the variable or file, never a value.
+ */
+import { DocexError } from '../core/errors.js';
+
+export interface SubstitutionDeps {
+  env: Readonly<Record<string, string | undefined>>;
+  /** Content of a referenced file; throws DocexError (DOCEX_CONFIG_FILE, …) when it cannot. */
+  readFile(ref: string, at: string): string;
+}
+
+export interface SubstitutionResult {
+  value: unknown;
+  /** Config paths (`service.apiKey`) whose value used a reference: the others were written inline. */
+  referenced: Set<string>;
+}
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// `$${` is an escaped `${`; `${kind:arg}` a reference.
+const TOKEN = /\$\$\{|\$\{([^}]*)\}/g;
+
+/** `folders[1].source.path` from a list of keys and indexes. */
+export function formatConfigPath(parts: readonly PropertyKey[]): string {
+  let out = '';
+  for (const part of parts) {
+    if (typeof part === 'number') out += `[${part}]`;
+    else out += out === '' ? String(part) : `.${String(part)}`;
+  }
+  return out === '' ? '(root)' : out;
+}
+
+function substituteText(text: string, at: string, deps: SubstitutionDeps): { text: string; used: boolean } {
+  let used = false;
+  const out = text.replace(TOKEN, (token, inner: string | undefined) => {
+    if (token === '$${') return '${';
+    used = true;
+    const colon = (inner ?? '').indexOf(':');
+    const kind = colon < 0 ? '' : (inner ?? '').slice(0, colon);
+    const arg = colon < 0 ? '' : (inner ?? '').slice(colon + 1).trim();
+    if (kind === 'env') {
+      if (!ENV_NAME.test(arg)) {
+        throw new DocexError('DOCEX_CONFIG_ENV', `${at}: "${arg}" is not an environment variable name`, {
+          details: { at },
+        });
+      }
+      const value = deps.env[arg];
+      if (value === undefined) {
+        throw new DocexError('DOCEX_CONFIG_ENV', `${at}: environment variable ${arg} is not set`, {
+          details: { at, name: arg },
+        });
+      }
+      return value;
+    }
+    if (kind === 'file') {
+      if (arg === '')
+        throw new DocexError('DOCEX_CONFIG_FILE', `${at}: \${file:} names no file`, { details: { at } });
+      return deps.readFile(arg, at);
+    }
+    throw new DocexError(
+      'DOCEX_CONFIG_INVALID',
+      `${at}: unknown reference \${${inner ?? ''}}; use \${env:NAME} or \${file:PATH} (write $\${ for a literal \${)`,
+      { details: { at } },
+    );
+  });
+  return { text: out, used };
+}
+
+/** Replaces references in every text value (keys are left alone); one pass, so values are never re-read. */
+export function substituteReferences(value: unknown, deps: SubstitutionDeps): SubstitutionResult {
+  const referenced = new Set<string>();
+  const walk = (node: unknown, parts: PropertyKey[]): unknown => {
+    if (typeof node === 'string') {
+      const at = formatConfigPath(parts);
+      const { text, used } = substituteText(node, at, deps);
+      if (used) referenced.add(at);
+      return text;
+    }
+    if (Array.isArray(node)) return node.map((item, i) => walk(item, [...parts, i]));
+    if (node !== null && typeof node === 'object') {
+      // fromEntries defines own properties: a `__proto__` key stays a key (and is refused later).
+      return Object.fromEntries(
+        Object.entries(node).map(([key, child]) => [key, walk(child, [...parts, key])]),
+      );
+    }
+    return node;
+  };
+  return { value: walk(value, []), referenced };
+}
