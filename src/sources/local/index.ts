@@ -1,0 +1,22 @@
+export {
+  type ClaimResult,
+  claimFile,
+  type FileStamp,
+  type MoveOptions,
+  moveToFolder,
+  PROCESSING_DIR,
+  type RecoveredFile,
+  recoverProcessing,
+  releaseClaim,
+} from './claim.js';
+export { LocalSource, type LocalSourceOptions } from './local-source.js';
+export {
+  DEFAULT_MARKER_SUFFIXES,
+  DEFAULT_SETTLE_MS,
+  isIgnoredName,
+  type Observation,
+  observe,
+  type StabilityRule,
+  type StabilityState,
+} from './stability.js';
+export type { ClaimedFile, LocalFolderConfig } from './types.js';

@@ -1,0 +1,287 @@
+/**
+ * The I/O shell around the stability core for one local drop folder: a streamed start-up scan, a
+ * folder watch (or, for NFS/SMB, periodic scans), and a stat loop over pending names that claims
+ * complete files into `.processing/` and hands them to the pipeline one at a time.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../../core/clock.js';
+import { DocexError, isDocexError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import { createNameFilter } from '../glob.js';
+import { claimFile, PROCESSING_DIR, type RenameFn, releaseClaim } from './claim.js';
+import { type DirWatcher, watchDirectory } from './dir-watcher.js';
+import { lookAt, type ProbeReadable } from './observe-file.js';
+import {
+  dataNameOfMarker,
+  isCandidateName,
+  markerSuffixes,
+  type Observation,
+  observe,
+  type StabilityState,
+} from './stability.js';
+import type { ClaimedFile, LocalFolderConfig } from './types.js';
+
+export type { ClaimedFile, LocalFolderConfig } from './types.js';
+
+export interface LocalSourceOptions {
+  folder: LocalFolderConfig;
+  clock: Clock;
+  log: Logger;
+  /** Should enqueue and return; the stat loop waits for it, so a slow handler slows intake. */
+  onReady: (file: ClaimedFile) => Promise<void>;
+  /** Stat loop period; 0 = no timer (tests call `tick()`). Default 500 ms. */
+  statIntervalMs?: number;
+  /** Safety-net rescan for missed events; 0 = never. Default 60 s. */
+  rescanIntervalMs?: number;
+  /** Pending names held at most; the scan stops there and resumes once they drain. Default 10,000. */
+  maxPending?: number;
+  /** Default true; false = start-up scan and rescans only. */
+  watch?: boolean;
+  probeReadable?: ProbeReadable;
+  rename?: RenameFn;
+  watchDirectory?: typeof watchDirectory;
+}
+
+interface Pending {
+  state?: StabilityState;
+  retryAt?: number;
+}
+
+const CLAIM_RETRY_MS = 30_000;
+const MAX_WARNED = 1_000;
+
+export class LocalSource {
+  private readonly dir: string;
+  private readonly processingDir: string;
+  private readonly accepts: (name: string) => boolean;
+  private readonly pending = new Map<string, Pending>();
+  private readonly warned = new Set<string>();
+  private readonly maxPending: number;
+  private readonly timers: NodeJS.Timeout[] = [];
+  private watcher: DirWatcher | undefined;
+  private scanNeeded = false;
+  private paused = false;
+  private stopped = true;
+  private ticking: Promise<void> | undefined;
+
+  constructor(private readonly options: LocalSourceOptions) {
+    this.dir = path.resolve(options.folder.path);
+    this.processingDir = path.join(this.dir, PROCESSING_DIR);
+    this.accepts = createNameFilter({ include: options.folder.include, exclude: options.folder.exclude });
+    this.maxPending = options.maxPending ?? 10_000;
+  }
+
+  private get log(): Logger {
+    return this.options.log;
+  }
+
+  private get folderName(): string {
+    return this.options.folder.name;
+  }
+
+  /** Watch first, then scan, so nothing dropped during the scan is missed. */
+  async start(): Promise<void> {
+    const st = await fs.stat(this.dir).catch(() => undefined);
+    if (!st?.isDirectory()) {
+      throw new DocexError(
+        'DOCEX_SOURCE_FOLDER_MISSING',
+        'the drop folder does not exist or is not a folder',
+        {
+          details: { folder: this.folderName },
+        },
+      );
+    }
+    this.stopped = false;
+    const { folder } = this.options;
+    if (!folder.usePolling && (this.options.watch ?? true)) {
+      try {
+        this.watcher = (this.options.watchDirectory ?? watchDirectory)(this.dir, {
+          onName: (name) => this.notice(name),
+          onRescan: () => this.requestScan(),
+          onError: (err) => this.log.error({ folder: this.folderName, err }, 'folder watch failed'),
+        });
+      } catch (err) {
+        // e.g. ENOSPC when the inotify watch limit is reached: scanning still finds every file.
+        this.log.warn({ folder: this.folderName, err }, 'folder watch unavailable, polling instead');
+      }
+    }
+    if (folder.usePolling || (this.watcher === undefined && (this.options.watch ?? true))) {
+      this.every(folder.pollIntervalMs ?? 5_000, () => this.requestScan());
+    }
+    await this.scan();
+    this.every(this.options.statIntervalMs ?? 500, () => void this.tick());
+    this.every(this.options.rescanIntervalMs ?? 60_000, () => this.requestScan());
+    this.log.info({ folder: this.folderName, pending: this.pending.size }, 'folder source started');
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    for (const t of this.timers.splice(0)) clearInterval(t);
+    this.watcher?.close();
+    this.watcher = undefined;
+    await this.ticking;
+  }
+
+  /** Backpressure: keep observing, hand nothing out until `resume()`. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+  }
+
+  get pendingCount(): number {
+    return this.pending.size;
+  }
+
+  private every(ms: number, fn: () => void): void {
+    if (ms > 0) this.timers.push(setInterval(fn, ms).unref());
+  }
+
+  private requestScan(): void {
+    this.scanNeeded = true;
+  }
+
+  /** A name seen by the scan or the watcher; markers wake their data file up. */
+  notice(name: string): void {
+    if (this.stopped || this.pending.has(name)) return;
+    const { stability, tempSuffixes } = this.options.folder;
+    const dataName = dataNameOfMarker(name, markerSuffixes(stability));
+    if (dataName !== undefined) {
+      this.notice(dataName);
+      return;
+    }
+    if (!isCandidateName(name, stability, this.accepts, tempSuffixes)) return;
+    if (this.pending.size >= this.maxPending) {
+      this.scanNeeded = true;
+      return;
+    }
+    this.pending.set(name, {});
+  }
+
+  /** Streams the folder (opendir) so a 100,000-entry backlog is never held as one array. */
+  async scan(): Promise<void> {
+    this.scanNeeded = false;
+    let dir: Awaited<ReturnType<typeof fs.opendir>>;
+    try {
+      dir = await fs.opendir(this.dir, { bufferSize: 256 });
+    } catch (err) {
+      this.log.error({ folder: this.folderName, err }, 'folder scan failed');
+      return;
+    }
+    for await (const entry of dir) {
+      if (this.stopped) break;
+      if (entry.isDirectory()) continue;
+      if (entry.isSymbolicLink()) {
+        this.warnOnce(entry.name, 'symlink ignored');
+        continue;
+      }
+      this.notice(entry.name);
+      // Full: stop here (breaking closes the handle); a later scan picks up the rest once drained.
+      if (this.pending.size >= this.maxPending) {
+        this.scanNeeded = true;
+        break;
+      }
+    }
+  }
+
+  /** One pass of the stat loop. Overlapping calls share the pass in progress. */
+  tick(): Promise<void> {
+    this.ticking ??= this.runTick().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async runTick(): Promise<void> {
+    if (this.scanNeeded && this.pending.size < this.maxPending / 2) await this.scan();
+    for (const name of [...this.pending.keys()]) {
+      if (this.stopped) return;
+      try {
+        await this.step(name);
+      } catch (err) {
+        this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
+      }
+    }
+  }
+
+  private async step(name: string): Promise<void> {
+    const entry = this.pending.get(name);
+    if (entry === undefined) return;
+    const now = this.options.clock.now();
+    if (entry.retryAt !== undefined && now < entry.retryAt) return;
+    const { stability } = this.options.folder;
+    const look = await lookAt(this.dir, name, stability, this.options.probeReadable);
+    if (look.kind !== 'file') {
+      this.pending.delete(name);
+      if (look.kind === 'symlink') this.warnOnce(name, 'symlink ignored');
+      return;
+    }
+    const { obs } = look;
+    const { state, verdict } = observe(entry.state, obs, now, stability);
+    entry.state = state;
+    if (verdict === 'stable' && !this.paused && !this.stopped) {
+      await this.claim(name, path.join(this.dir, name), obs, entry);
+    }
+  }
+
+  private async claim(name: string, filePath: string, obs: Observation, entry: Pending): Promise<void> {
+    const ctx = { folder: this.folderName, file: name };
+    let result: Awaited<ReturnType<typeof claimFile>>;
+    try {
+      result = await claimFile(filePath, this.processingDir, obs, this.options.rename);
+    } catch (err) {
+      entry.retryAt = this.options.clock.now() + CLAIM_RETRY_MS;
+      this.log.error({ ...ctx, err, code: isDocexError(err) ? err.code : undefined }, 'claim failed');
+      return;
+    }
+    this.pending.delete(name);
+    if (result.outcome === 'lost') {
+      this.log.info(ctx, 'file taken by another claimer');
+      return;
+    }
+    if (result.outcome === 'changed') {
+      if (await releaseClaim(result.claimedPath, filePath)) {
+        this.pending.set(name, {});
+        this.log.warn(ctx, 'file changed while claiming, put back');
+        return;
+      }
+      // The name was reused meanwhile: the claimed copy stays in .processing for crash recovery.
+      this.log.error({ ...ctx, code: 'DOCEX_SOURCE_CLAIM_CHANGED' }, 'file changed while claiming');
+      return;
+    }
+    const file: ClaimedFile = {
+      folder: this.folderName,
+      name,
+      originalPath: filePath,
+      claimedPath: result.claimedPath,
+      size: result.size,
+      mtimeMs: result.mtimeMs,
+    };
+    if (obs.marker !== undefined) {
+      const markerPath = result.claimedPath + obs.marker.name.slice(name.length);
+      try {
+        await fs.rename(path.join(this.dir, obs.marker.name), markerPath);
+        file.markerPath = markerPath;
+      } catch (err) {
+        this.log.warn({ ...ctx, err }, 'marker not moved');
+      }
+    }
+    this.log.info({ ...ctx, size: file.size }, 'file claimed');
+    try {
+      await this.options.onReady(file);
+    } catch (err) {
+      // The file stays in .processing; recoverProcessing hands it over again at the next start.
+      this.log.error({ ...ctx, err }, 'hand-off failed');
+    }
+  }
+
+  private warnOnce(name: string, message: string): void {
+    if (this.warned.has(name)) return;
+    if (this.warned.size >= MAX_WARNED) this.warned.clear();
+    this.warned.add(name);
+    this.log.warn({ folder: this.folderName, file: name }, message);
+  }
+}

@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { isDocexError } from '../../src/core/errors.js';
+import { compileGlob, createNameFilter, matchesGlob } from '../../src/sources/glob.js';
+
+describe('matchesGlob', () => {
+  it.each([
+    ['invoice.pdf', '*.pdf', true],
+    ['INVOICE.PDF', '*.pdf', true],
+    ['invoice.pdf.done', '*.pdf', false],
+    ['invoice.csv', '*.pdf', false],
+    ['a b é 日本.pdf', '*.pdf', true],
+    ['line\nbreak.pdf', '*.pdf', true],
+    ['inv-7.pdf', 'inv-?.pdf', true],
+    ['inv-17.pdf', 'inv-?.pdf', false],
+    ['data.csv', '*.{pdf,csv,xml}', true],
+    ['data.zip', '*.{pdf,csv,xml}', false],
+    ['inv-b.pdf', 'inv-[a-c].pdf', true],
+    ['inv-d.pdf', 'inv-[a-c].pdf', false],
+    ['inv-d.pdf', 'inv-[!a-c].pdf', true],
+    ['a+b(1).pdf', 'a+b(1).pdf', true],
+    ['axb(1).pdf', 'a.b(1).pdf', false],
+    ['star*.pdf', 'star\\*.pdf', true],
+    ['starx.pdf', 'star\\*.pdf', false],
+    ['deep.pdf', '**.pdf', true],
+    ['anything', '*', true],
+  ])('%j against %j → %s', (name, pattern, expected) => {
+    expect(matchesGlob(name, pattern)).toBe(expected);
+  });
+
+  it('is case-sensitive only when asked', () => {
+    expect(matchesGlob('A.PDF', '*.pdf', { caseSensitive: true })).toBe(false);
+    expect(matchesGlob('a.pdf', '*.pdf', { caseSensitive: true })).toBe(true);
+  });
+
+  it.each(['', 'a[b', 'a{b,c', 'trailing\\'])('rejects the invalid glob %j with a stable code', (pattern) => {
+    let caught: unknown;
+    try {
+      compileGlob(pattern);
+    } catch (err) {
+      caught = err;
+    }
+    expect(isDocexError(caught, 'DOCEX_SOURCE_GLOB_INVALID')).toBe(true);
+  });
+});
+
+describe('createNameFilter', () => {
+  it('takes every name when include is empty', () => {
+    const accepts = createNameFilter({});
+    expect(accepts('x.bin')).toBe(true);
+  });
+
+  it('takes included names and lets exclude win', () => {
+    const accepts = createNameFilter({ include: ['*.pdf', '*.zip'], exclude: ['draft-*'] });
+    expect(accepts('invoice.pdf')).toBe(true);
+    expect(accepts('batch.ZIP')).toBe(true);
+    expect(accepts('draft-invoice.pdf')).toBe(false);
+    expect(accepts('notes.txt')).toBe(false);
+  });
+});

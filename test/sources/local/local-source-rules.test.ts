@@ -1,0 +1,219 @@
+import { execFileSync } from 'node:child_process';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  renameSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, makeHarness, makeTempDir } from './support.js';
+
+let h: Harness;
+afterEach(async () => {
+  await h.cleanup();
+});
+
+describe('LocalSource: settle rule on real files', () => {
+  it('never takes a file written in chunks over 10 s, and takes it 2 s after the last write', async () => {
+    h = makeHarness();
+    await h.source.start();
+    const p = h.write('slow.pdf', 'chunk-0;');
+    for (let i = 1; i <= 20; i++) {
+      h.source.notice('slow.pdf');
+      await h.step(500);
+      expect(h.claimed).toEqual([]);
+      appendFileSync(p, `chunk-${i};`);
+    }
+    await h.step(500);
+    await h.step(1_000);
+    expect(h.claimed).toEqual([]);
+    await h.step(1_000);
+    expect(h.names()).toEqual(['slow.pdf']);
+    expect(h.claimed[0]!.size).toBe(
+      Buffer.byteLength('chunk-0;') + [...Array(20)].reduce((n, _, i) => n + `chunk-${i + 1};`.length, 0),
+    );
+  });
+
+  it('does not take a Windows-style copy with an old mtime before the settle time', async () => {
+    h = makeHarness();
+    const p = h.write('copied.pdf');
+    utimesSync(p, new Date('2019-01-01'), new Date('2019-01-01'));
+    await h.source.start();
+    await h.step(0);
+    await h.step(1_999);
+    expect(h.claimed).toEqual([]);
+    await h.step(1);
+    expect(h.names()).toEqual(['copied.pdf']);
+  });
+
+  it('waits on a zero-byte file and takes it once filled and settled', async () => {
+    h = makeHarness();
+    const p = h.write('chmod-later.pdf', '');
+    await h.source.start();
+    await h.step(0);
+    await h.step(10_000);
+    expect(h.claimed).toEqual([]);
+    writeFileSync(p, 'now filled');
+    await h.step(100);
+    await h.step(1_999);
+    expect(h.claimed).toEqual([]);
+    await h.step(1);
+    expect(h.claimed.map((c) => [c.name, c.size])).toEqual([['chmod-later.pdf', 10]]);
+  });
+
+  it('waits while the file cannot be opened, then takes it', async () => {
+    let readable = false;
+    h = makeHarness({}, { probeReadable: async () => readable });
+    h.write('locked.pdf');
+    await h.source.start();
+    await h.step(0);
+    await h.step(5_000);
+    expect(h.claimed).toEqual([]);
+    readable = true;
+    await h.step(100);
+    expect(h.names()).toEqual(['locked.pdf']);
+  });
+
+  it('moves the claimed file into .processing and hands over both paths', async () => {
+    h = makeHarness();
+    h.write('a.pdf');
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.claimed).toEqual([
+      expect.objectContaining({
+        folder: 'invoices',
+        name: 'a.pdf',
+        originalPath: path.join(h.dir, 'a.pdf'),
+        claimedPath: path.join(h.dir, '.processing', 'a.pdf'),
+        size: 7,
+      }),
+    ]);
+    expect(readdirSync(h.dir)).toEqual(['.processing']);
+  });
+});
+
+describe('LocalSource: done-marker rule', () => {
+  it('takes the file only once its marker exists and moves the marker with it', async () => {
+    h = makeHarness({ stability: { kind: 'done-marker', suffixes: ['.done', '.ready'] } });
+    h.write('inv.pdf');
+    await h.source.start();
+    await h.step(0);
+    await h.step(60_000);
+    expect(h.claimed).toEqual([]);
+    h.write('inv.pdf.ready', '');
+    h.source.notice('inv.pdf.ready');
+    await h.step(0);
+    expect(h.names()).toEqual(['inv.pdf']);
+    expect(h.claimed[0]!.markerPath).toBe(path.join(h.dir, '.processing', 'inv.pdf.ready'));
+    expect(readdirSync(h.dir)).toEqual(['.processing']);
+    expect(readdirSync(path.join(h.dir, '.processing')).sort()).toEqual(['inv.pdf', 'inv.pdf.ready']);
+  });
+
+  it('never takes a marker as a file, nor a marker without its data file', async () => {
+    h = makeHarness({ stability: { kind: 'done-marker', suffixes: ['.done'] } });
+    h.write('orphan.pdf.done', '');
+    await h.source.start();
+    await h.step(0);
+    await h.step(10_000);
+    expect(h.claimed).toEqual([]);
+    expect(h.source.pendingCount).toBe(0);
+  });
+
+  it('ignores a marker older than its data file (data rewritten after the marker)', async () => {
+    h = makeHarness({ stability: { kind: 'done-marker', suffixes: ['.done'] } });
+    const marker = h.write('re.pdf.done', '');
+    utimesSync(marker, new Date('2020-01-01'), new Date('2020-01-01'));
+    h.write('re.pdf');
+    await h.source.start();
+    await h.step(0);
+    await h.step(10_000);
+    expect(h.claimed).toEqual([]);
+  });
+});
+
+describe('LocalSource: rename-in rule', () => {
+  it('ignores temporary names and takes the renamed file at once', async () => {
+    h = makeHarness({ stability: { kind: 'rename-in' } });
+    for (const name of ['up.pdf.part', 'up.pdf.tmp', '~$up.docx', '.up.pdf', 'up.pdf.crdownload'])
+      h.write(name);
+    await h.source.start();
+    await h.step(0);
+    await h.step(60_000);
+    expect(h.claimed).toEqual([]);
+    renameSync(path.join(h.dir, 'up.pdf.part'), path.join(h.dir, 'up.pdf'));
+    await h.source.scan();
+    await h.step(0);
+    expect(h.names()).toEqual(['up.pdf']);
+  });
+});
+
+describe('LocalSource: names and filters', () => {
+  it('applies include and exclude globs, case-insensitively', async () => {
+    h = makeHarness({ include: ['*.pdf', '*.csv'], exclude: ['draft-*'] });
+    for (const name of ['a.pdf', 'B.PDF', 'c.csv', 'draft-d.pdf', 'e.txt']) h.write(name);
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.names().sort()).toEqual(['B.PDF', 'a.pdf', 'c.csv']);
+    expect(existsSync(path.join(h.dir, 'draft-d.pdf'))).toBe(true);
+  });
+
+  it('takes names with spaces, unicode and newlines', async () => {
+    h = makeHarness();
+    const names = ['facture été 2026.pdf', '請求書 №7.pdf', 'line\nbreak.pdf', ' leading space.pdf'];
+    for (const name of names) h.write(name, name);
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.names().sort()).toEqual([...names].sort());
+    for (const c of h.claimed) expect(existsSync(c.claimedPath)).toBe(true);
+  });
+
+  it('never follows or takes a symlink, and warns once', async () => {
+    const outside = makeTempDir();
+    writeFileSync(path.join(outside, 'secret.pdf'), 'not yours');
+    h = makeHarness();
+    symlinkSync(path.join(outside, 'secret.pdf'), path.join(h.dir, 'link.pdf'));
+    await h.source.start();
+    h.source.notice('link.pdf');
+    await h.step(0);
+    await h.step(2_000);
+    await h.source.scan();
+    expect(h.claimed).toEqual([]);
+    expect(h.logs.filter((l) => l['msg'] === 'symlink ignored')).toEqual([
+      expect.objectContaining({ file: 'link.pdf', folder: 'invoices' }),
+    ]);
+    expect(readdirSync(h.dir)).toEqual(['link.pdf']);
+  });
+
+  it('never opens or takes a FIFO', async () => {
+    h = makeHarness();
+    execFileSync('mkfifo', [path.join(h.dir, 'pipe.pdf')]);
+    await h.source.start();
+    h.source.notice('pipe.pdf');
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.claimed).toEqual([]);
+    expect(h.source.pendingCount).toBe(0);
+  });
+
+  it('ignores sub-folders and what is in .processing', async () => {
+    h = makeHarness();
+    const sub = path.join(h.dir, 'archive');
+    mkdirSync(sub);
+    mkdirSync(path.join(h.dir, '.processing'));
+    writeFileSync(path.join(sub, 'old.pdf'), 'x');
+    writeFileSync(path.join(h.dir, '.processing', 'inflight.pdf'), 'x');
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.claimed).toEqual([]);
+    expect(h.source.pendingCount).toBe(0);
+  });
+});
