@@ -1,0 +1,110 @@
+/**
+ * PDF checks. Memory policy: a PDF up to `parseMaxBytes` (default 16 MiB) is read and parsed with
+ * pdf-lib (page count, encryption, structure). A larger one is never read whole: its first KiB
+ * must hold `%PDF-`, its last 64 KiB `%%EOF`, and neither end may carry an `/Encrypt` entry (the
+ * trailer or xref-stream dictionary sits at the end; a linearised file repeats it at the start).
+ * Measured: an object-dense 17 MiB PDF (40 000 pages) costs pdf-lib about 120 MiB of heap and
+ * 1.7 s; stream bytes cost next to nothing (a 30 MiB image-like stream parses in 6 ms).
+ */
+import { open, readFile } from 'node:fs/promises';
+import { ParseSpeeds, PDFDocument } from 'pdf-lib';
+import { type InputRejection, mib, quoteName, reject } from './codes.js';
+
+export const PDF_PARSE_MAX_BYTES = 16 * 1024 * 1024;
+const END_BYTES = 64 * 1024;
+const PDF_MAGIC = Buffer.from('%PDF-');
+const EOF_MARK = Buffer.from('%%EOF');
+const ENCRYPT_ENTRY = /\/Encrypt\s*(\d+\s+\d+\s+R|<<)/;
+
+export interface PdfDetails {
+  /** Page count; absent when the file was too large to parse. */
+  pages?: number;
+  parsed: boolean;
+}
+
+export type PdfCheck = { ok: true; details: PdfDetails } | InputRejection;
+
+/** Checks that need only the two ends of the file. */
+function checkEnds(head: Buffer, tail: Buffer, fileName: string): InputRejection | undefined {
+  if (head.subarray(0, 1024).indexOf(PDF_MAGIC) === -1) {
+    return reject(
+      'DOCEX_INPUT_PDF_CORRUPT',
+      `${quoteName(fileName)} does not start with a PDF header (%PDF-).`,
+    );
+  }
+  if (tail.indexOf(EOF_MARK) === -1) {
+    return reject(
+      'DOCEX_INPUT_PDF_TRUNCATED',
+      `${quoteName(fileName)} has no %%EOF marker at its end: the PDF is truncated or was still being written.`,
+    );
+  }
+  if (ENCRYPT_ENTRY.test(tail.toString('latin1')) || ENCRYPT_ENTRY.test(head.toString('latin1'))) {
+    return encrypted(fileName);
+  }
+  return undefined;
+}
+
+const encrypted = (fileName: string) =>
+  reject(
+    'DOCEX_INPUT_PDF_ENCRYPTED',
+    `${quoteName(fileName)} is an encrypted or password-protected PDF; the service cannot process it. ` +
+      'Export it without a password.',
+  );
+
+/** Full check of a PDF held in memory (a dropped file under the limit, or a ZIP entry). */
+export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
+  const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
+  if (ends) return ends;
+  let doc: PDFDocument;
+  try {
+    doc = await PDFDocument.load(bytes, {
+      ignoreEncryption: true,
+      updateMetadata: false,
+      parseSpeed: ParseSpeeds.Fast,
+    });
+  } catch (err) {
+    return reject(
+      'DOCEX_INPUT_PDF_CORRUPT',
+      `${quoteName(fileName)} is not a readable PDF: ${(err as Error).message.split('\n')[0]}.`,
+    );
+  }
+  if (doc.isEncrypted) return encrypted(fileName);
+  let pages: number;
+  try {
+    pages = doc.getPageCount();
+  } catch (err) {
+    return reject(
+      'DOCEX_INPUT_PDF_CORRUPT',
+      `${quoteName(fileName)} has no readable page tree: ${(err as Error).message.split('\n')[0]}.`,
+    );
+  }
+  if (pages === 0) return reject('DOCEX_INPUT_PDF_EMPTY', `${quoteName(fileName)} is a PDF with no pages.`);
+  return { ok: true, details: { pages, parsed: true } };
+}
+
+async function readEnds(path: string, size: number): Promise<{ head: Buffer; tail: Buffer }> {
+  const handle = await open(path, 'r');
+  try {
+    const head = Buffer.alloc(Math.min(END_BYTES, size));
+    await handle.read(head, 0, head.length, 0);
+    const tail = Buffer.alloc(Math.min(END_BYTES, size));
+    await handle.read(tail, 0, tail.length, size - tail.length);
+    return { head, tail };
+  } finally {
+    await handle.close();
+  }
+}
+
+export async function inspectPdfFile(
+  path: string,
+  fileName: string,
+  size: number,
+  parseMaxBytes = PDF_PARSE_MAX_BYTES,
+): Promise<PdfCheck> {
+  if (size <= parseMaxBytes) return checkPdfBytes(await readFile(path), fileName);
+  const { head, tail } = await readEnds(path, size);
+  const ends = checkEnds(head, tail, fileName);
+  if (ends)
+    return { ...ends, details: { ...ends.details, parsed: false, parseMaxBytes: mib(parseMaxBytes) } };
+  return { ok: true, details: { parsed: false } };
+}

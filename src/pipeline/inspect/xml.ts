@@ -1,0 +1,111 @@
+/**
+ * XML is checked without ever expanding an entity: any DOCTYPE or ENTITY declaration is refused
+ * before a parser sees the text (billion laughs, external entities reading local files), and the
+ * parser runs with entity processing off.
+ */
+import { type X2jOptions, XMLParser, XMLValidator } from 'fast-xml-parser';
+import { isDocexError } from '../../core/errors.js';
+import { readUblSummary } from '../../domain/ubl.js';
+import { type InputRejection, quoteName, reject } from './codes.js';
+import { decodeUtf8 } from './text.js';
+
+export type XmlNode = Record<string, unknown>;
+
+/** Parser options shared by every XML reader of the pipeline: no entities, text kept as written. */
+export const SAFE_XML_OPTIONS: Readonly<X2jOptions> = {
+  ignoreAttributes: false,
+  attributeNamePrefix: '@',
+  removeNSPrefix: true,
+  processEntities: false,
+  parseTagValue: false,
+  parseAttributeValue: false,
+  ignoreDeclaration: true,
+  ignorePiTags: true,
+  trimValues: true,
+};
+
+/** Refuses DTDs and checks well-formedness; pure. */
+export function checkXmlText(text: string, fileName: string): { ok: true } | InputRejection {
+  if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
+    return reject(
+      'DOCEX_INPUT_XML_DTD',
+      `${quoteName(fileName)} contains a DOCTYPE or ENTITY declaration, which is refused for safety ` +
+        '(entity expansion, external entities); export the XML without a DTD.',
+    );
+  }
+  const valid = XMLValidator.validate(text);
+  if (valid !== true) {
+    return reject(
+      'DOCEX_INPUT_XML_MALFORMED',
+      `${quoteName(fileName)} is not well-formed XML: ${valid.err.msg} (line ${valid.err.line}).`,
+      { line: valid.err.line },
+    );
+  }
+  return { ok: true };
+}
+
+/** Parses checked XML into plain objects; a pathological nesting depth becomes a rejection. */
+export function parseSafeXml(
+  text: string,
+  fileName: string,
+  /** Called with the dotted path of an element (`root.record`); true makes it always an array. */
+  isArray?: (jPath: string) => boolean,
+): { ok: true; doc: XmlNode } | InputRejection {
+  const checked = checkXmlText(text, fileName);
+  if (!checked.ok) return checked;
+  try {
+    const options: X2jOptions = { ...SAFE_XML_OPTIONS };
+    if (isArray)
+      options.isArray = (_tag, jPath, _leaf, isAttribute) => !isAttribute && isArray(String(jPath));
+    const parser = new XMLParser(options);
+    return { ok: true, doc: parser.parse(text) as XmlNode };
+  } catch (err) {
+    return reject(
+      'DOCEX_INPUT_XML_MALFORMED',
+      `${quoteName(fileName)} could not be parsed as XML: ${(err as Error).message}.`,
+    );
+  }
+}
+
+export function rootOf(doc: XmlNode): { name: string; node: unknown } | undefined {
+  const name = Object.keys(doc).find((k) => !k.startsWith('?') && !k.startsWith('#'));
+  return name === undefined ? undefined : { name, node: doc[name] };
+}
+
+/** A data XML file (DATA_FILE) or a UBL document, from its bytes. */
+export function inspectXmlBytes(
+  bytes: Buffer,
+  fileName: string,
+  expect: 'data' | 'ubl',
+): { ok: true; details: Record<string, unknown> } | InputRejection {
+  const decoded = decodeUtf8(bytes, fileName);
+  if (!decoded.ok) return decoded;
+  if (expect === 'ubl') {
+    const checked = checkXmlText(decoded.text, fileName);
+    if (!checked.ok) return checked;
+    try {
+      return { ok: true, details: { ubl: readUblSummary(decoded.text) } };
+    } catch (err) {
+      const why = isDocexError(err) ? err.message : String(err);
+      return reject('DOCEX_INPUT_NOT_UBL', `${quoteName(fileName)} is not a usable UBL document: ${why}.`);
+    }
+  }
+  const parsed = parseSafeXml(decoded.text, fileName);
+  if (!parsed.ok) return parsed;
+  const root = rootOf(parsed.doc);
+  if (!root) return reject('DOCEX_INPUT_XML_MALFORMED', `${quoteName(fileName)} has no root element.`);
+  const node = root.node;
+  const records =
+    node !== null && typeof node === 'object'
+      ? Object.entries(node as XmlNode)
+          .filter(([k]) => !k.startsWith('@') && k !== '#text')
+          .reduce((n, [, v]) => n + (Array.isArray(v) ? v.length : 1), 0)
+      : 0;
+  if (records === 0) {
+    return reject(
+      'DOCEX_INPUT_NO_RECORDS',
+      `${quoteName(fileName)} has a root <${root.name}> but no records.`,
+    );
+  }
+  return { ok: true, details: { root: root.name, records } };
+}

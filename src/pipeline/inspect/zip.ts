@@ -1,0 +1,243 @@
+/**
+ * ZIP archives are listed before anything is extracted: every entry's name, type, encryption and
+ * declared sizes are judged from the central directory first. Only then is each entry read, one at
+ * a time, and checked like a dropped file of its type; yauzl refuses an entry whose data is larger
+ * than its declared size, so the declared sizes can be trusted for the bomb limits.
+ */
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import yauzl from 'yauzl';
+import { type InputRejection, mib, quoteName, reject } from './codes.js';
+import { detectType } from './detect-type.js';
+
+export interface ZipLimits {
+  maxEntries: number;
+  /** Largest uncompressed / compressed ratio of one entry... */
+  maxRatio: number;
+  /** ...applied to entries that expand beyond this many bytes (tiny entries compress freely). */
+  ratioMinBytes: number;
+  /** Largest sum of the uncompressed sizes. */
+  maxTotalBytes: number;
+  /** Entries up to this size are read whole and checked; larger ones only by their first bytes. */
+  entryCheckMaxBytes: number;
+}
+
+export const DEFAULT_ZIP_LIMITS: ZipLimits = {
+  maxEntries: 10_000,
+  maxRatio: 100,
+  ratioMinBytes: 1024 * 1024,
+  maxTotalBytes: 4 * 1024 * 1024 * 1024,
+  entryCheckMaxBytes: 16 * 1024 * 1024,
+};
+
+/** Which entries an archive may hold, and how each is checked once read. */
+export interface ZipEntryPolicy {
+  /** What the workflow takes, for the reason: "PDF files". */
+  label: string;
+  accepts(entryName: string): boolean;
+  /**
+   * Check of one entry, named `entryName` in the rejection; `complete` is false when only the first
+   * bytes of a large entry were read.
+   */
+  check?(bytes: Buffer, entryName: string, complete: boolean): Promise<InputRejection | undefined>;
+}
+
+export interface ZipDetails {
+  entries: string[];
+  totalUncompressedBytes: number;
+}
+
+const ARCHIVE_EXTENSIONS = new Set([
+  '.zip',
+  '.7z',
+  '.rar',
+  '.gz',
+  '.tgz',
+  '.tar',
+  '.bz2',
+  '.xz',
+  '.jar',
+  '.cab',
+]);
+const S_IFMT = 0o170000;
+const S_IFLNK = 0o120000;
+const MADE_BY_UNIX = 3;
+
+function isSymlink(entry: yauzl.Entry): boolean {
+  const mode = (entry.externalFileAttributes >>> 16) & 0xffff;
+  return entry.versionMadeBy >> 8 === MADE_BY_UNIX && (mode & S_IFMT) === S_IFLNK;
+}
+
+/** yauzl refuses unsafe names while listing; its message says which rule. */
+function fromYauzlError(err: Error, fileName: string): InputRejection {
+  const m = /^(invalid characters in fileName|absolute path|invalid relative path): (.*)$/s.exec(err.message);
+  if (m) {
+    return reject(
+      'DOCEX_INPUT_ZIP_UNSAFE_PATH',
+      `${quoteName(fileName)} has an entry with an unsafe name ${quoteName(m[2] ?? '')} ` +
+        '(absolute, climbing out with "..", or with a backslash); such an archive could write outside its folder.',
+      { entry: m[2] },
+    );
+  }
+  if (/encrypt/i.test(err.message)) {
+    return reject(
+      'DOCEX_INPUT_ZIP_ENCRYPTED',
+      `${quoteName(fileName)} uses ZIP encryption, which is refused.`,
+    );
+  }
+  return reject('DOCEX_INPUT_ZIP_CORRUPT', `${quoteName(fileName)} is not a readable ZIP: ${err.message}.`);
+}
+
+function judgeEntry(entry: yauzl.Entry, fileName: string, limits: ZipLimits): InputRejection | undefined {
+  const at = `${quoteName(fileName)} entry ${quoteName(entry.fileName)}`;
+  if (isSymlink(entry)) {
+    return reject('DOCEX_INPUT_ZIP_SYMLINK', `${at} is a symbolic link; links in archives are refused.`, {
+      entry: entry.fileName,
+    });
+  }
+  if (entry.isEncrypted()) {
+    return reject('DOCEX_INPUT_ZIP_ENCRYPTED', `${at} is encrypted; send archives without a password.`, {
+      entry: entry.fileName,
+    });
+  }
+  if (ARCHIVE_EXTENSIONS.has(path.extname(entry.fileName).toLowerCase())) {
+    return reject('DOCEX_INPUT_ZIP_NESTED', `${at} is itself an archive; nested archives are refused.`, {
+      entry: entry.fileName,
+    });
+  }
+  const ratio = entry.uncompressedSize / Math.max(entry.compressedSize, 1);
+  if (entry.uncompressedSize > limits.ratioMinBytes && ratio > limits.maxRatio) {
+    return reject(
+      'DOCEX_INPUT_ZIP_BOMB',
+      `${at} expands ${Math.round(ratio)} times (${mib(entry.uncompressedSize)}); more than ${limits.maxRatio} times is refused as a zip bomb.`,
+      { entry: entry.fileName, ratio: Math.round(ratio), uncompressedBytes: entry.uncompressedSize },
+    );
+  }
+  return undefined;
+}
+
+async function readEntry(zip: yauzl.ZipFile, entry: yauzl.Entry, maxBytes: number): Promise<Buffer> {
+  const stream: Readable = await zip.openReadStreamPromise(entry);
+  const chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of stream) {
+    chunks.push(chunk as Buffer);
+    length += (chunk as Buffer).length;
+    if (length >= maxBytes) break;
+  }
+  stream.destroy();
+  return Buffer.concat(chunks);
+}
+
+/** First pass: the central directory only. */
+async function listEntries(
+  filePath: string,
+  fileName: string,
+  policy: ZipEntryPolicy,
+  limits: ZipLimits,
+): Promise<ZipDetails | InputRejection> {
+  const zip = await yauzl.openPromise(filePath, {
+    lazyEntries: true,
+    strictFileNames: true,
+    autoClose: false,
+  });
+  const entries: string[] = [];
+  const wrong: string[] = [];
+  let total = 0;
+  let count = 0;
+  try {
+    for await (const entry of zip.eachEntry()) {
+      count += 1;
+      if (count > limits.maxEntries) {
+        return reject(
+          'DOCEX_INPUT_ZIP_TOO_MANY_ENTRIES',
+          `${quoteName(fileName)} has more than ${limits.maxEntries} entries.`,
+          { maxEntries: limits.maxEntries },
+        );
+      }
+      const bad = judgeEntry(entry, fileName, limits);
+      if (bad) return bad;
+      total += entry.uncompressedSize;
+      if (total > limits.maxTotalBytes) {
+        return reject(
+          'DOCEX_INPUT_ZIP_BOMB',
+          `${quoteName(fileName)} expands to more than ${mib(limits.maxTotalBytes)}; refused as a zip bomb.`,
+          { maxTotalBytes: limits.maxTotalBytes },
+        );
+      }
+      if (entry.fileName.endsWith('/')) continue;
+      if (policy.accepts(entry.fileName)) entries.push(entry.fileName);
+      else wrong.push(entry.fileName);
+    }
+  } finally {
+    zip.close();
+  }
+  if (wrong.length > 0) {
+    const shown = wrong.slice(0, 5).map(quoteName).join(', ');
+    return reject(
+      'DOCEX_INPUT_ZIP_ENTRY_TYPE',
+      `${quoteName(fileName)} holds entries that are not ${policy.label}: ${shown}` +
+        `${wrong.length > 5 ? ` and ${wrong.length - 5} more` : ''}.`,
+      { entries: wrong },
+    );
+  }
+  if (entries.length === 0) {
+    return reject('DOCEX_INPUT_ZIP_EMPTY', `${quoteName(fileName)} holds no ${policy.label}.`);
+  }
+  return { entries, totalUncompressedBytes: total };
+}
+
+/** Second pass: each accepted entry read (whole, or its head when large) and checked. */
+async function checkEntries(
+  filePath: string,
+  fileName: string,
+  policy: ZipEntryPolicy,
+  limits: ZipLimits,
+): Promise<InputRejection | undefined> {
+  const zip = await yauzl.openPromise(filePath, {
+    lazyEntries: true,
+    strictFileNames: true,
+    autoClose: false,
+  });
+  try {
+    for await (const entry of zip.eachEntry()) {
+      if (entry.fileName.endsWith('/')) continue;
+      const whole = entry.uncompressedSize <= limits.entryCheckMaxBytes;
+      const bytes = await readEntry(zip, entry, whole ? Number.POSITIVE_INFINITY : 4096);
+      if (detectType(bytes) === 'zip') {
+        return reject(
+          'DOCEX_INPUT_ZIP_NESTED',
+          `${quoteName(fileName)} entry ${quoteName(entry.fileName)} is itself a ZIP archive; nested archives are refused.`,
+          { entry: entry.fileName },
+        );
+      }
+      const bad = await policy.check?.(bytes, entry.fileName, whole);
+      if (bad) {
+        return {
+          ...bad,
+          reason: `In ${quoteName(fileName)}: ${bad.reason}`,
+          details: { ...bad.details, entry: entry.fileName },
+        };
+      }
+    }
+  } finally {
+    zip.close();
+  }
+  return undefined;
+}
+
+export async function inspectZipFile(
+  filePath: string,
+  fileName: string,
+  policy: ZipEntryPolicy,
+  limits: ZipLimits = DEFAULT_ZIP_LIMITS,
+): Promise<{ ok: true; details: ZipDetails } | InputRejection> {
+  try {
+    const listed = await listEntries(filePath, fileName, policy, limits);
+    if ('ok' in listed) return listed;
+    const bad = await checkEntries(filePath, fileName, policy, limits);
+    return bad ?? { ok: true, details: listed };
+  } catch (err) {
+    return fromYauzlError(err as Error, fileName);
+  }
+}

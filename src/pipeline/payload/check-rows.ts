@@ -1,0 +1,108 @@
+/**
+ * The ten payload rules, run locally on every built row against the workflow record fetched at
+ * start-up, so a bad row is reported with its number, rule and column before anything is sent.
+ */
+import { checkPayloadRules, normalisePayload, type PayloadEndpoint } from '../../domain/payload-rules.js';
+import type { Workflow } from '../../domain/wire.js';
+import type {
+  AcceptedRow,
+  BuiltRow,
+  CheckResult,
+  OnInvalidRow,
+  RowColumns,
+  RowRejection,
+  RowUnit,
+} from './types.js';
+
+/** Short names of the specification's payload rules, for reports. */
+export const PAYLOAD_RULE_TITLES: Readonly<Record<number, string>> = {
+  1: 'workflow',
+  2: 'PDF file name',
+  3: 'template data',
+  4: 'print address',
+  5: 'address fields',
+  6: 'print address',
+  7: 'channel identifiers',
+  8: 'payment collection',
+  9: 'invoice tracking',
+  10: 'encryption',
+};
+
+function columnOf(field: string, columns: RowColumns | undefined): string | undefined {
+  const m = /^payload\.(channelIdentifiers|extraInfoIdentifiers)\[(\d+)\]/.exec(field);
+  if (!m || !columns) return undefined;
+  const list = m[1] === 'channelIdentifiers' ? columns.channel : columns.extra;
+  return list[Number(m[2])];
+}
+
+export function checkRows(
+  rows: readonly BuiltRow[],
+  workflow: Workflow,
+  endpoint: PayloadEndpoint,
+  onInvalidRow: OnInvalidRow = 'reject-file',
+  opts: { callerDepartmentIds?: readonly string[] } = {},
+): CheckResult {
+  const accepted: AcceptedRow[] = [];
+  const rejected: RowRejection[] = [];
+  for (const built of rows) {
+    const file = built.file === undefined ? {} : { file: built.file };
+    if ('problems' in built) {
+      for (const p of built.problems) rejected.push({ row: built.row, ...p, ...file });
+      continue;
+    }
+    const violations = checkPayloadRules({
+      endpoint,
+      request: built.request,
+      workflow,
+      ...(opts.callerDepartmentIds ? { callerDepartmentIds: opts.callerDepartmentIds } : {}),
+    });
+    if (violations.length === 0) {
+      accepted.push({ row: built.row, request: normalisePayload(built.request), ...file });
+      continue;
+    }
+    for (const v of violations) {
+      const column = columnOf(v.field, built.columns);
+      rejected.push({
+        row: built.row,
+        rule: v.rule,
+        field: v.field,
+        message: v.message,
+        ...(column === undefined ? {} : { column }),
+        ...file,
+      });
+    }
+  }
+  const fileRejected = rejected.length > 0 && (onInvalidRow === 'reject-file' || accepted.length === 0);
+  return { accepted: fileRejected ? [] : accepted, rejected, fileRejected };
+}
+
+/**
+ * A plain-text report an operator reads, one line per problem in row order:
+ * `row 3: rule 7 (channel identifiers), column "Mail": the EMAIL task needs EMAIL_ADDRESS`.
+ */
+export function formatRowReport(
+  rejected: readonly RowRejection[],
+  opts: { fileName?: string; unit?: RowUnit; totalRows?: number; fileRejected?: boolean } = {},
+): string {
+  const unit = opts.unit ?? 'row';
+  const badRows = new Set(rejected.map((r) => r.row)).size;
+  const plural = (n: number) => `${n} ${unit}${n === 1 ? '' : 's'}`;
+  const of = opts.totalRows === undefined ? plural(badRows) : `${badRows} of ${plural(opts.totalRows)}`;
+  const outcome =
+    opts.fileRejected === undefined
+      ? ''
+      : opts.fileRejected
+        ? ' Nothing was sent from this file.'
+        : ' The other rows were sent.';
+  const head = `${opts.fileName ?? 'file'}: ${of} refused.${outcome}`;
+  const lines = [...rejected]
+    .sort((a, b) => a.row - b.row)
+    .map((r) => {
+      const rule =
+        r.rule === 'format' ? 'format' : `rule ${r.rule} (${PAYLOAD_RULE_TITLES[r.rule] ?? 'payload'})`;
+      const where = r.column !== undefined ? `, column "${r.column}"` : r.field ? `, ${r.field}` : '';
+      const file = r.file !== undefined ? ` [${r.file}]` : '';
+      return `${unit} ${r.row}${file}: ${rule}${where}: ${r.message.replace(/[\r\n]+/g, ' ')}`;
+    });
+  return [head, ...lines].join('\n') + '\n';
+}

@@ -1,0 +1,187 @@
+/**
+ * The column grammar of payload rows (CSV, payload-pdf index.csv, and XML fields once mapped):
+ *
+ *   <KIND>               a channel identifier of that kind (EMAIL_ADDRESS, ADDRESS_CITY, ...; any case)
+ *   encrypt.<KIND>       yes/no: mustBeEncrypted on that kind's identifiers
+ *   extra.<name>         an extra info identifier named <name>
+ *   encrypt.extra.<name> yes/no: mustBeEncrypted on that extra info identifier
+ *   data.<a.b.c>         templateData, the dotted path making nested objects ({a: {b: {c}}})
+ *   jobName, filename, sendingEventExecutionDateUtc   the request fields, overriding the defaults
+ *   file                 (payload-pdf index.csv only) the PDF the row belongs to
+ *
+ * A per-folder `mapping` renames ERP columns to these names first; mapping a column to null
+ * ignores it. Any other column refuses the file, so a typo (EMAIL_ADRESS) is not silently dropped.
+ * Cells are trimmed; an empty cell adds nothing. Yes/no cells take yes/y/true/1/x and no/n/false/0.
+ */
+import { CHANNEL_IDENTIFIER_KINDS, type PayloadJobRequest } from '../../domain/wire.js';
+import { type InputRejection, quoteName, reject } from '../inspect/codes.js';
+import type { BuiltRow, RowProblem } from './types.js';
+
+export type ColumnMapping = Readonly<Record<string, string | null>>;
+
+type Target =
+  | { type: 'kind'; kind: string }
+  | { type: 'encrypt'; kind: string }
+  | { type: 'extra'; name: string }
+  | { type: 'encryptExtra'; name: string }
+  | { type: 'data'; path: string[] }
+  | { type: 'field'; field: 'jobName' | 'filename' | 'sendingEventExecutionDateUtc' | 'file' }
+  | { type: 'ignore' };
+
+export interface ColumnPlan {
+  columns: { source: string; target: Target }[];
+}
+
+const KINDS = new Set<string>(CHANNEL_IDENTIFIER_KINDS);
+const FIELDS = ['jobName', 'filename', 'sendingEventExecutionDateUtc'] as const;
+const YES = new Set(['yes', 'y', 'true', '1', 'x']);
+const NO = new Set(['no', 'n', 'false', '0', '']);
+
+function targetOf(name: string, allowFile: boolean): Target | undefined {
+  const upper = name.toUpperCase();
+  if (KINDS.has(upper)) return { type: 'kind', kind: upper };
+  if ((FIELDS as readonly string[]).includes(name))
+    return { type: 'field', field: name as (typeof FIELDS)[number] };
+  if (allowFile && name === 'file') return { type: 'field', field: 'file' };
+  const lower = name.toLowerCase();
+  if (lower.startsWith('encrypt.extra.') && name.length > 14)
+    return { type: 'encryptExtra', name: name.slice(14) };
+  if (lower.startsWith('encrypt.') && KINDS.has(upper.slice(8)))
+    return { type: 'encrypt', kind: upper.slice(8) };
+  if (lower.startsWith('extra.') && name.length > 6) return { type: 'extra', name: name.slice(6) };
+  if (lower.startsWith('data.')) {
+    const path = name.slice(5).split('.');
+    if (path.every((p) => p !== '')) return { type: 'data', path };
+  }
+  return undefined;
+}
+
+/** Reads a header once: every column's meaning, or why the file cannot be read as payload rows. */
+export function planColumns(
+  header: readonly string[],
+  opts: { mapping?: ColumnMapping; fileName: string; allowFile?: boolean },
+): { ok: true; plan: ColumnPlan } | InputRejection {
+  const columns: ColumnPlan['columns'] = [];
+  const unknown: string[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const source of header) {
+    const mapped = opts.mapping && source in opts.mapping ? opts.mapping[source] : source;
+    if (mapped === null || mapped === undefined) {
+      columns.push({ source, target: { type: 'ignore' } });
+      continue;
+    }
+    const target = targetOf(mapped.trim(), opts.allowFile === true);
+    if (!target) {
+      unknown.push(source === mapped ? source : `${source} -> ${mapped}`);
+      continue;
+    }
+    // Repeated kinds are fine (two e-mail addresses); anything else named twice is ambiguous.
+    const key = target.type === 'kind' ? undefined : `${target.type}:${JSON.stringify(target)}`;
+    if (key && seen.has(key)) problems.push(`column ${quoteName(mapped)} appears twice`);
+    if (key) seen.add(key);
+    columns.push({ source, target });
+  }
+  const kinds = new Set(columns.flatMap((c) => (c.target.type === 'kind' ? [c.target.kind] : [])));
+  const extras = new Set(columns.flatMap((c) => (c.target.type === 'extra' ? [c.target.name] : [])));
+  const paths = columns.flatMap((c) => (c.target.type === 'data' ? [c.target.path.join('.')] : []));
+  for (const c of columns) {
+    if (c.target.type === 'encrypt' && !kinds.has(c.target.kind))
+      problems.push(`${quoteName(c.source)} has no ${c.target.kind} column to apply to`);
+    if (c.target.type === 'encryptExtra' && !extras.has(c.target.name))
+      problems.push(`${quoteName(c.source)} has no extra.${c.target.name} column to apply to`);
+  }
+  for (const p of paths) {
+    if (paths.some((q) => q.startsWith(`${p}.`))) problems.push(`data.${p} is both a value and an object`);
+  }
+  if (unknown.length > 0) {
+    return reject(
+      'DOCEX_INPUT_PAYLOAD_COLUMNS',
+      `${quoteName(opts.fileName)} has columns that are not a channel identifier kind, extra.<name>, data.<path>, ` +
+        `encrypt.<KIND> or a request field: ${unknown.map(quoteName).join(', ')}; rename them in the folder's ` +
+        'mapping (or map them to null to ignore them).',
+      { columns: unknown },
+    );
+  }
+  if (problems.length > 0) {
+    return reject('DOCEX_INPUT_PAYLOAD_COLUMNS', `${quoteName(opts.fileName)}: ${problems.join('; ')}.`, {
+      problems,
+    });
+  }
+  return { ok: true, plan: { columns } };
+}
+
+function setPath(target: Record<string, unknown>, path: string[], value: string): void {
+  let node = target;
+  for (const key of path.slice(0, -1)) {
+    const next = node[key];
+    if (next === undefined || typeof next !== 'object' || next === null) node[key] = {};
+    node = node[key] as Record<string, unknown>;
+  }
+  node[path[path.length - 1] as string] = value;
+}
+
+function yesNo(cell: string, column: string, problems: RowProblem[]): boolean {
+  const v = cell.toLowerCase();
+  if (YES.has(v)) return true;
+  if (!NO.has(v))
+    problems.push({ rule: 'format', field: column, column, message: `"${cell}" is not a yes/no value` });
+  return false;
+}
+
+export interface RowDefaults {
+  row: number;
+  workflowId: string;
+  jobName: string;
+  filename: string;
+}
+
+/** One row's cells (in header order) as a payload job request, or the row's format problems. */
+export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: RowDefaults): BuiltRow {
+  const problems: RowProblem[] = [];
+  const request: PayloadJobRequest = {
+    workflowId: defaults.workflowId,
+    jobName: defaults.jobName,
+    filename: defaults.filename,
+    payload: { channelIdentifiers: [], extraInfoIdentifiers: [], templateData: {} },
+  };
+  const channelColumns: string[] = [];
+  const extraColumns: string[] = [];
+  const encryptKinds = new Set<string>();
+  const encryptExtras = new Set<string>();
+  let file: string | undefined;
+  plan.columns.forEach(({ source, target }, i) => {
+    const cell = (cells[i] ?? '').trim();
+    if (target.type === 'encrypt' && yesNo(cell, source, problems)) encryptKinds.add(target.kind);
+    if (target.type === 'encryptExtra' && yesNo(cell, source, problems)) encryptExtras.add(target.name);
+    if (cell === '') return;
+    if (target.type === 'kind') {
+      request.payload.channelIdentifiers.push({ kind: target.kind, value: cell });
+      channelColumns.push(source);
+    } else if (target.type === 'extra') {
+      request.payload.extraInfoIdentifiers.push({ name: target.name, value: cell });
+      extraColumns.push(source);
+    } else if (target.type === 'data') {
+      setPath(request.payload.templateData as Record<string, unknown>, target.path, cell);
+    } else if (target.type === 'field' && target.field === 'file') {
+      file = cell;
+    } else if (target.type === 'field') {
+      if (target.field === 'sendingEventExecutionDateUtc' && Number.isNaN(Date.parse(cell))) {
+        problems.push({
+          rule: 'format',
+          field: source,
+          column: source,
+          message: `"${cell}" is not a date-time (ISO 8601, UTC)`,
+        });
+      }
+      request[target.field] = cell;
+    }
+  });
+  for (const id of request.payload.channelIdentifiers)
+    if (encryptKinds.has(id.kind)) id.mustBeEncrypted = true;
+  for (const id of request.payload.extraInfoIdentifiers)
+    if (encryptExtras.has(id.name)) id.mustBeEncrypted = true;
+  const base = file === undefined ? {} : { file };
+  if (problems.length > 0) return { row: defaults.row, problems, ...base };
+  return { row: defaults.row, request, columns: { channel: channelColumns, extra: extraColumns }, ...base };
+}
