@@ -2,7 +2,7 @@ import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { API_ERROR_CODES, ApiError, type TlsExplainer } from './errors.js';
+import { API_ERROR_CODES, ApiError, redactSecrets, type TlsExplainer } from './errors.js';
 import { answerError, exchange, parseJsonText } from './exchange.js';
 import { buildQuery, fillRoute, joinUrl, type Query } from './query.js';
 import type { RetryPolicy } from './retry.js';
@@ -103,7 +103,11 @@ export class ApiCaller {
         this.deps.tokens.invalidate(token);
         return once();
       }
-      if (raw.status < 200 || raw.status > 299) throw answerError(raw, spec.method, spec.route, clock.now());
+      // A server or proxy that echoes the request must not put the key or token in our errors.
+      const secrets = [this.deps.apiKey, token];
+      if (raw.status < 200 || raw.status > 299) {
+        throw answerError(raw, spec.method, spec.route, clock.now(), undefined, secrets);
+      }
       try {
         return parseJsonText(raw.text);
       } catch {
@@ -114,7 +118,7 @@ export class ApiCaller {
             method: spec.method,
             route: spec.route,
             status: raw.status,
-            text: raw.text,
+            text: redactSecrets(raw.text, secrets),
           },
         );
       }

@@ -2,10 +2,11 @@ import { createHash, randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { type Dispatcher, request } from 'undici';
-import { API_ERROR_CODES, ApiError, isApiError, redactUrlParts, transportError } from './errors.js';
+import { DocexError, isDocexError } from '../core/errors.js';
+import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
 import { answerError } from './exchange.js';
 import { withRetry } from './retry-loop.js';
-import type { FileTransferDeps } from './upload.js';
+import type { FileTransferDeps, TempFile } from './upload.js';
 
 export const DOWNLOAD_ROUTE = '{downloadUrl}';
 
@@ -20,9 +21,29 @@ export interface DownloadOptions {
   signal?: AbortSignal;
 }
 
+/** A local step of a download failed: not the network's fault, and not worth a retry. */
+function localIoError(step: string, err: unknown): DocexError {
+  const e = err as NodeJS.ErrnoException | undefined;
+  const errno = typeof e?.code === 'string' ? e.code : 'unknown';
+  return new DocexError(API_ERROR_CODES.localIo, `download: ${step} of the local file failed (${errno})`, {
+    cause: err,
+    details: { step, errno },
+  });
+}
+
+/** Runs one local file step, mapping its failure to DOCEX_LOCAL_IO. */
+async function local<T>(step: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    throw localIoError(step, err);
+  }
+}
+
 /**
  * Streams a pre-signed URL to `<target>.part-<random>` beside the target, fsyncs and renames:
- * a reader never sees a partial file, and a failed attempt leaves nothing behind.
+ * a reader never sees a partial file, and a failed attempt leaves nothing behind. A failing
+ * local write (ENOSPC, EIO, a removed directory) is DOCEX_LOCAL_IO, not a network error.
  */
 export async function downloadFile(
   deps: FileTransferDeps,
@@ -32,6 +53,7 @@ export async function downloadFile(
 ): Promise<DownloadResult> {
   const { clock, log } = deps;
   const signal = options.signal;
+  const openTemp = deps.openTemp ?? ((p: string) => open(p, 'wx'));
   return withRetry(
     {
       policy: deps.policy,
@@ -49,9 +71,9 @@ export async function downloadFile(
         `${path.basename(targetPath)}.part-${randomBytes(6).toString('hex')}`,
       );
       const started = performance.now();
-      let handle: Awaited<ReturnType<typeof open>> | undefined;
+      let handle: TempFile | undefined;
+      let answer: Dispatcher.ResponseData | undefined;
       try {
-        let answer: Dispatcher.ResponseData;
         try {
           answer = await request(url, {
             dispatcher: deps.dispatcher,
@@ -71,7 +93,7 @@ export async function downloadFile(
             clock.now(),
           );
         }
-        handle = await open(temp, 'wx');
+        handle = await local('open', () => openTemp(temp));
         const hash = createHash('md5');
         let size = 0;
         try {
@@ -79,10 +101,11 @@ export async function downloadFile(
             const buf = chunk as Buffer;
             hash.update(buf);
             size += buf.length;
-            await handle.write(buf);
+            const file = handle;
+            await local('write', () => file.write(buf));
           }
         } catch (err) {
-          if (signal?.aborted || isApiError(err)) throw err;
+          if (signal?.aborted || isDocexError(err)) throw err;
           throw transportError(err, 'GET', DOWNLOAD_ROUTE);
         }
         if (options.expectedSize !== undefined && size !== options.expectedSize) {
@@ -92,10 +115,11 @@ export async function downloadFile(
             { method: 'GET', route: DOWNLOAD_ROUTE, status: answer.statusCode },
           );
         }
-        await handle.sync();
-        await handle.close();
+        const file = handle;
+        await local('sync', () => file.sync());
         handle = undefined;
-        await rename(temp, targetPath);
+        await local('close', () => file.close());
+        await local('rename', () => rename(temp, targetPath));
         await syncDir(path.dirname(targetPath));
         const md5 = hash.digest('hex');
         log.debug(
@@ -110,6 +134,8 @@ export async function downloadFile(
         );
         return { size, md5 };
       } catch (err) {
+        // An answer body left unread would hold its connection until the body timeout.
+        if (answer && !answer.body.destroyed) answer.body.destroy();
         await handle?.close().catch(() => {});
         await unlink(temp).catch(() => {});
         throw err;
@@ -117,7 +143,6 @@ export async function downloadFile(
     },
   );
 }
-
 /** Makes the rename durable; some filesystems refuse to open a directory, which is fine. */
 async function syncDir(dir: string): Promise<void> {
   try {

@@ -31,6 +31,14 @@ export const API_ERROR_CODES = {
   responseInvalid: 'DOCEX_RESPONSE_INVALID',
   invalidArgument: 'DOCEX_INVALID_ARGUMENT',
   downloadSize: 'DOCEX_DOWNLOAD_SIZE_MISMATCH',
+  /** A 409 to a retried upload whose earlier attempt may have landed: check GET /jobs/{id}. */
+  uploadMaybeDone: 'DOCEX_UPLOAD_MAYBE_DONE',
+  /** The file to upload could not be opened or read. */
+  sourceRead: 'DOCEX_SOURCE_READ',
+  /** The file to upload changed (size or mtime) after it was first opened. */
+  sourceChanged: 'DOCEX_SOURCE_CHANGED',
+  /** A local write of a download failed (ENOSPC, EIO, a missing directory). */
+  localIo: 'DOCEX_LOCAL_IO',
 } as const;
 
 const MAX_TEXT = 500;
@@ -165,24 +173,62 @@ export function isRetryableTransportError(err: unknown): boolean {
   return codes.some((code) => NETWORK_CODES.has(code));
 }
 
+/** Shorter values are left alone: redacting them would shred ordinary text. */
+const MIN_SECRET_LENGTH = 6;
+
+/**
+ * Replaces every secret in `text`, as is and in its URL-encoded forms (a form body or a query
+ * echoed back), with `[redacted]`. Servers and proxies echo requests in their error bodies.
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  const forms = new Set<string>();
+  for (const secret of secrets) {
+    if (secret.length < MIN_SECRET_LENGTH) continue;
+    forms.add(secret);
+    forms.add(encodeURIComponent(secret));
+    forms.add(new URLSearchParams({ s: secret }).toString().slice(2));
+  }
+  let out = text;
+  for (const form of [...forms].sort((a, b) => b.length - a.length)) {
+    out = out.split(form).join('[redacted]');
+  }
+  return out;
+}
+
+/** The problem details with every secret redacted from its texts. */
+export function redactProblem(problem: ApiProblem, secrets: readonly string[]): ApiProblem {
+  const r = (text: string) => redactSecrets(text, secrets);
+  return {
+    ...(problem.title === undefined ? {} : { title: r(problem.title) }),
+    ...(problem.detail === undefined ? {} : { detail: r(problem.detail) }),
+    ...(problem.errors === undefined
+      ? {}
+      : {
+          errors: problem.errors.map((e) => ({
+            ...(e.field === undefined ? {} : { field: r(e.field) }),
+            message: r(e.message),
+          })),
+        }),
+  };
+}
+
+/** The secrets a pre-signed URL carries: the URL, its query and every longer query value. */
+export function urlSecrets(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return [url];
+  }
+  const secrets = [url, parsed.search, parsed.search.slice(1)];
+  for (const [, value] of parsed.searchParams) secrets.push(value);
+  return secrets;
+}
+
 /**
  * Removes a pre-signed URL's query and the values in it from text the files host answered: object
  * stores echo the request (signature included) in their error bodies.
  */
 export function redactUrlParts(text: string, url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return text;
-  }
-  const secrets = [url, parsed.search, parsed.search.slice(1)];
-  for (const [, value] of parsed.searchParams) {
-    if (value.length >= 6) secrets.push(value, encodeURIComponent(value));
-  }
-  let out = text;
-  for (const secret of secrets.filter((s) => s.length > 0).sort((a, b) => b.length - a.length)) {
-    out = out.split(secret).join('[redacted]');
-  }
-  return out;
+  return redactSecrets(text, urlSecrets(url));
 }

@@ -1,7 +1,14 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { type Dispatcher, request } from 'undici';
-import type { ApiProblem } from './errors.js';
-import { httpError, type TlsExplainer, transportError } from './errors.js';
+import { problemSchema } from '../domain/wire.js';
+import {
+  type ApiProblem,
+  httpError,
+  redactProblem,
+  redactSecrets,
+  type TlsExplainer,
+  transportError,
+} from './errors.js';
 import { parseRetryAfter } from './retry.js';
 
 export interface RawAnswer {
@@ -48,7 +55,12 @@ export function parseJsonText(text: string): unknown {
   return JSON.parse(text);
 }
 
-/** Problem details from an error body, when it is JSON (RFC 9457 or an OAuth error). */
+const problemItemSchema = problemSchema.shape.errors.unwrap().element;
+
+/**
+ * Problem details from an error body, when it is JSON (RFC 9457 or an OAuth error). Each field is
+ * read on its own with the wire schema, so one odd field does not lose the others.
+ */
 export function problemFromText(text: string): ApiProblem | undefined {
   let json: unknown;
   try {
@@ -58,16 +70,19 @@ export function problemFromText(text: string): ApiProblem | undefined {
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
   const o = json as Record<string, unknown>;
+  const { title: titleSchema, detail: detailSchema } = problemSchema.shape;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const title = str(o['title']) ?? str(o['error']);
-  const detail = str(o['detail']) ?? str(o['error_description']) ?? str(o['message']);
+  const title = titleSchema.safeParse(o['title']).data ?? str(o['error']);
+  const detail = detailSchema.safeParse(o['detail']).data ?? str(o['error_description']) ?? str(o['message']);
   const errors = Array.isArray(o['errors'])
-    ? (o['errors'] as unknown[])
-        .filter((e): e is Record<string, unknown> => !!e && typeof e === 'object')
-        .map((e) => ({
-          ...(typeof e['field'] === 'string' ? { field: e['field'] } : {}),
-          message: str(e['message']) ?? JSON.stringify(e),
-        }))
+    ? o['errors'].map((item: unknown) => {
+        const parsed = problemItemSchema.safeParse(item);
+        if (parsed.success) {
+          const { field, message } = parsed.data;
+          return { ...(field === undefined ? {} : { field }), message };
+        }
+        return { message: JSON.stringify(item) };
+      })
     : undefined;
   return {
     ...(title === undefined ? {} : { title }),
@@ -76,16 +91,27 @@ export function problemFromText(text: string): ApiProblem | undefined {
   };
 }
 
-/** The ApiError for a non-2xx answer. */
-export function answerError(answer: RawAnswer, method: string, route: string, nowMs: number, code?: string) {
-  const problem = problemFromText(answer.text);
+/**
+ * The ApiError for a non-2xx answer. `secrets` (API key, token, client secret) are redacted from
+ * what the answer says, in case the server echoes the request.
+ */
+export function answerError(
+  answer: RawAnswer,
+  method: string,
+  route: string,
+  nowMs: number,
+  code?: string,
+  secrets: readonly string[] = [],
+) {
+  const parsed = problemFromText(answer.text);
+  const problem = parsed === undefined ? undefined : redactProblem(parsed, secrets);
   const retryAfterMs = parseRetryAfter(answer.headers['retry-after'], nowMs);
   return httpError(
     {
       status: answer.status,
       method,
       route,
-      ...(problem ? { problem } : { text: answer.text }),
+      ...(problem ? { problem } : { text: redactSecrets(answer.text, secrets) }),
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     },
     code,

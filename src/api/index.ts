@@ -2,7 +2,7 @@ export type { CompanyCreate, DepartmentCreate, PhysicalAddress, UserCreate } fro
 export type { CallOptions } from './api-caller.js';
 export { DocexClient, type DocexClientOptions } from './client.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
-export { API_ERROR_CODES, ApiError, type ApiProblem, isApiError } from './errors.js';
+export { API_ERROR_CODES, ApiError, type ApiProblem, isApiError, redactSecrets } from './errors.js';
 export type { JobCreated, JobListQuery } from './jobs-api.js';
 export type { CursorPage, Page } from './pagination.js';
 export type { PeppolListQuery } from './peppol-api.js';
@@ -20,6 +20,6 @@ export {
   type Pem,
   type Timeouts,
 } from './transport.js';
-export type { UploadOptions, UploadResult } from './upload.js';
+export type { TempFile, UploadOptions, UploadResult } from './upload.js';
 export type { Usage, UsageDetailsQuery, UsageEvent } from './usage-api.js';
 export type { WebhookCreate } from './webhooks-api.js';

@@ -9,8 +9,10 @@ export interface Page<T> {
 export type FetchAfterPage<T> = (after: string | undefined, maxItems: number) => Promise<Page<T>>;
 
 /**
- * Walks an `after`/`maxItems` list. The service may answer fewer items than asked, so a short
- * page is not the end: only an empty page, or having seen `totalItems`, is.
+ * Walks an `after`/`maxItems` list until a page comes back empty. Nothing else proves the end:
+ * the service may answer fewer items than asked, and `totalItems` shrinks during a walk when
+ * waiting jobs expire, so counting against it would skip the last items. The price is one empty
+ * page per walk. A server that ignores `after` is caught by the check below, so this never loops.
  */
 export async function* iterateAfter<T extends { id: string }>(
   fetchPage: FetchAfterPage<T>,
@@ -18,16 +20,14 @@ export async function* iterateAfter<T extends { id: string }>(
 ): AsyncGenerator<T, void, undefined> {
   const pageSize = options.pageSize ?? 100;
   let after = options.after;
-  let seen = 0;
+  const lastIds = new Set<string>();
   for (;;) {
     const page = await fetchPage(after, pageSize);
     if (page.items.length === 0) return;
     for (const item of page.items) yield item;
-    seen += page.items.length;
-    if (page.totalItems !== undefined && seen >= page.totalItems) return;
     const last = page.items[page.items.length - 1]!.id;
-    // A server that ignores `after` would loop forever; stop loudly instead.
-    if (last === after) {
+    // A server that ignores `after` (or cycles) would loop forever; stop loudly instead.
+    if (last === after || lastIds.has(last)) {
       throw new ApiError(
         API_ERROR_CODES.responseInvalid,
         `GET ${options.route}: pagination did not advance`,
@@ -37,6 +37,7 @@ export async function* iterateAfter<T extends { id: string }>(
         },
       );
     }
+    lastIds.add(last);
     after = last;
   }
 }

@@ -4,15 +4,39 @@ export type DateInput = Date | string | number;
 export type QueryValue = string | number | boolean | undefined | null | readonly string[];
 export type Query = Record<string, QueryValue>;
 
-/** The wire format of date-time query values: `yyyy-MM-dd'T'HH:mm:ss.SSS'Z'` (UTC). */
+/** A calendar date, read as UTC midnight (as ECMAScript reads it). */
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+/** A date-time that names its offset: `Z`, `+01:00` or `+0100`. */
+const ISO_DATE_TIME_WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i;
+
+/** False for `2026-02-30`, which Date.parse would quietly turn into 2 March. */
+function isRealCalendarDate(text: string): boolean {
+  const [y, m, d] = text.slice(0, 10).split('-').map(Number) as [number, number, number];
+  const date = new Date(Date.UTC(y, m - 1, d));
+  return date.getUTCMonth() === m - 1 && date.getUTCDate() === d;
+}
+
+function invalidDate(field: string, why: string): ApiError {
+  return new ApiError(API_ERROR_CODES.invalidArgument, `${field} ${why}`, { method: '-', route: '-' });
+}
+
+/**
+ * The wire format of date-time query values: `yyyy-MM-dd'T'HH:mm:ss.SSS'Z'` (UTC). A string must
+ * be ISO 8601. A date-time without an offset is refused rather than guessed: Date.parse would
+ * read it in the host's time zone, so the same filter would select other jobs on another server.
+ */
 export function formatDateTime(value: DateInput, field = 'date'): string {
-  const ms = value instanceof Date ? value.getTime() : typeof value === 'number' ? value : Date.parse(value);
-  if (!Number.isFinite(ms)) {
-    throw new ApiError(API_ERROR_CODES.invalidArgument, `${field} is not a date-time`, {
-      method: '-',
-      route: '-',
-    });
+  let ms: number;
+  if (value instanceof Date) ms = value.getTime();
+  else if (typeof value === 'number') ms = value;
+  else {
+    const text = value.trim();
+    if (!ISO_DATE.test(text) && !ISO_DATE_TIME_WITH_OFFSET.test(text)) {
+      throw invalidDate(field, 'is not an ISO 8601 date or a date-time with Z or an offset');
+    }
+    ms = isRealCalendarDate(text) ? Date.parse(text) : Number.NaN;
   }
+  if (!Number.isFinite(ms)) throw invalidDate(field, 'is not a date-time');
   return new Date(ms).toISOString();
 }
 

@@ -32,6 +32,29 @@ interface CachedToken {
 
 const ROUTE = '/oauth2/token';
 
+/** After a failed early refresh, the next try waits this long (or half the remaining life). */
+const EARLY_REFRESH_RETRY_MS = 30_000;
+
+/** Rejects with the signal's reason when it aborts first; `shared` itself goes on. */
+function raceAbort<T>(shared: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return shared;
+  if (signal.aborted) return Promise.reject(signal.reason);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason);
+    signal.addEventListener('abort', onAbort, { once: true });
+    shared.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(err);
+      },
+    );
+  });
+}
+
 /**
  * OAuth2 client-credentials tokens: cached, renewed ahead of expiry, one request in flight shared
  * by every concurrent caller. There is no refresh token in this flow; renewing means asking again.
@@ -45,15 +68,19 @@ export class TokenProvider {
     this.refreshBeforeMs = options.refreshBeforeMs ?? 300_000;
   }
 
+  /**
+   * A valid token. `signal` aborts this caller's wait only: the shared request carries no
+   * caller's signal, so one caller giving up does not fail the others.
+   */
   async getToken(signal?: AbortSignal): Promise<string> {
-    const now = this.options.clock.now();
-    if (this.cached && now < this.cached.refreshAt) return this.cached.value;
+    const cached = this.cached;
+    if (cached && this.options.clock.now() < cached.refreshAt) return cached.value;
     if (!this.inFlight) {
-      this.inFlight = this.fetchToken(signal).finally(() => {
+      this.inFlight = this.refresh().finally(() => {
         this.inFlight = undefined;
       });
     }
-    return (await this.inFlight).value;
+    return (await raceAbort(this.inFlight, signal)).value;
   }
 
   /**
@@ -64,7 +91,37 @@ export class TokenProvider {
     if (refused === undefined || this.cached?.value === refused) this.cached = undefined;
   }
 
-  private async fetchToken(signal?: AbortSignal): Promise<CachedToken> {
+  /**
+   * A new token. An early refresh (the cached token still valid) gets one attempt, and when it
+   * fails the cached token serves until it expires: a token endpoint outage shorter than the
+   * refresh margin then costs nothing.
+   */
+  private async refresh(): Promise<CachedToken> {
+    const { clock, log } = this.options;
+    const early = this.cached !== undefined && clock.now() < this.cached.expiresAt;
+    try {
+      return await this.fetchToken(!early);
+    } catch (err) {
+      const current = this.cached;
+      const now = clock.now();
+      // Not after invalidate(): a token the API refused is not used again.
+      if (!current || now >= current.expiresAt) throw err;
+      const retryInMs = Math.min(EARLY_REFRESH_RETRY_MS, (current.expiresAt - now) / 2);
+      this.cached = { ...current, refreshAt: now + retryInMs };
+      log.warn(
+        {
+          code: (err as { code?: unknown })?.code,
+          expiresInS: Math.round((current.expiresAt - now) / 1000),
+          retryInS: Math.round(retryInMs / 1000),
+        },
+        'token refresh failed, keeping the cached token',
+      );
+      return this.cached;
+    }
+  }
+
+  /** `retry` false: one attempt only (an early refresh, with a valid token to fall back on). */
+  private async fetchToken(retry: boolean): Promise<CachedToken> {
     const { clock, log } = this.options;
     const started = clock.now();
     const body = new URLSearchParams({
@@ -79,8 +136,7 @@ export class TokenProvider {
         log,
         method: 'POST',
         route: ROUTE,
-        retryable: true,
-        ...(signal ? { signal } : {}),
+        retryable: retry,
         ...(this.options.sleep ? { sleep: this.options.sleep } : {}),
       },
       async () => {
@@ -92,12 +148,13 @@ export class TokenProvider {
             route: ROUTE,
             headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
             body,
-            ...(signal ? { signal } : {}),
           },
           this.options.explainTls,
         );
         if (raw.status < 200 || raw.status > 299) {
-          throw answerError(raw, 'POST', ROUTE, clock.now(), API_ERROR_CODES.authToken);
+          // An echoing server or proxy must not put the client secret in our errors.
+          const secrets = [this.options.clientSecret];
+          throw answerError(raw, 'POST', ROUTE, clock.now(), API_ERROR_CODES.authToken, secrets);
         }
         return raw;
       },

@@ -1,14 +1,20 @@
 import { createHash } from 'node:crypto';
-import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
 import { pipeline, Transform, type TransformCallback } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
-import { answerError } from './exchange.js';
+import { answerError, type RawAnswer } from './exchange.js';
 import type { RetryPolicy } from './retry.js';
 import { type Sleep, withRetry } from './retry-loop.js';
+import {
+  currentStamp,
+  isSameStamp,
+  openSource,
+  type SourceStamp,
+  sourceChangedError,
+  sourceReadError,
+} from './upload-source.js';
 
 /** What errors and logs call the pre-signed URL: never the URL itself. */
 export const UPLOAD_ROUTE = '{fileUploadUrl}';
@@ -20,6 +26,15 @@ export interface FileTransferDeps {
   log: Logger;
   policy: RetryPolicy;
   sleep?: Sleep;
+  /** Creates a download's temp file (default: open with `wx`); tests inject ENOSPC or EIO here. */
+  openTemp?: (path: string) => Promise<TempFile>;
+}
+
+/** The part of a FileHandle a download writes through. */
+export interface TempFile {
+  write(chunk: Buffer): Promise<unknown>;
+  sync(): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface UploadResult {
@@ -68,7 +83,9 @@ export function normaliseEtag(etag: string | string[] | undefined): string | und
 
 /**
  * PUTs a file to a pre-signed URL as a stream (Content-Length from stat, MD5 computed on the way)
- * and checks the ETag. A retry re-opens the file from the start.
+ * and checks the ETag. A retry re-opens the file from the start. Local trouble is not network
+ * trouble: an unreadable file is DOCEX_SOURCE_READ, a file that changes during the upload is
+ * DOCEX_SOURCE_CHANGED, and neither is retried.
  */
 export async function uploadFile(
   deps: FileTransferDeps,
@@ -78,6 +95,9 @@ export async function uploadFile(
 ): Promise<UploadResult> {
   const { log, clock } = deps;
   const signal = options.signal;
+  let stamp: SourceStamp | undefined;
+  // Once an attempt got no answer or a 5xx, the store may hold the file: a later 409 is ambiguous.
+  let mayHaveLanded = false;
   return withRetry(
     {
       policy: deps.policy,
@@ -90,11 +110,17 @@ export async function uploadFile(
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
     },
     async (attempt) => {
-      const { size } = await stat(filePath);
-      const file = createReadStream(filePath);
+      const source = await openSource(filePath);
+      const first: SourceStamp = stamp ?? { size: source.size, mtimeMs: source.mtimeMs };
+      stamp = first;
+      if (!isSameStamp(first, source)) {
+        source.stream.destroy();
+        throw sourceChangedError(first, source, { bytes: 0, uploaded: false });
+      }
+      const { size } = first;
       const hasher = new HashingStream(options.onProgress);
       // pipeline() destroys the file stream if undici abandons the body (reset, timeout).
-      pipeline(file, hasher, () => {});
+      pipeline(source.stream, hasher, () => {});
       const started = performance.now();
       let answer: Dispatcher.ResponseData;
       try {
@@ -111,42 +137,57 @@ export async function uploadFile(
       } catch (err) {
         hasher.destroy();
         if (signal?.aborted) throw err;
+        const readError = source.readError();
+        if (readError) throw sourceReadError(readError);
+        const now = await currentStamp(filePath);
+        if (now && !isSameStamp(first, now)) {
+          throw sourceChangedError(first, now, { bytes: hasher.bytes, uploaded: false });
+        }
+        mayHaveLanded = true;
         throw transportError(err, 'PUT', UPLOAD_ROUTE);
       }
       const text = redactUrlParts(await answer.body.text().catch(() => ''), url);
+      const status = answer.statusCode;
       const ms = Math.round(performance.now() - started);
-      log.debug(
-        { method: 'PUT', route: UPLOAD_ROUTE, status: answer.statusCode, size, ms, attempt },
-        'api request',
-      );
-      if (answer.statusCode === 403) {
-        throw answerError(
-          { status: answer.statusCode, headers: answer.headers, text },
-          'PUT',
-          UPLOAD_ROUTE,
-          clock.now(),
-          API_ERROR_CODES.uploadExpired,
-        );
+      log.debug({ method: 'PUT', route: UPLOAD_ROUTE, status, size, ms, attempt }, 'api request');
+      const raw = { status, headers: answer.headers, text };
+      if (status === 409 && mayHaveLanded) throw maybeDoneError(raw, clock.now());
+      if (status >= 500) mayHaveLanded = true;
+      if (status === 403) {
+        throw answerError(raw, 'PUT', UPLOAD_ROUTE, clock.now(), API_ERROR_CODES.uploadExpired);
       }
-      if (answer.statusCode < 200 || answer.statusCode > 299) {
-        throw answerError(
-          { status: answer.statusCode, headers: answer.headers, text },
-          'PUT',
-          UPLOAD_ROUTE,
-          clock.now(),
-        );
-      }
+      if (status < 200 || status > 299) throw answerError(raw, 'PUT', UPLOAD_ROUTE, clock.now());
       const md5 = hasher.bytes === size ? hasher.digestHex() : `incomplete-${hasher.bytes}`;
+      const now = await currentStamp(filePath);
+      if (now && !isSameStamp(first, now)) {
+        throw sourceChangedError(first, now, { bytes: hasher.bytes, uploaded: true, md5 });
+      }
       const etag = normaliseEtag(answer.headers['etag']);
       if (etag !== md5) {
         throw new ApiError(
           API_ERROR_CODES.etagMismatch,
           `PUT ${UPLOAD_ROUTE}: ETag ${etag ?? '(none)'} does not match the MD5 ${md5} of the ${size} bytes sent`,
-          { method: 'PUT', route: UPLOAD_ROUTE, status: answer.statusCode },
+          { method: 'PUT', route: UPLOAD_ROUTE, status },
         );
       }
       log.info({ size, ms }, 'file uploaded');
       return { md5, size };
+    },
+  );
+}
+
+/** A 409 (already uploaded) to a retry: the attempt that seemed lost may have stored the file. */
+function maybeDoneError(raw: RawAnswer, nowMs: number): ApiError {
+  const err = answerError(raw, 'PUT', UPLOAD_ROUTE, nowMs);
+  return new ApiError(
+    API_ERROR_CODES.uploadMaybeDone,
+    `PUT ${UPLOAD_ROUTE} answered 409 after a retried attempt: the file may be stored; check the job with GET /jobs/{id}`,
+    {
+      status: 409,
+      method: 'PUT',
+      route: UPLOAD_ROUTE,
+      ...(err.problem ? { problem: err.problem } : {}),
+      ...(err.text === undefined ? {} : { text: err.text }),
     },
   );
 }

@@ -1,9 +1,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { caught } from './support/caught.js';
 import { API_KEY, FakeService, fakeClient, JOB } from './support/fake-service.js';
+import { captureLogger } from './support/log-capture.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
-import { json } from './support/test-server.js';
+import { json, problem } from './support/test-server.js';
 
 let pki: TestPki;
 let fake: FakeService;
@@ -19,16 +20,6 @@ beforeEach(async () => {
 });
 
 afterAll(() => undefined);
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('token provider', () => {
   it('requests one token and reuses it for later calls', async () => {
@@ -75,6 +66,48 @@ describe('token provider', () => {
     await client.close();
     expect(jobs).toHaveLength(10);
     expect(fake.tokenRequests).toBe(1);
+  });
+
+  it('lets one caller abort its wait without failing another caller of the same token request', async () => {
+    fake.tokenDelayMs = 300;
+    const client = fakeClient(fake, pki);
+    const abort = new AbortController();
+    const first = client.jobs.get('job_1', { signal: abort.signal });
+    const second = client.jobs.get('job_1');
+    setTimeout(() => abort.abort(new Error('caller gave up')), 30);
+    const [a, b] = await Promise.allSettled([first, second]);
+    await client.close();
+    expect(a.status).toBe('rejected');
+    expect((a as PromiseRejectedResult).reason.message).toBe('caller gave up');
+    expect(b.status).toBe('fulfilled');
+    expect(fake.tokenRequests).toBe(1);
+  });
+
+  it('keeps the cached token while the token endpoint is down before expiry, then fails with DOCEX_AUTH_TOKEN', async () => {
+    const clock = new ManualClock();
+    const { log, lines } = captureLogger('info');
+    const client = fakeClient(fake, pki, { clock, log, tokenRefreshBeforeMs: 300_000 });
+    await client.jobs.get('job_1');
+    fake.tokenOverride = (res) => problem(res, 503, 'Service Unavailable', 'token service down');
+    clock.advance(3_400_000); // past the refresh point (3300 s), before expiry (3600 s)
+    await client.jobs.get('job_1');
+    expect(fake.tokenRequests).toBe(2); // one early attempt, no retries while a token is valid
+    await client.jobs.get('job_1');
+    expect(fake.tokenRequests).toBe(2); // the next early attempt waits 30 s, not the next call
+    clock.advance(210_000); // expired
+    const err = await caught(client.jobs.get('job_1'));
+    await client.close();
+    expect(err.code).toBe('DOCEX_AUTH_TOKEN');
+    expect(err.status).toBe(503);
+    expect(fake.tokenRequests).toBeGreaterThan(3); // the expired case retries
+    const bearers = fake.apiCalls('/jobs/job_1').map((c) => c.headers.authorization);
+    expect(bearers).toEqual(Array(3).fill(`Bearer ${fake.issued[0]}`));
+    const warns = lines().filter((l) => l['level'] === 40);
+    expect(warns).toHaveLength(1);
+    expect(warns[0]).toMatchObject({
+      code: 'DOCEX_AUTH_TOKEN',
+      msg: 'token refresh failed, keeping the cached token',
+    });
   });
 
   it('retries a 401 exactly once, with a token fresh from the server', async () => {

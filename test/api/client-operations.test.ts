@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
+import { caught } from './support/caught.js';
 import { FakeService, fakeClient, JOB } from './support/fake-service.js';
 import { captureLogger } from './support/log-capture.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
@@ -16,16 +16,6 @@ beforeEach(async () => {
   fake = await FakeService.start(pki);
   return () => fake.close();
 });
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
 
 async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
   const out: T[] = [];
@@ -201,7 +191,7 @@ describe('requests on the wire', () => {
 describe('pagination', () => {
   const jobs = Array.from({ length: 7 }, (_, i) => ({ ...JOB, id: `job_${i + 1}` }));
 
-  it('follows after across short pages until totalItems is reached', async () => {
+  it('follows after across short pages until a page comes back empty', async () => {
     fake.on('GET', '/jobs', (_req, res, call) => {
       const after = call.query.get('after');
       const start = after ? jobs.findIndex((j) => j.id === after) + 1 : 0;
@@ -214,8 +204,9 @@ describe('pagination', () => {
     await client.close();
     expect(seen.map((j) => j.id)).toEqual(jobs.map((j) => j.id));
     const calls = fake.apiCalls('/jobs');
-    expect(calls).toHaveLength(4);
-    expect(calls.map((c) => c.query.get('after'))).toEqual([null, 'job_2', 'job_4', 'job_6']);
+    // Only an empty page proves the end: totalItems (7) was reached after the fourth.
+    expect(calls).toHaveLength(5);
+    expect(calls.map((c) => c.query.get('after'))).toEqual([null, 'job_2', 'job_4', 'job_6', 'job_7']);
     expect(
       calls.every((c) => c.query.get('maxItems') === '3' && c.query.get('workflowId') === 'wf_pdf_email'),
     ).toBe(true);

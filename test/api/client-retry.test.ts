@@ -1,5 +1,5 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
+import { caught } from './support/caught.js';
 import { FakeService, fakeClient, JOB } from './support/fake-service.js';
 import { captureLogger } from './support/log-capture.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
@@ -16,16 +16,6 @@ beforeEach(async () => {
   fake = await FakeService.start(pki);
   return () => fake.close();
 });
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
 
 /** Records the waits instead of sleeping them. */
 function recordingSleep() {

@@ -4,10 +4,11 @@ import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocexClient } from '../../src/api/client.js';
-import { ApiError } from '../../src/api/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
+import { caught } from './support/caught.js';
+import { sandboxClientOptions } from './support/sandbox-client.js';
 
 let dir: string;
 let sandbox: RunningSandbox;
@@ -21,29 +22,10 @@ const address = {
   countryCode: 'BE',
 };
 
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-client-resources-'));
   sandbox = await startSandbox({ stateDir: path.join(dir, 'state'), log: silentLogger(), speed: 1000 });
-  const c = sandbox.credentials;
-  client = new DocexClient({
-    apiUrl: sandbox.urls.api,
-    authUrl: sandbox.urls.auth,
-    clientId: c.clientId,
-    clientSecret: c.clientSecret,
-    apiKey: c.apiKey,
-    tls: { ca: c.caCertPem, cert: c.clientCertPem, key: c.clientKeyPem },
-    retry: { baseDelayMs: 5 },
-  });
+  client = new DocexClient(sandboxClientOptions(sandbox));
 });
 
 afterAll(async () => {
@@ -128,6 +110,8 @@ describe('resources against the sandbox', () => {
       filename: 'letter.pdf',
     });
     await client.jobs.uploadFile(created.fileUploadUrl, file);
+    // The service turns an upload into sending events after answering the PUT.
+    await sandbox.settle();
     const start = Date.now();
     let event = (await client.sendingEvents.list({ jobId: created.id })).items[0]!;
     while (!['SUCCESS', 'FAILURE', 'REJECTED'].includes(event.businessStatus) && Date.now() - start < 5_000) {

@@ -5,11 +5,12 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { type Dispatcher, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocexClient, type DocexClientOptions } from '../../src/api/client.js';
-import { ApiError } from '../../src/api/errors.js';
 import { createFilesAgent } from '../../src/api/transport.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
+import { caught } from './support/caught.js';
+import { sandboxClientOptions } from './support/sandbox-client.js';
 
 let dir: string;
 let sandbox: RunningSandbox;
@@ -18,27 +19,7 @@ let pdfPath: string;
 const UPLOAD_WINDOW_MS = 60_000;
 
 function options(overrides: Partial<DocexClientOptions> = {}): DocexClientOptions {
-  const c = sandbox.credentials;
-  return {
-    apiUrl: sandbox.urls.api,
-    authUrl: sandbox.urls.auth,
-    clientId: c.clientId,
-    clientSecret: c.clientSecret,
-    apiKey: c.apiKey,
-    tls: { ca: c.caCertPem, cert: c.clientCertPem, key: c.clientKeyPem },
-    retry: { baseDelayMs: 5, maxDelayMs: 2_000 },
-    ...overrides,
-  };
-}
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
+  return sandboxClientOptions(sandbox, overrides);
 }
 
 async function controlCall(
@@ -123,6 +104,8 @@ describe('client against the sandbox', () => {
     });
     const awaiting = await client.jobs.get(created.id);
     const uploaded = await client.jobs.uploadFile(created.fileUploadUrl, pdfPath);
+    // The service turns an upload into sending events after answering the PUT.
+    await sandbox.settle();
     const after = await client.jobs.get(created.id);
     const events = await client.sendingEvents.list({ jobId: created.id });
     const event = events.items[0]!;
@@ -145,8 +128,9 @@ describe('client against the sandbox', () => {
     expect(seen?.uploadedSize).toBe(uploaded.size);
   });
 
-  it('retries injected 503s on a GET and 429 bursts, and sends a job-creating POST once', async () => {
-    const client = new DocexClient(options());
+  it('retries injected 503s and a 429 burst (waiting Retry-After) on a GET, and sends a job-creating POST once', async () => {
+    const waits: number[] = [];
+    const client = new DocexClient(options({ sleep: async (ms) => void waits.push(ms) }));
     await controlCall('POST', '/faults', {
       route: '/workflows/:id',
       method: 'GET',
@@ -154,6 +138,15 @@ describe('client against the sandbox', () => {
       status: 503,
     });
     const workflow = await client.workflows.get(SEED.workflows.pdfEmail);
+    await controlCall('DELETE', '/faults');
+    await controlCall('POST', '/faults', {
+      route: '/workflows/:id',
+      method: 'GET',
+      burst429: { count: 2, retryAfterSeconds: 1 },
+    });
+    const again = await client.workflows.get(SEED.workflows.pdfEmail);
+    const faults = (await controlCall('GET', '/faults')) as { items: { burst429?: { count: number } }[] };
+    await controlCall('DELETE', '/faults');
     await controlCall('POST', '/faults', {
       route: '/jobs/single-file',
       method: 'POST',
@@ -166,6 +159,10 @@ describe('client against the sandbox', () => {
     await controlCall('DELETE', '/faults');
     await client.close();
     expect(workflow.id).toBe(SEED.workflows.pdfEmail);
+    expect(again.id).toBe(SEED.workflows.pdfEmail);
+    // Both 429s were served (the burst is used up) and each was waited out as Retry-After said.
+    expect(faults.items[0]?.burst429?.count).toBe(0);
+    expect(waits.slice(2)).toEqual([1_000, 1_000]);
     expect(err.code).toBe('DOCEX_API_503');
   });
 

@@ -1,15 +1,16 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { downloadFile } from '../../src/api/download.js';
-import { ApiError } from '../../src/api/errors.js';
 import { retryPolicy } from '../../src/api/retry.js';
 import { createFilesAgent } from '../../src/api/transport.js';
 import type { FileTransferDeps } from '../../src/api/upload.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { caught, caughtDocex } from './support/caught.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
 import { startTlsServer } from './support/test-server.js';
 
@@ -37,16 +38,6 @@ beforeEach(() => {
   };
   return () => deps.dispatcher.close();
 });
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('download of a pre-signed URL', () => {
   it('writes under a .part name beside the target and renames it when complete', async () => {
@@ -131,6 +122,68 @@ describe('download of a pre-signed URL', () => {
     await server.close();
     expect(err.code).toBe('DOCEX_API_403');
     expect(err.problem?.detail).toBe('URL expired');
+    expect(attempts).toBe(1);
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it('reports a missing target directory as DOCEX_LOCAL_IO and frees the connection at once', async () => {
+    let attempts = 0;
+    let socketClosed: Promise<boolean> = Promise.resolve(false);
+    const chunk = Buffer.alloc(1024 * 1024);
+    const server = await startTlsServer(pki, async (req, res) => {
+      attempts += 1;
+      socketClosed = new Promise((resolve) => {
+        req.socket.once('close', () => resolve(true));
+        setTimeout(() => resolve(false), 3_000);
+      });
+      // More than socket buffers hold: only a client that drops the body lets this end.
+      res.writeHead(200, { 'content-length': 32 * chunk.length });
+      for (let i = 0; i < 32 && !res.destroyed; i++) {
+        if (!res.write(chunk)) await new Promise((r) => res.once('drain', r).once('close', r));
+      }
+      res.end();
+    });
+    const gone = path.join(dir, 'removed');
+    const err = await caughtDocex(downloadFile(deps, `${server.url}/files/x`, path.join(gone, 'proof.pdf')));
+    const closed = await socketClosed;
+    await server.close();
+    expect(err.code).toBe('DOCEX_LOCAL_IO');
+    expect(err.details).toMatchObject({ step: 'open', errno: 'ENOENT' });
+    expect(attempts).toBe(1);
+    expect(closed).toBe(true);
+  });
+
+  it('reports a failing write (ENOSPC) as DOCEX_LOCAL_IO, without retrying, and leaves no file', async () => {
+    let attempts = 0;
+    const server = await startTlsServer(pki, (_req, res) => {
+      attempts += 1;
+      res.end(body);
+    });
+    const full: typeof deps = {
+      ...deps,
+      openTemp: async (p) => {
+        const handle = await open(p, 'wx');
+        let written = 0;
+        return {
+          write: async (buf: Buffer) => {
+            written += buf.length;
+            if (written > 1024 * 1024) {
+              throw Object.assign(new Error('ENOSPC: no space left on device, write'), {
+                code: 'ENOSPC',
+                syscall: 'write',
+              });
+            }
+            return handle.write(buf);
+          },
+          sync: () => handle.sync(),
+          close: () => handle.close(),
+        };
+      },
+    };
+    const err = await caughtDocex(downloadFile(full, `${server.url}/files/full`, path.join(dir, 'full.pdf')));
+    await server.close();
+    expect(err.code).toBe('DOCEX_LOCAL_IO');
+    expect(err.details).toMatchObject({ step: 'write', errno: 'ENOSPC' });
     expect(attempts).toBe(1);
     expect(readdirSync(dir)).toEqual([]);
   });

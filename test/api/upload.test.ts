@@ -1,14 +1,22 @@
 import { createHash, randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  createWriteStream,
+  mkdirSync,
+  mkdtempSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { ApiError } from '../../src/api/errors.js';
 import { retryPolicy } from '../../src/api/retry.js';
 import { createFilesAgent } from '../../src/api/transport.js';
 import { type FileTransferDeps, normaliseEtag, uploadFile } from '../../src/api/upload.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { caught, caughtDocex } from './support/caught.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
 import { startTlsServer, type TestServer } from './support/test-server.js';
 
@@ -39,7 +47,10 @@ beforeEach(() => {
   return () => deps.dispatcher.close();
 });
 
-type Reply = (received: Received, n: number) => { status: number; etag?: string } | 'reset-midway';
+type Reply = (
+  received: Received,
+  n: number,
+) => { status: number; etag?: string } | 'reset-midway' | 'drop-after-body';
 
 /** A files host that hashes what it receives as it streams in, without keeping it. */
 async function filesHost(
@@ -68,6 +79,11 @@ async function filesHost(
       received.push(got);
       const answer = reply(got, n);
       if (answer === 'reset-midway') return;
+      if (answer === 'drop-after-body') {
+        // The store may have kept the file, but its answer is lost.
+        req.socket.destroy();
+        return;
+      }
       res.writeHead(answer.status, answer.etag === undefined ? {} : { etag: answer.etag });
       res.end();
     },
@@ -81,16 +97,6 @@ function makeFile(name: string, bytes: number): { file: string; md5: string } {
   const data = randomBytes(bytes);
   writeFileSync(file, data);
   return { file, md5: createHash('md5').update(data).digest('hex') };
-}
-
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
 }
 
 describe('upload to a pre-signed URL', () => {
@@ -189,5 +195,89 @@ describe('upload to a pre-signed URL', () => {
     expect(result).toEqual({ md5, size: 4 * 1024 * 1024 });
     expect(received).toHaveLength(2);
     expect(received[1]!.md5).toBe(md5);
+  });
+
+  it('reports a 409 to a retry after a lost answer as DOCEX_UPLOAD_MAYBE_DONE', async () => {
+    const { file } = makeFile('lost.pdf', 64 * 1024);
+    const { server, received } = await filesHost((_got, n) =>
+      n === 1 ? 'drop-after-body' : { status: 409 },
+    );
+    const err = await caught(uploadFile(deps, `${server.url}/upload/job_7?sig=x`, file));
+    await server.close();
+    expect(err.code).toBe('DOCEX_UPLOAD_MAYBE_DONE');
+    expect(err.status).toBe(409);
+    expect(err.message).toContain('GET /jobs/{id}');
+    expect(received).toHaveLength(2);
+  });
+
+  it('keeps DOCEX_API_409 for a 409 to the first attempt or after a 429', async () => {
+    const { file } = makeFile('twice.pdf', 1024);
+    const first = await filesHost(() => ({ status: 409 }));
+    const once = await caught(uploadFile(deps, `${first.server.url}/upload/job_8`, file));
+    await first.server.close();
+    const limited = await filesHost((_got, n) => ({ status: n === 1 ? 429 : 409 }));
+    const after429 = await caught(uploadFile(deps, `${limited.server.url}/upload/job_8`, file));
+    await limited.server.close();
+    expect(once.code).toBe('DOCEX_API_409');
+    expect(after429.code).toBe('DOCEX_API_409');
+    expect(limited.received).toHaveLength(2);
+  });
+
+  it('reports a missing or unreadable source as DOCEX_SOURCE_READ without retrying', async () => {
+    const { server, received } = await filesHost((got) => ({ status: 200, etag: `"${got.md5}"` }));
+    const missing = await caughtDocex(
+      uploadFile(deps, `${server.url}/upload/job_9`, path.join(dir, 'nope.pdf')),
+    );
+    const folder = path.join(dir, 'a-directory');
+    mkdirSync(folder);
+    const unreadable = await caughtDocex(uploadFile(deps, `${server.url}/upload/job_9`, folder));
+    await server.close();
+    expect(missing.code).toBe('DOCEX_SOURCE_READ');
+    expect(missing.details).toMatchObject({ errno: 'ENOENT' });
+    expect(unreadable.code).toBe('DOCEX_SOURCE_READ');
+    expect(unreadable.details).toMatchObject({ errno: 'EISDIR' });
+    expect(received.filter((r) => r.size > 0)).toHaveLength(0);
+  });
+
+  it('reports a file truncated during the upload as DOCEX_SOURCE_CHANGED, not a network error', async () => {
+    const { file } = makeFile('shrinks.bin', 24 * 1024 * 1024);
+    let truncated = false;
+    let requests = 0;
+    const { server } = await filesHost(
+      () => {
+        requests += 1;
+        return { status: 200 };
+      },
+      async (serverBytes) => {
+        if (!truncated && serverBytes > 1024 * 1024) {
+          truncated = true;
+          truncateSync(file, 512 * 1024);
+        }
+      },
+    );
+    const err = await caughtDocex(uploadFile(deps, `${server.url}/upload/job_10`, file));
+    await server.close();
+    expect(err.code).toBe('DOCEX_SOURCE_CHANGED');
+    expect(err.details).toMatchObject({ sizeAtOpen: 24 * 1024 * 1024, sizeNow: 512 * 1024, uploaded: false });
+    expect(requests).toBe(1);
+  });
+
+  it('sends only the bytes present when opened and reports a file that grew as DOCEX_SOURCE_CHANGED', async () => {
+    const { file, md5 } = makeFile('grows.bin', 2 * 1024 * 1024);
+    let grown = false;
+    const { server, received } = await filesHost(
+      (got) => ({ status: 200, etag: `"${got.md5}"` }),
+      async () => {
+        if (!grown) {
+          grown = true;
+          appendFileSync(file, randomBytes(1024));
+        }
+      },
+    );
+    const err = await caughtDocex(uploadFile(deps, `${server.url}/upload/job_11`, file));
+    await server.close();
+    expect(received[0]!.md5).toBe(md5);
+    expect(err.code).toBe('DOCEX_SOURCE_CHANGED');
+    expect(err.details).toMatchObject({ sizeNow: 2 * 1024 * 1024 + 1024, uploaded: true, md5 });
   });
 });

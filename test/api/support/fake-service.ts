@@ -29,6 +29,8 @@ export class FakeService {
   expiresIn = 3600;
   /** Delay of the token answer, to make concurrent callers overlap. */
   tokenDelayMs = 0;
+  /** When set, answers token requests instead (an outage, an echoing proxy). */
+  tokenOverride: ((res: ServerResponse, call: RecordedCall) => void) | undefined;
   private readonly valid = new Set<string>();
   private readonly routes = new Map<string, { handler: RouteHandler; count: number }>();
 
@@ -96,6 +98,10 @@ export class FakeService {
 
   private token(res: ServerResponse, call: RecordedCall): void {
     this.tokenRequests += 1;
+    if (this.tokenOverride) {
+      this.tokenOverride(res, call);
+      return;
+    }
     const form = new URLSearchParams(call.body);
     if (
       call.headers['content-type'] !== 'application/x-www-form-urlencoded' ||
