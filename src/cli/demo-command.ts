@@ -3,13 +3,14 @@ import type { Command } from 'commander';
 import { createLogger } from '../core/logger.js';
 import { startSandbox } from '../sandbox/index.js';
 import { runDemo } from './demo.js';
+import { parseSpeed } from './options.js';
 import { waitForStopSignal } from './signals.js';
 
 interface DemoCommandOptions {
   stateDir: string;
   samples: string;
   out: string;
-  speed: string;
+  speed: number;
   exit?: boolean;
 }
 
@@ -20,7 +21,7 @@ export function registerDemoCommand(program: Command): void {
     .option('--state-dir <dir>', 'sandbox state folder', './var/sandbox')
     .option('--samples <dir>', 'folder of samples, one sub-folder per seeded workflow', './samples')
     .option('--out <dir>', 'where the delivery proofs are saved', './var/demo/proofs')
-    .option('--speed <n>', 'sending events run this many times faster', '50')
+    .option('--speed <n>', 'sending events run this many times faster', parseSpeed, 50)
     .option('--exit', 'stop once the demo is done instead of keeping the sandbox up')
     .action(async (opts: DemoCommandOptions) => {
       const log = createLogger({ name: 'docex-demo', level: process.env['DOCEX_LOG_LEVEL'] ?? 'warn' });
@@ -30,7 +31,7 @@ export function registerDemoCommand(program: Command): void {
         apiPort: 8443,
         authPort: 8444,
         filesPort: 8445,
-        speed: Number(opts.speed),
+        speed: opts.speed,
         log,
       });
       try {

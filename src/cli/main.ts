@@ -1,8 +1,14 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { registerAdminCommand } from './admin-command.js';
+import { registerCheckCommand } from './check-command.js';
 import { registerDemoCommand } from './demo-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
+import { registerStartCommand } from './start-command.js';
+import { registerStatusCommand } from './status-command.js';
+import { registerSubmitCommand } from './submit-command.js';
+import { registerUsageCommand } from './usage-command.js';
 
 /** One file per command; each registers itself on the program here. */
 function packageVersion(): string {
@@ -20,6 +26,12 @@ export function buildProgram(): Command {
     .version(packageVersion());
   registerSandboxCommand(program);
   registerDemoCommand(program);
+  registerAdminCommand(program);
+  registerUsageCommand(program);
+  registerStartCommand(program);
+  registerSubmitCommand(program);
+  registerStatusCommand(program);
+  registerCheckCommand(program);
   return program;
 }
 

@@ -1,29 +1,9 @@
 import path from 'node:path';
-import { type Command, InvalidArgumentError } from 'commander';
+import type { Command } from 'commander';
 import { createLogger } from '../core/logger.js';
 import { startSandbox } from '../sandbox/index.js';
+import { parseDuration, parsePort, parseSpeed } from './options.js';
 import { waitForStopSignal } from './signals.js';
-
-const UNIT_MS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
-
-/** `30s`, `10m`, `2h`, `1d`, `500ms` or a bare number of milliseconds. */
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
-  if (!m) throw new InvalidArgumentError(`not a duration: ${text} (try 30s, 10m, 2h)`);
-  return Math.round(Number(m[1]) * (UNIT_MS[m[2] ?? 'ms'] ?? 1));
-}
-
-function parsePort(text: string): number {
-  const n = Number(text);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) throw new InvalidArgumentError(`not a port: ${text}`);
-  return n;
-}
-
-function parseSpeed(text: string): number {
-  const n = Number(text);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError(`not a positive number: ${text}`);
-  return n;
-}
 
 interface SandboxCommandOptions {
   stateDir: string;

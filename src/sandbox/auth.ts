@@ -13,7 +13,7 @@ export interface SandboxCredentials {
 
 export const TOKEN_LIFETIME_SECONDS = 3600;
 
-interface TokenRecord {
+export interface TokenRecord {
   id: string;
   clientId: string;
   companyId: string;
@@ -23,6 +23,7 @@ interface TokenRecord {
 
 interface CompanyRecord {
   id: string;
+  role?: string;
   technologyPartnerId?: string;
   managedCompanyIds?: string[];
   [key: string]: unknown;
@@ -36,14 +37,14 @@ export function newCredentials(): SandboxCredentials {
   };
 }
 
-function sameSecret(a: string, b: string): boolean {
+export function sameSecret(a: string, b: string): boolean {
   const x = createHash('sha256').update(a).digest();
   const y = createHash('sha256').update(b).digest();
   return timingSafeEqual(x, y);
 }
 
 /** Tokens are stored by their hash, so the database holds nothing a caller could replay. */
-function tokenKey(token: string): string {
+export function tokenKey(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
@@ -51,8 +52,15 @@ function oauthError(res: ServerResponse, status: number, error: string): void {
   sendJson(res, status, { error }, { 'cache-control': 'no-store' });
 }
 
-/** POST /oauth2/token: the client-credentials grant, form encoded. */
-export function createTokenHandler(ctx: SandboxContext, credentials: SandboxCredentials) {
+/**
+ * POST /oauth2/token: the client-credentials grant, form encoded. `tokenKind` keeps the tokens of
+ * one interface from opening the other (Interface B's partner-admin tokens live apart).
+ */
+export function createTokenHandler(
+  ctx: SandboxContext,
+  credentials: Pick<SandboxCredentials, 'clientId' | 'clientSecret'>,
+  tokenKind = 'token',
+) {
   return async (req: SandboxRequest, res: ServerResponse): Promise<void> => {
     const type = req.raw.headers['content-type'] ?? '';
     if (!type.startsWith('application/x-www-form-urlencoded')) {
@@ -72,7 +80,7 @@ export function createTokenHandler(ctx: SandboxContext, credentials: SandboxCred
       return;
     }
     const token = randomBytes(32).toString('base64url');
-    ctx.store.insert<TokenRecord>('token', {
+    ctx.store.insert<TokenRecord>(tokenKind, {
       id: tokenKey(token),
       clientId,
       companyId: SEED.partnerCompanyId,
@@ -88,17 +96,20 @@ export function createTokenHandler(ctx: SandboxContext, credentials: SandboxCred
   };
 }
 
-function header(req: SandboxRequest, name: string): string | undefined {
+export function header(req: SandboxRequest, name: string): string | undefined {
   const value = req.raw.headers[name];
   return Array.isArray(value) ? value[0] : value;
 }
 
-function mayManage(ctx: SandboxContext, ownCompanyId: string, managedId: string): boolean {
+/** Decisions, Authentication: only a TECHNOLOGY_PARTNER acts for a company, and only one it manages. */
+export function mayManage(ctx: SandboxContext, ownCompanyId: string, managedId: string): boolean {
+  const own = ctx.store.get<CompanyRecord>('company', ownCompanyId);
+  if (own?.role !== 'TECHNOLOGY_PARTNER') return false;
   const managed = ctx.store.get<CompanyRecord>('company', managedId);
   if (!managed) return false;
-  if (managed.technologyPartnerId === ownCompanyId) return true;
-  const own = ctx.store.get<CompanyRecord>('company', ownCompanyId);
-  return own?.managedCompanyIds?.includes(managedId) ?? false;
+  return (
+    managed.technologyPartnerId === ownCompanyId || (own.managedCompanyIds?.includes(managedId) ?? false)
+  );
 }
 
 /**
@@ -140,7 +151,7 @@ export function authenticate(
   };
 }
 
-function unauthorized(detail: string): HttpProblem {
+export function unauthorized(detail: string): HttpProblem {
   const p = problem(401, detail);
   (p.headers as Record<string, string>)['www-authenticate'] = 'Bearer';
   return p;

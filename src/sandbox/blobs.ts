@@ -1,8 +1,9 @@
-import { closeSync, createReadStream, fsyncSync, openSync, renameSync, writeSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { isoTime } from '../core/clock.js';
+import { writeFileAtomicSync } from './atomic-file.js';
 import type { SandboxContext } from './context.js';
 import type { BlobRecord } from './records.js';
 
@@ -13,15 +14,7 @@ export function saveBlob(
 ): BlobRecord {
   const id = ctx.newId('blob');
   const file = `${id}.bin`;
-  const tmp = path.join(ctx.blobDir, `${file}.tmp`);
-  const fd = openSync(tmp, 'w', 0o600);
-  try {
-    writeSync(fd, input.data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path.join(ctx.blobDir, file));
+  writeFileAtomicSync(path.join(ctx.blobDir, file), input.data);
   return registerBlob(ctx, {
     id,
     file,

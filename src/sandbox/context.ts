@@ -50,6 +50,8 @@ export interface SandboxUrls {
   auth: string;
   files: string;
   control: string;
+  /** Interface B (partner administration): server TLS only, its own token endpoint. */
+  admin?: string;
 }
 
 export interface SandboxContext {

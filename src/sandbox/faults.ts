@@ -20,11 +20,15 @@ export const faultSchema = z.object({
   resetMidUploadRate: z.number().min(0).max(1).optional(),
   /** Deterministic: the next N matching requests fail with `status`. */
   failNext: z.number().int().min(0).optional(),
+  /** Uploads only: the file is turned into sending events this long after the 200 answer. */
+  processingDelayMs: z.number().int().min(0).max(3_600_000).optional(),
 });
 export type Fault = z.infer<typeof faultSchema>;
 
 export class FaultInjector {
   private rules: Fault[] = [];
+  /** Aborted by stop(): latency sleeps end at once instead of holding the shutdown. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly random: () => number = Math.random) {}
 
@@ -51,8 +55,13 @@ export class FaultInjector {
   /** Applies the faults of this request; true when a fault already answered it. */
   async apply(req: SandboxRequest, res: ServerResponse): Promise<boolean> {
     const rules = this.matching(req);
-    for (const rule of rules) {
-      if (rule.latencyMs) await sleep(rule.latencyMs);
+    try {
+      for (const rule of rules) {
+        if (rule.latencyMs) await sleep(rule.latencyMs, undefined, { signal: this.stopping.signal });
+      }
+    } catch {
+      this.fail(res, 503, 'the sandbox is stopping');
+      return true;
     }
     for (const rule of rules) {
       if (rule.failNext !== undefined && rule.failNext > 0) {
@@ -85,7 +94,17 @@ export class FaultInjector {
     );
   }
 
-  private fail(res: ServerResponse, status: number): void {
-    sendProblem(res, problem(status, 'injected fault'));
+  /** How long after the answer an upload's processing starts (the largest matching delay). */
+  processingDelayMs(req: SandboxRequest): number {
+    return Math.max(0, ...this.matching(req).map((r) => r.processingDelayMs ?? 0));
+  }
+
+  /** Ends every latency sleep in progress; the requests waiting in them answer 503. */
+  stop(): void {
+    this.stopping.abort();
+  }
+
+  private fail(res: ServerResponse, status: number, detail = 'injected fault'): void {
+    sendProblem(res, problem(status, detail));
   }
 }

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { TLSSocket } from 'node:tls';
 
 /** A problem the sandbox answers as RFC 9457 application/problem+json. */
 export class HttpProblem extends Error {
@@ -74,12 +73,20 @@ export class Router {
       if (route.method !== method) continue;
       const params: Record<string, string> = {};
       route.keys.forEach((key, i) => {
-        params[key] = decodeURIComponent(m[i + 1] ?? '');
+        params[key] = decodeParam(m[i + 1] ?? '');
       });
       return { route, params };
     }
     if (pathExists) throw new HttpProblem(405, 'Method Not Allowed', `${method} is not allowed on ${path}`);
     return undefined;
+  }
+}
+
+function decodeParam(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    throw new HttpProblem(400, 'Bad Request', 'malformed percent-encoding in the request path');
   }
 }
 
@@ -125,6 +132,7 @@ export const STATUS_TITLES: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   409: 'Conflict',
+  411: 'Length Required',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   429: 'Too Many Requests',
@@ -160,14 +168,6 @@ export async function readJson(req: IncomingMessage, limitBytes = 1024 * 1024): 
   } catch (err) {
     throw problem(400, `body is not valid JSON: ${(err as Error).message}`);
   }
-}
-
-export function peerCertificateCN(req: IncomingMessage): string | undefined {
-  const socket = req.socket as TLSSocket;
-  if (typeof socket.getPeerCertificate !== 'function') return undefined;
-  const cert = socket.getPeerCertificate();
-  const cn = cert?.subject?.CN;
-  return Array.isArray(cn) ? cn[0] : cn;
 }
 
 /** maxItems: 1..1000, default 100; anything else is 400 (decisions, Wire conventions). */

@@ -1,15 +1,18 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createLogger, type Logger } from '../core/logger.js';
+import { type AdminCredentials, loadAdminCredentials, registerAdminRoutes } from './admin/index.js';
+import { writeSecretFile } from './atomic-file.js';
 import { authenticate, createTokenHandler, newCredentials, type SandboxCredentials } from './auth.js';
 import { SandboxClock, type SandboxContext, type SandboxSettings, type SandboxUrls } from './context.js';
 import { FaultInjector } from './faults.js';
 import { Router } from './http.js';
+import { InFlight } from './in-flight.js';
 import { Lifecycle } from './lifecycle.js';
 import { ensurePki } from './pki.js';
 import { registerAccountRoutes } from './routes/accounts.js';
@@ -32,6 +35,8 @@ export interface SandboxOptions {
   apiPort?: number;
   authPort?: number;
   filesPort?: number;
+  /** Interface B (partner administration) host; 0 or absent: any free port. */
+  adminPort?: number;
   uploadWindowMs?: number;
   speed?: number;
   maxUploadBytes?: number;
@@ -42,7 +47,13 @@ export interface SandboxOptions {
 
 export interface RunningSandbox {
   urls: SandboxUrls;
-  credentials: SandboxCredentials & { caCertPem: string; clientCertPem: string; clientKeyPem: string };
+  credentials: SandboxCredentials & {
+    caCertPem: string;
+    clientCertPem: string;
+    clientKeyPem: string;
+    /** The partner-admin client of Interface B (same x-api-key). */
+    admin: AdminCredentials;
+  };
   paths: {
     stateDir: string;
     caCert: string;
@@ -51,8 +62,11 @@ export interface RunningSandbox {
     agentConfigFragment: string;
   };
   ctx: SandboxContext;
-  /** Moves the sandbox clock forward and runs everything that became due. */
-  advanceClock(ms: number): void;
+  /**
+   * Moves the sandbox clock forward and runs everything that became due; the promise resolves when
+   * that work is written and never rejects (a failure is logged), so callers may ignore it.
+   */
+  advanceClock(ms: number): Promise<void>;
   tick(): void;
   /** Resolves once the work started by ticks so far (proof generation) is written. */
   settle(): Promise<void>;
@@ -60,19 +74,14 @@ export interface RunningSandbox {
 }
 
 const GIB = 1024 * 1024 * 1024;
+const STOP_WAIT_MS = 5_000;
 
 function loadCredentials(stateDir: string): SandboxCredentials {
   const file = path.join(stateDir, 'credentials.json');
   if (existsSync(file)) return JSON.parse(readFileSync(file, 'utf8')) as SandboxCredentials;
   const credentials = newCredentials();
-  writeFileSync(file, `${JSON.stringify(credentials, null, 2)}\n`, { mode: 0o600 });
-  chmodSync(file, 0o600);
+  writeSecretFile(file, `${JSON.stringify(credentials, null, 2)}\n`);
   return credentials;
-}
-
-function writeSecretFile(file: string, value: string): void {
-  writeFileSync(file, value, { mode: 0o600 });
-  chmodSync(file, 0o600);
 }
 
 function idFactory(clock: Clock): (prefix: string) => string {
@@ -115,6 +124,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   // Certificates are checked against real time by TLS, whatever the sandbox clock says.
   const pki = ensurePki(path.join(stateDir, 'pki'), Date.now());
   const credentials = loadCredentials(stateDir);
+  const adminCredentials = loadAdminCredentials(stateDir);
   const store = new Store(path.join(stateDir, 'sandbox.db'));
 
   const clock = new SandboxClock(options.clock ?? systemClock);
@@ -132,7 +142,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     maxUploadBytes: options.maxUploadBytes ?? 5 * GIB,
     downloadUrlValidityMs: 10 * 60 * 1000,
   };
-  const urls: SandboxUrls = { api: '', auth: '', files: '', control: '' };
+  const urls: SandboxUrls = { api: '', auth: '', files: '', control: '', admin: '' };
   const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
   const base = { store, clock, log, settings, urls, signer, blobDir, newId: idFactory(clock) };
   const dispatcher = new WebhookDispatcher(base);
@@ -169,9 +179,13 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     addPeppolDocument: (xml) => addPeppolDocument(ctx, xml),
   });
 
+  const adminRouter = new Router();
+  registerAdminRoutes(adminRouter, ctx, { credentials: adminCredentials, apiKey: credentials.apiKey });
+
   const tls = { key: pki.serverKeyPem, cert: pki.serverCertPem, ca: [pki.caCertPem] };
   const mtls = { ...tls, requestCert: true, rejectUnauthorized: true };
-  const common = { ctx, lifecycle, faults };
+  const inFlight = new InFlight();
+  const common = { ctx, lifecycle, faults, inFlight };
   const apiServer = https.createServer(
     mtls,
     createRequestHandler({
@@ -185,7 +199,9 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     tls,
     createRequestHandler({ ...common, router: filesRouter, controlPrefix: '/_sandbox/' }),
   );
-  const servers = [apiServer, authServer, filesServer];
+  // Interface B: server TLS only, no client certificate (decisions, Authentication).
+  const adminServer = https.createServer(tls, createRequestHandler({ ...common, router: adminRouter }));
+  const servers = [apiServer, authServer, filesServer, adminServer];
   for (const server of servers) {
     server.keepAliveTimeout = 30_000;
     server.headersTimeout = 35_000;
@@ -198,6 +214,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     urls.api = await listen(apiServer, host, options.apiPort ?? 0);
     urls.auth = await listen(authServer, host, options.authPort ?? 0);
     urls.files = await listen(filesServer, host, options.filesPort ?? 0);
+    urls.admin = await listen(adminServer, host, options.adminPort ?? 0);
   } catch (err) {
     await Promise.all(servers.map((s) => (s.listening ? close(s) : Promise.resolve())));
     store.close();
@@ -212,7 +229,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     clientKey: pki.paths.clientKey,
     agentConfigFragment: path.join(stateDir, 'agent-config.yaml'),
   };
-  writeAgentConfig(paths, secretsDir, urls, credentials);
+  writeAgentConfig(paths, secretsDir, urls, credentials, adminCredentials);
   writeFileSync(
     path.join(stateDir, 'sandbox.json'),
     `${JSON.stringify({ urls, pid: process.pid, startedAt: new Date().toISOString() }, null, 2)}\n`,
@@ -221,7 +238,10 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   dispatcher.start();
   const timer = setInterval(() => lifecycle.tick(), options.tickIntervalMs ?? 250);
   timer.unref();
-  log.info({ api: urls.api, auth: urls.auth, files: urls.files, stateDir }, 'sandbox started');
+  log.info(
+    { api: urls.api, auth: urls.auth, files: urls.files, admin: urls.admin, stateDir },
+    'sandbox started',
+  );
 
   let stopped = false;
   return {
@@ -231,19 +251,25 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       caCertPem: pki.caCertPem,
       clientCertPem: pki.clientCertPem,
       clientKeyPem: pki.clientKeyPem,
+      admin: adminCredentials,
     },
     paths,
     ctx,
-    advanceClock: (ms) => {
-      void advanceClock(ms);
-    },
+    advanceClock: (ms) =>
+      advanceClock(ms).catch((err: unknown) => log.error({ err }, 'advancing the sandbox clock failed')),
     tick: () => lifecycle.tick(),
     settle: () => lifecycle.idle(),
     stop: async () => {
       if (stopped) return;
       stopped = true;
       clearInterval(timer);
+      faults.stop();
+      lifecycle.stop();
       await Promise.all(servers.map(close));
+      // Handlers still running (a slow upload, a proof) must finish before the store closes.
+      if (!(await inFlight.drained(STOP_WAIT_MS))) {
+        log.warn({ inFlight: inFlight.size }, 'stopping with requests still running');
+      }
       await lifecycle.idle();
       await dispatcher.stop();
       store.close();
@@ -261,11 +287,14 @@ function writeAgentConfig(
   secretsDir: string,
   urls: SandboxUrls,
   credentials: SandboxCredentials,
+  admin: AdminCredentials,
 ): void {
   const clientSecretFile = path.join(secretsDir, 'client-secret');
   const apiKeyFile = path.join(secretsDir, 'api-key');
   writeSecretFile(clientSecretFile, credentials.clientSecret);
   writeSecretFile(apiKeyFile, credentials.apiKey);
+  const adminSecretFile = path.join(secretsDir, 'admin-client-secret');
+  writeSecretFile(adminSecretFile, admin.clientSecret);
   const fragment = {
     service: {
       apiUrl: urls.api,
@@ -274,6 +303,14 @@ function writeAgentConfig(
       clientSecret: `\${file:${clientSecretFile}}`,
       apiKey: `\${file:${apiKeyFile}}`,
       tls: { caFile: paths.caCert, certFile: paths.clientCert, keyFile: paths.clientKey },
+      // Interface B: its own host and token endpoint, server TLS only (the CA above).
+      admin: {
+        apiUrl: urls.admin,
+        authUrl: urls.admin,
+        clientId: admin.clientId,
+        clientSecret: `\${file:${adminSecretFile}}`,
+        apiKey: `\${file:${apiKeyFile}}`,
+      },
     },
   };
   const header =

@@ -1,19 +1,12 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isoTime } from '../core/clock.js';
-import type { Workflow } from '../domain/wire.js';
-import { saveBlob } from './blobs.js';
-import type { ContentItem } from './content.js';
+import { isFinalSendingEvent } from '../domain/wire.js';
 import type { SandboxContext } from './context.js';
-import { renderProofPdf } from './proofs.js';
-import {
-  type BlobRecord,
-  type BusinessStatus,
-  type DocumentEntry,
-  type FinalOutcome,
-  isFinalEvent,
-  type JobRecord,
-  type JobStatus,
-  type SendingEventRecord,
-} from './records.js';
+import { applyOutcome, outcomeOf, renderOutcomeDocuments, writeUsage } from './finalize.js';
+import { setJobStatus } from './job-status.js';
+import { type NewEventInput, newSendingEvent } from './new-sending-event.js';
+import type { BusinessStatus, DocumentEntry, JobRecord, SendingEventRecord } from './records.js';
+import { processUpload } from './upload-processing.js';
 
 /**
  * The clock-driven life of jobs and sending events. Nothing moves on its own timers: `tick()`
@@ -24,17 +17,6 @@ import {
  */
 export const STEP_MS = { scheduled: 2000, inProgress: 3000, final: 5000 } as const;
 
-export interface NewEventInput {
-  job: JobRecord;
-  workflow: Workflow;
-  item: ContentItem;
-  original: BlobRecord;
-  extraInfo?: { name: string; value: unknown }[];
-  executionDateUtc?: string | null;
-  invoiceId?: string;
-  resendOf?: string;
-}
-
 export class Lifecycle {
   /** Event id -> its next transition time; only due events are read from the store. */
   private readonly active = new Map<string, number>();
@@ -44,16 +26,26 @@ export class Lifecycle {
   /** Jobs whose upload is being received: they must not expire under the upload. */
   readonly uploading = new Set<string>();
   private work: Promise<void> = Promise.resolve();
+  private readonly stopping = new AbortController();
 
   constructor(private readonly ctx: SandboxContext) {}
 
   /** Rebuilds the in-memory sets after a restart. */
   load(): void {
+    const unprocessed: string[] = [];
     for (const job of this.ctx.store.iterate<JobRecord>('job')) {
       if (job.status === 'AWAITING_FILE_UPLOAD') this.trackAwaiting(job);
+      if (job.status === 'PROCESSING' && job.upload && job.sendingEventCount === 0) unprocessed.push(job.id);
+    }
+    for (const jobId of unprocessed) {
+      // Uploaded, answered, then the process died before the events were written: finish it now.
+      const page = this.ctx.store.page('sending-event', { parentId: jobId, maxItems: 1 });
+      if ((page?.totalItems ?? 0) > 0) continue;
+      this.ctx.log.info({ jobId }, 'resuming the processing of an uploaded file');
+      this.processUploadLater(jobId);
     }
     for (const event of this.ctx.store.iterate<SendingEventRecord>('sending-event')) {
-      if (!isFinalEvent(event)) this.active.set(event.id, event.nextTransitionAt);
+      if (!isFinalSendingEvent(event)) this.active.set(event.id, event.nextTransitionAt);
     }
   }
 
@@ -68,7 +60,7 @@ export class Lifecycle {
     return this.finalizing.has(eventId);
   }
 
-  /** Resolves once every finalisation started so far has been written. */
+  /** Resolves once the background work started so far (proofs, upload processing) is written. */
   idle(): Promise<void> {
     return this.work;
   }
@@ -83,7 +75,7 @@ export class Lifecycle {
     for (const [id, due] of [...this.active]) {
       if (due > now || this.finalizing.has(id)) continue;
       const event = this.ctx.store.get<SendingEventRecord>('sending-event', id);
-      if (!event || isFinalEvent(event)) {
+      if (!event || isFinalSendingEvent(event)) {
         this.active.delete(id);
         continue;
       }
@@ -132,97 +124,41 @@ export class Lifecycle {
     });
   }
 
-  private outcomeOf(event: SendingEventRecord): FinalOutcome {
-    if (event.forcedOutcome) return event.forcedOutcome;
-    const hint = `${event.recipient} ${event.outcomeHint}`.toLowerCase();
-    if (hint.includes('reject')) return 'REJECTED';
-    if (hint.includes('fail')) return 'FAILURE';
-    return 'SUCCESS';
-  }
-
   private startFinalize(id: string, at: number): void {
     this.finalizing.add(id);
-    this.work = this.work
-      .then(() => this.finalize(id, at))
-      .catch((err: unknown) =>
-        this.ctx.log.error({ err, sendingEventId: id }, 'sending event finalisation failed'),
-      )
-      .finally(() => this.finalizing.delete(id));
+    this.enqueue(
+      () => this.finalize(id, at),
+      { sendingEventId: id },
+      'sending event finalisation failed',
+    ).finally(() => this.finalizing.delete(id));
+  }
+
+  /** Serial background work (proofs, upload processing); a failure is logged, never thrown. */
+  private enqueue(
+    task: () => Promise<void>,
+    fields: Record<string, unknown>,
+    message: string,
+  ): Promise<void> {
+    const run = this.work.then(task).catch((err: unknown) => this.ctx.log.error({ err, ...fields }, message));
+    this.work = run;
+    return run;
   }
 
   private async finalize(id: string, at: number): Promise<void> {
     const before = this.ctx.store.get<SendingEventRecord>('sending-event', id);
-    if (!before || isFinalEvent(before)) return;
-    const outcome = this.outcomeOf(before);
+    if (!before || isFinalSendingEvent(before)) return;
+    const outcome = outcomeOf(before);
     const endedAt = isoTime(at);
-    const channels = before.taskDetails.map((t) => t.taskType);
-    const proofInput = {
-      sendingEventId: id,
-      jobId: before.jobId,
-      recipient: before.recipient,
-      channels,
-      startedAt: before.startDate,
-      endedAt,
-      outcome,
-    };
-    const types =
-      outcome === 'SUCCESS'
-        ? (['DELIVERY_PROOF', 'SUBMISSION_REPORT'] as const)
-        : (['SUBMISSION_REPORT'] as const);
-    const rendered = [];
-    for (const type of types) rendered.push({ type, data: await renderProofPdf({ ...proofInput, type }) });
+    const rendered = await renderOutcomeDocuments(before, outcome, endedAt);
 
     // From here on everything is synchronous: no other writer can interleave.
     const event = this.ctx.store.get<SendingEventRecord>('sending-event', id);
-    if (!event || isFinalEvent(event)) return;
-    const newDocs: DocumentEntry[] = rendered.map(({ type, data }) => {
-      const name = `${type === 'DELIVERY_PROOF' ? 'delivery-proof' : 'submission-report'}-${id}.pdf`;
-      const blob = saveBlob(this.ctx, { name, contentType: 'application/pdf', data });
-      return {
-        fileReference: blob.id,
-        name,
-        type,
-        contentType: blob.contentType,
-        size: blob.size,
-        createdAt: endedAt,
-      };
-    });
-    event.documents.push(...newDocs);
-    event.status = outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILURE';
-    event.endDate = endedAt;
-    const error =
-      outcome === 'SUCCESS'
-        ? undefined
-        : outcome === 'REJECTED'
-          ? { code: 'RECIPIENT_REJECTED', message: `the recipient ${event.recipient} rejected the sending` }
-          : { code: 'DELIVERY_FAILED', message: `the sending to ${event.recipient} could not be delivered` };
-    for (const task of event.taskDetails) {
-      task.status = outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILURE';
-      task.endedAt = endedAt;
-      task.startedAt ??= endedAt;
-      if (error) task.errors.push({ ...error, taskType: task.taskType });
-    }
-    if (error) event.errorList.push(error);
+    if (!event || isFinalSendingEvent(event)) return;
+    const newDocs = applyOutcome(this.ctx, event, outcome, rendered, endedAt);
     this.setBusiness(event, outcome, at);
     this.ctx.store.transaction(() => {
       this.ctx.store.put('sending-event', event);
-      for (const task of event.taskDetails) {
-        this.ctx.store.insert(
-          'usage-event',
-          {
-            id: this.ctx.newId('use'),
-            timestamp: endedAt,
-            companyId: event.companyId,
-            departmentId: event.departmentId,
-            jobId: event.jobId,
-            sendingEventId: event.id,
-            channel: task.taskType,
-            unit: 'SENDING',
-            quantity: 1,
-          },
-          { companyId: event.companyId },
-        );
-      }
+      writeUsage(this.ctx, event, endedAt);
     });
     this.active.delete(id);
     for (const doc of newDocs) this.emitFileReady(event, doc);
@@ -233,11 +169,50 @@ export class Lifecycle {
     this.completeJobIfDone(event.jobId);
   }
 
+  /**
+   * Processes an uploaded file in the background, after `delayMs` (an injected fault). Stopping
+   * the sandbox abandons a delayed run; the next start picks the job up again (see load()).
+   */
+  processUploadLater(jobId: string, delayMs = 0): void {
+    const run = () => {
+      if (this.stopping.signal.aborted) return;
+      void this.enqueue(() => this.processUploadNow(jobId), { jobId }, 'upload processing failed');
+    };
+    if (delayMs <= 0) {
+      run();
+      return;
+    }
+    sleep(delayMs, undefined, { signal: this.stopping.signal }).then(run, () => undefined);
+  }
+
+  private async processUploadNow(jobId: string): Promise<void> {
+    const job = this.ctx.store.get<JobRecord>('job', jobId);
+    if (!job) return;
+    try {
+      await processUpload(this.ctx, this, job);
+    } catch (err) {
+      this.ctx.log.error({ err, jobId }, 'upload processing failed: job failed');
+      const current = this.ctx.store.get<JobRecord>('job', jobId);
+      if (current?.status !== 'PROCESSING' || current.sendingEventCount > 0) return;
+      setJobStatus(this.ctx, current, 'FAILED', {
+        errorList: [
+          ...current.errorList,
+          { code: 'PROCESSING_FAILED', message: 'the uploaded file could not be processed' },
+        ],
+      });
+    }
+  }
+
+  /** Abandons delayed work; what already runs finishes (wait with idle()). */
+  stop(): void {
+    this.stopping.abort();
+  }
+
   private completeJobIfDone(jobId: string): void {
     const job = this.ctx.store.get<JobRecord>('job', jobId);
     if (job?.status !== 'PROCESSING') return;
     for (const event of this.ctx.store.iterate<SendingEventRecord>('sending-event', { parentId: jobId })) {
-      if (!isFinalEvent(event)) return;
+      if (!isFinalSendingEvent(event)) return;
     }
     setJobStatus(this.ctx, job, 'COMPLETED');
   }
@@ -276,77 +251,14 @@ export class Lifecycle {
   /** Creates one sending event in NOT_STARTED; its original document is already stored. */
   createEvent(input: NewEventInput): SendingEventRecord {
     const now = this.ctx.clock.now();
-    const at = isoTime(now);
-    const original: DocumentEntry = {
-      fileReference: input.original.id,
-      name: input.original.name,
-      type: 'ORIGINAL',
-      contentType: input.original.contentType,
-      size: input.original.size,
-      createdAt: at,
-    };
-    const tasks = [...input.workflow.tasks].sort((a, b) => (a.order ?? 0) - (b.order ?? 0));
-    const event: SendingEventRecord = {
+    const event = newSendingEvent(input, {
       id: this.ctx.newId('se'),
-      jobId: input.job.id,
-      jobName: input.job.name,
-      sendingSourceFileReference: input.item.sourceRef,
-      jobAuthor: input.job.jobAuthor,
-      startDate: at,
-      endDate: null,
-      executionDateUtc: input.executionDateUtc ?? null,
-      properties: [{ name: 'recipient', value: input.item.recipient }],
-      extraInfo: input.extraInfo ?? [],
-      workflowName: input.workflow.name,
-      workflowId: input.workflow.id,
-      status: 'IN_PROGRESS',
-      businessStatus: 'NOT_STARTED',
-      approval: null,
-      errorList: [],
-      warningList: [],
-      ...(input.invoiceId ? { invoiceId: input.invoiceId } : {}),
-      dataRetention: { periodInSeconds: 365 * 24 * 3600 },
-      documents: [original],
-      taskDetails: tasks.map((t, i) => ({
-        taskType: t.type,
-        order: t.order ?? i + 1,
-        status: 'NOT_STARTED',
-        startedAt: null,
-        endedAt: null,
-        errors: [],
-      })),
-      resendOf: input.resendOf ?? null,
-      companyId: input.job.companyId,
-      departmentId: input.job.departmentId,
-      recipient: input.item.recipient,
-      outcomeHint: input.item.outcomeHint,
+      now,
       nextTransitionAt: now + this.step(STEP_MS.scheduled),
-    };
+    });
     this.ctx.store.insert('sending-event', event, { companyId: event.companyId, parentId: event.jobId });
     this.active.set(event.id, event.nextTransitionAt);
-    this.emitFileReady(event, original);
+    // No sending.event.file.ready for the original: that event announces generated files only.
     return event;
   }
-}
-
-/** Moves a job to a new status and tells the webhooks. */
-export function setJobStatus(
-  ctx: SandboxContext,
-  job: JobRecord,
-  status: JobStatus,
-  changes: Partial<JobRecord> = {},
-): JobRecord {
-  const previousStatus = job.status;
-  const updated: JobRecord = { ...job, ...changes, status, lastModifiedAt: isoTime(ctx.clock.now()) };
-  if (status !== 'AWAITING_FILE_UPLOAD') delete updated.uploadExpiresAt;
-  ctx.store.put('job', updated);
-  if (previousStatus !== status) {
-    ctx.log.info({ jobId: job.id, status, previousStatus }, 'job status changed');
-    ctx.emit({
-      type: 'job.status.changed',
-      companyId: job.companyId,
-      data: { jobId: job.id, status, previousStatus },
-    });
-  }
-  return updated;
 }

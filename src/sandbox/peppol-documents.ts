@@ -3,11 +3,11 @@
  * host serves it at the signed path `/download/peppol/<id>`) and a 'peppol-document' record
  * (decisions, Incoming Peppol documents) indexed by the receiving company.
  */
-import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { isoTime } from '../core/clock.js';
 import { readUblSummary } from '../domain/ubl.js';
 import type { PeppolDocument } from '../domain/wire.js';
+import { writeFileAtomicSync } from './atomic-file.js';
 import type { SandboxContext } from './context.js';
 import { SEED } from './seed-ids.js';
 
@@ -56,15 +56,7 @@ export function addPeppolDocument(
   const id = ctx.newId('ppl');
   const data = Buffer.from(xml, 'utf8');
   const file = peppolBlobPath(ctx.blobDir, id);
-  mkdirSync(path.dirname(file), { recursive: true });
-  const fd = openSync(`${file}.tmp`, 'w', 0o600);
-  try {
-    writeSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(`${file}.tmp`, file);
+  writeFileAtomicSync(file, data);
 
   const at = isoTime(options.receivedAt ?? ctx.clock.now());
   const safeNumber = summary.documentNumber.replace(/[^A-Za-z0-9._-]+/g, '_');

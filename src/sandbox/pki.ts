@@ -1,7 +1,8 @@
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import forge from 'node-forge';
+import { writeSecretFile } from './atomic-file.js';
 
 /**
  * The sandbox's own small PKI: a CA, a server certificate for 127.0.0.1/localhost and a client
@@ -66,11 +67,6 @@ function issue(input: IssueInput): string {
   return forge.pki.certificateToPem(cert);
 }
 
-function writeSecret(file: string, content: string): void {
-  writeFileSync(file, content, { mode: 0o600 });
-  chmodSync(file, 0o600);
-}
-
 /** Loads the PKI of `dir`, creating what is missing on first start. */
 export function ensurePki(dir: string, now: number = Date.now()): SandboxPki {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -125,9 +121,9 @@ export function ensurePki(dir: string, now: number = Date.now()): SandboxPki {
         { name: 'extKeyUsage', clientAuth: true },
       ],
     });
-    writeSecret(paths.caKey, caKeyPem);
-    writeSecret(paths.serverKey, serverKeyPem);
-    writeSecret(paths.clientKey, clientKeyPem);
+    writeSecretFile(paths.caKey, caKeyPem);
+    writeSecretFile(paths.serverKey, serverKeyPem);
+    writeSecretFile(paths.clientKey, clientKeyPem);
     writeFileSync(paths.caCert, caCertPem);
     writeFileSync(paths.serverCert, serverCertPem);
     writeFileSync(paths.clientCert, clientCertPem);

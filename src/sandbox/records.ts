@@ -136,9 +136,3 @@ export function toWireSendingEvent(event: SendingEventRecord): Record<string, un
   for (const [key, value] of Object.entries(event)) if (!EVENT_INTERNAL_FIELDS.has(key)) out[key] = value;
   return out;
 }
-
-export const FINAL_BUSINESS_STATUSES: ReadonlySet<string> = new Set(['SUCCESS', 'FAILURE', 'REJECTED']);
-
-export function isFinalEvent(event: SendingEventRecord): boolean {
-  return FINAL_BUSINESS_STATUSES.has(event.businessStatus) && event.status !== 'IN_PROGRESS';
-}

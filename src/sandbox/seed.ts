@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { isoTime } from '../core/clock.js';
 import type { SandboxContext } from './context.js';
 import { addPeppolDocument } from './peppol-documents.js';
+import { WORKFLOW_KIND } from './routes/workflows.js';
 import { SEED } from './seed-ids.js';
 
 export { addPeppolDocument } from './peppol-documents.js';
@@ -243,7 +244,7 @@ function seedWorkflows(ctx: SandboxContext, at: string): void {
       record['pom'] = { language: 'EN', requestOptIn: false, qrCodePosition: 'BOTTOM_RIGHT', width: 30 };
     if (w.tracking)
       record['invoiceConfiguration'] = { enableInvoiceTracking: true, dueDateFormat: 'yyyy-MM-dd' };
-    ctx.store.insert('workflow', record, { companyId });
+    ctx.store.insert(WORKFLOW_KIND, record, { companyId });
   }
 }
 

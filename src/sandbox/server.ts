@@ -2,6 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from './context.js';
 import type { FaultInjector } from './faults.js';
 import { type Caller, HttpProblem, problem, type Router, type SandboxRequest, sendProblem } from './http.js';
+import type { InFlight } from './in-flight.js';
 import type { Lifecycle } from './lifecycle.js';
 
 /**
@@ -17,6 +18,8 @@ export interface HandlerOptions {
   authenticate?: (req: SandboxRequest) => Caller;
   /** Paths under this prefix are the control API: loopback only, no faults. */
   controlPrefix?: string;
+  /** Counts running handlers so stop() can wait for them. */
+  inFlight?: InFlight;
 }
 
 export function isLoopback(address: string | undefined): boolean {
@@ -26,11 +29,12 @@ export function isLoopback(address: string | undefined): boolean {
 
 export function createRequestHandler(options: HandlerOptions) {
   const { ctx, router, lifecycle, faults } = options;
-  return async (raw: IncomingMessage, res: ServerResponse): Promise<void> => {
+  const handle = async (raw: IncomingMessage, res: ServerResponse): Promise<void> => {
     const method = raw.method ?? 'GET';
-    const url = new URL(raw.url ?? '/', 'https://sandbox.invalid');
-    const path = url.pathname;
+    let path = (raw.url ?? '/').split('?')[0] ?? '/';
     try {
+      const url = parseTarget(raw.url);
+      path = url.pathname;
       // Due transitions happen now; proof rendering finishes in the background (see settle()).
       lifecycle.tick();
       const control = options.controlPrefix !== undefined && path.startsWith(options.controlPrefix);
@@ -61,4 +65,22 @@ export function createRequestHandler(options: HandlerOptions) {
       sendProblem(res, problem(500, 'unexpected error in the sandbox'));
     }
   };
+  // A safety net: whatever escapes the handler must not become an unhandled rejection.
+  return (raw: IncomingMessage, res: ServerResponse): void => {
+    options.inFlight?.enter();
+    handle(raw, res)
+      .catch((err: unknown) => {
+        ctx.log.error({ err, method: raw.method }, 'sandbox request handler failed');
+        res.destroy();
+      })
+      .finally(() => options.inFlight?.leave());
+  };
+}
+
+function parseTarget(target: string | undefined): URL {
+  try {
+    return new URL(target ?? '/', 'https://sandbox.invalid');
+  } catch {
+    throw problem(400, 'malformed request target');
+  }
 }

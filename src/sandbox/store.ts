@@ -52,14 +52,20 @@ export class Store {
       get: this.db.prepare('SELECT json FROM records WHERE kind = ? AND id = ?'),
       seqOf: this.db.prepare('SELECT seq FROM records WHERE kind = ? AND id = ?'),
       delete: this.db.prepare('DELETE FROM records WHERE kind = ? AND id = ?'),
-      all: this.db.prepare('SELECT json FROM records WHERE kind = ? AND seq > ? ORDER BY seq'),
+      all: this.db.prepare('SELECT seq, json FROM records WHERE kind = ? AND seq > ? ORDER BY seq'),
       byCompany: this.db.prepare(
-        'SELECT json FROM records WHERE kind = ? AND company_id = ? AND seq > ? ORDER BY seq',
+        'SELECT seq, json FROM records WHERE kind = ? AND company_id = ? AND seq > ? ORDER BY seq',
       ),
       byParent: this.db.prepare(
-        'SELECT json FROM records WHERE kind = ? AND parent_id = ? AND seq > ? ORDER BY seq',
+        'SELECT seq, json FROM records WHERE kind = ? AND parent_id = ? AND seq > ? ORDER BY seq',
       ),
       count: this.db.prepare('SELECT count(*) AS n FROM records WHERE kind = ?'),
+      countByCompany: this.db.prepare('SELECT count(*) AS n FROM records WHERE kind = ? AND company_id = ?'),
+      countByParent: this.db.prepare('SELECT count(*) AS n FROM records WHERE kind = ? AND parent_id = ?'),
+      // Both filters: iterate() checks the record's own companyId, so the count does too.
+      countByParentAndCompany: this.db.prepare(
+        "SELECT count(*) AS n FROM records WHERE kind = ? AND parent_id = ? AND json_extract(json, '$.companyId') = ?",
+      ),
       getMeta: this.db.prepare('SELECT value FROM meta WHERE key = ?'),
       setMeta: this.db.prepare(
         'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
@@ -103,13 +109,33 @@ export class Store {
     filter: ListFilter = {},
     afterSeq = 0,
   ): Generator<T> {
+    for (const row of this.rows<T>(kind, filter, afterSeq)) yield row.record;
+  }
+
+  private countMatching(kind: string, filter: ListFilter): number {
+    const row =
+      filter.parentId !== undefined && filter.companyId !== undefined
+        ? this.stmts.countByParentAndCompany.get(kind, filter.parentId, filter.companyId)
+        : filter.parentId !== undefined
+          ? this.stmts.countByParent.get(kind, filter.parentId)
+          : filter.companyId !== undefined
+            ? this.stmts.countByCompany.get(kind, filter.companyId)
+            : this.stmts.count.get(kind);
+    return (row as { n: number }).n;
+  }
+
+  private *rows<T extends StoredRecord>(
+    kind: string,
+    filter: ListFilter,
+    afterSeq: number,
+  ): Generator<{ seq: number; record: T }> {
     const rows =
       filter.parentId !== undefined
         ? this.stmts.byParent.iterate(kind, filter.parentId, afterSeq)
         : filter.companyId !== undefined
           ? this.stmts.byCompany.iterate(kind, filter.companyId, afterSeq)
           : this.stmts.all.iterate(kind, afterSeq);
-    for (const row of rows as Iterable<{ json: string }>) {
+    for (const row of rows as Iterable<{ seq: number; json: string }>) {
       const record = JSON.parse(row.json) as T;
       if (
         filter.companyId !== undefined &&
@@ -118,7 +144,7 @@ export class Store {
       ) {
         continue;
       }
-      yield record;
+      yield { seq: row.seq, record };
     }
   }
 
@@ -141,15 +167,20 @@ export class Store {
       afterSeq = row.seq;
     }
     const items: T[] = [];
-    let totalItems = 0;
-    for (const record of this.iterate<T>(kind, query, 0)) {
-      if (query.where && !query.where(record)) continue;
-      totalItems++;
+    const where = query.where;
+    if (!where) {
+      for (const record of this.iterate<T>(kind, query, afterSeq)) {
+        items.push(record);
+        if (items.length >= query.maxItems) break;
+      }
+      return { items, totalItems: this.countMatching(kind, query) };
     }
-    for (const record of this.iterate<T>(kind, query, afterSeq)) {
-      if (query.where && !query.where(record)) continue;
-      items.push(record);
-      if (items.length >= query.maxItems) break;
+    // A predicate needs every record parsed: count and collect the page in the same pass.
+    let totalItems = 0;
+    for (const { seq, record } of this.rows<T>(kind, query, 0)) {
+      if (!where(record)) continue;
+      totalItems++;
+      if (seq > afterSeq && items.length < query.maxItems) items.push(record);
     }
     return { items, totalItems };
   }

@@ -84,6 +84,8 @@ export class WebhookDispatcher {
   private readonly inFlight = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
   private running = false;
+  /** Aborted by stop(): deliveries in flight end at once instead of waiting out their timeout. */
+  private stopping = new AbortController();
 
   constructor(
     private readonly ctx: Omit<SandboxContext, 'emit'>,
@@ -143,7 +145,7 @@ export class WebhookDispatcher {
         body: delivery.body,
         headersTimeout: this.timeoutMs,
         bodyTimeout: this.timeoutMs,
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.stopping.signal]),
         ...(this.options.fetchDispatcher ? { dispatcher: this.options.fetchDispatcher } : {}),
       });
       await res.body.dump().catch(() => undefined);
@@ -161,6 +163,7 @@ export class WebhookDispatcher {
   start(): void {
     if (this.running) return;
     this.running = true;
+    this.stopping = new AbortController();
     for (const d of this.ctx.store.iterate<WebhookDeliveryRecord>(WEBHOOK_DELIVERY_KIND)) {
       if (d.state === 'PENDING') this.pending.set(d.id, d.nextAttemptAt);
     }
@@ -175,11 +178,15 @@ export class WebhookDispatcher {
     await this.queue.onIdle();
   }
 
+  /** Drops queued attempts and aborts those in flight; they stay PENDING for the next start. */
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
     this.timer = undefined;
+    this.queue.clear();
+    this.stopping.abort();
     await this.queue.onIdle();
+    this.inFlight.clear();
   }
 
   private runDue(): void {
@@ -208,6 +215,8 @@ export class WebhookDispatcher {
       return;
     }
     const status = await this.deliverOnce(subscription, delivery);
+    // Cut short by stop(): not an attempt; the record stays as it was and a restart sends it again.
+    if (this.stopping.signal.aborted) return;
     delivery.attempts += 1;
     delivery.lastStatus = status;
     const log = { deliveryId: id, subscriptionId: subscription.id, attempt: delivery.attempts, status };

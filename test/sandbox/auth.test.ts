@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import tls from 'node:tls';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensurePki } from '../../src/sandbox/pki.js';
@@ -15,10 +16,43 @@ afterAll(async () => {
   await t?.stop();
 });
 
+/**
+ * Connects with raw TLS and sends one request: the TLS alert code the server refused with, or
+ * 'answered' when an HTTP answer came back. Pins the failure to the handshake, not to a refused port.
+ */
+function tlsOutcome(url: string, identity: { cert?: string; key?: string } = {}): Promise<string> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve) => {
+    const socket = tls.connect({
+      host: hostname,
+      port: Number(port),
+      ca: t.sandbox.credentials.caCertPem,
+      ...identity,
+    });
+    socket.once('secureConnect', () => socket.write(`GET /health HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`));
+    socket.once('data', (chunk: Buffer) => {
+      resolve(chunk.toString('latin1').startsWith('HTTP/1.1') ? 'answered' : 'garbage');
+      socket.destroy();
+    });
+    socket.once('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+    socket.once('close', () => resolve('closed without an answer'));
+  });
+}
+
 describe('mutual TLS', () => {
   it('fails the TLS handshake of the API host without a client certificate', async () => {
-    const agent = new Agent({ connect: { ca: t.sandbox.credentials.caCertPem } });
-    await expect(request(`${t.sandbox.urls.api}/health`, { dispatcher: agent })).rejects.toThrow();
+    const c = t.sandbox.credentials;
+    // The same port answers a client with the right certificate: the refusal is the handshake's.
+    expect(await tlsOutcome(t.sandbox.urls.api, { cert: c.clientCertPem, key: c.clientKeyPem })).toBe(
+      'answered',
+    );
+    expect(await tlsOutcome(t.sandbox.urls.api)).toBe('ERR_SSL_TLSV13_ALERT_CERTIFICATE_REQUIRED');
+    const agent = new Agent({ connect: { ca: c.caCertPem } });
+    const err = await request(`${t.sandbox.urls.api}/health`, { dispatcher: agent }).then(
+      () => undefined,
+      (e: NodeJS.ErrnoException) => e,
+    );
+    expect(err?.code).toBe('UND_ERR_SOCKET');
     await agent.close();
   });
 
@@ -26,13 +60,11 @@ describe('mutual TLS', () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-pki-'));
     try {
       const other = ensurePki(dir);
-      const agent = new Agent({
-        connect: { ca: t.sandbox.credentials.caCertPem, cert: other.clientCertPem, key: other.clientKeyPem },
-      });
-      await expect(
-        request(`${t.sandbox.urls.auth}/oauth2/token`, { method: 'POST', dispatcher: agent }),
-      ).rejects.toThrow();
-      await agent.close();
+      const identity = { cert: other.clientCertPem, key: other.clientKeyPem };
+      const own = { cert: t.sandbox.credentials.clientCertPem, key: t.sandbox.credentials.clientKeyPem };
+      expect(await tlsOutcome(t.sandbox.urls.auth, own)).toBe('answered');
+      // TLS 1.3: the client's side of the handshake completes, then the server drops it unanswered.
+      expect(await tlsOutcome(t.sandbox.urls.auth, identity)).toBe('closed without an answer');
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -114,5 +146,19 @@ describe('API host header layers', () => {
     expect(other.headers['content-type']).toBe('application/problem+json');
     const unknown = await t.api('GET', '/jobs', { headers: { 'x-managed-company-id': 'cmp_nobody' } });
     expect(unknown.status).toBe(403);
+  });
+
+  it('refuses x-managed-company-id once the caller is no longer a TECHNOLOGY_PARTNER', async () => {
+    const store = t.sandbox.ctx.store;
+    const partner = store.get('company', SEED.partnerCompanyId);
+    expect(partner?.['role']).toBe('TECHNOLOGY_PARTNER');
+    store.put('company', { ...partner, id: SEED.partnerCompanyId, role: 'REGULAR' });
+    try {
+      const res = await t.api('GET', '/jobs', { headers: { 'x-managed-company-id': SEED.managedCompanyId } });
+      expect(res.status).toBe(403);
+      expect((await t.api('GET', '/jobs')).status).toBe(200);
+    } finally {
+      store.put('company', { ...partner, id: SEED.partnerCompanyId });
+    }
   });
 });

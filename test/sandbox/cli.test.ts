@@ -3,25 +3,11 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { InvalidArgumentError } from 'commander';
 import { afterAll, describe, expect, it } from 'vitest';
-import { parseDuration } from '../../src/cli/sandbox-command.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-describe('parseDuration', () => {
-  it('reads ms, s, m, h and d, and a bare number as milliseconds', () => {
-    expect(parseDuration('30s')).toBe(30_000);
-    expect(parseDuration('10m')).toBe(600_000);
-    expect(parseDuration('2h')).toBe(7_200_000);
-    expect(parseDuration('1d')).toBe(86_400_000);
-    expect(parseDuration('250ms')).toBe(250);
-    expect(parseDuration('1500')).toBe(1500);
-    expect(() => parseDuration('soon')).toThrow(InvalidArgumentError);
-  });
-});
 
 describe('docex-agent sandbox', () => {
   it('starts, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {

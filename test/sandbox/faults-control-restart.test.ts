@@ -80,6 +80,7 @@ describe('control API', () => {
   it('lists every job with the uploaded size and MD5 as the sandbox received them', async () => {
     const job = await newJob('listed.pdf');
     await t.files('PUT', job.fileUploadUrl, { body: samplePdf });
+    await t.sandbox.settle();
     const res = await t.control('GET', '/jobs');
     expect(res.status).toBe(200);
     expect(res.body.items).toContainEqual(
@@ -135,6 +136,7 @@ describe('state folder and restart', () => {
   it('keeps certificates, credentials, jobs and events across a restart on the same folder', async () => {
     const job = await newJob('persisted.pdf');
     await t.files('PUT', job.fileUploadUrl, { body: samplePdf });
+    await t.sandbox.settle();
     const before = t.sandbox.credentials;
     const stateDir = t.stateDir;
     await t.stop({ keepState: true });

@@ -42,6 +42,7 @@ describe('single-file job, upload and lifecycle', () => {
     expect(jobSchema.safeParse(before.body).success).toBe(true);
 
     const put = await t.files('PUT', job.fileUploadUrl, { body: samplePdf });
+    await t.sandbox.settle();
     expect(put.status).toBe(200);
     expect(put.headers['etag']).toBe(`"${md5(samplePdf)}"`);
 
@@ -122,6 +123,7 @@ describe('single-file job, upload and lifecycle', () => {
   it('fails a job whose file is not a PDF, with an errorList entry and no events', async () => {
     const job = await createJob(W.pdfEmail, 'not-really.pdf');
     expect((await t.files('PUT', job.fileUploadUrl, { body: 'hello, not a pdf' })).status).toBe(200);
+    await t.sandbox.settle();
     const res = await t.api('GET', `/jobs/${job.id}`);
     expect(res.body.status).toBe('FAILED');
     expect(res.body.errorList[0].message).toMatch(/not a PDF/);
@@ -134,6 +136,7 @@ describe('what an uploaded file becomes', () => {
     const job = await createJob(W.pdfEmail, 'batch.zip');
     const zip = readFileSync(new URL('../../samples/pdf-email/invoices-2026-batch.zip', import.meta.url));
     expect((await t.files('PUT', job.fileUploadUrl, { body: zip })).status).toBe(200);
+    await t.sandbox.settle();
     const events = await finalEvents(job.id, 3);
     expect(events.map((e: { sendingSourceFileReference: string }) => e.sendingSourceFileReference)).toEqual([
       'invoices/invoice-2026-0002.pdf',
@@ -146,11 +149,13 @@ describe('what an uploaded file becomes', () => {
     const csvJob = await createJob(W.dataFile, 'customers.csv');
     const csv = readFileSync(new URL('../../samples/data-file/customers.csv', import.meta.url));
     expect((await t.files('PUT', csvJob.fileUploadUrl, { body: csv })).status).toBe(200);
+    await t.sandbox.settle();
     expect((await t.api('GET', `/jobs/${csvJob.id}`)).body.sendingEventCount).toBe(3);
 
     const ublJob = await createJob(W.ubl, 'invoice.xml');
     const ubl = readFileSync(new URL('../../samples/ubl/invoice-base-example.xml', import.meta.url));
     expect((await t.files('PUT', ublJob.fileUploadUrl, { body: ubl })).status).toBe(200);
+    await t.sandbox.settle();
     const [event] = await finalEvents(ublJob.id, 1);
     expect(event.taskDetails[0].taskType).toBe('PEPPOL');
   });

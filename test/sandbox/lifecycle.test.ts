@@ -64,8 +64,8 @@ describe('sending event lifecycle', () => {
     expect(
       mine.filter((e) => e.type === 'sending.event.status.changed').map((e) => e.data['businessStatus']),
     ).toEqual(['SCHEDULED_FOR_EXECUTION', 'IN_PROGRESS', 'SUCCESS']);
+    // Generated files only: the original was the caller's own upload.
     expect(mine.filter((e) => e.type === 'sending.event.file.ready').map((e) => e.data['type'])).toEqual([
-      'ORIGINAL',
       'DELIVERY_PROOF',
       'SUBMISSION_REPORT',
     ]);

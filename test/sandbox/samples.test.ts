@@ -28,6 +28,7 @@ describe('samples', () => {
     const job = await t.api('POST', '/jobs/single-file', { body: { workflowId, filename } });
     expect(job.status).toBe(201);
     expect((await t.files('PUT', job.body.fileUploadUrl, { body: sample(rel) })).status).toBe(200);
+    await t.sandbox.settle();
     const res = await t.api('GET', `/jobs/${job.body.id}`);
     expect(res.body).toMatchObject({ status: 'PROCESSING', sendingEventCount: events });
   });

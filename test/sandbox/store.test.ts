@@ -47,6 +47,28 @@ describe('sandbox store', () => {
     expect(page).toEqual({ items: [{ id: 'se_1', ok: true }], totalItems: 1 });
   });
 
+  it('counts with both a parent and a company filter the records of that company only', () => {
+    store.insert('se', { id: 'se_1', companyId: 'c1' }, { companyId: 'c1', parentId: 'job_1' });
+    store.insert('se', { id: 'se_2', companyId: 'c2' }, { companyId: 'c2', parentId: 'job_1' });
+    store.insert('se', { id: 'se_3', companyId: 'c1' }, { companyId: 'c1', parentId: 'job_1' });
+    const page = store.page('se', { parentId: 'job_1', companyId: 'c1', maxItems: 1 });
+    expect(page?.items.map((r) => r.id)).toEqual(['se_1']);
+    expect(page?.totalItems).toBe(2);
+  });
+
+  it('reads each record once for a filtered page, whatever page it is, and counts them all', () => {
+    for (let i = 1; i <= 50; i++) store.insert('job', { id: `job_${i}`, n: i }, { companyId: 'c' });
+    let calls = 0;
+    const even = (r: Record<string, unknown>) => {
+      calls++;
+      return (r['n'] as number) % 2 === 0;
+    };
+    const page = store.page('job', { companyId: 'c', maxItems: 3, after: 'job_20', where: even });
+    expect(page?.items.map((r) => r.id)).toEqual(['job_22', 'job_24', 'job_26']);
+    expect(page?.totalItems).toBe(25);
+    expect(calls).toBe(50);
+  });
+
   it('replaces a record with put and removes it with delete', () => {
     store.insert('job', { id: 'job_1', status: 'A' });
     store.put('job', { id: 'job_1', status: 'B' });

@@ -383,6 +383,21 @@ describe('WebhookDispatcher', () => {
     expect(verify(sub.secret, r.received[1]!)).toMatchObject({ data: { jobId: 'j9' } });
   });
 
+  it('aborts a delivery in flight on stop instead of waiting for its timeout, and keeps it pending', async () => {
+    freshStore();
+    const r = await receiver([-1]);
+    subscribe(r.url, ['job.status.changed']);
+    const d = dispatcher([10], 15_000);
+    d.start();
+    d.enqueue({ type: 'job.status.changed', companyId: 'cmp_a', data: { jobId: 'j_stop' } });
+    await until(() => r.received.length === 1);
+    const started = Date.now();
+    await d.stop();
+    expect(Date.now() - started).toBeLessThan(1_000);
+    // Not counted as an attempt: the next start sends it again with the same webhook-id.
+    expect(deliveries()[0]).toMatchObject({ state: 'PENDING', attempts: 0 });
+  });
+
   it('cancels a pending delivery whose subscription was disabled', async () => {
     freshStore();
     const r = await receiver([500]);

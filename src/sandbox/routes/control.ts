@@ -1,11 +1,16 @@
 import { z } from 'zod';
 import { isDocexError } from '../../core/errors.js';
+import { isFinalSendingEvent } from '../../domain/wire.js';
 import type { SandboxContext } from '../context.js';
 import { type FaultInjector, faultSchema } from '../faults.js';
-import { problem, type Router, readJson, type SandboxRequest, sendJson } from '../http.js';
+import { problem, type Router, sendJson } from '../http.js';
 import type { Lifecycle } from '../lifecycle.js';
-import { isFinalEvent, type JobRecord, type SendingEventRecord } from '../records.js';
-import { zodErrors } from './jobs.js';
+import { PEPPOL_DOCUMENT_KIND } from '../peppol-documents.js';
+import type { JobRecord, SendingEventRecord } from '../records.js';
+import { WEBHOOK_KIND } from '../webhook-dispatcher.js';
+import { readJsonBody } from './route-helpers.js';
+import { USAGE_EVENT_KIND } from './usage-query.js';
+import { WORKFLOW_KIND } from './workflows.js';
 
 /**
  * The sandbox's own control API under /_sandbox/ on the files host, for tests and demos: look at
@@ -22,12 +27,6 @@ export interface ControlDeps {
 const outcomeSchema = z.object({ businessStatus: z.enum(['SUCCESS', 'FAILURE', 'REJECTED']) });
 const advanceSchema = z.object({ ms: z.number().int().min(0) });
 const peppolSchema = z.object({ xml: z.string().min(1) });
-
-async function body<T>(req: SandboxRequest, schema: z.ZodType<T>): Promise<T> {
-  const parsed = schema.safeParse((await readJson(req.raw)) ?? {});
-  if (!parsed.success) throw problem(400, 'the request body is not valid', zodErrors(parsed.error));
-  return parsed.data;
-}
 
 export function registerControlRoutes(router: Router, ctx: SandboxContext, deps: ControlDeps): void {
   router.add('GET', '/_sandbox/jobs', (_req, res) => {
@@ -53,11 +52,11 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
       'job',
       'sending-event',
       'blob',
-      'workflow',
+      WORKFLOW_KIND,
       'company',
-      'webhook',
-      'usage-event',
-      'peppol-document',
+      WEBHOOK_KIND,
+      USAGE_EVENT_KIND,
+      PEPPOL_DOCUMENT_KIND,
     ]) {
       counts[kind] = ctx.store.count(kind);
     }
@@ -65,7 +64,7 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
     let active = 0;
     for (const event of ctx.store.iterate<SendingEventRecord>('sending-event')) {
       byBusinessStatus[event.businessStatus] = (byBusinessStatus[event.businessStatus] ?? 0) + 1;
-      if (!isFinalEvent(event)) active++;
+      if (!isFinalSendingEvent(event)) active++;
     }
     sendJson(res, 200, {
       time: new Date(ctx.clock.now()).toISOString(),
@@ -81,7 +80,7 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
   });
 
   router.add('POST', '/_sandbox/faults', async (req, res) => {
-    const fault = await body(req, faultSchema);
+    const fault = await readJsonBody(req, faultSchema);
     deps.faults.add(fault);
     ctx.log.info({ fault }, 'fault injected');
     sendJson(res, 201, { items: deps.faults.list() });
@@ -94,17 +93,17 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
   });
 
   router.add('POST', '/_sandbox/clock/advance', async (req, res) => {
-    const { ms } = await body(req, advanceSchema);
+    const { ms } = await readJsonBody(req, advanceSchema);
     await deps.advanceClock(ms);
     sendJson(res, 200, { time: new Date(ctx.clock.now()).toISOString() });
   });
 
   router.add('POST', '/_sandbox/sending-events/:id/outcome', async (req, res) => {
-    const { businessStatus } = await body(req, outcomeSchema);
+    const { businessStatus } = await readJsonBody(req, outcomeSchema);
     const id = req.params['id'] ?? '';
     const event = ctx.store.get<SendingEventRecord>('sending-event', id);
     if (!event) throw problem(404, `sending event ${id} does not exist`);
-    if (isFinalEvent(event) || deps.lifecycle.isFinalizing(id))
+    if (isFinalSendingEvent(event) || deps.lifecycle.isFinalizing(id))
       throw problem(409, `sending event ${id} is already final`);
     ctx.store.put('sending-event', { ...event, forcedOutcome: businessStatus });
     ctx.log.info({ sendingEventId: id, businessStatus }, 'outcome forced');
@@ -114,7 +113,7 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
   const addPeppol = deps.addPeppolDocument;
   if (addPeppol) {
     router.add('POST', '/_sandbox/peppol-documents', async (req, res) => {
-      const { xml } = await body(req, peppolSchema);
+      const { xml } = await readJsonBody(req, peppolSchema);
       let added: unknown;
       try {
         added = addPeppol(xml);

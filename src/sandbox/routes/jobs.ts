@@ -1,7 +1,6 @@
 import path from 'node:path';
-import type { z } from 'zod';
 import { isoTime } from '../../core/clock.js';
-import { checkPayloadRules, normalisePayload } from '../../domain/payload-rules.js';
+import { checkPayloadRules, normalisePayload, payloadViolationStatus } from '../../domain/payload-rules.js';
 import {
   type PayloadJobRequest,
   payloadJobRequestSchema,
@@ -9,20 +8,15 @@ import {
   type Workflow,
 } from '../../domain/wire.js';
 import { saveBlob } from '../blobs.js';
-import { payloadItem } from '../content.js';
+import { payloadItem } from '../content/index.js';
 import type { SandboxContext } from '../context.js';
-import {
-  type Caller,
-  parseMaxItems,
-  problem,
-  type Router,
-  readJson,
-  type SandboxRequest,
-  sendJson,
-} from '../http.js';
+import { type Caller, parseMaxItems, problem, type Router, sendJson } from '../http.js';
 import type { Lifecycle } from '../lifecycle.js';
+import { payloadEventFields } from '../payload-event.js';
 import { renderPayloadDocumentPdf } from '../proofs.js';
 import { type JobKind, type JobRecord, toWireJob } from '../records.js';
+import { callerOf, isIsoDateTime, readJsonBody, strictTimeParam } from './route-helpers.js';
+import { WORKFLOW_KIND } from './workflows.js';
 
 /** Which extensions a single-file workflow takes (decisions.md, Workflows). */
 const SINGLE_FILE_EXTENSIONS: Record<string, readonly string[]> = {
@@ -31,54 +25,33 @@ const SINGLE_FILE_EXTENSIONS: Record<string, readonly string[]> = {
   UBL: ['.xml', '.zip'],
 };
 
-const WIRE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
-
-export function zodErrors(error: z.ZodError): { field: string; message: string }[] {
-  return error.issues.map((i) => ({ field: i.path.join('.') || '(body)', message: i.message }));
-}
-
-export function callerOf(req: SandboxRequest): Caller {
-  if (!req.caller) throw problem(401, 'not authenticated');
-  return req.caller;
-}
-
-/** A time filter of a list: absent, or exactly the wire format (else 400). */
-export function timeFilter(req: SandboxRequest, name: string): string | undefined {
-  const value = req.query.get(name);
-  if (value === null) return undefined;
-  if (!WIRE_TIME.test(value) || Number.isNaN(Date.parse(value))) {
-    throw problem(400, `${name} must be a UTC time as yyyy-MM-dd'T'HH:mm:ss.SSS'Z'`, [
-      { field: name, message: 'invalid date-time' },
-    ]);
-  }
-  return value;
-}
-
 function workflowFor(ctx: SandboxContext, caller: Caller, workflowId: string): Workflow {
-  const workflow = ctx.store.get<Workflow & { id: string }>('workflow', workflowId);
+  const workflow = ctx.store.get<Workflow & { id: string }>(WORKFLOW_KIND, workflowId);
   if (!workflow || workflow.isDeleted) throw problem(404, `workflow ${workflowId} does not exist`);
   if (workflow.companyId !== caller.companyId)
     throw problem(403, `workflow ${workflowId} belongs to another company`);
   return workflow;
 }
 
-async function parseBody<T>(req: SandboxRequest, schema: z.ZodType<T>): Promise<T> {
-  const parsed = schema.safeParse(await readJson(req.raw));
-  if (!parsed.success) throw problem(400, 'the request body is not valid', zodErrors(parsed.error));
-  return parsed.data;
-}
-
+/** The payload rules (payload-rules.ts), then the sandbox's own check of the execution date. */
 function checkRules(
   endpoint: 'payload-pdf' | 'payload-word',
   request: PayloadJobRequest,
   workflow: Workflow,
 ): void {
   const violations = checkPayloadRules({ endpoint, request, workflow });
-  if (violations.length === 0) return;
-  const errors = violations.map((v) => ({ field: v.field, message: v.message }));
-  const unsupported = violations.find((v) => v.status === 415);
-  if (unsupported) throw problem(415, unsupported.message, errors);
-  throw problem(400, violations.map((v) => v.message).join('; '), errors);
+  if (violations.length > 0) {
+    const errors = violations.map((v) => ({ field: v.field, message: v.message }));
+    const status = payloadViolationStatus(violations);
+    const shown = status === 415 ? violations.filter((v) => v.status === 415) : violations;
+    throw problem(status, shown.map((v) => v.message).join('; '), errors);
+  }
+  // The client's wire schema is tolerant; the service is not: a date-time or nothing.
+  const at = request.sendingEventExecutionDateUtc;
+  if (at !== undefined && at !== null && (typeof at !== 'string' || !isIsoDateTime(at))) {
+    const field = 'sendingEventExecutionDateUtc';
+    throw problem(400, `${field} must be an ISO 8601 date-time`, [{ field, message: 'invalid date-time' }]);
+  }
 }
 
 export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle: Lifecycle): void {
@@ -123,7 +96,7 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
 
   router.add('POST', '/jobs/single-file', async (req, res) => {
     const caller = callerOf(req);
-    const body = await parseBody(req, singleFileJobRequestSchema);
+    const body = await readJsonBody(req, singleFileJobRequestSchema);
     const workflow = workflowFor(ctx, caller, body.workflowId);
     const type = workflow.inputSource.type;
     const errors: { field: string; message: string }[] = [];
@@ -151,7 +124,7 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
 
   router.add('POST', '/jobs/payload-pdf', async (req, res) => {
     const caller = callerOf(req);
-    const raw = await parseBody(req, payloadJobRequestSchema);
+    const raw = await readJsonBody(req, payloadJobRequestSchema);
     const workflow = workflowFor(ctx, caller, raw.workflowId);
     // Rules name fields as sent, so they run before normalisation.
     checkRules('payload-pdf', raw, workflow);
@@ -169,7 +142,7 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
 
   router.add('POST', '/jobs/payload-word', async (req, res) => {
     const caller = callerOf(req);
-    const raw = await parseBody(req, payloadJobRequestSchema);
+    const raw = await readJsonBody(req, payloadJobRequestSchema);
     const workflow = workflowFor(ctx, caller, raw.workflowId);
     // Rules name fields as sent, so they run before normalisation.
     checkRules('payload-word', raw, workflow);
@@ -215,43 +188,32 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
   router.add('GET', '/jobs', (req, res) => {
     const caller = callerOf(req);
     const maxItems = parseMaxItems(req.query);
-    const from = timeFilter(req, 'from');
-    const until = timeFilter(req, 'until');
+    const from = strictTimeParam(req.query, 'from');
+    const until = strictTimeParam(req.query, 'until');
     const workflowId = req.query.get('workflowId') ?? undefined;
     const after = req.query.get('after') ?? undefined;
+    const filtered = from !== undefined || until !== undefined || workflowId !== undefined;
     const page = ctx.store.page<JobRecord>('job', {
       companyId: caller.companyId,
       maxItems,
       ...(after !== undefined ? { after } : {}),
-      where: (r) => {
-        const job = r as JobRecord;
-        return (
-          (from === undefined || job.startDate > from) &&
-          (until === undefined || job.startDate < until) &&
-          (workflowId === undefined || job.workflowId === workflowId)
-        );
-      },
+      // Without a filter the store counts in SQL instead of reading every record.
+      ...(filtered
+        ? {
+            where: (r) => {
+              const job = r as JobRecord;
+              const start = Date.parse(job.startDate);
+              return (
+                (from === undefined || start > from) &&
+                (until === undefined || start < until) &&
+                (workflowId === undefined || job.workflowId === workflowId)
+              );
+            },
+          }
+        : {}),
     });
     if (!page)
       throw problem(400, `after names no job: ${after}`, [{ field: 'after', message: 'unknown id' }]);
     sendJson(res, 200, { items: page.items.map(toWireJob), totalItems: page.totalItems });
   });
-}
-
-/** What a payload job's sending event carries beyond the common fields. */
-export function payloadEventFields(
-  job: JobRecord,
-  workflow: Workflow,
-): { extraInfo: { name: string; value: unknown }[]; executionDateUtc: string | null; invoiceId?: string } {
-  const payload = job.payload;
-  const extraInfo = (payload?.extraInfoIdentifiers ?? []).map((e) => ({
-    name: e.name,
-    value: e.mustBeEncrypted || e.isEncrypted ? '[encrypted]' : e.value,
-  }));
-  const invoiceRef = payload?.channelIdentifiers.find((c) => c.kind === 'INVOICE_REFERENCE')?.value;
-  return {
-    extraInfo,
-    executionDateUtc: job.sendingEventExecutionDateUtc ?? null,
-    ...(workflow.invoiceConfiguration?.enableInvoiceTracking && invoiceRef ? { invoiceId: invoiceRef } : {}),
-  };
 }

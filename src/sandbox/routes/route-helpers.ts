@@ -1,6 +1,6 @@
 /** Small pieces every Interface A route of this folder shares: the caller, pages, body checks. */
 import type { z } from 'zod';
-import { type Caller, parseMaxItems, problem, type SandboxRequest } from '../http.js';
+import { type Caller, parseMaxItems, problem, readJson, type SandboxRequest } from '../http.js';
 import type { Store, StoredRecord } from '../store.js';
 
 /** The authenticated caller; auth runs before every Interface A handler, so absence is a bug. */
@@ -43,14 +43,19 @@ export function ownRecord<T extends StoredRecord>(
   return record;
 }
 
+/** Each zod issue as an `errors[]` entry of a problem. */
+export function zodErrors(error: z.ZodError): { field: string; message: string }[] {
+  return error.issues.map((issue) => ({
+    field: issue.path.map(String).join('.') || '(body)',
+    message: issue.message,
+  }));
+}
+
 /** Validates a body with zod; each issue becomes an `errors[]` entry of a 400. */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
   const result = schema.safeParse(body ?? {});
   if (result.success) return result.data;
-  const errors = result.error.issues.map((issue) => ({
-    field: issue.path.map(String).join('.') || '(body)',
-    message: issue.message,
-  }));
+  const errors = zodErrors(result.error);
   throw problem(
     400,
     `invalid request body: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`,
@@ -70,4 +75,35 @@ export function parseTimeParam(query: URLSearchParams, name: string, required = 
     : Number.NaN;
   if (Number.isNaN(ms)) throw problem(400, `query parameter ${name} is not an ISO 8601 date-time: ${raw}`);
   return ms;
+}
+
+/** Reads the JSON body of a request (400 when malformed) and validates it with `schema`. */
+export async function readJsonBody<S extends z.ZodType>(req: SandboxRequest, schema: S): Promise<z.infer<S>> {
+  return parseBody(schema, await readJson(req.raw));
+}
+
+/** The specification's strict time format yyyy-MM-dd'T'HH:mm:ss.SSS'Z'. */
+const STRICT_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+
+/** Epoch ms of a query time in the strict wire format; absent is undefined (or 400 when required). */
+export function strictTimeParam(query: URLSearchParams, name: string, required = false): number | undefined {
+  const raw = query.get(name);
+  if (raw === null || raw === '') {
+    if (required) throw problem(400, `query parameter ${name} is required`);
+    return undefined;
+  }
+  const ms = STRICT_TIME.test(raw) ? Date.parse(raw) : Number.NaN;
+  if (Number.isNaN(ms)) {
+    throw problem(400, `query parameter ${name} must be yyyy-MM-ddTHH:mm:ss.SSSZ, got ${raw}`, [
+      { field: name, message: 'invalid date-time' },
+    ]);
+  }
+  return ms;
+}
+
+/** An ISO 8601 date-time with seconds and a zone (Z or ±hh:mm), as a JSON date-time field must be. */
+const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/i;
+
+export function isIsoDateTime(value: string): boolean {
+  return ISO_DATE_TIME.test(value) && !Number.isNaN(Date.parse(value));
 }

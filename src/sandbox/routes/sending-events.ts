@@ -1,15 +1,10 @@
-import type { Workflow } from '../../domain/wire.js';
+import { isFinalSendingEvent, type Workflow } from '../../domain/wire.js';
 import type { SandboxContext } from '../context.js';
 import { parseMaxItems, problem, type Router, type SandboxRequest, sendJson } from '../http.js';
 import type { Lifecycle } from '../lifecycle.js';
-import {
-  type BlobRecord,
-  isFinalEvent,
-  type JobRecord,
-  type SendingEventRecord,
-  toWireSendingEvent,
-} from '../records.js';
-import { callerOf, timeFilter } from './jobs.js';
+import { type BlobRecord, type JobRecord, type SendingEventRecord, toWireSendingEvent } from '../records.js';
+import { callerOf, strictTimeParam } from './route-helpers.js';
+import { WORKFLOW_KIND } from './workflows.js';
 
 export function registerSendingEventRoutes(router: Router, ctx: SandboxContext, lifecycle: Lifecycle): void {
   const eventOf = (req: SandboxRequest): SendingEventRecord => {
@@ -28,24 +23,31 @@ export function registerSendingEventRoutes(router: Router, ctx: SandboxContext, 
   router.add('GET', '/sending-events', (req, res) => {
     const caller = callerOf(req);
     const maxItems = parseMaxItems(req.query);
-    const from = timeFilter(req, 'from');
-    const until = timeFilter(req, 'until');
+    const from = strictTimeParam(req.query, 'from');
+    const until = strictTimeParam(req.query, 'until');
     const businessStatus = req.query.get('businessStatus') ?? undefined;
     const jobId = req.query.get('jobId') ?? undefined;
     const after = req.query.get('after') ?? undefined;
+    const filtered = from !== undefined || until !== undefined || businessStatus !== undefined;
     const page = ctx.store.page<SendingEventRecord>('sending-event', {
       companyId: caller.companyId,
       ...(jobId !== undefined ? { parentId: jobId } : {}),
       ...(after !== undefined ? { after } : {}),
       maxItems,
-      where: (r) => {
-        const e = r as SendingEventRecord;
-        return (
-          (from === undefined || e.startDate > from) &&
-          (until === undefined || e.startDate < until) &&
-          (businessStatus === undefined || e.businessStatus === businessStatus)
-        );
-      },
+      // Without a filter the store counts in SQL instead of reading every record.
+      ...(filtered
+        ? {
+            where: (r) => {
+              const e = r as SendingEventRecord;
+              const start = Date.parse(e.startDate);
+              return (
+                (from === undefined || start > from) &&
+                (until === undefined || start < until) &&
+                (businessStatus === undefined || e.businessStatus === businessStatus)
+              );
+            },
+          }
+        : {}),
     });
     if (!page)
       throw problem(400, `after names no sending event: ${after}`, [
@@ -57,11 +59,11 @@ export function registerSendingEventRoutes(router: Router, ctx: SandboxContext, 
   router.add('POST', '/sending-events/:id/resend', (req, res) => {
     const source = eventOf(req);
     if (source.resendOf) throw problem(409, `sending event ${source.id} is itself a re-send`);
-    if (!isFinalEvent(source) || lifecycle.isFinalizing(source.id)) {
+    if (!isFinalSendingEvent(source) || lifecycle.isFinalizing(source.id)) {
       throw problem(409, `sending event ${source.id} is not in a final state`);
     }
     const job = ctx.store.get<JobRecord>('job', source.jobId);
-    const workflow = ctx.store.get<Workflow & { id: string }>('workflow', source.workflowId);
+    const workflow = ctx.store.get<Workflow & { id: string }>(WORKFLOW_KIND, source.workflowId);
     const original = source.documents.find((d) => d.type === 'ORIGINAL');
     const blob = original ? ctx.store.get<BlobRecord>('blob', original.fileReference) : undefined;
     if (!job || !workflow || !blob) throw problem(409, `sending event ${source.id} can no longer be re-sent`);

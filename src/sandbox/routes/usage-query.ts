@@ -88,22 +88,37 @@ function mayReadCompany(ctx: SandboxContext, req: SandboxRequest, companyId: str
   return company?.['technologyPartnerId'] === caller.ownCompanyId;
 }
 
-export function usageDetails(ctx: SandboxContext, req: SandboxRequest) {
+/**
+ * Usage events in a range. Interface A reads one company (its own or a managed one); Interface B
+ * passes `visibleCompanyIds`, and then no companyId means every company it may see.
+ */
+export function usageDetails(
+  ctx: SandboxContext,
+  req: SandboxRequest,
+  visibleCompanyIds?: ReadonlySet<string>,
+) {
   const { from, until } = range(req.query, true);
   const maxItems = parseMaxItems(req.query);
-  const companyId = req.query.get('companyId') ?? callerOf(req).companyId;
-  if (!mayReadCompany(ctx, req, companyId))
-    throw problem(403, `usage of company ${companyId} is not visible to the caller`);
+  const requested = req.query.get('companyId');
+  if (requested === '') throw problem(400, 'companyId is empty');
+  const companyId = requested ?? (visibleCompanyIds ? undefined : callerOf(req).companyId);
+  if (companyId !== undefined) {
+    const allowed = visibleCompanyIds
+      ? visibleCompanyIds.has(companyId)
+      : mayReadCompany(ctx, req, companyId);
+    if (!allowed) throw problem(403, `usage of company ${companyId} is not visible to the caller`);
+  }
   const departments = departmentFilter(req.query);
   const cursor = req.query.get('cursor');
   const after = cursor === null ? undefined : decodeCursor(cursor);
 
   const page = ctx.store.page<UsageEventRecord>(USAGE_EVENT_KIND, {
-    companyId,
+    ...(companyId !== undefined ? { companyId } : {}),
     maxItems: maxItems + 1,
     ...(after !== undefined ? { after } : {}),
     where: (r) => {
       const e = r as UsageEventRecord;
+      if (companyId === undefined && !visibleCompanyIds?.has(e.companyId)) return false;
       if (!inRange(e, from, until)) return false;
       // With departmentIds, company-level usage (no department) is excluded.
       return departments === undefined || (e.departmentId !== undefined && departments.has(e.departmentId));

@@ -7,14 +7,14 @@ import { z } from 'zod';
 import { isoTime } from '../../core/clock.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/wire.js';
 import type { RouteModule, SandboxContext } from '../context.js';
-import { problem, readJson, type SandboxRequest, sendJson } from '../http.js';
+import { problem, type SandboxRequest, sendJson } from '../http.js';
 import {
   deliveryBody,
   WEBHOOK_KIND,
   WebhookDispatcher,
   type WebhookSubscriptionRecord,
 } from '../webhook-dispatcher.js';
-import { callerOf, companyPage, ownRecord, parseBody } from './route-helpers.js';
+import { callerOf, companyPage, ownRecord, readJsonBody } from './route-helpers.js';
 
 const webhookUrl = z.url({ protocol: /^https?$/ }).max(2048);
 const eventTypes = z
@@ -74,7 +74,7 @@ export function createWebhookRoutes(dispatcher?: WebhookDispatcher): RouteModule
     const sender = dispatcher ?? new WebhookDispatcher(ctx);
 
     router.add('POST', '/webhooks', async (req, res) => {
-      const body = parseBody(createBody, await readJson(req.raw));
+      const body = await readJsonBody(req, createBody);
       const companyId = callerOf(req).companyId;
       const at = isoTime(ctx.clock.now());
       const record: WebhookSubscriptionRecord = {
@@ -107,7 +107,7 @@ export function createWebhookRoutes(dispatcher?: WebhookDispatcher): RouteModule
 
     router.add('PATCH', '/webhooks/:id', async (req, res) => {
       const current = subscription(ctx, req);
-      const body = parseBody(updateBody, await readJson(req.raw));
+      const body = await readJsonBody(req, updateBody);
       const updated: WebhookSubscriptionRecord = {
         ...current,
         ...(body.url !== undefined ? { url: body.url } : {}),
@@ -139,7 +139,7 @@ export function createWebhookRoutes(dispatcher?: WebhookDispatcher): RouteModule
 
     router.add('POST', '/webhooks/:id/test', async (req, res) => {
       const current = subscription(ctx, req);
-      const body = parseBody(testBody, await readJson(req.raw));
+      const body = await readJsonBody(req, testBody);
       let type = body.eventType as WebhookEventType | undefined;
       if (type === undefined) {
         if (current.eventTypes.length > 1) {
