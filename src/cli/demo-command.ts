@@ -31,6 +31,7 @@ export function registerDemoCommand(program: Command): void {
         apiPort: 8443,
         authPort: 8444,
         filesPort: 8445,
+        adminPort: 8446,
         speed: opts.speed,
         log,
       });

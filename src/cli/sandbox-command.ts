@@ -11,6 +11,7 @@ interface SandboxCommandOptions {
   apiPort: number;
   authPort: number;
   filesPort: number;
+  adminPort: number;
   uploadWindow?: number;
   speed?: number;
   demo?: boolean;
@@ -27,6 +28,7 @@ export function registerSandboxCommand(program: Command): void {
     .option('--api-port <port>', 'port of the API host', parsePort, 8443)
     .option('--auth-port <port>', 'port of the OAuth token host', parsePort, 8444)
     .option('--files-port <port>', 'port of the upload/download and control host', parsePort, 8445)
+    .option('--admin-port <port>', 'port of the Interface B (partner administration) host', parsePort, 8446)
     .option(
       '--upload-window <duration>',
       'how long a job waits for its file (e.g. 30s, 10m, 2h)',
@@ -44,6 +46,7 @@ export function registerSandboxCommand(program: Command): void {
         apiPort: opts.apiPort,
         authPort: opts.authPort,
         filesPort: opts.filesPort,
+        adminPort: opts.adminPort,
         ...(opts.uploadWindow !== undefined ? { uploadWindowMs: opts.uploadWindow } : {}),
         speed: opts.speed ?? (opts.demo ? 10 : 1),
         log,
@@ -57,6 +60,7 @@ export function registerSandboxCommand(program: Command): void {
           `  credentials:      ${path.join(sandbox.paths.stateDir, 'credentials.json')} (mode 0600)`,
           `  CA certificate:   ${sandbox.paths.caCert}`,
           `  client cert/key:  ${sandbox.paths.clientCert}, ${sandbox.paths.clientKey}`,
+          `  Interface B:      ${sandbox.urls.admin}  (partner-admin client in admin-credentials.json)`,
           `  agent config:     ${sandbox.paths.agentConfigFragment}`,
           'Press Ctrl+C to stop.',
           '',
