@@ -1,0 +1,28 @@
+/**
+ * Start-up check of a folder's workflow: a workflow that is missing, disabled, not validated or of
+ * an input source that does not fit the folder stops that folder with a clear message, before the
+ * first file rather than at it. Pure: the caller fetches the workflow.
+ */
+import { type FolderConfig, type FolderMode, resolveFolderMode } from '../config/index.js';
+import { isDocexError } from '../core/errors.js';
+import type { Workflow } from '../domain/wire.js';
+
+export type WorkflowCheck = { ok: true; mode: FolderMode } | { ok: false; reason: string };
+
+export function checkFolderWorkflow(
+  folder: Pick<FolderConfig, 'name' | 'workflowId' | 'mode'>,
+  workflow: Workflow,
+): WorkflowCheck {
+  const id = folder.workflowId;
+  if (workflow.isDeleted) return { ok: false, reason: `workflow ${id} is deleted` };
+  if (!workflow.enabled) return { ok: false, reason: `workflow ${id} is disabled; enable it in the portal` };
+  if (!workflow.validated) {
+    return { ok: false, reason: `workflow ${id} is not validated; validate it in the portal` };
+  }
+  try {
+    return { ok: true, mode: resolveFolderMode(folder, workflow.inputSource.type) };
+  } catch (err) {
+    if (isDocexError(err)) return { ok: false, reason: err.message };
+    throw err;
+  }
+}

@@ -1,0 +1,35 @@
+/**
+ * The one place that maps an error met while submitting a file to what happens to the file:
+ * refuse it (error folder), recreate its job (window over), ask the service whether an upload
+ * landed, or keep it and try again later (the service or network is unwell, not the file).
+ */
+import { API_ERROR_CODES, ApiError } from '../api/index.js';
+import { isDocexError } from '../core/errors.js';
+
+export type FailureOutcome =
+  | { kind: 'reject'; code: string; reason: string; details?: Record<string, unknown> }
+  | { kind: 'recreate'; code: string; reason: string }
+  | { kind: 'check-job'; code: string; reason: string }
+  | { kind: 'retry'; code: string; reason: string };
+
+/** Answers that say the request itself (so the file or its workflow) is wrong: sending again will not help. */
+const REFUSING_STATUSES = new Set([400, 404, 413, 415, 422]);
+
+export function classifyFailure(err: unknown, step: 'create' | 'upload'): FailureOutcome {
+  const reason = err instanceof Error ? err.message : String(err);
+  if (!isDocexError(err)) return { kind: 'retry', code: 'DOCEX_INTERNAL', reason };
+  const code = err.code;
+  if (code === API_ERROR_CODES.sourceChanged || code === API_ERROR_CODES.sourceRead) {
+    return { kind: 'reject', code, reason, ...(err.details ? { details: err.details } : {}) };
+  }
+  if (code === API_ERROR_CODES.uploadExpired) return { kind: 'recreate', code, reason };
+  if (code === API_ERROR_CODES.uploadMaybeDone) return { kind: 'check-job', code, reason };
+  if (err instanceof ApiError && err.status !== undefined) {
+    if (step === 'upload' && err.status === 409) return { kind: 'check-job', code, reason };
+    if (step === 'create' && REFUSING_STATUSES.has(err.status)) {
+      const problem = err.problem;
+      return { kind: 'reject', code, reason, ...(problem ? { details: { problem } } : {}) };
+    }
+  }
+  return { kind: 'retry', code, reason };
+}

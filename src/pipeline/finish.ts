@@ -1,0 +1,109 @@
+/**
+ * The last step of every file: a done file goes to `archive/YYYY-MM-DD/` with its result record,
+ * a refused one to the error folder with an error record and an operator's text. The journal's
+ * state decides which; a file already moved (crash after the rename) is left alone.
+ */
+import fs from 'node:fs/promises';
+import type { JournalItem } from '../journal/index.js';
+import { archiveDayDir, errorRecord, errorText, resultRecord } from './outcome-files.js';
+import { placeFile } from './place-file.js';
+import { sidecarPathOf, usesSidecars } from './sidecar.js';
+import type { FolderRuntime, StepContext } from './types.js';
+
+/** Payload files: what became of each row, and the report of refused rows. */
+export interface ResultExtras {
+  rows?: {
+    label: string | undefined;
+    state: string;
+    jobId: string | undefined;
+    reason: string | undefined;
+  }[];
+  report?: string;
+}
+
+export interface RejectionExtras {
+  details?: Record<string, unknown>;
+  /** A longer report (the bad rows of a payload file) for the .error.txt. */
+  report?: string;
+}
+
+function companions(rt: FolderRuntime, item: JournalItem): string[] {
+  return usesSidecars(rt) && item.claimedPath ? [sidecarPathOf(rt, item.claimedPath)] : [];
+}
+
+function markerSuffixes(rt: FolderRuntime | undefined): readonly string[] {
+  const stability = rt?.config.stability;
+  return stability?.kind === 'done-marker' ? stability.suffixes : [];
+}
+
+async function stillClaimed(item: JournalItem): Promise<boolean> {
+  if (!item.claimedPath) return false;
+  return fs.lstat(item.claimedPath).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */
+export async function archiveItem(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  extra: ResultExtras = {},
+): Promise<JournalItem> {
+  const log = ctx.log.child({ folder: item.folder, file: item.fileName, jobId: item.jobId });
+  if (ctx.keepFiles) {
+    log.debug({ itemId: item.id }, 'file kept in place');
+  } else if (await stillClaimed(item)) {
+    const now = ctx.clock.now();
+    const record = { ...resultRecord(item, now), ...extra };
+    const placed = await placeFile(
+      item.claimedPath!,
+      archiveDayDir(rt.config.archiveDir, now),
+      item.fileName,
+      [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
+      { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
+    );
+    log.info({ archived: placed }, 'file archived');
+  } else {
+    log.warn({ itemId: item.id }, 'file already moved out of .processing');
+  }
+  return ctx.journal.transition(item.id, 'done');
+}
+
+/** A `rejected` item whose file is still in `.processing/`: move it to the error folder. */
+export async function placeRejected(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  extras: RejectionExtras = {},
+): Promise<void> {
+  const log = ctx.log.child({ folder: item.folder, file: item.fileName, jobId: item.jobId });
+  if (ctx.keepFiles || !(await stillClaimed(item))) return;
+  const record = errorRecord(item, ctx.clock.now(), extras.details);
+  const placed = await placeFile(
+    item.claimedPath!,
+    rt.config.errorDir,
+    item.fileName,
+    [
+      { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
+      { suffix: '.error.txt', content: errorText(record, extras.report) },
+    ],
+    { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
+  );
+  log.warn({ code: record.code, reason: record.reason, placed }, 'file refused');
+}
+
+/** Records the refusal (one transaction), then moves the file: a crash in between is finished by recovery. */
+export async function rejectItem(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  code: string,
+  reason: string,
+  extras: RejectionExtras = {},
+): Promise<JournalItem> {
+  const rejected = ctx.journal.transition(item.id, 'rejected', { code, reason });
+  await placeRejected(ctx, rt, rejected, extras);
+  return rejected;
+}

@@ -1,0 +1,97 @@
+/**
+ * From a claimed file to a validated journal item: hash it, record the claim (duplicates are
+ * refused here), and inspect its content against the workflow. A file that changed since it was
+ * judged complete is refused, never half-sent.
+ */
+import fs from 'node:fs/promises';
+import { fileChange, type JournalItem } from '../journal/index.js';
+import { hashFile } from '../sources/hash.js';
+import { placeRejected, rejectItem } from './finish.js';
+import { inspectFile } from './inspect/index.js';
+import type { FolderRuntime, StepContext } from './types.js';
+
+export interface IntakeFile {
+  /** The name the ERP gave the file. */
+  name: string;
+  /** Where it was dropped (for status by path and duplicate checks). */
+  originalPath: string;
+  claimedPath: string;
+}
+
+/** Records the claim of a file now in `.processing/`; answers the item to drive (maybe already rejected). */
+export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: IntakeFile): Promise<JournalItem> {
+  const digest = await hashFile(file.claimedPath);
+  const st = await fs.stat(file.claimedPath);
+  const result = ctx.journal.claim({
+    folder: rt.config.name,
+    sourcePath: file.originalPath,
+    claimedPath: file.claimedPath,
+    fileName: file.name,
+    size: digest.size,
+    mtimeMs: st.mtimeMs,
+    sha256: digest.sha256,
+    workflowId: rt.config.workflowId,
+    mode: rt.mode,
+    allowDuplicates: rt.config.allowDuplicates,
+  });
+  const log = ctx.log.child({ folder: rt.config.name, file: file.name });
+  if (result.kind === 'duplicate') {
+    log.warn({ duplicateOf: result.earlier.id, jobId: result.earlier.jobId }, 'duplicate content');
+    await placeRejected(ctx, rt, result.item, {
+      details: { earlierFile: result.earlier.fileName, earlierJobId: result.earlier.jobId },
+    });
+    return result.item;
+  }
+  if (st.size !== digest.size) {
+    return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
+  }
+  log.info({ itemId: result.item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
+  return result.item;
+}
+
+/** `claimed` → `validated` or `rejected`. `rehash`: after a restart, check the file is the one claimed. */
+export async function validateItem(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  rehash: boolean,
+): Promise<JournalItem> {
+  const filePath = item.claimedPath;
+  const st = filePath ? await fs.stat(filePath).catch(() => undefined) : undefined;
+  if (!filePath || !st) {
+    return ctx.journal.transition(item.id, 'rejected', {
+      code: 'DOCEX_SOURCE_LOST',
+      reason: 'the claimed file is no longer in .processing',
+    });
+  }
+  const observed = {
+    size: st.size,
+    mtimeMs: st.mtimeMs,
+    ...(rehash ? { sha256: (await hashFile(filePath)).sha256 } : {}),
+  };
+  const change = fileChange(
+    { size: item.size ?? -1, mtimeMs: item.mtimeMs ?? -1, sha256: item.sha256 },
+    observed,
+  );
+  if (change.changed) {
+    return rejectItem(
+      ctx,
+      rt,
+      item,
+      'DOCEX_SOURCE_CHANGED',
+      `the file changed after it was taken (${change.what})`,
+    );
+  }
+  const inspection = await inspectFile({
+    path: filePath,
+    fileName: item.fileName,
+    inputSourceType: rt.workflow.inputSource.type,
+    maxBytes: ctx.maxFileBytes,
+  });
+  if (!inspection.ok) {
+    return rejectItem(ctx, rt, item, inspection.code, inspection.reason, {
+      ...(inspection.details ? { details: inspection.details } : {}),
+    });
+  }
+  return ctx.journal.transition(item.id, 'validated', { note: `${inspection.kind}` });
+}

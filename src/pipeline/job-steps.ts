@@ -1,0 +1,217 @@
+/**
+ * The job path shared by single-file items and payload-pdf rows: record the intent, create the
+ * job, record its id and URL, re-check the file, stream it up, record the upload. Every step starts
+ * from the journal, so the same code resumes after a crash. Errors go through classifyFailure (one
+ * place decides refuse / recreate / check the job / retry later).
+ */
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import fs from 'node:fs/promises';
+import { isApiError, type JobCreated } from '../api/index.js';
+import { normaliseJobStatus } from '../domain/wire.js';
+import { fileChange, type JournalItem, recoveryAction } from '../journal/index.js';
+import { classifyFailure } from './failures.js';
+import type { RejectionExtras } from './finish.js';
+import { findJobByName } from './job-lookup.js';
+import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
+
+/** Create intents per item at most: an upload window missed this often means something else is wrong. */
+export const MAX_ATTEMPTS = 5;
+const DEFAULT_WINDOW_MS = 2 * 3_600_000;
+
+/** What a job is made from and what its upload sends. */
+export interface JobTarget {
+  /** The file uploaded to the job (the item's own, or a payload row's parent file). */
+  filePath: string;
+  /** Size and mtime recorded at claim; a file that differs is refused, never half-sent. */
+  size: number | undefined;
+  mtimeMs: number | undefined;
+  /** The create request; `jobName` is the journal's deterministic name. */
+  create(jobName: string | undefined): Promise<JobCreated>;
+  /** Records (and for files, places) a refusal. */
+  reject(item: JournalItem, code: string, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
+}
+
+export function callOptions(ctx: StepContext, rt: FolderRuntime) {
+  return {
+    signal: ctx.signal,
+    ...(rt.config.managedCompanyId ? { managedCompanyId: rt.config.managedCompanyId } : {}),
+  };
+}
+
+async function md5Of(filePath: string): Promise<string> {
+  const hash = createHash('md5');
+  for await (const chunk of createReadStream(filePath)) hash.update(chunk as Buffer);
+  return hash.digest('hex');
+}
+
+/** A new intent (new job name); refused once MAX_ATTEMPTS were spent. */
+function newAttempt(ctx: StepContext, item: JournalItem, note: string): JournalItem {
+  if (item.attempt >= MAX_ATTEMPTS) {
+    return ctx.journal.transition(item.id, 'rejected', {
+      code: 'DOCEX_UPLOAD_WINDOW',
+      reason: `no upload succeeded in ${item.attempt} job attempts`,
+    });
+  }
+  return ctx.journal.transition(item.id, 'creating', { note });
+}
+
+/** `creating` → `created`: the POST, with the name recorded before it was sent. */
+async function createJob(ctx: StepContext, item: JournalItem, target: JobTarget): Promise<JournalItem> {
+  let created: JobCreated;
+  try {
+    created = await target.create(item.jobName);
+  } catch (err) {
+    const outcome = classifyFailure(err, 'create');
+    if (outcome.kind === 'reject') {
+      return target.reject(
+        item,
+        outcome.code,
+        outcome.reason,
+        outcome.details ? { details: outcome.details } : {},
+      );
+    }
+    throw new RetryLater(outcome.code, outcome.reason);
+  }
+  const deadline = created.uploadExpiresAt ? Date.parse(created.uploadExpiresAt) : Number.NaN;
+  const next = ctx.journal.transition(item.id, 'created', {
+    jobId: created.id,
+    uploadUrl: created.fileUploadUrl,
+    uploadDeadline: Number.isFinite(deadline) ? deadline : ctx.clock.now() + DEFAULT_WINDOW_MS,
+  });
+  ctx.log.info(
+    { folder: item.folder, file: item.fileName, jobId: created.id, attempt: next.attempt },
+    'job created',
+  );
+  return next;
+}
+
+/**
+ * `creating` found on arrival (a crash or a lost answer): look the job up by name first. A found
+ * job cannot be uploaded to (its URL was in the lost answer and the interface hands out no new
+ * one), so a new attempt is recorded and the orphan expires after its window.
+ */
+async function resolveIntent(ctx: StepContext, item: JournalItem, target: JobTarget): Promise<JournalItem> {
+  let found: Awaited<ReturnType<typeof findJobByName>>;
+  try {
+    found = await findJobByName(ctx, item);
+  } catch (err) {
+    const outcome = classifyFailure(err, 'create');
+    throw new RetryLater(outcome.code, outcome.reason);
+  }
+  if (!found) return createJob(ctx, item, target);
+  ctx.log.warn(
+    { folder: item.folder, file: item.fileName, jobId: found.id, status: found.status },
+    'job found by name without its upload URL; creating a new attempt',
+  );
+  const next = newAttempt(ctx, item, `orphan job ${found.id}: its create answer was lost`);
+  return next.state === 'creating' ? createJob(ctx, next, target) : next;
+}
+
+/** 409 or a maybe-landed retry: the job's status says whether the service has the file. */
+async function checkJob(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  target: JobTarget,
+): Promise<JournalItem> {
+  let status: string;
+  try {
+    status = normaliseJobStatus((await ctx.jobs.get(item.jobId!, callOptions(ctx, rt))).status);
+  } catch (err) {
+    if (isApiError(err) && err.status === 404) return newAttempt(ctx, item, 'job gone (window over)');
+    const outcome = classifyFailure(err, 'upload');
+    throw new RetryLater(outcome.code, outcome.reason);
+  }
+  if (status === 'AWAITING_FILE_UPLOAD') {
+    throw new RetryLater('DOCEX_UPLOAD_PENDING', 'the job still awaits its file');
+  }
+  ctx.log.info(
+    { folder: item.folder, file: item.fileName, jobId: item.jobId, status },
+    'upload confirmed by job status',
+  );
+  return ctx.journal.transition(item.id, 'uploaded', {
+    md5: await md5Of(target.filePath),
+    note: `job status ${status}`,
+  });
+}
+
+/** `created` → `uploaded`: re-check the file, stream it to the pre-signed URL. */
+async function uploadJob(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  target: JobTarget,
+): Promise<JournalItem> {
+  const action = recoveryAction(item, ctx.clock.now(), { marginMs: ctx.uploadMarginMs });
+  if (action.kind === 'recreate') return newAttempt(ctx, item, `recreate: ${action.why}`);
+  const st = await fs.stat(target.filePath).catch(() => undefined);
+  const change = st
+    ? fileChange(
+        { size: target.size ?? -1, mtimeMs: target.mtimeMs ?? -1 },
+        { size: st.size, mtimeMs: st.mtimeMs },
+      )
+    : ({ changed: true, what: 'size' } as const);
+  if (change.changed) {
+    return target.reject(item, 'DOCEX_SOURCE_CHANGED', `the file changed before its upload (${change.what})`);
+  }
+  const url = ctx.journal.revealUploadUrl(item.id);
+  if (!url) return newAttempt(ctx, item, 'recreate: no-url');
+  try {
+    const result = await ctx.jobs.uploadFile(url, target.filePath, { signal: ctx.signal });
+    const next = ctx.journal.transition(item.id, 'uploaded', { md5: result.md5 });
+    ctx.log.info(
+      { folder: item.folder, file: item.fileName, jobId: item.jobId, size: result.size },
+      'uploaded',
+    );
+    return next;
+  } catch (err) {
+    const outcome = classifyFailure(err, 'upload');
+    switch (outcome.kind) {
+      case 'reject':
+        return target.reject(
+          item,
+          outcome.code,
+          outcome.reason,
+          outcome.details ? { details: outcome.details } : {},
+        );
+      case 'recreate':
+        return newAttempt(ctx, item, `recreate: ${outcome.code}`);
+      case 'check-job':
+        return checkJob(ctx, rt, item, target);
+      default:
+        throw new RetryLater(outcome.code, outcome.reason);
+    }
+  }
+}
+
+/**
+ * From `validated`, `creating` or `created` to `uploaded` (or `rejected`); throws RetryLater when
+ * the item must wait (its state stays in the journal).
+ */
+export async function runJobSteps(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  start: JournalItem,
+  target: JobTarget,
+): Promise<JournalItem> {
+  let item = start;
+  for (let steps = 0; steps < 4 * MAX_ATTEMPTS + 4; steps++) {
+    if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
+    switch (item.state) {
+      case 'validated':
+        item = await createJob(ctx, ctx.journal.transition(item.id, 'creating'), target);
+        break;
+      case 'creating':
+        // Only an intent found on arrival may have reached the service; one made in this loop has not.
+        item = steps === 0 ? await resolveIntent(ctx, item, target) : await createJob(ctx, item, target);
+        break;
+      case 'created':
+        item = await uploadJob(ctx, rt, item, target);
+        break;
+      default:
+        return item;
+    }
+  }
+  throw new RetryLater('DOCEX_INTERNAL', 'the item did not reach the upload');
+}

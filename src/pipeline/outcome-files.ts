@@ -1,0 +1,115 @@
+/**
+ * What the agent leaves beside a finished file for the ERP: `<file>.result.json` in the archive,
+ * `<file>.error.json` and `<file>.error.txt` in the error folder. The records are built by pure
+ * functions; `writeFileAtomic` makes sure an ERP never reads half a file (temp name, fsync, rename).
+ */
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import type { JournalItem } from '../journal/index.js';
+
+export interface ResultRecord {
+  status: 'uploaded';
+  file: string;
+  folder: string;
+  workflowId: string;
+  jobId: string | undefined;
+  jobName: string | undefined;
+  sha256: string;
+  size: number | undefined;
+  md5: string | undefined;
+  claimedAt: string;
+  archivedAt: string;
+}
+
+export interface ErrorRecord {
+  status: 'rejected';
+  file: string;
+  folder: string;
+  workflowId: string;
+  code: string;
+  reason: string;
+  details?: Record<string, unknown>;
+  sha256: string;
+  size: number | undefined;
+  jobId?: string;
+  claimedAt: string;
+  rejectedAt: string;
+}
+
+const iso = (ms: number) => new Date(ms).toISOString();
+
+export function resultRecord(item: JournalItem, now: number): ResultRecord {
+  return {
+    status: 'uploaded',
+    file: item.fileName,
+    folder: item.folder,
+    workflowId: item.workflowId,
+    jobId: item.jobId,
+    jobName: item.jobName,
+    sha256: item.sha256,
+    size: item.size,
+    md5: item.uploadedMd5,
+    claimedAt: iso(item.createdAt),
+    archivedAt: iso(now),
+  };
+}
+
+export function errorRecord(item: JournalItem, now: number, details?: Record<string, unknown>): ErrorRecord {
+  return {
+    status: 'rejected',
+    file: item.fileName,
+    folder: item.folder,
+    workflowId: item.workflowId,
+    code: item.rejectCode ?? 'DOCEX_REJECTED',
+    reason: item.rejectReason ?? 'refused',
+    ...(details && Object.keys(details).length > 0 ? { details } : {}),
+    sha256: item.sha256,
+    size: item.size,
+    ...(item.jobId ? { jobId: item.jobId } : {}),
+    claimedAt: iso(item.createdAt),
+    rejectedAt: iso(now),
+  };
+}
+
+/** The plain-text twin of the error record, for an operator who opens the error folder. */
+export function errorText(record: ErrorRecord, report?: string): string {
+  const lines = [
+    `${record.file} was not sent.`,
+    '',
+    `Reason: ${record.reason}`,
+    `Code:   ${record.code}`,
+    `Folder: ${record.folder} (workflow ${record.workflowId})`,
+    `SHA-256: ${record.sha256}`,
+    `Refused at: ${record.rejectedAt}`,
+  ];
+  if (report) lines.push('', report.trimEnd());
+  lines.push('', 'Fix the file (or the folder configuration) and drop it again.');
+  return `${lines.join('\n')}\n`;
+}
+
+/** `archive/2026-11-21`: the day (UTC) the file was archived. */
+export function archiveDayDir(archiveDir: string, now: number): string {
+  return path.join(archiveDir, iso(now).slice(0, 10));
+}
+
+/** Writes under a hidden temp name, fsyncs, then renames into place (replacing an older copy). */
+export async function writeFileAtomic(target: string, content: string): Promise<void> {
+  const temp = path.join(
+    path.dirname(target),
+    `.${path.basename(target)}.${randomBytes(4).toString('hex')}.tmp`,
+  );
+  const handle = await fs.open(temp, 'wx', 0o640);
+  try {
+    await handle.writeFile(content, 'utf8');
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await fs.rename(temp, target);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
+}

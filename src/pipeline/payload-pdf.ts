@@ -1,0 +1,117 @@
+/**
+ * Drives a payload-pdf file (sidecar pairing): validate the PDF, read its sidecar from
+ * `.processing/`, check the payload rules locally, record the job as the file's one row, then the
+ * shared job steps (create with the payload, upload the PDF) and archive PDF and sidecar together.
+ * A PDF whose sidecar has not arrived waits (retried) up to SIDECAR_WAIT_MS, then is refused.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { PayloadJobRequest } from '../domain/wire.js';
+import { isFinal, type JournalItem } from '../journal/index.js';
+import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { validateItem } from './intake.js';
+import { callOptions, runJobSteps } from './job-steps.js';
+import { checkRows, formatRowReport, payloadPdfFromSidecar } from './payload/index.js';
+import { sidecarPathOf } from './sidecar.js';
+import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
+
+export const SIDECAR_WAIT_MS = 10 * 60_000;
+
+type SidecarPlan =
+  | { ok: true; request: PayloadJobRequest; sidecarName: string }
+  | { ok: false; code: string; reason: string; report?: string }
+  | { ok: 'wait' };
+
+async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalItem): Promise<SidecarPlan> {
+  const sidecarPath = sidecarPathOf(rt, item.claimedPath!);
+  const sidecarName = path.basename(sidecarPath);
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(sidecarPath);
+  } catch {
+    if (ctx.clock.now() - item.createdAt < SIDECAR_WAIT_MS) return { ok: 'wait' };
+    return {
+      ok: false,
+      code: 'DOCEX_INPUT_SIDECAR_MISSING',
+      reason: `${JSON.stringify(item.fileName)} has no ${sidecarName} beside it; drop the payload file with the PDF`,
+    };
+  }
+  const built = payloadPdfFromSidecar(item.fileName, bytes, { workflowId: item.workflowId, sidecarName });
+  if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
+  const check = checkRows(built.rows, rt.workflow, 'payload-pdf', 'reject-file');
+  const accepted = check.accepted[0];
+  if (check.fileRejected || !accepted) {
+    return {
+      ok: false,
+      code: 'DOCEX_INPUT_ROWS_INVALID',
+      reason: `${sidecarName} breaks the payload rules; nothing was sent`,
+      report: formatRowReport(check.rejected, {
+        fileName: sidecarName,
+        unit: built.unit,
+        fileRejected: true,
+      }),
+    };
+  }
+  return { ok: true, request: accepted.request, sidecarName };
+}
+
+export async function drivePayloadPdf(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  start: JournalItem,
+  options: { rehash?: boolean } = {},
+): Promise<JournalItem> {
+  let item = start;
+  if (item.state === 'claimed') {
+    if (path.extname(item.fileName).toLowerCase() !== '.pdf') {
+      return rejectItem(
+        ctx,
+        rt,
+        item,
+        'DOCEX_INPUT_WRONG_FOR_WORKFLOW',
+        `${JSON.stringify(item.fileName)}: a payload-pdf folder with sidecars takes PDFs, each with its ${rt.config.payloadPdf.sidecarExtension} beside it`,
+      );
+    }
+    item = await validateItem(ctx, rt, item, options.rehash ?? false);
+  }
+  if (item.state === 'rejected') {
+    await placeRejected(ctx, rt, item);
+    return item;
+  }
+  if (item.state === 'done') return item;
+
+  let rows = ctx.journal.rowsOf(item.id);
+  const plan = await readSidecar(ctx, rt, item);
+  if (plan.ok === 'wait') throw new RetryLater('DOCEX_SIDECAR_PENDING', 'waiting for the sidecar');
+  if (!plan.ok) {
+    if (rows.length > 0)
+      throw new RetryLater(plan.code, `row recorded but the sidecar no longer builds: ${plan.reason}`);
+    return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
+  }
+  if (rows.length === 0) rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
+  let row = rows[0]!;
+  if (!isFinal(row.state)) {
+    const request = plan.request;
+    row = await runJobSteps(ctx, rt, row, {
+      filePath: item.claimedPath!,
+      size: item.size,
+      mtimeMs: item.mtimeMs,
+      create: (jobName) =>
+        ctx.jobs.createPayloadPdf({ ...request, ...(jobName ? { jobName } : {}) }, callOptions(ctx, rt)),
+      reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
+    });
+    if (row.state === 'uploaded') row = ctx.journal.transition(row.id, 'done');
+  }
+  if (row.state === 'rejected') {
+    return rejectItem(
+      ctx,
+      rt,
+      item,
+      row.rejectCode ?? 'DOCEX_REJECTED',
+      row.rejectReason ?? 'the job was refused',
+    );
+  }
+  return archiveItem(ctx, rt, item, {
+    rows: [{ label: row.label, state: row.state, jobId: row.jobId, reason: row.rejectReason }],
+  });
+}

@@ -1,0 +1,34 @@
+/**
+ * Drives one single-file item from whatever state the journal holds to done or rejected:
+ * validate, the job steps (create, upload), then archive. Every step starts from the journal, so
+ * the same code resumes a file after a crash.
+ */
+import type { JournalItem } from '../journal/index.js';
+import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { validateItem } from './intake.js';
+import { callOptions, runJobSteps } from './job-steps.js';
+import type { FolderRuntime, StepContext } from './types.js';
+
+export async function driveSingleFile(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  start: JournalItem,
+  options: { rehash?: boolean } = {},
+): Promise<JournalItem> {
+  let item = start;
+  if (item.state === 'claimed') item = await validateItem(ctx, rt, item, options.rehash ?? false);
+  item = await runJobSteps(ctx, rt, item, {
+    filePath: item.claimedPath ?? '',
+    size: item.size,
+    mtimeMs: item.mtimeMs,
+    create: (jobName) =>
+      ctx.jobs.createSingleFile(
+        { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },
+        callOptions(ctx, rt),
+      ),
+    reject: (it, code, reason, extras) => rejectItem(ctx, rt, it, code, reason, extras),
+  });
+  if (item.state === 'uploaded') return archiveItem(ctx, rt, item);
+  if (item.state === 'rejected') await placeRejected(ctx, rt, item);
+  return item;
+}

@@ -1,0 +1,46 @@
+import type { DocexClient } from '../api/index.js';
+import type { FolderConfig, FolderMode } from '../config/index.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { Workflow } from '../domain/wire.js';
+import type { Journal } from '../journal/index.js';
+
+/** The calls the pipeline makes; a DocexClient's `jobs` fits. */
+export type PipelineJobs = Pick<
+  DocexClient['jobs'],
+  'createSingleFile' | 'createPayloadPdf' | 'createPayloadWord' | 'uploadFile' | 'get' | 'iterate'
+>;
+
+/** A folder that passed the start-up workflow check: its configuration, mode and workflow record. */
+export interface FolderRuntime {
+  config: FolderConfig;
+  mode: FolderMode;
+  workflow: Workflow;
+}
+
+export interface StepContext {
+  journal: Journal;
+  jobs: PipelineJobs;
+  clock: Clock;
+  log: Logger;
+  maxFileBytes: number;
+  /** Upload only while this much of the window is left (recovery); smaller in tests. */
+  uploadMarginMs: number;
+  /** How far before the create intent the job lookup starts (service clock skew). */
+  lookupMarginMs: number;
+  /** One-shot submit: the file stays where it is (no archive or error folder). */
+  keepFiles?: boolean;
+  /** Aborted when the agent stops past its grace time. */
+  signal: AbortSignal;
+}
+
+/** Thrown by a step when the file must wait and be tried again (the service is unwell, not the file). */
+export class RetryLater extends Error {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'RetryLater';
+  }
+}

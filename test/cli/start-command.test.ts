@@ -1,0 +1,124 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import type { Agent } from '../../src/agent/agent.js';
+import { runStart } from '../../src/cli/start-command.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+
+let sandbox: TestSandbox;
+let dir: string;
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-start-'));
+});
+afterAll(async () => {
+  await sandbox.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('docex-agent start', () => {
+  it('creates the folders, submits a dropped file, logs file/folder/jobId, and exits 0 on the stop signal', async () => {
+    const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
+    const configFile = path.join(dir, 'agent.yaml');
+    writeFileSync(
+      configFile,
+      stringify({
+        ...fragment,
+        stateDir: './state',
+        folders: [
+          {
+            name: 'invoices',
+            source: { type: 'local', path: './in/invoices' },
+            workflowId: SEED.workflows.pdfEmail,
+            stability: { kind: 'settle', settleMs: 50 },
+          },
+        ],
+      }),
+    );
+    const logs: Array<Record<string, unknown>> = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _enc, done) {
+          logs.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
+    let stop: (signal: string) => void = () => {};
+    const stopSignal = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    let started = false;
+    const exit = runStart(configFile, { stopSignal, log, onStarted: () => (started = true) });
+    await waitFor(() => started);
+
+    writeFileSync(path.join(dir, 'in', 'invoices', 'inv-1.pdf'), await makePdf('started agent'));
+    const archive = path.join(dir, 'in', 'invoices', '.archive');
+    await waitFor(() => listFiles(archive).some((f) => f.endsWith('inv-1.pdf.result.json')));
+    stop('SIGTERM');
+    expect(await exit).toBe(0);
+
+    const uploaded = logs.find((l) => l['msg'] === 'uploaded');
+    expect(uploaded).toMatchObject({ folder: 'invoices', file: 'inv-1.pdf' });
+    expect(String(uploaded?.['jobId'])).toMatch(/^job_/);
+    expect(logs.some((l) => l['msg'] === 'agent stopped' && l['drained'] === true)).toBe(true);
+    // No secret and no pre-signed URL in any line.
+    const all = JSON.stringify(logs);
+    expect(all).not.toContain(sandbox.sandbox.credentials.clientSecret);
+    expect(all).not.toContain(sandbox.sandbox.credentials.apiKey);
+    expect(all).not.toMatch(/\/upload\/job_[^"]*\?/);
+  });
+
+  it('with sandbox.enabled starts the built-in sandbox in the process and takes the connection from it', async () => {
+    const configFile = path.join(dir, 'with-sandbox.yaml');
+    writeFileSync(
+      configFile,
+      stringify({
+        sandbox: { enabled: true, stateDir: './own-sandbox', speed: 100 },
+        stateDir: './own-state',
+        log: { level: 'warn' },
+        folders: [
+          {
+            name: 'ubl',
+            source: { type: 'local', path: './own-in/ubl' },
+            workflowId: SEED.workflows.ubl,
+            stability: { kind: 'settle', settleMs: 50 },
+          },
+        ],
+      }),
+    );
+    let stop: (signal: string) => void = () => {};
+    const stopSignal = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    let agent: Agent | undefined;
+    const exit = runStart(configFile, {
+      stopSignal,
+      log: pino({ level: 'silent' }),
+      onStarted: (a) => (agent = a),
+    });
+    await waitFor(() => agent);
+    expect(agent?.sandbox).toBeDefined();
+    writeFileSync(
+      path.join(dir, 'own-in', 'ubl', 'invoice.xml'),
+      readFileSync('samples/ubl/invoice-base-example.xml'),
+    );
+    await waitFor(() => agent?.journal.stats().files.done === 1);
+    stop('SIGINT');
+    expect(await exit).toBe(0);
+  });
+
+  it('exits 2 with the configuration error when the file is invalid', async () => {
+    const configFile = path.join(dir, 'bad.yaml');
+    writeFileSync(configFile, 'folders: 3\n');
+    expect(await runStart(configFile, { stopSignal: Promise.resolve('test') })).toBe(2);
+  });
+});
