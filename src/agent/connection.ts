@@ -49,6 +49,10 @@ export async function openConnection(config: AgentConfig, log: Logger, clock?: C
       stateDir: config.sandbox.stateDir,
       speed: config.sandbox.speed,
       uploadWindowMs: config.sandbox.uploadWindowMs,
+      apiPort: config.sandbox.ports.api,
+      authPort: config.sandbox.ports.auth,
+      filesPort: config.sandbox.ports.files,
+      adminPort: config.sandbox.ports.admin,
       log: log.child({ part: 'sandbox' }),
     });
     options = clientOptionsFromSandbox(sandbox);

@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommand } from './admin-command.js';
 import { registerCheckCommand } from './check-command.js';
-import { registerDemoCommand } from './demo-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStartCommand } from './start-command.js';
 import { registerStatusCommand } from './status-command.js';
@@ -25,7 +24,6 @@ export function buildProgram(): Command {
     .description('File-drop integration agent for the Document Exchange Service')
     .version(packageVersion());
   registerSandboxCommand(program);
-  registerDemoCommand(program);
   registerAdminCommand(program);
   registerUsageCommand(program);
   registerStartCommand(program);

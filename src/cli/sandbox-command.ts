@@ -14,7 +14,6 @@ interface SandboxCommandOptions {
   adminPort: number;
   uploadWindow?: number;
   speed?: number;
-  demo?: boolean;
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -35,7 +34,6 @@ export function registerSandboxCommand(program: Command): void {
       parseDuration,
     )
     .option('--speed <n>', 'run sending events this many times faster', parseSpeed)
-    .option('--demo', 'demo mode: sending events run 10 times faster unless --speed is given')
     .action(async (opts: SandboxCommandOptions) => {
       const log = createLogger({ name: 'docex-sandbox' });
       // Handlers go in before anything is announced: a supervisor may signal as soon as it reads the banner.
@@ -48,7 +46,7 @@ export function registerSandboxCommand(program: Command): void {
         filesPort: opts.filesPort,
         adminPort: opts.adminPort,
         ...(opts.uploadWindow !== undefined ? { uploadWindowMs: opts.uploadWindow } : {}),
-        speed: opts.speed ?? (opts.demo ? 10 : 1),
+        speed: opts.speed ?? 1,
         log,
       });
       process.stdout.write(

@@ -113,6 +113,17 @@ const sandboxSchema = z
       .describe('Certificates, credentials and data of the sandbox.'),
     speed: positiveNumber(1).describe('Run sending events this many times faster than real time.'),
     uploadWindowMs: durationMs(2 * 3_600_000).describe('How long a new job waits for its file.'),
+    ports: z
+      .strictObject({
+        api: count(0, 65_535, 0).describe('Port of the mTLS API host (0: any free port).'),
+        auth: count(0, 65_535, 0).describe('Port of the OAuth token host (0: any free port).'),
+        files: count(0, 65_535, 0).describe(
+          'Port of the pre-signed files and control host (0: any free port).',
+        ),
+        admin: count(0, 65_535, 0).describe('Port of the Interface B host (0: any free port).'),
+      })
+      .prefault({})
+      .describe('Loopback ports of the sandbox hosts; fixed ports let curl and other tools find them.'),
   })
   .prefault({})
   .describe('The local emulator of the service, for trying the agent out without an account.');

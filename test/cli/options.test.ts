@@ -1,7 +1,7 @@
 import { Command, CommanderError, InvalidArgumentError } from 'commander';
 import { describe, expect, it } from 'vitest';
-import { registerDemoCommand } from '../../src/cli/demo-command.js';
 import { parseDuration, parsePort, parseSpeed } from '../../src/cli/options.js';
+import { registerSandboxCommand } from '../../src/cli/sandbox-command.js';
 
 describe('command option parsers', () => {
   it('reads durations in ms, s, m, h and d, and a bare number as milliseconds', () => {
@@ -28,10 +28,10 @@ describe('command option parsers', () => {
       expect(() => parseSpeed(bad), bad).toThrow(InvalidArgumentError);
   });
 
-  it('refuses a demo --speed that is not a positive number before starting anything', async () => {
+  it('refuses a sandbox --speed that is not a positive number before starting anything', async () => {
     const program = new Command().exitOverride().configureOutput({ writeErr: () => undefined });
-    registerDemoCommand(program);
-    const run = program.parseAsync(['node', 'docex-agent', 'demo', '--speed', 'fast', '--exit']);
+    registerSandboxCommand(program);
+    const run = program.parseAsync(['node', 'docex-agent', 'sandbox', '--speed', 'fast']);
     await expect(run).rejects.toBeInstanceOf(CommanderError);
     await expect(run).rejects.toMatchObject({ code: 'commander.invalidArgument' });
   });
