@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { isDocexError } from '../../src/core/errors.js';
 import { readUblSummary } from '../../src/domain/ubl.js';
 
-const dir = new URL('../../../shared/data/peppol-examples/', import.meta.url);
+// The Peppol BIS examples of shared/data, as the sandbox ships them (identical copies).
+const dir = new URL('../../src/sandbox/seed-data/peppol/', import.meta.url);
 const files = readdirSync(dir).filter((f) => f.endsWith('.xml'));
 const read = (name: string) => readFileSync(new URL(name, dir), 'utf8');
 

@@ -17,7 +17,8 @@ import {
 } from '../../fixtures/inputs/hostile.js';
 
 const SAMPLES = fileURLToPath(new URL('../../../samples/', import.meta.url));
-const PEPPOL = '/work/shared/data/peppol-examples/';
+// The Peppol BIS examples of shared/data, as the sandbox ships them (identical copies).
+const PEPPOL = fileURLToPath(new URL('../../../src/sandbox/seed-data/peppol/', import.meta.url));
 const MAX = 100 * 1024 * 1024;
 
 let dir: string;
