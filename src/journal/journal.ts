@@ -1,6 +1,6 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import { Database } from '../core/sqlite.js';
 import type { Clock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -38,7 +38,7 @@ export class Journal {
   private readonly stmts: Statements;
 
   private constructor(
-    private readonly db: Database.Database,
+    private readonly db: Database,
     private readonly clock: Clock,
     private readonly log: Logger,
     readonly file: string,
@@ -258,7 +258,7 @@ export class Journal {
 }
 
 /** The file is made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode. */
-function openDatabase(file: string): Database.Database {
+function openDatabase(file: string): Database {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   closeSync(openSync(file, 'a', 0o600));
   for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);

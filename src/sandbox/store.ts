@@ -1,4 +1,4 @@
-import Database from 'better-sqlite3';
+import { Database } from '../core/sqlite.js';
 
 /**
  * The sandbox's state: one SQLite file of JSON records, so a restart keeps jobs, events and
@@ -23,7 +23,7 @@ export interface PageQuery extends ListFilter {
 }
 
 export class Store {
-  private readonly db: Database.Database;
+  private readonly db: Database;
   private readonly stmts;
 
   constructor(file: string) {

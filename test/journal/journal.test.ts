@@ -1,5 +1,5 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
-import Database from 'better-sqlite3';
+import { Database } from '../../src/core/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isDocexError } from '../../src/core/errors.js';
 import { parseJobName } from '../../src/journal/job-name.js';
