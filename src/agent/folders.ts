@@ -25,7 +25,6 @@ export interface FolderPlan {
 export type WorkflowFetch = (workflowId: string, managedCompanyId?: string) => Promise<Workflow>;
 
 export const FOLDER_WORKFLOW_CODE = 'DOCEX_FOLDER_WORKFLOW';
-export const MODE_UNSUPPORTED_CODE = 'DOCEX_FOLDER_MODE_UNSUPPORTED';
 
 function fetchFailure(err: unknown, workflowId: string): string {
   if (isApiError(err) && err.status === 404) return `workflow ${workflowId} does not exist`;
@@ -54,17 +53,6 @@ export async function planFolders(
     try {
       const workflow = await pending;
       const check = checkFolderWorkflow(folder, workflow);
-      if (check.ok && check.mode === 'payload-pdf' && folder.payloadPdf.pairing !== 'sidecar') {
-        stopped.push({
-          name: folder.name,
-          workflowId: folder.workflowId,
-          code: MODE_UNSUPPORTED_CODE,
-          reason:
-            'payload-pdf folders are not supported by this agent version yet; use docex-agent submit or the API',
-        });
-        log.error({ folder: folder.name, code: MODE_UNSUPPORTED_CODE }, 'folder stopped');
-        continue;
-      }
       if (check.ok) {
         running.set(folder.name, { config: folder, mode: check.mode, workflow });
         continue;

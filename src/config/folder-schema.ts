@@ -109,7 +109,7 @@ const payloadPdfSchema = z
       .enum(['sidecar', 'index-csv'])
       .default('sidecar')
       .describe(
-        'sidecar: each PDF comes with a payload file of the same base name (letter.pdf + letter.json). index-csv: one index file lists a row per PDF.',
+        'sidecar: each PDF comes with a payload file of the same base name (letter.pdf + letter.json). index-csv: an index file dropped with the PDFs lists a row per PDF; the PDFs wait in .processing until an index names them. Either way a ZIP holding PDFs and an index.csv is taken as one batch.',
       ),
     sidecarExtension: z
       .string()
@@ -121,7 +121,7 @@ const payloadPdfSchema = z
       .regex(/^[^/\\]+$/, 'expected a file name, not a path')
       .default('index.csv')
       .describe(
-        'Name of the index file inside the folder (pairing index-csv); its filename column names the PDF.',
+        'Name of the index file inside the folder (pairing index-csv); its file column names each PDF. Inside a ZIP batch the index is always index.csv.',
       ),
   })
   .prefault({})

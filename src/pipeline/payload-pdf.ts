@@ -3,6 +3,7 @@
  * `.processing/`, check the payload rules locally, record the job as the file's one row, then the
  * shared job steps (create with the payload, upload the PDF) and archive PDF and sidecar together.
  * A PDF whose sidecar has not arrived waits (retried) up to SIDECAR_WAIT_MS, then is refused.
+ * A ZIP is a batch (PDFs + index.csv) in any payload-pdf folder: see payload-pdf-batch.ts.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -12,6 +13,7 @@ import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
 import { callOptions, runJobSteps } from './job-steps.js';
 import { checkRows, formatRowReport, payloadPdfFromSidecar } from './payload/index.js';
+import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
 import { sidecarPathOf } from './sidecar.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
@@ -55,23 +57,30 @@ async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalIte
   return { ok: true, request: accepted.request, sidecarName };
 }
 
+/** Why a file is refused: sidecar folders take PDFs; index-csv folders an index with its PDFs, or ZIPs. */
+function looseFileRefusal(rt: FolderRuntime, fileName: string): string | undefined {
+  const name = JSON.stringify(fileName);
+  if (rt.config.payloadPdf.pairing === 'index-csv') {
+    return `${name}: this payload-pdf folder (pairing index-csv) takes PDFs named by a ${rt.config.payloadPdf.indexFile} dropped with them, or one ZIP holding the PDFs and their index.csv`;
+  }
+  if (path.extname(fileName).toLowerCase() === '.pdf') return undefined;
+  return `${name}: a payload-pdf folder with sidecars takes PDFs, each with its ${rt.config.payloadPdf.sidecarExtension} beside it, or a ZIP batch with an index.csv`;
+}
+
 export async function drivePayloadPdf(
   ctx: StepContext,
   rt: FolderRuntime,
   start: JournalItem,
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
+  // Batches: a ZIP (PDFs + index.csv) in any payload-pdf folder, or the index file of a folder drop.
+  if (isZipBatch(start.fileName) || isIndexName(rt, start.fileName)) {
+    return drivePayloadPdfBatch(ctx, rt, start, options);
+  }
   let item = start;
   if (item.state === 'claimed') {
-    if (path.extname(item.fileName).toLowerCase() !== '.pdf') {
-      return rejectItem(
-        ctx,
-        rt,
-        item,
-        'DOCEX_INPUT_WRONG_FOR_WORKFLOW',
-        `${JSON.stringify(item.fileName)}: a payload-pdf folder with sidecars takes PDFs, each with its ${rt.config.payloadPdf.sidecarExtension} beside it`,
-      );
-    }
+    const wrong = looseFileRefusal(rt, item.fileName);
+    if (wrong) return rejectItem(ctx, rt, item, 'DOCEX_INPUT_WRONG_FOR_WORKFLOW', wrong);
     item = await validateItem(ctx, rt, item, options.rehash ?? false);
   }
   if (item.state === 'rejected') {

@@ -107,6 +107,7 @@ describe('generated configuration documents', () => {
       enabled: true,
       stateDir: path.join(root, 'var/sandbox'),
       speed: 10,
+      ports: { api: 8443, auth: 8444, files: 8445, admin: 8446 },
     });
     expect(config.stateDir).toBe(path.join(root, 'var/state'));
     expect(config.folders.map((f) => [f.name, f.source.path, f.workflowId, f.mode])).toEqual([
@@ -122,6 +123,12 @@ describe('generated configuration documents', () => {
       [
         'payload-pdf-print',
         path.join(root, 'var/in/payload-pdf-print'),
+        SEED.workflows.payloadPdfPrint,
+        'payload-pdf',
+      ],
+      [
+        'payload-pdf-batch',
+        path.join(root, 'var/in/payload-pdf-batch'),
         SEED.workflows.payloadPdfPrint,
         'payload-pdf',
       ],

@@ -1,0 +1,232 @@
+/**
+ * Drives a payload-pdf batch: a ZIP of PDFs with index.csv, or (pairing index-csv) an index file
+ * dropped in the folder naming PDFs dropped beside it. Validate the batch (inspectFile lists a ZIP
+ * safely), build and check every row of the index, record the rows as journal child items in one
+ * transaction, then per row create the payload-pdf job and stream its PDF up through the shared
+ * job steps. Every row resumes from its journal state, so a crash mid-batch never sends a finished
+ * row again. The batch (ZIP, or index + its PDFs) is archived with result.json listing each row's
+ * job, or refused with error.txt listing every bad row.
+ *
+ * Folder drops: the index is the trigger. The PDFs it names are taken from `.processing/` (where
+ * the source claims every file; they are not items of their own) when the index runs; a PDF not
+ * there yet is waited for up to BATCH_WAIT_MS after the index was taken, then the batch is refused
+ * with the missing names. A PDF no index names stays in `.processing/` until one does.
+ */
+import fs, { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { fileChange, isFinal, type JournalItem } from '../journal/index.js';
+import { type BatchInput, folderBatchInput, settledBatchInput, zipBatchInput } from './batch-inputs.js';
+import { type BatchPlan, planBatch } from './batch-plan.js';
+import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { validateItem } from './intake.js';
+import { callOptions, runJobSteps } from './job-steps.js';
+import { archiveDayDir } from './outcome-files.js';
+import { payloadPdfBatchFromIndexCsv } from './payload/index.js';
+import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
+
+/** How long an index waits for the PDFs it names (as a PDF waits for its sidecar). */
+export const BATCH_WAIT_MS = 10 * 60_000;
+
+export function isZipBatch(fileName: string): boolean {
+  return path.extname(fileName).toLowerCase() === '.zip';
+}
+
+/**
+ * The index file of a folder drop (pairing index-csv): `index.csv`, or `index.2.csv` when recovery
+ * finds it under the numbered name its claim gave it beside an earlier one in `.processing/`.
+ */
+export function isIndexName(rt: FolderRuntime, fileName: string): boolean {
+  if (rt.mode !== 'payload-pdf' || rt.config.payloadPdf.pairing !== 'index-csv') return false;
+  const indexFile = rt.config.payloadPdf.indexFile;
+  if (fileName === indexFile) return true;
+  const ext = path.extname(indexFile);
+  const stem = indexFile.slice(0, indexFile.length - ext.length);
+  return (
+    fileName.startsWith(`${stem}.`) &&
+    fileName.endsWith(ext) &&
+    /^\d+$/.test(fileName.slice(stem.length + 1, fileName.length - ext.length))
+  );
+}
+
+function rowSummary(ctx: StepContext, item: JournalItem) {
+  return ctx.journal
+    .rowsOf(item.id)
+    .map((r) => ({ label: r.label, state: r.state, jobId: r.jobId, reason: r.rejectReason }));
+}
+
+/** Companions first, then the index or ZIP: a crash in between is finished by the next drive. */
+async function refuse(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  input: BatchInput | undefined,
+  refusal: { code: string; reason: string; report?: string | undefined; details?: Record<string, unknown> },
+): Promise<JournalItem> {
+  await input?.placeCompanions(rt.config.errorDir);
+  return rejectItem(ctx, rt, item, refusal.code, refusal.reason, {
+    ...(refusal.report ? { report: refusal.report } : {}),
+    ...(refusal.details ? { details: refusal.details } : {}),
+  });
+}
+
+/** Archive when a row was sent; refuse when none was (every row refused by the service). */
+async function finishBatch(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  input: BatchInput | undefined,
+  report: string | undefined,
+): Promise<JournalItem> {
+  const rows = ctx.journal.rowsOf(item.id);
+  if (!rows.some((r) => r.state === 'done')) {
+    return refuse(ctx, rt, item, input, {
+      code: rows[0]?.rejectCode ?? 'DOCEX_REJECTED',
+      reason: 'every row of the batch was refused',
+      details: { rows: rowSummary(ctx, item) },
+    });
+  }
+  await input?.placeCompanions(archiveDayDir(rt.config.archiveDir, ctx.clock.now()));
+  return archiveItem(ctx, rt, item, { rows: rowSummary(ctx, item), ...(report ? { report } : {}) });
+}
+
+async function openInput(ctx: StepContext, item: JournalItem): Promise<BatchInput> {
+  if (isZipBatch(item.fileName)) return zipBatchInput(item);
+  const index = await readFile(item.claimedPath!);
+  const built = payloadPdfBatchFromIndexCsv(index, { workflowId: item.workflowId, fileName: item.fileName });
+  const names = built.ok ? built.rows.flatMap((r) => (r.file ? [r.file] : [])) : [];
+  const input = await folderBatchInput(item, index, names, { keepFiles: ctx.keepFiles === true });
+  if (input.pdfFiles.length > 0) {
+    ctx.log.debug(
+      { folder: item.folder, file: item.fileName, pdfs: input.pdfFiles.length },
+      'batch PDFs taken',
+    );
+  }
+  return input;
+}
+
+async function sendRows(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  input: BatchInput,
+  plan: Extract<BatchPlan, { ok: true }>,
+): Promise<void> {
+  for (const start of ctx.journal.rowsOf(item.id)) {
+    if (isFinal(start.state)) continue;
+    if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
+    const target = plan.targets.get(start.rowIndex ?? -1);
+    if (!target) throw new RetryLater('DOCEX_INTERNAL', `no request for row ${start.rowIndex}`);
+    const pdfPath = await input.pdfPath(target.file, start.rowIndex ?? 0);
+    const st = await fs.stat(pdfPath);
+    const request = target.request;
+    let row = await runJobSteps(ctx, rt, start, {
+      filePath: pdfPath,
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+      create: (jobName) =>
+        ctx.jobs.createPayloadPdf({ ...request, ...(jobName ? { jobName } : {}) }, callOptions(ctx, rt)),
+      reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
+    });
+    if (row.state === 'uploaded') row = ctx.journal.transition(row.id, 'done');
+    ctx.log.info(
+      { folder: item.folder, file: item.fileName, row: row.label, jobId: row.jobId, state: row.state },
+      'batch row finished',
+    );
+    await input.release(pdfPath);
+  }
+}
+
+/** The index or ZIP changed in `.processing/` after its claim: open rows are refused, never half-sent. */
+async function batchChanged(item: JournalItem): Promise<string | undefined> {
+  const st = await fs.stat(item.claimedPath!).catch(() => undefined);
+  if (!st) return 'the batch is no longer in .processing';
+  const change = fileChange({ size: item.size ?? -1, mtimeMs: item.mtimeMs ?? -1 }, st);
+  return change.changed ? `the batch changed after it was taken (${change.what})` : undefined;
+}
+
+async function driveRows(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  input: BatchInput,
+): Promise<JournalItem> {
+  const recorded = ctx.journal.rowsOf(item.id);
+  if (recorded.length === 0 && input.missing.length > 0) {
+    const shown = input.missing.map((n) => JSON.stringify(n)).join(', ');
+    if (ctx.clock.now() - item.createdAt < BATCH_WAIT_MS) {
+      throw new RetryLater('DOCEX_BATCH_PENDING', `waiting for ${input.missing.length} PDF(s) of the batch`);
+    }
+    return refuse(ctx, rt, item, input, {
+      code: 'DOCEX_INPUT_BATCH_INDEX',
+      reason: `${item.fileName} names PDFs that did not arrive in ${BATCH_WAIT_MS / 60_000} minutes: ${shown}`,
+      details: { missing: input.missing },
+    });
+  }
+  const plan = planBatch({
+    index: input.index,
+    pdfFiles: input.pdfFiles,
+    workflow: rt.workflow,
+    workflowId: item.workflowId,
+    batchName: item.fileName,
+    indexName: input.indexName,
+    onInvalidRow: rt.config.onInvalidRow,
+    mapping: rt.config.mapping?.csv?.columns,
+  });
+  if (!plan.ok) {
+    if (recorded.length > 0)
+      throw new RetryLater(plan.code, `rows recorded but the batch no longer builds: ${plan.reason}`);
+    return refuse(ctx, rt, item, input, plan);
+  }
+  if (recorded.length === 0) ctx.journal.addRows(item.id, plan.rows);
+  await sendRows(ctx, rt, item, input, plan);
+  return finishBatch(ctx, rt, item, input, plan.report);
+}
+
+export async function drivePayloadPdfBatch(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  start: JournalItem,
+  options: { rehash?: boolean } = {},
+): Promise<JournalItem> {
+  let item = start;
+  if (item.state === 'claimed') item = await validateItem(ctx, rt, item, options.rehash ?? false);
+  const leftovers = () =>
+    settledBatchInput(item, { zip: isZipBatch(item.fileName), keepFiles: ctx.keepFiles === true });
+  if (item.state === 'rejected') {
+    await leftovers().placeCompanions(rt.config.errorDir);
+    await placeRejected(ctx, rt, item);
+    return item;
+  }
+  if (item.state === 'done') return item;
+
+  const recorded = ctx.journal.rowsOf(item.id);
+  const allFinal = recorded.length > 0 && recorded.every((r) => isFinal(r.state));
+  const changed = allFinal ? undefined : await batchChanged(item);
+  if (changed) {
+    for (const r of recorded) {
+      if (!isFinal(r.state))
+        ctx.journal.transition(r.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
+    }
+    if (recorded.length === 0) {
+      return refuse(ctx, rt, item, leftovers(), { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
+    }
+  }
+  let input: BatchInput | undefined;
+  try {
+    // All rows final: only the moves are left (a crash after the index's rename finds it gone).
+    const settled = recorded.length > 0 && ctx.journal.rowsOf(item.id).every((r) => isFinal(r.state));
+    if (settled) {
+      return await finishBatch(ctx, rt, item, leftovers(), undefined);
+    }
+    try {
+      input = await openInput(ctx, item);
+    } catch (err) {
+      const reason = `${item.fileName} could not be read: ${err instanceof Error ? err.message : String(err)}`;
+      if (recorded.length > 0) throw new RetryLater('DOCEX_INPUT_UNREADABLE', reason);
+      return await refuse(ctx, rt, item, undefined, { code: 'DOCEX_INPUT_UNREADABLE', reason });
+    }
+    return await driveRows(ctx, rt, item, input);
+  } finally {
+    input?.close();
+  }
+}
