@@ -1,16 +1,17 @@
 import type { Dispatcher } from 'undici';
-import { type Clock, systemClock } from '../core/clock.js';
-import { type Logger, silentLogger } from '../core/logger.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
 import { healthSchema } from '../domain/wire.js';
 import { CompaniesApi, DepartmentsApi, UsersApi } from './accounts-api.js';
-import { ApiCaller, type CallOptions } from './api-caller.js';
+import type { ApiCaller, CallOptions } from './api-caller.js';
+import { wireCaller } from './client-wiring.js';
 import type { TlsExplainer } from './errors.js';
 import { JobsApi } from './jobs-api.js';
 import { PeppolApi } from './peppol-api.js';
-import { type RetryPolicy, retryPolicy } from './retry.js';
+import type { RetryPolicy } from './retry.js';
 import type { Sleep } from './retry-loop.js';
 import { SendingEventsApi } from './sending-events-api.js';
-import { TokenProvider } from './token-provider.js';
+import type { TokenProvider } from './token-provider.js';
 import { createFilesAgent, createMtlsAgent, type MtlsMaterial, type Timeouts } from './transport.js';
 import { UnknownValueReporter } from './unknown-values.js';
 import type { FileTransferDeps } from './upload.js';
@@ -58,11 +59,6 @@ export class DocexClient {
   private readonly owned: Dispatcher[] = [];
 
   constructor(options: DocexClientOptions) {
-    const clock = options.clock ?? systemClock;
-    const log = options.log ?? silentLogger();
-    const policy = retryPolicy(options.retry);
-    const sleep = options.sleep;
-
     let dispatcher = options.dispatcher;
     let explainTls: TlsExplainer | undefined;
     if (!dispatcher) {
@@ -73,32 +69,9 @@ export class DocexClient {
     const filesDispatcher =
       options.filesDispatcher ?? this.own(createFilesAgent(options.tls.ca, options.timeouts));
 
-    this.tokens = new TokenProvider({
-      authUrl: options.authUrl,
-      clientId: options.clientId,
-      clientSecret: options.clientSecret,
-      dispatcher,
-      clock,
-      log,
-      policy,
-      ...(options.tokenRefreshBeforeMs === undefined
-        ? {}
-        : { refreshBeforeMs: options.tokenRefreshBeforeMs }),
-      ...(sleep ? { sleep } : {}),
-      ...(explainTls ? { explainTls } : {}),
-    });
-    this.caller = new ApiCaller({
-      apiUrl: options.apiUrl,
-      apiKey: options.apiKey,
-      tokens: this.tokens,
-      dispatcher,
-      clock,
-      log,
-      policy,
-      ...(options.managedCompanyId ? { defaultManagedCompanyId: options.managedCompanyId } : {}),
-      ...(sleep ? { sleep } : {}),
-      ...(explainTls ? { explainTls } : {}),
-    });
+    const { tokens, caller, clock, log, policy, sleep } = wireCaller(options, dispatcher, explainTls);
+    this.tokens = tokens;
+    this.caller = caller;
     const unknown = new UnknownValueReporter(log);
     const files: FileTransferDeps = {
       dispatcher: filesDispatcher,

@@ -18,10 +18,49 @@ export interface UsageDetailsQuery {
   maxItems?: number;
 }
 
-const detailsPage = z.looseObject({
+const usageDetailsPageSchema = z.looseObject({
   items: z.array(usageEventSchema),
   nextCursor: z.string().optional().nullable(),
 });
+
+/** One page of usage details: Interface A's `/usage/details` or Interface B's `/api/usage/details`. */
+export async function fetchUsageDetails(
+  caller: ApiCaller,
+  route: string,
+  query: UsageDetailsQuery,
+  options?: CallOptions,
+): Promise<CursorPage<UsageEvent>> {
+  const page = await caller.call(
+    {
+      method: 'GET',
+      route,
+      query: {
+        from: formatDateTime(query.from, 'from'),
+        until: formatDateTime(query.until, 'until'),
+        companyId: query.companyId,
+        departmentIds: query.departmentIds,
+        cursor: query.cursor,
+        maxItems: query.maxItems,
+      },
+      options,
+    },
+    usageDetailsPageSchema,
+  );
+  return { items: page.items, nextCursor: page.nextCursor ?? undefined };
+}
+
+/** Every usage event of `query`, page by page along nextCursor. */
+export function iterateUsageDetails(
+  caller: ApiCaller,
+  route: string,
+  query: Omit<UsageDetailsQuery, 'cursor'>,
+  options?: CallOptions,
+): AsyncGenerator<UsageEvent, void, undefined> {
+  return iterateCursor<UsageEvent>(
+    (cursor) => fetchUsageDetails(caller, route, { ...query, cursor }, options),
+    { route },
+  );
+}
 
 export class UsageApi {
   constructor(private readonly caller: ApiCaller) {}
@@ -45,29 +84,11 @@ export class UsageApi {
     );
   }
 
-  async details(query: UsageDetailsQuery, options?: CallOptions): Promise<CursorPage<UsageEvent>> {
-    const page = await this.caller.call(
-      {
-        method: 'GET',
-        route: '/usage/details',
-        query: {
-          from: formatDateTime(query.from, 'from'),
-          until: formatDateTime(query.until, 'until'),
-          companyId: query.companyId,
-          departmentIds: query.departmentIds,
-          cursor: query.cursor,
-          maxItems: query.maxItems,
-        },
-        options,
-      },
-      detailsPage,
-    );
-    return { items: page.items, nextCursor: page.nextCursor ?? undefined };
+  details(query: UsageDetailsQuery, options?: CallOptions): Promise<CursorPage<UsageEvent>> {
+    return fetchUsageDetails(this.caller, '/usage/details', query, options);
   }
 
   iterateDetails(query: Omit<UsageDetailsQuery, 'cursor'>, options?: CallOptions) {
-    return iterateCursor<UsageEvent>((cursor) => this.details({ ...query, cursor }, options), {
-      route: '/usage/details',
-    });
+    return iterateUsageDetails(this.caller, '/usage/details', query, options);
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander';
 import type { UsageEvent } from '../api/usage-api.js';
+import { csvLine } from '../core/csv.js';
 import {
   type AdminCliDeps,
   adminAction,
@@ -12,7 +13,6 @@ import {
   parsePositiveInt,
 } from './output/admin-context.js';
 import { writeOut } from './output/cli-io.js';
-import { csvLine } from './output/csv.js';
 
 export const USAGE_CSV_COLUMNS = [
   'id',

@@ -285,13 +285,15 @@ export const physicalAddressSchema = z.looseObject({
   addressAdditionalLine: z.string().optional(),
 });
 
+export const identifierSchema = z.looseObject({ type: z.string(), value: z.string() });
+
 export const companySchema = z.looseObject({
   id: z.string(),
   erpId: z.string().optional(),
   name: z.string(),
   headAddress: physicalAddressSchema.optional(),
   isActive: z.boolean().optional(),
-  identifiers: z.array(z.looseObject({ type: z.string(), value: z.string() })).optional(),
+  identifiers: z.array(identifierSchema).optional(),
   role: z.string().optional(),
   technologyPartnerId: z.string().optional(),
   managedCompanyIds: z.array(z.string()).optional(),

@@ -1,5 +1,6 @@
 import { beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { caught } from './support/caught.js';
+import { collect } from './support/collect.js';
 import { FakeService, fakeClient, JOB } from './support/fake-service.js';
 import { captureLogger } from './support/log-capture.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
@@ -16,12 +17,6 @@ beforeEach(async () => {
   fake = await FakeService.start(pki);
   return () => fake.close();
 });
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
-}
 
 describe('tolerant parsing', () => {
   it('accepts an unknown job status and logs it once at warn with field and value', async () => {

@@ -1,15 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { iterateAfter, type Page } from '../../src/api/pagination.js';
 import { caught } from './support/caught.js';
+import { collect } from './support/collect.js';
 
 interface Item {
   id: string;
-}
-
-async function collect<T>(iterable: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of iterable) out.push(item);
-  return out;
 }
 
 /** A list served page by page; `onPage` may change it between pages, as expiring jobs do. */

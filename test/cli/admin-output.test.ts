@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { csvLine } from '../../src/cli/output/csv.js';
 import { render, renderTable } from '../../src/cli/output/render.js';
 import { usageCsvRow } from '../../src/cli/usage-command.js';
+import { csvLine } from '../../src/core/csv.js';
 
 describe('admin output', () => {
   it('pads table columns to the widest cell, flattens arrays and blanks missing values', () => {

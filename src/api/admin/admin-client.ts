@@ -1,11 +1,12 @@
 import { rootCertificates } from 'node:tls';
 import { Agent, type Dispatcher } from 'undici';
-import { type Clock, systemClock } from '../../core/clock.js';
-import { type Logger, silentLogger } from '../../core/logger.js';
-import { ApiCaller, type CallOptions } from '../api-caller.js';
-import { type RetryPolicy, retryPolicy } from '../retry.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { ApiCaller, CallOptions } from '../api-caller.js';
+import { wireCaller } from '../client-wiring.js';
+import type { RetryPolicy } from '../retry.js';
 import type { Sleep } from '../retry-loop.js';
-import { TokenProvider } from '../token-provider.js';
+import type { TokenProvider } from '../token-provider.js';
 import { DEFAULT_TIMEOUTS, type Pem, type Timeouts } from '../transport.js';
 import { AdminNewsApi, AdminReportsApi, AdminUsageApi } from './admin-reports.js';
 import { AdminCompaniesApi, AdminDepartmentsApi, AdminUsersApi } from './admin-resources.js';
@@ -66,37 +67,10 @@ export class AdminClient {
   private readonly owned: Dispatcher | undefined;
 
   constructor(options: AdminClientOptions) {
-    const clock = options.clock ?? systemClock;
-    const log = options.log ?? silentLogger();
-    const policy = retryPolicy(options.retry);
-    const sleep = options.sleep;
     this.owned = options.dispatcher ? undefined : createAdminAgent(options.ca, options.timeouts);
-    const dispatcher = options.dispatcher ?? (this.owned as Dispatcher);
-
-    this.tokens = new TokenProvider({
-      authUrl: options.authUrl,
-      clientId: options.clientId,
-      clientSecret: options.clientSecret,
-      dispatcher,
-      clock,
-      log,
-      policy,
-      ...(options.tokenRefreshBeforeMs === undefined
-        ? {}
-        : { refreshBeforeMs: options.tokenRefreshBeforeMs }),
-      ...(sleep ? { sleep } : {}),
-    });
-    this.caller = new ApiCaller({
-      apiUrl: options.apiUrl,
-      apiKey: options.apiKey,
-      tokens: this.tokens,
-      dispatcher,
-      clock,
-      log,
-      policy,
-      ...(options.managedCompanyId ? { defaultManagedCompanyId: options.managedCompanyId } : {}),
-      ...(sleep ? { sleep } : {}),
-    });
+    const { tokens, caller } = wireCaller(options, options.dispatcher ?? (this.owned as Dispatcher));
+    this.tokens = tokens;
+    this.caller = caller;
     this.companies = new AdminCompaniesApi(this.caller);
     this.departments = new AdminDepartmentsApi(this.caller);
     this.users = new AdminUsersApi(this.caller);

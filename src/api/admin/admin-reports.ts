@@ -1,8 +1,12 @@
 /** Interface B reports, news items and usage details. */
 import type { ApiCaller, CallOptions } from '../api-caller.js';
-import { type CursorPage, iterateCursor } from '../pagination.js';
-import { type DateInput, formatDateTime } from '../query.js';
-import type { UsageEvent } from '../usage-api.js';
+import type { CursorPage } from '../pagination.js';
+import {
+  fetchUsageDetails,
+  iterateUsageDetails,
+  type UsageDetailsQuery,
+  type UsageEvent,
+} from '../usage-api.js';
 import type { NewsItemCreate, ReportCreate, ReportSearch } from './admin-bodies.js';
 import {
   newsItemSchema,
@@ -11,7 +15,6 @@ import {
   reportSchema,
   reportSearchResultSchema,
   successSchema,
-  usageDetailsPageSchema,
 } from './admin-schemas.js';
 
 const REPORTS = '/api/company/{companyId}/reports';
@@ -81,44 +84,21 @@ export class AdminNewsApi {
   }
 }
 
-export interface AdminUsageQuery {
-  from: DateInput;
-  /** Exclusive end. */
-  until: DateInput;
+export interface AdminUsageQuery extends UsageDetailsQuery {
   /** Without it, every company the partner may see. */
   companyId?: string;
-  departmentIds?: string[];
-  cursor?: string;
-  maxItems?: number;
 }
+
+const USAGE_DETAILS = '/api/usage/details';
 
 export class AdminUsageApi {
   constructor(private readonly caller: ApiCaller) {}
 
-  async details(query: AdminUsageQuery, options?: CallOptions): Promise<CursorPage<UsageEvent>> {
-    const page = await this.caller.call(
-      {
-        method: 'GET',
-        route: '/api/usage/details',
-        query: {
-          from: formatDateTime(query.from, 'from'),
-          until: formatDateTime(query.until, 'until'),
-          companyId: query.companyId,
-          departmentIds: query.departmentIds,
-          cursor: query.cursor,
-          maxItems: query.maxItems,
-        },
-        options,
-      },
-      usageDetailsPageSchema,
-    );
-    return { items: page.items, nextCursor: page.nextCursor ?? undefined };
+  details(query: AdminUsageQuery, options?: CallOptions): Promise<CursorPage<UsageEvent>> {
+    return fetchUsageDetails(this.caller, USAGE_DETAILS, query, options);
   }
 
   iterateDetails(query: Omit<AdminUsageQuery, 'cursor'>, options?: CallOptions) {
-    return iterateCursor<UsageEvent>(
-      (cursor) => this.details({ ...query, ...(cursor ? { cursor } : {}) }, options),
-      { route: '/api/usage/details' },
-    );
+    return iterateUsageDetails(this.caller, USAGE_DETAILS, query, options);
   }
 }

@@ -3,69 +3,58 @@
  * enum-like fields plain strings, fields the specification marks required kept required.
  */
 import { z } from 'zod';
-import { physicalAddressSchema, usageEventSchema } from '../../domain/wire.js';
+import {
+  companySchema,
+  departmentSchema,
+  identifierSchema,
+  physicalAddressSchema,
+  userSchema,
+} from '../../domain/wire.js';
 
 const timestamp = z.string();
-const identifier = z.looseObject({ type: z.string(), value: z.string() });
 
-export const adminCompanySchema = z.looseObject({
-  id: z.string(),
+/**
+ * Interface B's companies and departments are Interface A's records with these fields always
+ * present, and contact fields besides.
+ */
+const adminRecordFields = {
   erpId: z.string(),
-  name: z.string(),
   headAddress: physicalAddressSchema,
   isActive: z.boolean(),
-  identifiers: z.array(identifier),
   emailAddress: z.string().optional(),
   identificationNumber: z.string().optional(),
   phoneNumber: z.string().optional(),
-  isTechnologyPartner: z.boolean().optional(),
   createdAt: timestamp,
   lastModifiedAt: timestamp,
   lastModifiedBy: z.string(),
-});
-export type AdminCompany = z.infer<typeof adminCompanySchema>;
+};
 
-export const companyListItemSchema = adminCompanySchema.omit({ isTechnologyPartner: true }).extend({
+export const companyListItemSchema = companySchema.extend({
+  ...adminRecordFields,
+  identifiers: z.array(identifierSchema),
   role: z.string(),
-  technologyPartnerId: z.string().optional(),
-  managedCompanyIds: z.array(z.string()).optional(),
 });
 export type CompanyListItem = z.infer<typeof companyListItemSchema>;
 
-export const adminDepartmentSchema = z.looseObject({
-  id: z.string(),
-  companyId: z.string(),
-  erpId: z.string(),
-  name: z.string(),
-  headAddress: physicalAddressSchema,
+export const adminCompanySchema = companyListItemSchema
+  .omit({ role: true, technologyPartnerId: true, managedCompanyIds: true })
+  .extend({ isTechnologyPartner: z.boolean().optional() });
+export type AdminCompany = z.infer<typeof adminCompanySchema>;
+
+export const adminDepartmentSchema = departmentSchema.extend({
+  ...adminRecordFields,
   hasSeparateInvoicing: z.boolean(),
-  isActive: z.boolean(),
-  emailAddress: z.string().optional(),
-  identificationNumber: z.string().optional(),
-  phoneNumber: z.string().optional(),
-  createdAt: timestamp,
-  lastModifiedAt: timestamp,
-  lastModifiedBy: z.string(),
 });
 export type AdminDepartment = z.infer<typeof adminDepartmentSchema>;
 
-export const adminUserSchema = z.looseObject({
-  id: z.string(),
-  companyId: z.string(),
-  username: z.string(),
-  role: z.string(),
-  departments: z.array(z.string()),
-  firstName: z.string(),
-  lastName: z.string(),
-  preferredLanguage: z.string(),
-  emailAddress: z.string(),
+/** Interface A's user with its flags and stamps always present, and the modules it may use. */
+export const adminUserSchema = userSchema.extend({
   hasMFALoginEnabled: z.boolean(),
   hasQERDSMandate: z.boolean(),
   modulesAccess: z.array(z.string()),
-  lastModifiedBy: z.string(),
-  enabled: z.boolean(),
   createdAt: timestamp,
   lastModifiedAt: timestamp,
+  lastModifiedBy: z.string(),
 });
 export type AdminUser = z.infer<typeof adminUserSchema>;
 
@@ -122,10 +111,5 @@ export const newsItemSchema = z.looseObject({
   createdAt: timestamp.optional(),
 });
 export type NewsItem = z.infer<typeof newsItemSchema>;
-
-export const usageDetailsPageSchema = z.looseObject({
-  items: z.array(usageEventSchema),
-  nextCursor: z.string().optional().nullable(),
-});
 
 export const adminInfoSchema = z.looseObject({ name: z.string().optional(), version: z.string().optional() });

@@ -5,7 +5,7 @@
  */
 import { isoTime } from '../../core/clock.js';
 import type { RouteModule, SandboxContext } from '../context.js';
-import { parseMaxItems, problem, readJson, type SandboxRequest, sendJson } from '../http.js';
+import { parseMaxItems, problem, type Router, readJson, type SandboxRequest, sendJson } from '../http.js';
 import type { StoredRecord } from '../store.js';
 import {
   companyCreateBody,
@@ -80,9 +80,24 @@ function checkDepartments(ctx: SandboxContext, companyId: string, ids: readonly 
   if (errors.length > 0) throw problem(400, errors.map((e) => e.message).join('; '), errors);
 }
 
+/** The modification stamp of a change made now. */
+function touched(ctx: SandboxContext, by: string = DEFAULT_MODIFIER) {
+  return { lastModifiedAt: isoTime(ctx.clock.now()), lastModifiedBy: by };
+}
+
 function stamp(ctx: SandboxContext, by: string = DEFAULT_MODIFIER) {
   const at = isoTime(ctx.clock.now());
   return { createdAt: at, lastModifiedAt: at, lastModifiedBy: by };
+}
+
+/** GET list and GET one of a kind the caller's company owns (departments, users). */
+function addOwnedReads(router: Router, ctx: SandboxContext, route: string, kind: string): void {
+  router.add('GET', route, (req, res) => {
+    sendJson(res, 200, companyPage(ctx.store, kind, req));
+  });
+  router.add('GET', `${route}/:id`, (req, res) => {
+    sendJson(res, 200, ownRecord(ctx.store, kind, req.params['id'] ?? '', req, kind));
+  });
 }
 
 const registerCompanyRoutes: RouteModule = (router, ctx) => {
@@ -117,13 +132,11 @@ const registerCompanyRoutes: RouteModule = (router, ctx) => {
   router.add('PATCH', '/companies/:id', async (req, res) => {
     const company = visibleCompany(ctx, req, req.params['id'] ?? '');
     const body = parseBody(companyUpdateBody, await readJson(req.raw));
-    const updated = {
-      ...company,
-      ...body,
-      lastModifiedAt: isoTime(ctx.clock.now()),
-      lastModifiedBy: body.lastModifiedBy ?? DEFAULT_MODIFIER,
-    };
-    sendJson(res, 200, ctx.store.put('company', updated));
+    sendJson(
+      res,
+      200,
+      ctx.store.put('company', { ...company, ...body, ...touched(ctx, body.lastModifiedBy) }),
+    );
   });
 };
 
@@ -137,22 +150,11 @@ const registerDepartmentRoutes: RouteModule = (router, ctx) => {
     ctx.store.insert('department', department, { companyId });
     sendJson(res, 201, department);
   });
-  router.add('GET', '/departments', (req, res) => {
-    sendJson(res, 200, companyPage(ctx.store, 'department', req));
-  });
-  router.add('GET', '/departments/:id', (req, res) => {
-    sendJson(res, 200, ownRecord(ctx.store, 'department', req.params['id'] ?? '', req, 'department'));
-  });
+  addOwnedReads(router, ctx, '/departments', 'department');
   router.add('PATCH', '/departments/:id', async (req, res) => {
     const department = ownRecord(ctx.store, 'department', req.params['id'] ?? '', req, 'department');
     const body = parseBody(departmentUpdateBody, await readJson(req.raw));
-    const updated = {
-      ...department,
-      ...body,
-      lastModifiedAt: isoTime(ctx.clock.now()),
-      lastModifiedBy: DEFAULT_MODIFIER,
-    };
-    sendJson(res, 200, ctx.store.put('department', updated));
+    sendJson(res, 200, ctx.store.put('department', { ...department, ...body, ...touched(ctx) }));
   });
 };
 
@@ -166,23 +168,12 @@ const registerUserRoutes: RouteModule = (router, ctx) => {
     ctx.store.insert('user', user, { companyId });
     sendJson(res, 201, user);
   });
-  router.add('GET', '/users', (req, res) => {
-    sendJson(res, 200, companyPage(ctx.store, 'user', req));
-  });
-  router.add('GET', '/users/:id', (req, res) => {
-    sendJson(res, 200, ownRecord(ctx.store, 'user', req.params['id'] ?? '', req, 'user'));
-  });
+  addOwnedReads(router, ctx, '/users', 'user');
   router.add('PATCH', '/users/:id', async (req, res) => {
     const user = ownRecord(ctx.store, 'user', req.params['id'] ?? '', req, 'user');
     const body = parseBody(userUpdateBody, await readJson(req.raw));
     if (body.departments) checkDepartments(ctx, String(user['companyId']), body.departments);
-    const updated = {
-      ...user,
-      ...body,
-      lastModifiedAt: isoTime(ctx.clock.now()),
-      lastModifiedBy: DEFAULT_MODIFIER,
-    };
-    sendJson(res, 200, ctx.store.put('user', updated));
+    sendJson(res, 200, ctx.store.put('user', { ...user, ...body, ...touched(ctx) }));
   });
 };
 

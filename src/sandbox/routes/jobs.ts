@@ -10,7 +10,7 @@ import {
 import { saveBlob } from '../blobs.js';
 import { payloadItem } from '../content/index.js';
 import type { SandboxContext } from '../context.js';
-import { type Caller, parseMaxItems, problem, type Router, sendJson } from '../http.js';
+import { type Caller, parseMaxItems, problem, type Router, type SandboxRequest, sendJson } from '../http.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { payloadEventFields } from '../payload-event.js';
 import { renderPayloadDocumentPdf } from '../proofs.js';
@@ -94,6 +94,25 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
     });
   };
 
+  /** A payload job from the request: the rules run on it as sent, the job takes it normalised. */
+  const newPayloadJob = async (
+    req: SandboxRequest,
+    endpoint: 'payload-pdf' | 'payload-word',
+    awaiting: boolean,
+  ) => {
+    const caller = callerOf(req);
+    const raw = await readJsonBody(req, payloadJobRequestSchema);
+    const workflow = workflowFor(ctx, caller, raw.workflowId);
+    // Rules name fields as sent, so they run before normalisation.
+    checkRules(endpoint, raw, workflow);
+    const body = normalisePayload(raw);
+    const job = newJob(caller, workflow, endpoint, { name: body.jobName, filename: body.filename, awaiting });
+    job.payload = body.payload;
+    if (body.sendingEventExecutionDateUtc)
+      job.sendingEventExecutionDateUtc = body.sendingEventExecutionDateUtc;
+    return { job, workflow, body };
+  };
+
   router.add('POST', '/jobs/single-file', async (req, res) => {
     const caller = callerOf(req);
     const body = await readJsonBody(req, singleFileJobRequestSchema);
@@ -123,38 +142,12 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
   });
 
   router.add('POST', '/jobs/payload-pdf', async (req, res) => {
-    const caller = callerOf(req);
-    const raw = await readJsonBody(req, payloadJobRequestSchema);
-    const workflow = workflowFor(ctx, caller, raw.workflowId);
-    // Rules name fields as sent, so they run before normalisation.
-    checkRules('payload-pdf', raw, workflow);
-    const body = normalisePayload(raw);
-    const job = newJob(caller, workflow, 'payload-pdf', {
-      name: body.jobName,
-      filename: body.filename,
-      awaiting: true,
-    });
-    job.payload = body.payload;
-    if (body.sendingEventExecutionDateUtc)
-      job.sendingEventExecutionDateUtc = body.sendingEventExecutionDateUtc;
+    const { job } = await newPayloadJob(req, 'payload-pdf', true);
     answerUploadJob(res, job);
   });
 
   router.add('POST', '/jobs/payload-word', async (req, res) => {
-    const caller = callerOf(req);
-    const raw = await readJsonBody(req, payloadJobRequestSchema);
-    const workflow = workflowFor(ctx, caller, raw.workflowId);
-    // Rules name fields as sent, so they run before normalisation.
-    checkRules('payload-word', raw, workflow);
-    const body = normalisePayload(raw);
-    const job = newJob(caller, workflow, 'payload-word', {
-      name: body.jobName,
-      filename: body.filename,
-      awaiting: false,
-    });
-    job.payload = body.payload;
-    if (body.sendingEventExecutionDateUtc)
-      job.sendingEventExecutionDateUtc = body.sendingEventExecutionDateUtc;
+    const { job, workflow, body } = await newPayloadJob(req, 'payload-word', false);
     const item = payloadItem(body.payload, body.filename);
     const pdf = await renderPayloadDocumentPdf({
       jobName: body.jobName,

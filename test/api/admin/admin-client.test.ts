@@ -4,11 +4,13 @@ import path from 'node:path';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AdminClient, type AdminUserCreate } from '../../../src/api/admin/index.js';
-import { ApiError } from '../../../src/api/errors.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { type RunningSandbox, startSandbox } from '../../../src/sandbox/index.js';
 import { SEED } from '../../../src/sandbox/seed-ids.js';
 import { addUsageEvents, companyBody, departmentBody, userBody } from '../../sandbox/admin/admin-harness.js';
+import { caught } from '../support/caught.js';
+import { collect } from '../support/collect.js';
+import { sandboxAdminOptions } from '../support/sandbox-client.js';
 
 let dir: string;
 let sandbox: RunningSandbox;
@@ -16,36 +18,11 @@ let admin: AdminClient;
 const P = SEED.partnerCompanyId;
 const M = SEED.managedCompanyId;
 
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-admin-client-'));
   sandbox = await startSandbox({ stateDir: path.join(dir, 'state'), log: silentLogger() });
-  const c = sandbox.credentials;
   // No client certificate anywhere: only the CA, the partner-admin client and the API key.
-  admin = new AdminClient({
-    apiUrl: sandbox.urls.admin ?? '',
-    authUrl: sandbox.urls.admin ?? '',
-    clientId: c.admin.clientId,
-    clientSecret: c.admin.clientSecret,
-    apiKey: c.apiKey,
-    ca: c.caCertPem,
-    retry: { baseDelayMs: 5 },
-  });
+  admin = new AdminClient(sandboxAdminOptions(sandbox));
 });
 
 afterAll(async () => {
@@ -60,16 +37,9 @@ describe('AdminClient against the sandbox', () => {
   });
 
   it('fails with DOCEX_AUTH_TOKEN when the admin secret is wrong', async () => {
-    const c = sandbox.credentials;
-    const wrong = new AdminClient({
-      apiUrl: sandbox.urls.admin ?? '',
-      authUrl: sandbox.urls.admin ?? '',
-      clientId: c.admin.clientId,
-      clientSecret: 'wrong',
-      apiKey: c.apiKey,
-      ca: c.caCertPem,
-      retry: { maxAttempts: 1 },
-    });
+    const wrong = new AdminClient(
+      sandboxAdminOptions(sandbox, { clientSecret: 'wrong', retry: { maxAttempts: 1 } }),
+    );
     try {
       const err = await caught(wrong.info());
       expect(err.code).toBe('DOCEX_AUTH_TOKEN');

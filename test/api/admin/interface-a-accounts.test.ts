@@ -3,46 +3,23 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DocexClient } from '../../../src/api/client.js';
-import { ApiError } from '../../../src/api/errors.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import { type RunningSandbox, startSandbox } from '../../../src/sandbox/index.js';
 import { SEED } from '../../../src/sandbox/seed-ids.js';
 import { address, addUsageEvents, companyBody } from '../../sandbox/admin/admin-harness.js';
+import { caught } from '../support/caught.js';
+import { collect } from '../support/collect.js';
+import { sandboxClientOptions } from '../support/sandbox-client.js';
 
 let dir: string;
 let sandbox: RunningSandbox;
 let client: DocexClient;
 const M = SEED.managedCompanyId;
 
-async function caught(promise: Promise<unknown>): Promise<ApiError> {
-  try {
-    await promise;
-  } catch (err) {
-    expect(err).toBeInstanceOf(ApiError);
-    return err as ApiError;
-  }
-  throw new Error('expected a rejection');
-}
-
-async function collect<T>(items: AsyncIterable<T>): Promise<T[]> {
-  const out: T[] = [];
-  for await (const item of items) out.push(item);
-  return out;
-}
-
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-a-accounts-'));
   sandbox = await startSandbox({ stateDir: path.join(dir, 'state'), log: silentLogger() });
-  const c = sandbox.credentials;
-  client = new DocexClient({
-    apiUrl: sandbox.urls.api,
-    authUrl: sandbox.urls.auth,
-    clientId: c.clientId,
-    clientSecret: c.clientSecret,
-    apiKey: c.apiKey,
-    tls: { ca: c.caCertPem, cert: c.clientCertPem, key: c.clientKeyPem },
-    retry: { baseDelayMs: 5 },
-  });
+  client = new DocexClient(sandboxClientOptions(sandbox, { retry: { baseDelayMs: 5 } }));
 });
 
 afterAll(async () => {
