@@ -8,7 +8,7 @@ export {
   parseJobName,
   safeStem,
 } from './job-name.js';
-export { Journal } from './journal.js';
+export { DEFAULT_SCRUB_DELAY_MS, Journal } from './journal.js';
 export {
   acquireJournalLock,
   type JournalLock,
@@ -32,6 +32,7 @@ export {
   type ItemKind,
   type ItemMode,
   type ItemState,
+  isDurableMove,
   isFinal,
   legalTargets,
   needsUpload,

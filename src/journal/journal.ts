@@ -1,9 +1,10 @@
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { Database } from '../core/sqlite.js';
 import type { Clock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { Database } from '../core/sqlite.js';
+import { GroupCommit } from './group-commit.js';
 import { applyMove, duplicateReason, rowsError } from './moves.js';
 import { stripUrlQueries } from './redact.js';
 import { type JournalItem, migrate, SCHEMA_VERSION, toItem } from './schema.js';
@@ -12,6 +13,7 @@ import {
   checkTransition,
   ITEM_STATES,
   type ItemState,
+  isDurableMove,
   isFinal,
   type RecoveryOptions,
   recoveryAction,
@@ -27,30 +29,49 @@ import type {
   TransitionFields,
 } from './types.js';
 
+/** How long after an upload is confirmed its dropped URL may linger in the WAL (one checkpoint per burst). */
+export const DEFAULT_SCRUB_DELAY_MS = 1_000;
+
 /**
- * The durable record of every claimed file and payload row. SQLite in WAL mode with
- * synchronous=FULL: a move the agent acted on survives a power cut. Every move is one transaction
+ * The durable record of every claimed file and payload row. SQLite in WAL mode; a move the agent
+ * acts on next (a PUT, moving the file out of `.processing/`) is committed with synchronous=FULL
+ * and survives a power cut, the others use NORMAL (see isDurableMove). Every move is one transaction
  * with a history entry. The upload URL is stored (a crash must not strand an upload) but never
- * returned in an item, a history entry or a log line; it is dropped from the row, and the WAL
- * checkpointed, as soon as it is no longer needed.
+ * returned in an item, a history entry or a log line; it is dropped from the row as soon as it is
+ * no longer needed, and the WAL is checkpointed (TRUNCATE) at once for a refusal or a recreate,
+ * within `scrubDelayMs` after a confirmed upload (one checkpoint per burst, not one per file), and
+ * on open and close.
  */
 export class Journal {
   private readonly stmts: Statements;
+  private synchronous: 'FULL' | 'NORMAL' = 'FULL';
+  private scrubTimer: NodeJS.Timeout | undefined;
+  private readonly group: GroupCommit;
 
   private constructor(
     private readonly db: Database,
     private readonly clock: Clock,
     private readonly log: Logger,
     readonly file: string,
+    private readonly scrubDelayMs: number,
   ) {
     this.stmts = prepareStatements(db);
+    this.group = new GroupCommit(file);
   }
 
   static open(file: string, options: JournalOptions): Journal {
     const db = openDatabase(file);
     try {
       const migrated = migrate(db, options.clock.now());
-      const journal = new Journal(db, options.clock, options.log, file);
+      const journal = new Journal(
+        db,
+        options.clock,
+        options.log,
+        file,
+        options.scrubDelayMs ?? DEFAULT_SCRUB_DELAY_MS,
+      );
+      // A crash may have left dropped URLs in old WAL frames.
+      journal.scrubWal();
       const unfinished = journal.unfinished().length;
       options.log.info({ file, schemaVersion: SCHEMA_VERSION, migrated, unfinished }, 'journal opened');
       return journal;
@@ -62,7 +83,11 @@ export class Journal {
 
   claim(input: ClaimInput): ClaimResult {
     const now = this.clock.now();
-    return this.db.transaction((): ClaimResult => {
+    // A duplicate is recorded rejected and then moved to error/: that claim must be durable.
+    const durable =
+      !input.allowDuplicates &&
+      this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId) !== undefined;
+    return this.tx(durable, (): ClaimResult => {
       const same = this.stmts.sameFileUnfinished.get(input.folder, input.sha256, input.sourcePath);
       if (same) return { kind: 'in-progress', item: toItem(same) };
       const earlierRow = input.allowDuplicates
@@ -86,13 +111,13 @@ export class Journal {
       this.record(id, undefined, state, now, detail);
       const item = this.mustGet(id);
       return earlier ? { kind: 'duplicate', earlier, item } : { kind: 'claimed', item };
-    })();
+    });
   }
 
   /** Records a validated file's payload rows, all at once, each in state validated (or rejected). */
   addRows(fileId: number, rows: readonly RowInput[]): JournalItem[] {
     const now = this.clock.now();
-    return this.db.transaction(() => {
+    return this.tx(true, () => {
       const parent = this.mustGet(fileId);
       if (parent.kind !== 'file' || parent.state !== 'validated') {
         throw rowsError(
@@ -126,14 +151,36 @@ export class Journal {
         );
         return this.mustGet(id);
       });
-    })();
+    });
   }
 
   /** One legal move, one transaction; an illegal one throws DOCEX_JOURNAL_TRANSITION. */
   transition(itemId: number, to: ItemState, fields: TransitionFields = {}): JournalItem {
+    const mode = this.get(itemId)?.mode ?? 'single-file';
+    return this.move(itemId, to, fields, isDurableMove(to, mode));
+  }
+
+  /**
+   * The same move, committed without waiting for the disk in the event loop; resolves once it is
+   * on disk. Moves committed close together share one fsync of the WAL (group commit), so a burst
+   * of files costs a few fsyncs, not two per file. For a move the next step acts on (a PUT, moving
+   * the file out of `.processing/`).
+   */
+  async commitMove(itemId: number, to: ItemState, fields: TransitionFields = {}): Promise<JournalItem> {
+    const item = this.move(itemId, to, fields, false);
+    await this.flush();
+    return item;
+  }
+
+  /** Resolves once every transaction committed before the call is on disk. */
+  flush(): Promise<void> {
+    return this.group.flush();
+  }
+
+  private move(itemId: number, to: ItemState, fields: TransitionFields, durableNow: boolean): JournalItem {
     const now = this.clock.now();
     let hadUrl = false;
-    const item = this.db.transaction(() => {
+    const item = this.tx(durableNow, () => {
       const current = this.mustGet(itemId);
       const check = checkTransition({ ...current, childStates: this.childStates(current) }, to);
       if (!check.ok) {
@@ -144,9 +191,12 @@ export class Journal {
       hadUrl = current.hasUploadUrl;
       this.record(itemId, current.state, to, now, applyMove(this.stmts, current, to, fields, now));
       return this.mustGet(itemId);
-    })();
+    });
     this.log.debug({ itemId, to, jobId: item.jobId, attempt: item.attempt }, 'journal transition');
-    if (hadUrl && !item.hasUploadUrl) this.scrubWal();
+    if (hadUrl && !item.hasUploadUrl) {
+      if (to === 'uploaded') this.scheduleScrub();
+      else this.scrubWal();
+    }
     return item;
   }
 
@@ -223,7 +273,35 @@ export class Journal {
   }
 
   close(): void {
-    if (this.db.open) this.db.close();
+    if (!this.db.open) return;
+    if (this.scrubTimer) this.scrubWal();
+    this.db.close();
+    this.group.close();
+  }
+
+  /** One transaction; the synchronous level is chosen before it starts (SQLite ignores it inside one). */
+  private tx<T>(durable: boolean, fn: () => T): T {
+    const level = durable ? 'FULL' : 'NORMAL';
+    if (this.synchronous !== level) {
+      this.db.pragma(`synchronous = ${level}`);
+      this.synchronous = level;
+    }
+    const result = this.db.transaction(fn)();
+    this.group.committedOne(durable);
+    return result;
+  }
+
+  /** Uploads confirmed close together share one checkpoint. */
+  private scheduleScrub(): void {
+    if (this.scrubDelayMs <= 0) {
+      this.scrubWal();
+      return;
+    }
+    if (this.scrubTimer) return;
+    this.scrubTimer = setTimeout(() => {
+      if (this.db.open) this.scrubWal();
+    }, this.scrubDelayMs);
+    this.scrubTimer.unref();
   }
 
   private record(
@@ -253,6 +331,8 @@ export class Journal {
 
   /** Old WAL frames still hold a dropped URL; a TRUNCATE checkpoint empties the WAL file. */
   private scrubWal(): void {
+    if (this.scrubTimer) clearTimeout(this.scrubTimer);
+    this.scrubTimer = undefined;
     this.db.pragma('wal_checkpoint(TRUNCATE)');
   }
 }

@@ -85,6 +85,27 @@ export function checkTransition(subject: TransitionSubject, to: ItemState): Tran
   return { ok: true };
 }
 
+/**
+ * Whether a move must reach the disk before the agent acts on it (SQLite synchronous=FULL) or may
+ * ride on the next durable commit (NORMAL: the WAL sits in the page cache, so a killed process
+ * loses nothing; only a power cut can drop the tail of the WAL, and WAL order means a later FULL
+ * commit makes every earlier one durable too). FULL for each move recorded right before an action
+ * that must not be repeated blindly (FULL, or NORMAL and then Journal.commitMove's shared fsync
+ * before the action starts):
+ * - `created` before the PUT (with its job id a repeated upload gets a 409 and is checked);
+ * - `uploaded` before the file goes to the archive, `rejected` before it goes to error/;
+ * - `creating` of a job without upload (payload-word): its POST is the submission, so the intent
+ *   and the name to find it by must be durable before it is sent.
+ * NORMAL otherwise: losing a claim leaves the file in `.processing/`, which recovery takes again;
+ * losing `validated` repeats a local check; losing an upload job's `creating` (no PUT happens
+ * before the durable `created`) leaves at worst an orphan job that expires unused, as the lookup by
+ * name already does; losing `done` repeats the archive step, which finds the file already moved.
+ */
+export function isDurableMove(to: ItemState, mode: ItemMode): boolean {
+  if (to === 'creating') return !needsUpload(mode);
+  return to === 'created' || to === 'uploaded' || to === 'rejected';
+}
+
 /** Every state an item of this kind can reach next, for docs and exhaustive tests. */
 export function legalTargets(subject: TransitionSubject): ItemState[] {
   return ITEM_STATES.filter((to) => checkTransition(subject, to).ok);

@@ -6,6 +6,8 @@ import type { ItemMode, ItemState, RecoveryAction } from './states.js';
 export interface JournalOptions {
   clock: Clock;
   log: Logger;
+  /** Longest time a confirmed upload's URL may stay in the WAL (default 1 s; 0: checkpoint at once). */
+  scrubDelayMs?: number;
 }
 
 export interface ClaimInput {

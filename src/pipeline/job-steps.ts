@@ -74,7 +74,8 @@ async function createJob(ctx: StepContext, item: JournalItem, target: JobTarget)
     throw new RetryLater(outcome.code, outcome.reason);
   }
   const deadline = created.uploadExpiresAt ? Date.parse(created.uploadExpiresAt) : Number.NaN;
-  const next = ctx.journal.transition(item.id, 'created', {
+  // On disk before the PUT: with the job id, a repeated upload is answered 409 and checked.
+  const next = await ctx.journal.commitMove(item.id, 'created', {
     jobId: created.id,
     uploadUrl: created.fileUploadUrl,
     uploadDeadline: Number.isFinite(deadline) ? deadline : ctx.clock.now() + DEFAULT_WINDOW_MS,
@@ -130,8 +131,9 @@ async function checkJob(
     { folder: item.folder, file: item.fileName, jobId: item.jobId, status },
     'upload confirmed by job status',
   );
-  return ctx.journal.transition(item.id, 'uploaded', {
-    md5: await md5Of(target.filePath),
+  const md5 = await md5Of(target.filePath);
+  return ctx.journal.commitMove(item.id, 'uploaded', {
+    md5,
     note: `job status ${status}`,
   });
 }
@@ -159,7 +161,8 @@ async function uploadJob(
   if (!url) return newAttempt(ctx, item, 'recreate: no-url');
   try {
     const result = await ctx.jobs.uploadFile(url, target.filePath, { signal: ctx.signal });
-    const next = ctx.journal.transition(item.id, 'uploaded', { md5: result.md5 });
+    // On disk before the file moves to the archive.
+    const next = await ctx.journal.commitMove(item.id, 'uploaded', { md5: result.md5 });
     ctx.log.info(
       { folder: item.folder, file: item.fileName, jobId: item.jobId, size: result.size },
       'uploaded',

@@ -56,6 +56,11 @@ export class Lifecycle {
     );
   }
 
+  /** The job has its file: it no longer waits to expire (each tick walks the waiting jobs). */
+  untrackAwaiting(jobId: string): void {
+    this.awaiting.delete(jobId);
+  }
+
   isFinalizing(eventId: string): boolean {
     return this.finalizing.has(eventId);
   }
@@ -231,7 +236,8 @@ export class Lifecycle {
   }
 
   private expireJobs(now: number): void {
-    for (const [id, expiresAt] of [...this.awaiting]) {
+    // Deleting the current entry while iterating a Map is safe: no copy per tick.
+    for (const [id, expiresAt] of this.awaiting) {
       if (expiresAt > now) continue;
       const job = this.ctx.store.get<JobRecord>('job', id);
       if (job?.status !== 'AWAITING_FILE_UPLOAD') {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Journal } from '../../src/journal/journal.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { DEFAULT_SCRUB_DELAY_MS, type Journal } from '../../src/journal/journal.js';
 import { stripUrlQueries } from '../../src/journal/redact.js';
 import { claimInput, type JournalHarness, journalHarness, UPLOAD_URL } from './support/journal-harness.js';
 
@@ -61,6 +61,36 @@ describe('the upload URL is a credential', () => {
     const uploaded = journal.transition(id, 'uploaded', { md5: 'abc' });
     expect(uploaded.hasUploadUrl).toBe(false);
     expect(journal.revealUploadUrl(id)).toBeUndefined();
+  });
+
+  it('leaves the WAL within the scrub delay after a confirmed upload (one checkpoint per burst)', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const id = createdItem();
+      journal.transition(id, 'uploaded', { md5: 'abc' });
+      vi.advanceTimersByTime(DEFAULT_SCRUB_DELAY_MS - 1);
+      expect(diskBytes()).toContain(SIGNATURE);
+      vi.advanceTimersByTime(1);
+      expect(diskBytes()).not.toContain(SIGNATURE);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('leaves the WAL at close when the scrub delay has not passed yet', () => {
+    const id = createdItem();
+    journal.transition(id, 'uploaded', { md5: 'abc' });
+    journal.close();
+    expect(diskBytes()).not.toContain(SIGNATURE);
+  });
+
+  it('leaves the WAL at open after a crash that came before the scrub', () => {
+    const id = createdItem();
+    journal.transition(id, 'uploaded', { md5: 'abc' });
+    expect(diskBytes()).toContain(SIGNATURE);
+    // A second journal on the same file stands for the restarted agent (the first never closes).
+    h.open();
+    expect(diskBytes()).not.toContain(SIGNATURE);
   });
 
   it('forgetUploadUrl NULLs it and no copy stays in the database or WAL file on disk', () => {

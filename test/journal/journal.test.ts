@@ -1,7 +1,7 @@
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
-import { Database } from '../../src/core/sqlite.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isDocexError } from '../../src/core/errors.js';
+import { Database } from '../../src/core/sqlite.js';
 import { parseJobName } from '../../src/journal/job-name.js';
 import { Journal } from '../../src/journal/journal.js';
 import { SCHEMA_VERSION } from '../../src/journal/schema.js';

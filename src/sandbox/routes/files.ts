@@ -72,6 +72,7 @@ export function registerFileRoutes(
           upload: { size, md5, blobId: blob.id, uploadedAt: blob.createdAt },
         });
       });
+      lifecycle.untrackAwaiting(jobId);
     } finally {
       lifecycle.uploading.delete(jobId);
     }

@@ -1,0 +1,201 @@
+/**
+ * Burst: N small PDFs dropped at once. Three columns against one sandbox process, same
+ * concurrency: the agent in its own process (drop → uploaded from its journal), a bash + curl
+ * script (curl-upload.sh, a curl process per request), and a bare keep-alive undici client doing
+ * only create + PUT (the ceiling). Latency of a file: its upload's end minus its drop (for the two
+ * scripts every file is "dropped" when the run starts).
+ */
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { SEED } from '../src/sandbox/seed-ids.js';
+import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
+import { type SandboxInfo, startSandboxProcess } from './support/processes.js';
+import { RawClient, secretFiles } from './support/service.js';
+import { percentile, pool, round } from './support/stats.js';
+
+export interface BurstOptions {
+  /** The compiled agent CLI (support/build-agent.ts). */
+  mainJs: string;
+  files: number;
+  concurrency: number;
+  /** Per column. */
+  timeoutMs: number;
+}
+
+export interface ColumnResult {
+  column: string;
+  files: number;
+  seconds: number;
+  filesPerSecond: number;
+  p50Ms: number;
+  p95Ms: number;
+}
+
+export interface BurstResult {
+  scenario: 'burst';
+  files: number;
+  concurrency: number;
+  pdfBytes: number;
+  agent: ColumnResult & { peakRssMiB: number | undefined };
+  curl: ColumnResult;
+  ceiling: ColumnResult;
+  agentVsCurl: number;
+  agentVsCeiling: number;
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** One small PDF, and N distinct copies of it (a trailing comment line; the agent refuses duplicates). */
+async function writePdfs(dir: string, files: number): Promise<{ names: string[]; bytes: number }> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([595, 842]);
+  page.drawText('docex-agent benchmark', {
+    x: 50,
+    y: 780,
+    size: 12,
+    font: await doc.embedFont(StandardFonts.Helvetica),
+  });
+  const base = Buffer.from(await doc.save());
+  mkdirSync(dir, { recursive: true });
+  const names: string[] = [];
+  for (let i = 0; i < files; i++) {
+    const name = `bench-${String(i).padStart(6, '0')}.pdf`;
+    writeFileSync(path.join(dir, name), Buffer.concat([base, Buffer.from(`% bench file ${i}\n`)]));
+    names.push(name);
+  }
+  return { names, bytes: base.length };
+}
+
+function column(
+  name: string,
+  startedAt: number,
+  doneAt: readonly number[],
+  latencies: readonly number[],
+): ColumnResult {
+  const seconds = (Math.max(...doneAt) - startedAt) / 1000;
+  return {
+    column: name,
+    files: doneAt.length,
+    seconds: round(seconds, 2),
+    filesPerSecond: round(doneAt.length / seconds),
+    p50Ms: Math.round(percentile(latencies, 0.5)),
+    p95Ms: Math.round(percentile(latencies, 0.95)),
+  };
+}
+
+async function agentColumn(dir: string, info: SandboxInfo, options: BurstOptions) {
+  const run = await startAgentRun(dir, info, { mainJs: options.mainJs, concurrency: options.concurrency });
+  const { names } = await writePdfs(run.staging, options.files);
+  try {
+    const dropped = dropAll(run, names);
+    const startedAt = Math.min(...dropped.values());
+    await waitFinished(run, names.length, options.timeoutMs);
+    const { peakRssMiB, times } = await finishAgentRun(run);
+    const doneAt: number[] = [];
+    const latencies: number[] = [];
+    for (const name of names) {
+      const uploaded = times.get(name)?.uploaded;
+      if (uploaded === undefined) throw new Error(`agent: ${name} was not uploaded`);
+      doneAt.push(uploaded);
+      latencies.push(uploaded - dropped.get(name)!);
+    }
+    return { ...column('agent', startedAt, doneAt, latencies), peakRssMiB: peakRssMiB && round(peakRssMiB) };
+  } finally {
+    if (run.child.exitCode === null) run.child.kill('SIGKILL');
+  }
+}
+
+async function ceilingColumn(dir: string, info: SandboxInfo, options: BurstOptions): Promise<ColumnResult> {
+  const { names } = await writePdfs(dir, options.files);
+  const client = new RawClient(info, options.concurrency);
+  try {
+    await client.fetchToken();
+    const startedAt = Date.now();
+    const doneAt = await pool(names, options.concurrency, async (name) => {
+      const job = await client.createSingleFile(SEED.workflows.pdfEmail, name);
+      await client.put(job.url, readFileSync(path.join(dir, name)));
+    });
+    return column(
+      'keep-alive client (ceiling)',
+      startedAt,
+      doneAt,
+      doneAt.map((t) => t - startedAt),
+    );
+  } finally {
+    await client.close();
+  }
+}
+
+async function curlColumn(dir: string, info: SandboxInfo, options: BurstOptions): Promise<ColumnResult> {
+  const filesDir = path.join(dir, 'files');
+  const { names } = await writePdfs(filesDir, options.files);
+  const secrets = secretFiles(info);
+  const startedAt = Date.now();
+  const child = spawn('bash', [path.join(here, 'curl-upload.sh')], {
+    stdio: ['pipe', 'pipe', 'inherit'],
+    env: {
+      ...process.env,
+      CA: info.paths.caCert,
+      CERT: info.paths.clientCert,
+      KEY: info.paths.clientKey,
+      API: info.urls.api,
+      AUTH: info.urls.auth,
+      WF: SEED.workflows.pdfEmail,
+      CLIENT_ID: info.clientId,
+      SECRET_FILE: secrets.clientSecretFile,
+      APIKEY_FILE: secrets.apiKeyFile,
+      WORK: dir,
+      P: String(options.concurrency),
+    },
+  });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString('utf8');
+  });
+  child.stdin.end(`${names.map((n) => path.join(filesDir, n)).join('\n')}\n`);
+  const timer = setTimeout(() => child.kill('SIGKILL'), options.timeoutMs);
+  const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+  clearTimeout(timer);
+  const doneAt = out
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => Number(line.split(' ')[1]));
+  if (code !== 0 || doneAt.length !== names.length) {
+    throw new Error(`curl script: exit ${code}, ${doneAt.length} of ${names.length} files uploaded`);
+  }
+  return column(
+    'bash + curl per file',
+    startedAt,
+    doneAt,
+    doneAt.map((t) => t - startedAt),
+  );
+}
+
+export async function benchBurst(options: BurstOptions): Promise<BurstResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-burst-'));
+  const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
+  try {
+    const agent = await agentColumn(path.join(dir, 'agent'), sandbox.info, options);
+    const ceiling = await ceilingColumn(path.join(dir, 'raw'), sandbox.info, options);
+    const curl = await curlColumn(path.join(dir, 'curl'), sandbox.info, options);
+    const pdfBytes = readFileSync(path.join(dir, 'raw', 'bench-000000.pdf')).length;
+    return {
+      scenario: 'burst',
+      files: options.files,
+      concurrency: options.concurrency,
+      pdfBytes,
+      agent,
+      curl,
+      ceiling,
+      agentVsCurl: round(agent.filesPerSecond / curl.filesPerSecond, 2),
+      agentVsCeiling: round(agent.filesPerSecond / ceiling.filesPerSecond, 2),
+    };
+  } finally {
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

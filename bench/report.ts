@@ -1,0 +1,177 @@
+/** Pure rendering of a benchmark run: a console table and docs/benchmarks.md. */
+import type { BurstResult } from './burst.js';
+import type { LargeFileResult } from './large-file.js';
+import type { GetJobResult } from './sandbox-get-job.js';
+import type { Machine } from './support/stats.js';
+
+export interface BenchReport {
+  machine: Machine;
+  quick: boolean;
+  burst?: BurstResult | { error: string };
+  largeFile?: LargeFileResult | { error: string };
+  getJob?: GetJobResult | { error: string };
+}
+
+const isError = (r: object | undefined): r is { error: string } => r !== undefined && 'error' in r;
+const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+
+/** Rows of [scenario, column, figure, p50, p95, ratio]. */
+export function rows(report: BenchReport): string[][] {
+  const out: string[][] = [['scenario', 'column', 'throughput', 'p50 ms', 'p95 ms', 'ratio / target']];
+  const b = report.burst;
+  if (isError(b)) out.push(['burst', 'failed', b.error, '', '', '']);
+  else if (b) {
+    const name = `burst ${b.files} × ${b.pdfBytes} B, c=${b.concurrency}`;
+    out.push([
+      name,
+      'agent (own process)',
+      `${b.agent.filesPerSecond} files/s`,
+      `${b.agent.p50Ms}`,
+      `${b.agent.p95Ms}`,
+      `peak RSS ${b.agent.peakRssMiB ?? '?'} MiB`,
+    ]);
+    out.push([
+      name,
+      b.curl.column,
+      `${b.curl.filesPerSecond} files/s`,
+      `${b.curl.p50Ms}`,
+      `${b.curl.p95Ms}`,
+      `agent ${b.agentVsCurl}× (target ≥ 10×)`,
+    ]);
+    out.push([
+      name,
+      b.ceiling.column,
+      `${b.ceiling.filesPerSecond} files/s`,
+      `${b.ceiling.p50Ms}`,
+      `${b.ceiling.p95Ms}`,
+      `agent ${b.agentVsCeiling}× (target ≥ 0.5×)`,
+    ]);
+  }
+  const l = report.largeFile;
+  if (isError(l)) out.push(['large file', 'failed', l.error, '', '', '']);
+  else if (l) {
+    const name = `large file ${mib(l.bytes)}`;
+    out.push([
+      name,
+      'agent drop→uploaded',
+      `${l.agentDropToUploadedMiBps} MiB/s`,
+      '',
+      '',
+      `${l.agentVsCurl}× curl (target ≥ 0.9×)`,
+    ]);
+    out.push([name, 'agent PUT only', `${l.agentPutMiBps} MiB/s`, '', '', `${l.agentPutVsCurl}× curl`]);
+    out.push([name, 'curl -T', `${l.curlMiBps} MiB/s`, '', '', '']);
+    out.push([name, 'agent peak RSS', `${l.agentPeakRssMiB ?? '?'} MiB`, '', '', 'target < 150 MB']);
+  }
+  const g = report.getJob;
+  if (isError(g)) out.push(['GET /jobs/{id}', 'failed', g.error, '', '', '']);
+  else if (g) {
+    out.push([
+      `GET /jobs/{id} × ${g.requests}, c=${g.concurrency}`,
+      'DocexClient (in-process sandbox)',
+      `${g.requestsPerSecond} req/s`,
+      `${g.p50Ms}`,
+      `${g.p95Ms}`,
+      '',
+    ]);
+  }
+  return out;
+}
+
+export function consoleTable(report: BenchReport): string {
+  const table = rows(report);
+  const widths = table[0]!.map((_, i) => Math.max(...table.map((r) => (r[i] ?? '').length)));
+  return table
+    .map((r) =>
+      r
+        .map((c, i) => c.padEnd(widths[i]!))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+const LIMITS = `## What limits these figures
+- One machine: the agent, the sandbox (its own process) and the load generators share the same
+  cores, and other processes (other builds and test runs) may be running; the load average at the
+  start is shown above. Absolute figures move by ±30 % between runs; the ratios of one run are
+  the meaningful part, since its columns ran minutes apart against the same sandbox process.
+- The sandbox is the counterpart of every column. Its clock is frozen for the benchmark, so the
+  emulated service's later work (sending-event lifecycle, proof PDFs) does not run; it still checks
+  every token, records every job, writes and fsyncs every upload, and parses every PDF.
+- Burst: the agent's folder uses the rename-in rule (no settle wait; the default 2 s stat-loop rule
+  adds the settle time to every file's latency, not to throughput). The agent also hashes (SHA-256)
+  and inspects each file, records six journal moves (two of them waited for on disk, through a shared fsync) and archives each file
+  with its result record; the two scripts only create and PUT. For the scripts every file counts as
+  dropped when the run starts.
+- Large file: a sparse file (read from the page cache, not the disk); the sandbox writes and fsyncs
+  the real bytes, which bounds both columns. The agent reads the file twice (SHA-256 at the claim,
+  then the streamed PUT with its MD5); "PUT only" is the journal's created → uploaded time.
+- Peak RSS is VmHWM of the agent process (compiled JavaScript, as installed), read before it stops.
+  About 135 MiB of it is there after a handful of small files: the CLI entry imports every
+  command's modules (sandbox, admin, PKI); the 1 GiB upload itself adds 10–20 MiB.
+- The targets were set against a bare local HTTPS server (curl per file ≈ 90/s, keep-alive ≈
+  4,700/s). Against this sandbox the curl script (two curls and a jq per file) makes about 20/s and
+  the ceiling about 300–400/s, so "10× curl" asks for about 60 % of the ceiling here.
+
+## Where the agent's time goes (CPU profile of the agent process during the burst)
+Before this work the journal took about 30 % of the agent's busy time (1.5 s of 5.3 s for 200
+files): six transactions per file, each
+with synchronous=FULL, plus a TRUNCATE checkpoint after every upload. Now the moves the agent acts
+on next ("created" before the PUT, "uploaded" before the archive) commit NORMAL and share one fsync
+of the WAL off the event loop (group commit), the URL scrub is one checkpoint per second of uploads,
+and TLS contexts are built once per agent instead of once per connection: the journal is about
+10 % of the agent's CPU. What remains is spread thin: about 25 file-system calls per file (claim
+rename, SHA-256 read, inspection, the result record written with fsync, the archive rename), the
+HTTP client, and about 25 % idle time waiting for the sandbox, since each file's slot is held from
+the claim to the archive while the ceiling client holds it only for create + PUT.
+`;
+
+/** Each target of issue 3 with the figure of this run. */
+export function targets(report: BenchReport): string[] {
+  const out: string[] = [];
+  const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
+  const b = report.burst;
+  if (b && !isError(b)) {
+    out.push(`Burst ≥ 10× the curl script: ${b.agentVsCurl}× — ${mark(b.agentVsCurl >= 10)}.`);
+    out.push(`Burst ≥ 0.5× the keep-alive ceiling: ${b.agentVsCeiling}× — ${mark(b.agentVsCeiling >= 0.5)}.`);
+  }
+  const l = report.largeFile;
+  if (l && !isError(l)) {
+    out.push(
+      `Large file ≥ 0.9× curl -T: drop→uploaded ${l.agentVsCurl}× — ${mark(l.agentVsCurl >= 0.9)}; ` +
+        `the PUT alone ${l.agentPutVsCurl}× — ${mark(l.agentPutVsCurl >= 0.9)}.`,
+    );
+    const mb = l.agentPeakRssMiB === undefined ? undefined : (l.agentPeakRssMiB * 1024 * 1024) / 1e6;
+    out.push(
+      `Agent peak RSS < 150 MB during the large file: ${mb === undefined ? '?' : mb.toFixed(1)} MB ` +
+        `(${l.agentPeakRssMiB ?? '?'} MiB) — ${mark(mb !== undefined && mb < 150)}.`,
+    );
+  }
+  return out;
+}
+
+export function markdown(report: BenchReport): string {
+  const m = report.machine;
+  const table = rows(report);
+  const md = [
+    '# Benchmarks',
+    '',
+    'Produced by `npm run bench` (bench/run.ts); `npm run bench -- --quick` is a one-minute smoke run',
+    'that prints only. Raw figures: [benchmarks.json](benchmarks.json).',
+    '',
+    `- Date: ${m.date}`,
+    `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}`,
+    `- Node ${m.node}; load average at start ${m.loadAverageAtStart.join(' / ')}`,
+    '',
+    `| ${table[0]!.join(' | ')} |`,
+    `|${table[0]!.map(() => '---').join('|')}|`,
+    ...table.slice(1).map((r) => `| ${r.join(' | ')} |`),
+    '',
+    '## Targets (issue 3)',
+    ...targets(report).map((t) => `- ${t}`),
+    '',
+    LIMITS,
+  ];
+  return md.join('\n');
+}

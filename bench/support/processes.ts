@@ -1,0 +1,88 @@
+/** Child processes of the benchmarks: the sandbox and the agent each in their own process. */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+export interface SandboxInfo {
+  urls: RunningSandbox['urls'];
+  paths: RunningSandbox['paths'];
+  clientId: string;
+}
+
+export interface SandboxProcess {
+  info: SandboxInfo;
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function tsxNode(nodeFlags: string[], args: string[], stdout: 'pipe' | 'ignore'): ChildProcess {
+  return spawn(process.execPath, [...nodeFlags, '--import', 'tsx', ...args], {
+    stdio: ['ignore', stdout, 'inherit'],
+  });
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** BENCH_SANDBOX_PROF=<dir> writes a CPU profile of the sandbox there. */
+export async function startSandboxProcess(stateDir: string): Promise<SandboxProcess> {
+  const profileDir = process.env['BENCH_SANDBOX_PROF'];
+  const prof = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = tsxNode(prof, [path.join(here, 'sandbox-child.ts'), stateDir], 'pipe');
+  const lines = createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`sandbox process exited early (${code})`)));
+  });
+  lines.close();
+  child.stdout!.resume();
+  return { info: JSON.parse(first) as SandboxInfo, child, stop: () => stopChild(child) };
+}
+
+/**
+ * The agent from its compiled CLI (`main.js start --config`); resolves once its journal exists.
+ * BENCH_AGENT_PROF=<dir> writes a CPU profile of the agent there.
+ */
+export async function startAgentProcess(
+  mainJs: string,
+  configFile: string,
+  journalFile: string,
+): Promise<ChildProcess> {
+  const profileDir = process.env['BENCH_AGENT_PROF'];
+  const prof = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+  const child = spawn(process.execPath, [...prof, mainJs, 'start', '--config', configFile], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  const deadline = Date.now() + 30_000;
+  while (!existsSync(journalFile)) {
+    if (child.exitCode !== null) throw new Error(`agent exited early (${child.exitCode})`);
+    if (Date.now() > deadline) throw new Error('agent did not start within 30 s');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  // The folder watch starts right after the journal is opened.
+  await new Promise((r) => setTimeout(r, 300));
+  return child;
+}
+
+/** Peak resident set (VmHWM) of a live process, in MiB; undefined off Linux. */
+export function peakRssMiB(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const m = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) / 1024 : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { type BenchReport, consoleTable, markdown, rows } from '../../bench/report.js';
+import { percentile } from '../../bench/support/stats.js';
+
+const machine = {
+  cpu: 'Test CPU',
+  cores: 2,
+  node: 'v20.19.0',
+  platform: 'Linux 6',
+  memoryGiB: 4,
+  loadAverageAtStart: [1, 2, 3],
+  date: '2026-11-22T00:00:00.000Z',
+};
+
+const column = (name: string, fps: number) => ({
+  column: name,
+  files: 100,
+  seconds: 1,
+  filesPerSecond: fps,
+  p50Ms: 10,
+  p95Ms: 20,
+});
+
+const report: BenchReport = {
+  machine,
+  quick: false,
+  burst: {
+    scenario: 'burst',
+    files: 100,
+    concurrency: 8,
+    pdfBytes: 900,
+    agent: { ...column('agent', 100), peakRssMiB: 90 },
+    curl: column('bash + curl per file', 10),
+    ceiling: column('keep-alive client (ceiling)', 200),
+    agentVsCurl: 10,
+    agentVsCeiling: 0.5,
+  },
+  largeFile: { error: 'curl -T exited 7' },
+};
+
+describe('benchmark report', () => {
+  it('percentile is nearest-rank and 0 for no values', () => {
+    expect(percentile([5, 1, 4, 2, 3], 0.5)).toBe(3);
+    expect(percentile([5, 1, 4, 2, 3], 0.95)).toBe(5);
+    expect(percentile([], 0.95)).toBe(0);
+  });
+
+  it('puts the ratios against their targets next to the columns, and a failed scenario as failed', () => {
+    const table = rows(report);
+    expect(table).toHaveLength(5);
+    expect(table[2]).toContain('agent 10× (target ≥ 10×)');
+    expect(table[3]).toContain('agent 0.5× (target ≥ 0.5×)');
+    expect(table[4]).toEqual(['large file', 'failed', 'curl -T exited 7', '', '', '']);
+    expect(consoleTable(report).split('\n')).toHaveLength(5);
+  });
+
+  it('writes the machine and the table as markdown', () => {
+    const md = markdown(report);
+    expect(md).toContain('Test CPU, 2 cores');
+    expect(md).toContain('Node v20.19.0');
+    expect(md).toContain('| agent (own process) | 100 files/s | 10 | 20 |');
+  });
+});
