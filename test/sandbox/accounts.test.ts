@@ -98,7 +98,8 @@ describe('departments', () => {
       companyId: SEED.managedCompanyId,
       lastModifiedBy: 'Partner.API',
     });
-    expect(res.body.erpId).toBeTruthy();
+    expect(res.body.erpId).toEqual(expect.any(String));
+    expect(res.body.erpId.length).toBeGreaterThan(0);
     const list = await h.call('GET', '/departments', { headers: managed });
     expect(list.body.items.map((d: { id: string }) => d.id)).toContain(res.body.id);
   });

@@ -50,7 +50,7 @@ describe('payload rules through the sandbox', () => {
       body: body(W.payloadPdfPrint, { ...PRINT, ...POM }),
     });
     expect(res.status).toBe(201);
-    expect(res.body.fileUploadUrl).toBeTruthy();
+    expect(res.body.fileUploadUrl).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/upload\/.*signature=/);
   });
 
   it('answers 415 for a payload-pdf filename that is not .pdf', async () => {
