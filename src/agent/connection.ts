@@ -7,7 +7,7 @@ import { type AgentConfig, readTlsMaterial } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { type RunningSandbox, startSandbox } from '../sandbox/index.js';
+import type { RunningSandbox } from '../sandbox/index.js';
 
 export interface Connection {
   client: DocexClient;
@@ -45,6 +45,8 @@ export async function openConnection(config: AgentConfig, log: Logger, clock?: C
   let sandbox: RunningSandbox | undefined;
   let options: Omit<DocexClientOptions, 'log' | 'clock'>;
   if (config.sandbox.enabled) {
+    // Loaded only when enabled: the emulator (PKI, PDF, its servers) is most of a cold start's memory.
+    const { startSandbox } = await import('../sandbox/index.js');
     sandbox = await startSandbox({
       stateDir: config.sandbox.stateDir,
       speed: config.sandbox.speed,

@@ -9,7 +9,11 @@ import { registerStatusCommand } from './status-command.js';
 import { registerSubmitCommand } from './submit-command.js';
 import { registerUsageCommand } from './usage-command.js';
 
-/** One file per command; each registers itself on the program here. */
+/**
+ * One file per command; each registers its options here and imports its implementation (a
+ * `*-runner.ts`, the sandbox, the admin client) only when it runs, so a command loads only its own
+ * modules.
+ */
 function packageVersion(): string {
   const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
     version: string;

@@ -1,7 +1,5 @@
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createLogger } from '../core/logger.js';
-import { startSandbox } from '../sandbox/index.js';
 import { parseDuration, parsePort, parseSpeed } from './options.js';
 import { waitForStopSignal } from './signals.js';
 
@@ -35,6 +33,11 @@ export function registerSandboxCommand(program: Command): void {
     )
     .option('--speed <n>', 'run sending events this many times faster', parseSpeed)
     .action(async (opts: SandboxCommandOptions) => {
+      // Loaded on demand: the CLI entry stays small for every other command.
+      const [{ createLogger }, { startSandbox }] = await Promise.all([
+        import('../core/logger.js'),
+        import('../sandbox/index.js'),
+      ]);
       const log = createLogger({ name: 'docex-sandbox' });
       // Handlers go in before anything is announced: a supervisor may signal as soon as it reads the banner.
       const signalled = waitForStopSignal();

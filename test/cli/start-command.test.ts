@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { Agent } from '../../src/agent/agent.js';
-import { runStart } from '../../src/cli/start-command.js';
+import { runStart } from '../../src/cli/start-runner.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';

@@ -5,9 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import { AdminClient, type AdminClientOptions } from '../../api/admin/index.js';
+import type { AdminClient, AdminClientOptions } from '../../api/admin/index.js';
 import { DocexError } from '../../core/errors.js';
-import { adminClientOptions, loadServiceConnection } from '../service-connection.js';
 import { type CliIo, processIo, runReported, writeOut } from './cli-io.js';
 import { type OutputFormat, render } from './render.js';
 
@@ -49,8 +48,12 @@ export function adminAction<A extends unknown[]>(
     const opts = command.optsWithGlobals() as { config: string; output: OutputFormat };
     const io = deps.io ?? processIo();
     await runReported(io, async () => {
+      // Loaded on demand: the CLI entry stays small for every other command.
+      const { adminClientOptions, loadServiceConnection } = await import('../service-connection.js');
       const options = adminClientOptions(loadServiceConnection(opts.config), opts.config);
-      const client = deps.createClient ? deps.createClient(options) : new AdminClient(options);
+      const client = deps.createClient
+        ? deps.createClient(options)
+        : new (await import('../../api/admin/index.js')).AdminClient(options);
       const format = opts.output ?? 'table';
       try {
         await action(

@@ -7,7 +7,7 @@
  * 1.7 s; stream bytes cost next to nothing (a 30 MiB image-like stream parses in 6 ms).
  */
 import { open, readFile } from 'node:fs/promises';
-import { ParseSpeeds, PDFDocument } from 'pdf-lib';
+import type { PDFDocument } from 'pdf-lib';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
 
 export const PDF_PARSE_MAX_BYTES = 16 * 1024 * 1024;
@@ -55,9 +55,12 @@ const encrypted = (fileName: string) =>
 export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
   const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
   if (ends) return ends;
+  // Loaded at the first PDF small enough to parse (about 25 MiB): an agent that never parses one
+  // (large files only, other formats) never holds it.
+  const { ParseSpeeds, PDFDocument: Pdf } = await import('pdf-lib');
   let doc: PDFDocument;
   try {
-    doc = await PDFDocument.load(bytes, {
+    doc = await Pdf.load(bytes, {
       ignoreEncryption: true,
       updateMetadata: false,
       parseSpeed: ParseSpeeds.Fast,

@@ -1,0 +1,145 @@
+/**
+ * `docex-agent submit <file> --workflow <id> [--config <file>]`: one file, one job, for cron
+ * scripts. Same journal and steps as the agent (so a rerun after a failure resumes, and the same
+ * content twice is refused), but the file stays where it is. Exit 0 only once the upload is confirmed.
+ */
+import path from 'node:path';
+import { type AgentClient, JOURNAL_FILE } from '../agent/agent.js';
+import { openConnection } from '../agent/connection.js';
+import { checkFolderWorkflow } from '../agent/workflow-check.js';
+import { type AgentConfig, agentConfigSchema, loadConfig } from '../config/index.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { DocexError, isDocexError } from '../core/errors.js';
+import { createLogger, type Logger } from '../core/logger.js';
+import {
+  acquireJournalLock,
+  DEFAULT_UPLOAD_MARGIN_MS,
+  isFinal,
+  Journal,
+  type JournalItem,
+} from '../journal/index.js';
+import { claimItem } from '../pipeline/intake.js';
+import { driveSingleFile } from '../pipeline/single-file.js';
+import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
+import { hashFile } from '../sources/hash.js';
+
+export const SUBMIT_FOLDER = 'submit';
+
+export interface SubmitOptions {
+  file: string;
+  workflowId: string;
+  config: AgentConfig;
+  log: Logger;
+  clock?: Clock;
+  /** An existing client (tests); otherwise opened from the config. */
+  client?: AgentClient;
+  allowDuplicates?: boolean;
+  /** Tries when the service is unwell before giving up (the journal keeps the state for a rerun). */
+  tries?: number;
+  retryDelayMs?: number;
+}
+
+export interface SubmitResult {
+  ok: boolean;
+  item: JournalItem | undefined;
+  message: string;
+}
+
+/** One submit: lock, journal, workflow check, claim (or resume), drive; answers the final item. */
+export async function submitFile(options: SubmitOptions): Promise<SubmitResult> {
+  const { config, log } = options;
+  const clock = options.clock ?? systemClock;
+  const filePath = path.resolve(options.file);
+  const lock = acquireJournalLock(config.stateDir);
+  const journal = Journal.open(path.join(config.stateDir, JOURNAL_FILE), { clock, log });
+  const connection = options.client ? undefined : await openConnection(config, log, options.clock);
+  const client = options.client ?? connection!.client;
+  try {
+    const workflow = await client.workflows.get(options.workflowId);
+    const folder = agentConfigSchema.shape.folders.parse([
+      {
+        name: SUBMIT_FOLDER,
+        source: { type: 'local', path: path.dirname(filePath) },
+        workflowId: options.workflowId,
+        allowDuplicates: options.allowDuplicates ?? false,
+      },
+    ])[0]!;
+    const check = checkFolderWorkflow(folder, workflow);
+    if (!check.ok) throw new DocexError('DOCEX_FOLDER_WORKFLOW', check.reason);
+    if (check.mode !== 'single-file') {
+      throw new DocexError(
+        'DOCEX_SUBMIT_MODE',
+        `workflow ${options.workflowId} takes ${check.mode} files; drop them in a folder`,
+      );
+    }
+    const rt: FolderRuntime = { config: folder, mode: check.mode, workflow };
+    const ctx: StepContext = {
+      journal,
+      jobs: client.jobs,
+      clock,
+      log,
+      maxFileBytes: config.maxFileBytes,
+      uploadMarginMs: DEFAULT_UPLOAD_MARGIN_MS,
+      lookupMarginMs: 15 * 60_000,
+      keepFiles: true,
+      signal: new AbortController().signal,
+    };
+    // A rerun after a failure resumes the unfinished item of this very file instead of a duplicate.
+    const { sha256 } = await hashFile(filePath);
+    let item =
+      journal
+        .byPath(filePath)
+        .find((i) => i.folder === SUBMIT_FOLDER && i.sha256 === sha256 && !isFinal(i.state)) ??
+      (await claimItem(ctx, rt, {
+        name: path.basename(filePath),
+        originalPath: filePath,
+        claimedPath: filePath,
+      }));
+    const tries = options.tries ?? 3;
+    for (let n = 1; ; n++) {
+      try {
+        item = await driveSingleFile(ctx, rt, item, { rehash: true });
+        break;
+      } catch (err) {
+        if (!(err instanceof RetryLater) || n >= tries) throw err;
+        log.warn({ file: item.fileName, code: err.code, try: n }, 'submit must wait');
+        await new Promise((r) => setTimeout(r, options.retryDelayMs ?? 2000 * n));
+        item = journal.get(item.id) ?? item;
+      }
+    }
+    if (item.state === 'done') {
+      return { ok: true, item, message: `uploaded ${item.fileName} as job ${item.jobId}` };
+    }
+    return { ok: false, item, message: `${item.fileName} refused: ${item.rejectCode}: ${item.rejectReason}` };
+  } finally {
+    await connection?.client.close();
+    await connection?.sandbox?.stop();
+    journal.close();
+    lock.release();
+  }
+}
+
+/** The `submit` command, loaded when it runs. */
+export async function submitCommand(
+  file: string,
+  opts: { workflow: string; config: string; allowDuplicate?: boolean },
+): Promise<void> {
+  try {
+    const { config } = loadConfig(opts.config);
+    const log = createLogger({ level: process.env['DOCEX_LOG_LEVEL'] ?? 'warn' });
+    const result = await submitFile({
+      file,
+      workflowId: opts.workflow,
+      config,
+      log,
+      allowDuplicates: opts.allowDuplicate ?? false,
+    });
+    (result.ok ? process.stdout : process.stderr).write(`${result.message}\n`);
+    process.exitCode = result.ok ? 0 : 1;
+    log.flush();
+  } catch (err) {
+    const text = isDocexError(err) ? `${err.code}: ${err.message}` : String(err);
+    process.stderr.write(`docex-agent submit: ${text}\n`);
+    process.exitCode = 1;
+  }
+}
