@@ -13,6 +13,7 @@ import {
   payloadPdfBatchFromIndexCsv,
   type RowRejection,
 } from './payload/index.js';
+import type { RowsPlan } from './payload-plan.js';
 
 export interface BatchRowTarget {
   /** The PDF's name as the batch holds it (ZIP entry or file name). */
@@ -20,16 +21,7 @@ export interface BatchRowTarget {
   request: PayloadJobRequest;
 }
 
-export type BatchPlan =
-  | {
-      ok: true;
-      rows: RowInput[];
-      /** The PDF and request of each sendable row, by rowIndex. */
-      targets: Map<number, BatchRowTarget>;
-      /** The report of refused rows (onInvalidRow: skip), for the result record. */
-      report: string | undefined;
-    }
-  | { ok: false; code: string; reason: string; report?: string };
+export type BatchPlan = RowsPlan<BatchRowTarget>;
 
 export interface BatchPlanInput {
   /** index.csv's bytes; undefined when the batch has none. */
@@ -102,5 +94,5 @@ export function planBatch(input: BatchPlanInput): BatchPlan {
     const mine = check.rejected.filter((r) => r.row === b.row);
     return { rowIndex, label, rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: rowReason(mine) } };
   });
-  return { ok: true, rows, targets, report };
+  return { ok: true, rows, byRow: targets, report };
 }

@@ -114,7 +114,7 @@ async function sendRows(
   for (const start of ctx.journal.rowsOf(item.id)) {
     if (isFinal(start.state)) continue;
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
-    const target = plan.targets.get(start.rowIndex ?? -1);
+    const target = plan.byRow.get(start.rowIndex ?? -1);
     if (!target) throw new RetryLater('DOCEX_INTERNAL', `no request for row ${start.rowIndex}`);
     const pdfPath = await input.pdfPath(target.file, start.rowIndex ?? 0);
     const st = await fs.stat(pdfPath);

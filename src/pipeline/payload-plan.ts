@@ -18,16 +18,15 @@ import {
 } from './payload/index.js';
 import type { FolderRuntime } from './types.js';
 
-export type PayloadPlan =
-  | {
-      ok: true;
-      rows: RowInput[];
-      /** Request of each sendable row, by rowIndex. */
-      requests: Map<number, PayloadJobRequest>;
-      /** The report of refused rows (onInvalidRow: skip), for the result record. */
-      report: string | undefined;
-    }
+/**
+ * A file's rows before any job exists: the rows to journal and what each sendable row sends (by
+ * rowIndex), with the report of refused rows (onInvalidRow: skip); or the whole file refused.
+ */
+export type RowsPlan<Target> =
+  | { ok: true; rows: RowInput[]; byRow: Map<number, Target>; report: string | undefined }
   | { ok: false; code: string; reason: string; report?: string };
+
+export type PayloadPlan = RowsPlan<PayloadJobRequest>;
 
 function build(rt: FolderRuntime, item: JournalItem, bytes: Buffer): BuildResult {
   const { workflowId, fileName } = item;
@@ -99,5 +98,5 @@ export async function planPayload(rt: FolderRuntime, item: JournalItem): Promise
     const mine = check.rejected.filter((r) => r.row === b.row);
     return { rowIndex, label, rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: rowReason(mine) } };
   });
-  return { ok: true, rows, requests, report };
+  return { ok: true, rows, byRow: requests, report };
 }

@@ -75,7 +75,7 @@ export async function drivePayloadWord(
   for (const row of rows) {
     if (isFinal(row.state)) continue;
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
-    const request = plan.requests.get(row.rowIndex ?? -1);
+    const request = plan.byRow.get(row.rowIndex ?? -1);
     if (!request) throw new RetryLater('DOCEX_INTERNAL', `no request for row ${row.rowIndex}`);
     // A row found in `creating` may have reached the service before a crash: look it up first.
     await createRow(ctx, rt, row, request, row.state === 'creating');
