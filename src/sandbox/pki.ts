@@ -34,9 +34,14 @@ function rsaKeyPem(): string {
   return privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
 }
 
-function serial(): string {
-  // Positive serial: first hex digit below 8.
-  return `0${randomBytes(15).toString('hex')}`;
+/**
+ * A 16-byte positive serial whose first byte is 0x01-0x7f. forge writes the hex as given, so a
+ * leading zero byte would be a non-minimal DER INTEGER, which OpenSSL refuses ("illegal padding").
+ */
+export function certificateSerial(random: Buffer = randomBytes(16)): string {
+  const bytes = Buffer.from(random.subarray(0, 16));
+  bytes[0] = ((bytes[0] ?? 0) & 0x7f) | 0x01;
+  return bytes.toString('hex');
 }
 
 interface IssueInput {
@@ -52,7 +57,7 @@ function issue(input: IssueInput): string {
   const publicKey = forge.pki.setRsaPublicKey(key.n, key.e);
   const cert = forge.pki.createCertificate();
   cert.publicKey = publicKey;
-  cert.serialNumber = serial();
+  cert.serialNumber = certificateSerial();
   cert.validity.notBefore = new Date(input.now - 24 * 3600 * 1000);
   cert.validity.notAfter = new Date(input.now + TEN_YEARS_MS);
   cert.setSubject([
