@@ -12,8 +12,8 @@ import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journa
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { PipelineJobs } from '../pipeline/types.js';
 import type { RunningSandbox } from '../sandbox/index.js';
-import { LocalSource } from '../sources/local/index.js';
 import { openConnection } from './connection.js';
+import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type StoppedFolder } from './folders.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
@@ -23,7 +23,7 @@ export interface AgentOptions {
   log: Logger;
   clock?: Clock;
   /** Source timing (tests use short ones). */
-  source?: { statIntervalMs?: number; rescanIntervalMs?: number; watch?: boolean };
+  source?: SourceTiming;
   uploadMarginMs?: number;
   retryDelayMs?: (n: number) => number;
   /** An existing client (tests, one-shot commands); otherwise one is opened from the config. */
@@ -102,7 +102,7 @@ export class Agent {
         log,
       );
 
-      const sources = new Map<string, LocalSource>();
+      const sources = new Map<string, FolderSource>();
       const pipeline = new Pipeline({
         journal,
         jobs,
@@ -136,37 +136,10 @@ export class Agent {
       log.info({ ...recovery }, 'recovery planned');
 
       for (const rt of plan.running.values()) {
-        const folder = rt.config;
-        const source = new LocalSource({
-          folder: {
-            name: folder.name,
-            path: folder.source.path,
-            include: folder.include,
-            exclude: folder.exclude,
-            stability: folder.stability,
-            usePolling: folder.source.usePolling,
-            pollIntervalMs: folder.source.pollIntervalMs,
-          },
-          clock,
-          log: log.child({ folder: folder.name }),
-          onReady: async (file) => {
-            pipeline.accept(folder.name, {
-              name: file.name,
-              originalPath: file.originalPath,
-              claimedPath: file.claimedPath,
-            });
-          },
-          ...(options.source?.statIntervalMs === undefined
-            ? {}
-            : { statIntervalMs: options.source.statIntervalMs }),
-          ...(options.source?.rescanIntervalMs === undefined
-            ? {}
-            : { rescanIntervalMs: options.source.rescanIntervalMs }),
-          ...(options.source?.watch === undefined ? {} : { watch: options.source.watch }),
-        });
+        const source = createFolderSource(rt, { pipeline, clock, log, timing: options.source ?? {} });
         await source.start();
-        sources.set(folder.name, source);
-        parts.push({ name: `source:${folder.name}`, stop: () => source.stop() });
+        sources.set(rt.config.name, source);
+        parts.push({ name: `source:${rt.config.name}`, stop: () => source.stop() });
       }
 
       const agent = new Agent(log, shutdown, parts, journal, client, pipeline, plan, recovery, sandbox);

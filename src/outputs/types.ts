@@ -1,0 +1,17 @@
+import type { Readable } from 'node:stream';
+
+/** What an output target is given to write: text, bytes, or a stream opened on demand (and again on retry). */
+export type OutputContent = string | Uint8Array | (() => Readable);
+
+/**
+ * A folder the ERP reads: delivery proofs, status files, incoming Peppol documents, error reports.
+ * Every write lands under a temporary name first and is renamed into place, so the ERP never reads
+ * a partial file. Paths are relative, with `/` separators; sub-folders are created as needed.
+ */
+export interface OutputTarget {
+  /** For logs: `local:/srv/erp/proofs` or `sftp://user@host:22/out` (never a secret). */
+  readonly description: string;
+  write(relPath: string, content: OutputContent): Promise<void>;
+  exists(relPath: string): Promise<boolean>;
+  close(): Promise<void>;
+}
