@@ -1,9 +1,8 @@
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
-import { dirname } from 'node:path';
 import type { Clock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { Database } from '../core/sqlite.js';
+import type { Database } from '../core/sqlite.js';
+import { openDatabase } from '../core/sqlite-store.js';
 import { GroupCommit } from './group-commit.js';
 import { applyMove, duplicateReason, rowsError } from './moves.js';
 import { stripUrlQueries } from './redact.js';
@@ -12,6 +11,7 @@ import { prepareStatements, type Statements } from './statements.js';
 import {
   checkTransition,
   ITEM_STATES,
+  type ItemMode,
   type ItemState,
   isDurableMove,
   isFinal,
@@ -47,6 +47,8 @@ export class Journal {
   private synchronous: 'FULL' | 'NORMAL' = 'FULL';
   private scrubTimer: NodeJS.Timeout | undefined;
   private readonly group: GroupCommit;
+  // One transaction wrapper for every move: better-sqlite3 builds a new one per transaction() call.
+  private readonly runTx: (fn: () => unknown) => unknown;
 
   private constructor(
     private readonly db: Database,
@@ -57,10 +59,12 @@ export class Journal {
   ) {
     this.stmts = prepareStatements(db);
     this.group = new GroupCommit(file);
+    this.runTx = db.transaction((fn: () => unknown) => fn());
   }
 
   static open(file: string, options: JournalOptions): Journal {
-    const db = openDatabase(file);
+    // Freed bytes are zeroed, so a dropped upload URL does not linger in free page space.
+    const db = openDatabase(file, { synchronous: 'FULL', secureDelete: true });
     try {
       const migrated = migrate(db, options.clock.now());
       const journal = new Journal(
@@ -156,7 +160,7 @@ export class Journal {
 
   /** One legal move, one transaction; an illegal one throws DOCEX_JOURNAL_TRANSITION. */
   transition(itemId: number, to: ItemState, fields: TransitionFields = {}): JournalItem {
-    const mode = this.get(itemId)?.mode ?? 'single-file';
+    const mode = (this.stmts.modeOf.get(itemId)?.['mode'] ?? 'single-file') as ItemMode;
     return this.move(itemId, to, fields, isDurableMove(to, mode));
   }
 
@@ -286,7 +290,7 @@ export class Journal {
       this.db.pragma(`synchronous = ${level}`);
       this.synchronous = level;
     }
-    const result = this.db.transaction(fn)();
+    const result = this.runTx(fn) as T;
     this.group.committedOne(durable);
     return result;
   }
@@ -334,25 +338,5 @@ export class Journal {
     if (this.scrubTimer) clearTimeout(this.scrubTimer);
     this.scrubTimer = undefined;
     this.db.pragma('wal_checkpoint(TRUNCATE)');
-  }
-}
-
-/** The file is made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode. */
-function openDatabase(file: string): Database {
-  mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
-  closeSync(openSync(file, 'a', 0o600));
-  for (const f of [file, `${file}-wal`, `${file}-shm`]) if (existsSync(f)) chmodSync(f, 0o600);
-  const db = new Database(file);
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = FULL');
-    db.pragma('foreign_keys = ON');
-    // Freed bytes are zeroed, so a dropped upload URL does not linger in free page space.
-    db.pragma('secure_delete = ON');
-    db.pragma('busy_timeout = 5000');
-    return db;
-  } catch (err) {
-    db.close();
-    throw err;
   }
 }

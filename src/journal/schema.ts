@@ -1,5 +1,11 @@
-import type Database from 'better-sqlite3';
-import { DocexError } from '../core/errors.js';
+import type { Database } from '../core/sqlite.js';
+import {
+  latestVersion,
+  type Migration,
+  migrate as migrateStore,
+  opt,
+  type SqlRow as Row,
+} from '../core/sqlite-store.js';
 import type { ItemKind, ItemMode, ItemState } from './states.js';
 
 /**
@@ -7,7 +13,7 @@ import type { ItemKind, ItemMode, ItemState } from './states.js';
  * recorded in schema_migrations. A journal written by a newer agent is refused, not guessed at.
  * Times are epoch milliseconds from the injected clock.
  */
-const MIGRATIONS: readonly { version: number; sql: string }[] = [
+const MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     sql: `
@@ -61,33 +67,11 @@ const MIGRATIONS: readonly { version: number; sql: string }[] = [
   },
 ];
 
-export const SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
+export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
 
 /** Brings the database to SCHEMA_VERSION; answers the versions it applied. */
-export function migrate(db: Database.Database, now: number): number[] {
-  db.exec(
-    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at INTEGER NOT NULL)',
-  );
-  const current =
-    (db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
-  if (current > SCHEMA_VERSION) {
-    throw new DocexError(
-      'DOCEX_JOURNAL_VERSION',
-      `the journal has schema version ${current}; this agent knows up to ${SCHEMA_VERSION}: upgrade the agent`,
-      { details: { current, known: SCHEMA_VERSION } },
-    );
-  }
-  const applied: number[] = [];
-  const record = db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)');
-  db.transaction(() => {
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
-      db.exec(m.sql);
-      record.run(m.version, now);
-      applied.push(m.version);
-    }
-  })();
-  return applied;
+export function migrate(db: Database, now: number): number[] {
+  return migrateStore(db, MIGRATIONS, { now, newerCode: 'DOCEX_JOURNAL_VERSION', what: 'the journal' });
 }
 
 /** One journal item as callers see it. The upload URL is deliberately not a field. */
@@ -129,11 +113,6 @@ export const ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow_id
   claimed_path, size, mtime_ms, sha256, allow_duplicates, state, attempt, job_name, job_id,
   upload_url IS NOT NULL AS has_upload_url, upload_deadline, uploaded_md5, label, payload_sha256,
   reject_code, reject_reason, duplicate_of, created_at, updated_at`;
-
-type Row = Record<string, string | number | null>;
-
-const opt = <T>(v: string | number | null | undefined): T | undefined =>
-  v === null || v === undefined ? undefined : (v as T);
 
 export function toItem(row: Row): JournalItem {
   return {

@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
+import type { SqlRow as Row } from '../core/sqlite-store.js';
 import { ITEM_COLUMNS } from './schema.js';
 
-type Row = Record<string, string | number | null>;
 // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3 binds positional and named parameters alike
 type Stmt = Database.Statement<any[], Row>;
 
@@ -12,6 +12,7 @@ export function prepareStatements(db: Database.Database) {
   const p = (sql: string): Stmt => db.prepare(sql) as Stmt;
   return {
     get: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`),
+    modeOf: p('SELECT mode FROM items WHERE id = ?'),
     byJobId: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE job_id = ? ORDER BY id DESC LIMIT 1`),
     byPath: p(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'file' AND (source_path = ? OR claimed_path = ?) ORDER BY id DESC`,
