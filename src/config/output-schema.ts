@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { pathText } from './schema-types.js';
+import { refineSftpConnection, sftpConnectionShape } from './sftp-schema.js';
 
 const localTargetSchema = z
   .strictObject({
@@ -14,8 +15,28 @@ const localTargetSchema = z
   })
   .describe('A folder on this machine or on a mounted share.');
 
+const sftpTargetSchema = z
+  .strictObject({
+    type: z.literal('sftp'),
+    ...sftpConnectionShape,
+    path: z
+      .string()
+      .min(1, 'must not be empty')
+      .describe('The folder on the server (absolute, or relative to the login folder).')
+      .meta({ examples: ['/out/proofs'] }),
+    staging: z
+      .string()
+      .min(1, 'must not be empty')
+      .optional()
+      .describe(
+        'A folder on the same server for files being written (temporary names), renamed into path when complete. On a server that refuses rename, files are written here under their final names instead.',
+      ),
+  })
+  .superRefine(refineSftpConnection)
+  .describe('A folder on an SFTP server: each file is written under a temporary name, then renamed.');
+
 export const outputTargetSchema = z
-  .discriminatedUnion('type', [localTargetSchema])
+  .discriminatedUnion('type', [localTargetSchema, sftpTargetSchema])
   .describe('Where files for the ERP are written: every file under a temporary name, then renamed.');
 
 export type OutputTargetConfig = z.output<typeof outputTargetSchema>;

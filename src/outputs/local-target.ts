@@ -28,12 +28,11 @@ export class LocalTarget implements OutputTarget {
 
   async write(relPath: string, content: OutputContent): Promise<void> {
     const target = resolveInside(this.root, relPath);
-    await fs.mkdir(path.dirname(target), { recursive: true });
-    const temp = path.join(
-      path.dirname(target),
-      `.${path.basename(target)}.${randomBytes(4).toString('hex')}.tmp`,
-    );
+    // Hidden, short and fixed-length (a name built from a long target could pass 255 bytes). A kill
+    // mid-write can leave one behind: never under a final name, safe to delete.
+    const temp = path.join(path.dirname(target), `.docex-${randomBytes(6).toString('hex')}.tmp`);
     try {
+      await fs.mkdir(path.dirname(target), { recursive: true });
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'wx', mode: this.fileMode, flush: true }));
       } else {
@@ -47,7 +46,7 @@ export class LocalTarget implements OutputTarget {
       }
       await fs.rename(temp, target);
     } catch (err) {
-      await fs.rm(temp, { force: true });
+      await fs.rm(temp, { force: true }).catch(() => {});
       throw new DocexError('DOCEX_OUTPUT_WRITE', `could not write ${relPath} to ${this.description}`, {
         cause: err,
       });
@@ -58,6 +57,13 @@ export class LocalTarget implements OutputTarget {
     return fs.lstat(resolveInside(this.root, relPath)).then(
       () => true,
       () => false,
+    );
+  }
+
+  async sizeOf(relPath: string): Promise<number | undefined> {
+    return fs.stat(resolveInside(this.root, relPath)).then(
+      (s) => (s.isFile() ? s.size : undefined),
+      () => undefined,
     );
   }
 

@@ -13,5 +13,7 @@ export interface OutputTarget {
   readonly description: string;
   write(relPath: string, content: OutputContent): Promise<void>;
   exists(relPath: string): Promise<boolean>;
+  /** Bytes of the file in place, undefined when there is none (to tell a whole file from a torn one). */
+  sizeOf?(relPath: string): Promise<number | undefined>;
   close(): Promise<void>;
 }

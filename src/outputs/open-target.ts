@@ -1,0 +1,27 @@
+/** An output target from its configuration: a local folder or a folder on an SFTP server. */
+import type { OutputTargetConfig } from '../config/output-schema.js';
+import type { Logger } from '../core/logger.js';
+import { endpointFromConfig } from '../sources/sftp/endpoint.js';
+import { openSftpServer } from '../sources/sftp/server.js';
+import { LocalTarget } from './local-target.js';
+import { SftpTarget } from './sftp-target.js';
+import type { OutputTarget } from './types.js';
+
+export interface OpenTargetOptions {
+  log: Logger;
+  /** Config place for error messages (`returns.proofs.target`). */
+  at?: string;
+}
+
+/**
+ * Opens nothing remote yet (the first write connects); reads an SFTP private key now, so a key
+ * file with loose permissions is refused at start-up (DOCEX_CONFIG_SECRET_PERMISSIONS).
+ */
+export function openOutputTarget(config: OutputTargetConfig, options: OpenTargetOptions): OutputTarget {
+  if (config.type === 'local') return new LocalTarget(config.path);
+  const server = openSftpServer(endpointFromConfig(config, options.at ?? 'target'), {
+    log: options.log,
+    transfers: 1,
+  });
+  return new SftpTarget(server, { root: config.path, staging: config.staging, log: options.log });
+}

@@ -1,0 +1,57 @@
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalTarget } from '../../src/outputs/local-target.js';
+import { caughtDocex } from '../api/support/caught.js';
+
+describe('LocalTarget', () => {
+  let root: string;
+  beforeEach(() => {
+    root = mkdtempSync(path.join(os.tmpdir(), 'docex-target-'));
+  });
+  afterEach(() => rmSync(root, { recursive: true, force: true }));
+
+  it('writes text, bytes and streams under their names in new sub-folders, leaving no temp file', async () => {
+    const target = new LocalTarget(root);
+    await target.write('a/b/text.json', '{"ok":true}');
+    await target.write('a/bytes.bin', Buffer.from([1, 2, 3]));
+    await target.write('a/b/c/stream.xml', () => Readable.from(['<a>', '</a>']));
+    expect(readFileSync(path.join(root, 'a/b/text.json'), 'utf8')).toBe('{"ok":true}');
+    expect([...readFileSync(path.join(root, 'a/bytes.bin'))]).toEqual([1, 2, 3]);
+    expect(readFileSync(path.join(root, 'a/b/c/stream.xml'), 'utf8')).toBe('<a></a>');
+    expect(readdirSync(path.join(root, 'a/b')).sort()).toEqual(['c', 'text.json']);
+    expect(await target.exists('a/bytes.bin')).toBe(true);
+    expect(await target.exists('a/none')).toBe(false);
+    expect(await target.sizeOf('a/bytes.bin')).toBe(3);
+    expect(await target.sizeOf('a/none')).toBeUndefined();
+    expect(await target.sizeOf('a/b')).toBeUndefined();
+  });
+
+  it('refuses a path that leaves its folder', async () => {
+    const target = new LocalTarget(root);
+    for (const bad of ['../escape.txt', '/etc/passwd', 'a/../../escape.txt', '']) {
+      expect((await caughtDocex(target.write(bad, 'x'))).code).toBe('DOCEX_OUTPUT_PATH');
+    }
+  });
+
+  it('reports a failed write as DOCEX_OUTPUT_WRITE and leaves nothing under the name', async () => {
+    writeFileSync(path.join(root, 'file'), 'a file where a folder should be');
+    const target = new LocalTarget(root);
+    const err = await caughtDocex(target.write('file/inside.txt', 'x'));
+    expect(err.code).toBe('DOCEX_OUTPUT_WRITE');
+    const failing = await caughtDocex(
+      target.write('broken.xml', () =>
+        Readable.from(
+          (async function* () {
+            yield 'half';
+            throw new Error('source broke');
+          })(),
+        ),
+      ),
+    );
+    expect(failing.code).toBe('DOCEX_OUTPUT_WRITE');
+    expect(readdirSync(root)).toEqual(['file']);
+  });
+});
