@@ -1,0 +1,118 @@
+/**
+ * Builds the source of one running SFTP folder from its configuration: the connection (its own
+ * server handle: one control connection reused across polls plus the transfer pool), the pipeline
+ * hand-off, and the reason files written beside a refused remote file.
+ */
+
+import { sftpFolderUrl } from '../../config/sftp-source-schema.js';
+import type { Clock } from '../../core/clock.js';
+import type { Logger } from '../../core/logger.js';
+import type { JournalItem } from '../../journal/index.js';
+import { errorRecord, errorText } from '../../pipeline/outcome-files.js';
+import { isSidecarName, sidecarPathOf, usesSidecars } from '../../pipeline/sidecar.js';
+import type { FolderRuntime } from '../../pipeline/types.js';
+import { endpointFromConfig } from './endpoint.js';
+import { openSftpServer } from './server.js';
+import { SftpSource, type SpoolFile } from './source.js';
+import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from './types.js';
+
+export interface SftpSourceDeps {
+  /** The pipeline's accept: false when it did not take the file; `onLost` when it failed before the item. */
+  accept(folder: string, file: SpoolFile, onLost: (err: unknown) => void): boolean;
+  journal: { byPath(path: string): JournalItem[] };
+  clock: Clock;
+  log: Logger;
+  /** Tests: poll period instead of the folder's pollIntervalMs (0: only explicit ticks). */
+  pollIntervalMs?: number;
+  /** Tests inject a wrapped server. */
+  openServer?: (endpoint: SftpEndpoint, options: OpenSftpServerOptions) => SftpServer;
+}
+
+/** What the agent holds: a FolderSource plus the pipeline's "item final" notification. */
+export interface SftpFolderSource {
+  start(): Promise<void>;
+  /** stopIntake, then close. */
+  stop(): Promise<void>;
+  /** No more polls or downloads; items in the pipeline can still move their remote file. */
+  stopIntake(): Promise<void>;
+  /** Waits for remote finishes under way, then closes the connection (once the pipeline is idle). */
+  close(): Promise<void>;
+  pause(): void;
+  resume(): void;
+  tick(): Promise<void>;
+  finished(item: JournalItem): void;
+}
+
+export function createSftpFolderSource(rt: FolderRuntime, deps: SftpSourceDeps): SftpFolderSource {
+  const folder = rt.config;
+  if (folder.source.type !== 'sftp') throw new Error(`folder ${folder.name} is not an SFTP folder`);
+  const source = folder.source;
+  const log = deps.log.child({ folder: folder.name });
+  let server: SftpServer | undefined;
+  let inner: SftpSource | undefined;
+  let closing: Promise<void> | undefined;
+  const stopIntake = async () => {
+    await inner?.stop();
+  };
+  const close = () => {
+    closing ??= (async () => {
+      await inner?.stop();
+      await inner?.settled();
+      await server?.close();
+    })();
+    return closing;
+  };
+
+  return {
+    async start() {
+      const endpoint = endpointFromConfig(source, `folders.${folder.name}.source`);
+      // Reconnect backoff runs on wall-clock time, not on the agent's clock (a test's ManualClock).
+      const opened = (deps.openServer ?? openSftpServer)(endpoint, { log });
+      server = opened;
+      inner = new SftpSource({
+        folder: {
+          name: folder.name,
+          url: sftpFolderUrl(source),
+          remotePath: source.path,
+          include: folder.include,
+          exclude: folder.exclude,
+          stability: folder.stability,
+          claim: source.claim,
+          afterSuccess: source.afterSuccess,
+          remoteArchiveDir: source.remoteArchiveDir,
+          remoteErrorDir: source.remoteErrorDir,
+          spoolDir: source.spoolDir,
+          pollIntervalMs: deps.pollIntervalMs ?? source.pollIntervalMs,
+        },
+        server: opened,
+        journal: deps.journal,
+        clock: deps.clock,
+        log,
+        onReady: (file, onLost) => deps.accept(folder.name, file, onLost),
+        isCompanion: (name) => isSidecarName(rt, name),
+        companionsOf: (name) => (usesSidecars(rt) ? [sidecarPathOf(rt, name)] : []),
+        errorFiles: (item, now) => {
+          const record = errorRecord(item, now);
+          return [
+            { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
+            { suffix: '.error.txt', content: errorText(record) },
+          ];
+        },
+      });
+      await inner.start();
+    },
+    async stop() {
+      await stopIntake();
+      await close();
+    },
+    stopIntake,
+    close,
+    pause: () => inner?.pause(),
+    resume: () => inner?.resume(),
+    tick: () => inner?.tick() ?? Promise.resolve(),
+    finished(item) {
+      // Before start (items recovered first): the first poll's reconciliation finishes them.
+      void inner?.finished(item);
+    },
+  };
+}

@@ -1,0 +1,461 @@
+/**
+ * The I/O shell of one SFTP drop folder. Each poll: finish or retake what `.processing/` holds
+ * (source-reconcile.ts), then list the drop folder once, let the stability core pick the complete
+ * files, claim each by renaming it into the remote `.processing/` (or, when the server refuses
+ * RENAME, by the journal alone), download it into the local spool (a temp name in `.incoming/`,
+ * size checked, stamped with the remote mtime, fsynced, renamed into `.processing/`) and hand the
+ * spool copy to the pipeline like a local file. When the pipeline reports the
+ * item final, the remote file goes to the remote archive (or is deleted) or the remote error folder.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import PQueue from 'p-queue';
+import type { Clock } from '../../core/clock.js';
+import { isDocexError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { JournalItem } from '../../journal/index.js';
+import { createNameFilter } from '../glob.js';
+import { PROCESSING_DIR } from '../local/claim.js';
+import { markerSuffixes, type StabilityRule } from '../local/stability.js';
+import { RENAME_REFUSED, type RemoteSideFile } from './remote-finalize.js';
+import { REMOTE_PROCESSING_DIR, remoteJoin } from './remote-paths.js';
+import { RemoteFinisher, type RemoteMarker } from './source-finish.js';
+import { reconcile, sameRemoteFile } from './source-reconcile.js';
+import { ListingTracker } from './stability.js';
+import type { RemoteEntry, SftpServer } from './types.js';
+
+export interface SftpFolderSettings {
+  name: string;
+  /** `sftp://user@host:port/path`: the journal records each file as `<url>/<name>`. */
+  url: string;
+  remotePath: string;
+  include: readonly string[];
+  exclude: readonly string[];
+  stability: StabilityRule;
+  claim: 'rename' | 'journal';
+  afterSuccess: 'archive' | 'delete';
+  remoteArchiveDir: string;
+  remoteErrorDir: string;
+  /** Local folder whose `.processing/` receives the downloads. */
+  spoolDir: string;
+  /** 0: no timer (tests call `tick()`). */
+  pollIntervalMs: number;
+}
+
+/** What a spool copy is handed to the pipeline as (pipeline.accept's file). */
+export interface SpoolFile {
+  name: string;
+  originalPath: string;
+  claimedPath: string;
+}
+
+export interface SftpSourceOptions {
+  folder: SftpFolderSettings;
+  server: SftpServer;
+  journal: { byPath(path: string): JournalItem[] };
+  clock: Clock;
+  log: Logger;
+  /**
+   * Hands a spool copy to the pipeline. `false`: not taken (unknown folder, stopping); `onLost`:
+   * taken, then failed before it became an item. Either way the name stops counting as in flight.
+   */
+  onReady(file: SpoolFile, onLost: (err: unknown) => void): boolean | undefined;
+  /** Names that are not items of their own (payload-pdf sidecars): they travel with their data file. */
+  isCompanion?(name: string): boolean;
+  companionsOf?(name: string): string[];
+  /** The reason files written beside a refused file in the remote error folder. */
+  errorFiles(item: JournalItem, now: number): RemoteSideFile[];
+  /** Failed downloads of one file before it is refused into the remote error folder. Default 5. */
+  maxDownloadAttempts?: number;
+  /** Downloads at the same time. Default 2. */
+  transfers?: number;
+  /** Files between their claim and their remote finish, at most (default 64). */
+  maxInFlight?: number;
+}
+
+interface InFlight {
+  /** Where the remote file sits while the pipeline has it. */
+  remoteFile: string;
+  marker?: RemoteMarker;
+}
+
+const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
+/** Files of one folder between their claim and their remote finish, at most. */
+const MAX_IN_FLIGHT = 64;
+/**
+ * Downloads land here first (same file system as `.processing/`) and are renamed into
+ * `.processing/` once complete: a download cut short by a kill never looks like a claimed file to
+ * the pipeline's recovery. Emptied when the source starts.
+ */
+export const SPOOL_INCOMING_DIR = '.incoming';
+
+export class SftpSource {
+  private readonly tracker: ListingTracker;
+  private readonly inFlight = new Map<string, InFlight>();
+  private readonly finisher: RemoteFinisher;
+  /** Downloads run beside the polls, a few at a time (the server's transfer pool). */
+  private readonly transfers: PQueue;
+  private readonly failures = new Map<string, number>();
+  private readonly abort = new AbortController();
+  private readonly processingDir: string;
+  private readonly spoolProcessing: string;
+  private readonly spoolIncoming: string;
+  /** Remote finishes under way: the connection is closed only after them. */
+  private readonly finishing = new Set<Promise<void>>();
+  private dirsReady = false;
+  private timer: NodeJS.Timeout | undefined;
+  private ticking: Promise<void> | undefined;
+  private paused = false;
+  private stopped = true;
+  private lastProblem: string | undefined;
+
+  constructor(private readonly options: SftpSourceOptions) {
+    const { folder } = options;
+    this.tracker = new ListingTracker(
+      folder.stability,
+      createNameFilter({ include: folder.include, exclude: folder.exclude }),
+    );
+    this.processingDir = remoteJoin(folder.remotePath, REMOTE_PROCESSING_DIR);
+    this.spoolProcessing = path.join(folder.spoolDir, PROCESSING_DIR);
+    this.spoolIncoming = path.join(folder.spoolDir, SPOOL_INCOMING_DIR);
+    this.finisher = new RemoteFinisher(
+      {
+        server: options.server,
+        folder,
+        clock: options.clock,
+        log: options.log,
+        ctx: (name, remotePath) => this.ctx(name, remotePath),
+        errorFiles: options.errorFiles,
+        ...(options.companionsOf ? { companionsOf: options.companionsOf } : {}),
+      },
+      folder.claim === 'journal',
+    );
+    this.transfers = new PQueue({ concurrency: options.transfers ?? 2 });
+  }
+
+  private get log(): Logger {
+    return this.options.log;
+  }
+
+  private ctx(name?: string, remotePath?: string): Record<string, unknown> {
+    return {
+      folder: this.options.folder.name,
+      server: this.options.server.description,
+      ...(name === undefined ? {} : { file: name }),
+      ...(remotePath === undefined ? {} : { remotePath }),
+    };
+  }
+
+  /** The journal's source path of a remote drop-folder file. */
+  sourceUrl(name: string): string {
+    return `${this.options.folder.url}/${name}`;
+  }
+
+  async start(): Promise<void> {
+    this.stopped = false;
+    await fs.mkdir(this.spoolProcessing, { recursive: true, mode: 0o750 });
+    // Partial downloads of a run that was killed: taken again from the server.
+    await fs.rm(this.spoolIncoming, { recursive: true, force: true });
+    await fs.mkdir(this.spoolIncoming, { recursive: true, mode: 0o750 });
+    this.log.info(
+      { ...this.ctx(), remotePath: this.options.folder.remotePath },
+      'sftp folder source started',
+    );
+    // The first pass starts now but is not awaited: a slow or down server must not hold up the
+    // agent's start (it is logged, and the next polls retry).
+    void this.tick();
+    const every = this.options.folder.pollIntervalMs;
+    if (every > 0) this.timer = setInterval(() => void this.tick(), every).unref();
+  }
+
+  /**
+   * Stops intake: no polls, downloads aborted. Items already handed to the pipeline still get
+   * their remote finish through `finished()` (the connection stays open until the caller closes it).
+   */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    this.abort.abort();
+    this.transfers.clear();
+    await this.ticking;
+    await this.transfers.onIdle();
+  }
+
+  /** Resolves once no remote finish is under way (before the connection is closed). */
+  async settled(): Promise<void> {
+    while (this.finishing.size > 0) await Promise.allSettled([...this.finishing]);
+  }
+
+  pause(): void {
+    this.paused = true;
+  }
+
+  resume(): void {
+    this.paused = false;
+  }
+
+  /** One poll. Overlapping calls share the pass in progress. */
+  tick(): Promise<void> {
+    this.ticking ??= this.runTick().finally(() => {
+      this.ticking = undefined;
+    });
+    return this.ticking;
+  }
+
+  private async runTick(): Promise<void> {
+    if (this.stopped) return;
+    try {
+      if (!this.dirsReady) {
+        if (this.options.folder.claim === 'rename') await this.options.server.mkdirp(this.processingDir);
+        this.dirsReady = true;
+      }
+      const claimed = this.options.folder.claim === 'rename' ? await this.reconcileProcessing() : [];
+      await this.pollDropFolder(claimed);
+      if (this.lastProblem !== undefined) this.log.info(this.ctx(), 'sftp folder reachable again');
+      this.lastProblem = undefined;
+    } catch (err) {
+      // Unreachable server, refused host key, folder gone: said once per kind, retried each poll.
+      // While the transport backs off it answers DOCEX_SFTP_CONNECT carrying the first failure's code.
+      const cause = isDocexError(err) ? err.details?.code : undefined;
+      const code = typeof cause === 'string' ? cause : isDocexError(err) ? err.code : 'DOCEX_SFTP_CONNECT';
+      if (code !== this.lastProblem) this.log.error({ ...this.ctx(), code, err }, 'sftp poll failed');
+      this.lastProblem = code;
+    }
+  }
+
+  /** `.processing/` after a crash (or a download that broke): see source-reconcile.ts. */
+  private async reconcileProcessing(): Promise<string[]> {
+    const entries = await this.options.server.list(this.processingDir);
+    const listed = entries.map((e) => e.name);
+    const suffixes = markerSuffixes(this.options.folder.stability);
+    for (const entry of entries) {
+      if (this.stopped) return listed;
+      const { name } = entry;
+      if (entry.type !== 'file' || this.inFlight.has(name) || this.finisher.busy(name)) continue;
+      if (this.options.isCompanion?.(name) || suffixes.some((s) => name.endsWith(s))) continue;
+      const remoteFile = remoteJoin(this.processingDir, name);
+      const decision = reconcile(entry, this.newestItem(name), await this.hasLocalCopy(name));
+      if (decision.action === 'finish') {
+        await this.finisher.exclusive(name, () => this.finisher.finishItem(decision.item, remoteFile));
+      } else if (decision.action === 'take') {
+        this.log.info(this.ctx(name, remoteFile), 'taking a claimed file again');
+        this.download(entry, remoteFile, undefined);
+      }
+    }
+    return listed;
+  }
+
+  /** `claimed`: the names the remote `.processing/` listed in this pass. */
+  private async pollDropFolder(claimed: readonly string[]): Promise<void> {
+    const { folder } = this.options;
+    const entries = await this.options.server.list(folder.remotePath);
+    this.pruneFailures(entries, claimed);
+    const verdict = this.tracker.feed(entries, this.options.clock.now());
+    const max = this.options.maxInFlight ?? MAX_IN_FLIGHT;
+    for (const { entry, marker } of verdict.ready) {
+      // Claim ahead of the pipeline only so far: the rest stays on the server for the next polls.
+      if (this.stopped || this.paused || this.inFlight.size >= max) return;
+      if (this.inFlight.has(entry.name) || this.finisher.busy(entry.name)) continue;
+      const markerInfo = marker && {
+        path: remoteJoin(folder.remotePath, marker.name),
+        suffix: marker.name.slice(entry.name.length),
+      };
+      try {
+        await this.take(entry, markerInfo);
+      } catch (err) {
+        this.tracker.forget(entry.name);
+        const code = isDocexError(err) ? err.code : undefined;
+        this.log.error({ ...this.ctx(entry.name), code, err }, 'sftp claim failed');
+      }
+    }
+  }
+
+  /** Failed-download counts of files no longer on the server are dropped (a new file may reuse the name). */
+  private pruneFailures(entries: readonly RemoteEntry[], claimed: readonly string[]): void {
+    if (this.failures.size === 0) return;
+    const present = new Set([...claimed, ...entries.map((e) => e.name)]);
+    for (const name of this.failures.keys()) if (!present.has(name)) this.failures.delete(name);
+  }
+
+  private async take(entry: RemoteEntry, marker: InFlight['marker']): Promise<void> {
+    const { server, folder } = this.options;
+    const original = remoteJoin(folder.remotePath, entry.name);
+    if (this.finisher.renameRefused) return this.takeInPlace(entry, original, marker);
+    const claimed = remoteJoin(this.processingDir, entry.name);
+    // One file per name in flight: a leftover of the same name is finished by reconciliation first.
+    if ((await server.stat(claimed)) !== undefined || (await this.hasLocalCopy(entry.name))) return;
+    try {
+      await server.rename(original, claimed);
+    } catch (err) {
+      if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) {
+        // Gone between the listing and the rename: another agent (or the ERP) took it.
+        this.tracker.forget(entry.name);
+        this.log.info(this.ctx(entry.name, original), 'file taken by another claimer');
+        return;
+      }
+      if (!isDocexError(err, RENAME_REFUSED)) throw err;
+      this.finisher.renameRefused = true;
+      this.log.warn(
+        { ...this.ctx(entry.name, original), code: RENAME_REFUSED },
+        'the server refuses rename: claiming by the journal only (files stay in place until final, then are removed)',
+      );
+      return this.takeInPlace(entry, original, marker);
+    }
+    this.tracker.forget(entry.name);
+    const after = await server.stat(claimed);
+    if (after === undefined || after.size !== entry.size || after.mtimeMs !== entry.mtimeMs) {
+      // Still being written after all: put it back (when the name is free) and observe it again.
+      if (after !== undefined && (await server.stat(original)) === undefined)
+        await server.rename(claimed, original);
+      this.log.warn(this.ctx(entry.name, original), 'file changed while claiming, put back');
+      return;
+    }
+    let claimedMarker: InFlight['marker'];
+    if (marker) {
+      claimedMarker = { path: `${claimed}${marker.suffix}`, suffix: marker.suffix };
+      await server.rename(marker.path, claimedMarker.path).catch((err) => {
+        claimedMarker = undefined;
+        this.log.warn({ ...this.ctx(entry.name, marker.path), err }, 'marker not moved');
+      });
+    }
+    this.log.info({ ...this.ctx(entry.name, claimed), size: entry.size }, 'file claimed');
+    this.download(after, claimed, claimedMarker);
+  }
+
+  /** Journal-only claim: the file stays where the ERP put it; the journal says whether it was taken. */
+  private async takeInPlace(entry: RemoteEntry, original: string, marker: InFlight['marker']): Promise<void> {
+    const decision = reconcile(entry, this.newestItem(entry.name), await this.hasLocalCopy(entry.name));
+    if (decision.action === 'finish')
+      await this.finisher.exclusive(entry.name, () => this.finisher.finishItem(decision.item, original));
+    else if (decision.action === 'take') this.download(entry, original, marker);
+  }
+
+  /**
+   * Queues remote → spool `.processing/<name>` (stamped with the remote mtime), then the hand-off to
+   * the pipeline. The name counts as in flight from now on, so later polls leave it alone.
+   */
+  private download(entry: RemoteEntry, remoteFile: string, marker: InFlight['marker']): void {
+    this.inFlight.set(entry.name, { remoteFile, ...(marker ? { marker } : {}) });
+    void this.transfers.add(async () => {
+      try {
+        await this.fetch(entry, remoteFile);
+      } catch (err) {
+        this.log.error({ ...this.ctx(entry.name, remoteFile), err }, 'download step failed');
+      }
+    });
+  }
+
+  private async fetch(entry: RemoteEntry, remoteFile: string): Promise<void> {
+    const { name } = entry;
+    const local = path.join(this.spoolProcessing, name);
+    if (this.stopped) {
+      this.inFlight.delete(name);
+      return;
+    }
+    try {
+      // The journal records size and mtime of the claimed copy: stamped with the remote mtime before
+      // the copy appears in `.processing/`, so a crash right after still matches the remote file.
+      await this.options.server.download(remoteFile, local, entry.size, this.abort.signal, {
+        tempDir: this.spoolIncoming,
+        mtimeMs: entry.mtimeMs,
+      });
+    } catch (err) {
+      this.inFlight.delete(name);
+      await fs.rm(local, { force: true });
+      if (this.stopped) return;
+      await this.downloadFailed(entry, remoteFile, err);
+      return;
+    }
+    this.failures.delete(name);
+    this.log.info({ ...this.ctx(name, remoteFile), size: entry.size }, 'file downloaded');
+    const file = { name, originalPath: this.sourceUrl(name), claimedPath: local };
+    const taken = this.options.onReady(file, (err) => this.lost(name, err));
+    if (taken === false) this.lost(name, undefined);
+  }
+
+  /**
+   * The pipeline did not take the spool copy (or failed before it became an item): the name no
+   * longer counts as in flight. The copy stays in the spool's `.processing/`, where reconciliation
+   * leaves it and the pipeline's recovery takes it at the next start.
+   */
+  private lost(name: string, err: unknown): void {
+    if (!this.inFlight.delete(name)) return;
+    this.log.warn({ ...this.ctx(name), err }, 'downloaded file not taken by the pipeline');
+  }
+
+  private async downloadFailed(entry: RemoteEntry, remoteFile: string, err: unknown): Promise<void> {
+    const n = (this.failures.get(entry.name) ?? 0) + 1;
+    const max = this.options.maxDownloadAttempts ?? 5;
+    const code = isDocexError(err) ? err.code : DOWNLOAD_FAILED;
+    this.log.warn({ ...this.ctx(entry.name, remoteFile), code, err, try: n, of: max }, 'download failed');
+    this.tracker.forget(entry.name);
+    if (n < max) {
+      this.failures.set(entry.name, n);
+      return;
+    }
+    // Never readable (permission denied, a file the server cannot serve): refuse it remotely, once.
+    this.failures.delete(entry.name);
+    const reason = `the file could not be downloaded after ${n} tries (${code}: ${err instanceof Error ? err.message : String(err)})`;
+    const text = `${entry.name} was not sent.\n\nReason: ${reason}\nCode:   ${DOWNLOAD_FAILED}\nFolder: ${this.options.folder.name}\n\nFix the file (or its permissions) and drop it again.\n`;
+    await this.finisher.exclusive(entry.name, () => this.finisher.refuse(entry.name, remoteFile, text));
+    this.log.error({ ...this.ctx(entry.name, remoteFile), code: DOWNLOAD_FAILED, reason }, 'file refused');
+  }
+
+  /** Called by the pipeline (through the agent) when an item of this folder became done or rejected. */
+  finished(item: JournalItem): Promise<void> {
+    const done = this.finishRemote(item);
+    this.finishing.add(done);
+    return done.finally(() => this.finishing.delete(done));
+  }
+
+  private async finishRemote(item: JournalItem): Promise<void> {
+    const prefix = this.sourceUrl('');
+    const name = item.sourcePath?.startsWith(prefix) ? item.sourcePath.slice(prefix.length) : '';
+    if (
+      item.kind !== 'file' ||
+      item.folder !== this.options.folder.name ||
+      name === '' ||
+      name.includes('/')
+    ) {
+      return;
+    }
+    const flight = this.inFlight.get(name);
+    try {
+      await this.finisher.exclusive(name, async () => {
+        const remoteFile = flight?.remoteFile ?? (await this.locate(item, name));
+        if (remoteFile !== undefined) await this.finisher.finishItem(item, remoteFile, flight?.marker);
+      });
+      // A sidecar travelled with its data file.
+      for (const c of this.options.companionsOf?.(name) ?? []) this.inFlight.delete(c);
+    } catch (err) {
+      // Left where it is: the next poll's reconciliation finishes it.
+      this.log.warn(
+        { ...this.ctx(name, flight?.remoteFile), err },
+        'remote finish failed, retried at the next poll',
+      );
+    } finally {
+      this.inFlight.delete(name);
+    }
+  }
+
+  /** After a restart the item's remote file is in `.processing/` (rename) or still in place (journal). */
+  private async locate(item: JournalItem, name: string): Promise<string | undefined> {
+    for (const dir of [this.processingDir, this.options.folder.remotePath]) {
+      const candidate = remoteJoin(dir, name);
+      const st = await this.options.server.stat(candidate);
+      if (st && sameRemoteFile(item, st)) return candidate;
+    }
+    return undefined;
+  }
+
+  private async hasLocalCopy(name: string): Promise<boolean> {
+    return fs.lstat(path.join(this.spoolProcessing, name)).then(
+      () => true,
+      () => false,
+    );
+  }
+
+  private newestItem(name: string): JournalItem | undefined {
+    return this.options.journal.byPath(this.sourceUrl(name))[0];
+  }
+}

@@ -1,0 +1,217 @@
+/**
+ * The SFTP source's own bookkeeping against a real SSH server (ssh2's server over temp folders):
+ * where partial downloads live, the mtime a spool copy carries the moment it appears, names the
+ * pipeline never took, and failed-download counts of files that left the server.
+ */
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../../src/core/clock.js';
+import { openSftpServer } from '../../../src/sources/sftp/server.js';
+import { SftpSource, type SftpSourceOptions, type SpoolFile } from '../../../src/sources/sftp/source.js';
+import type { SftpServer } from '../../../src/sources/sftp/types.js';
+import { captureLogger } from '../../api/support/log-capture.js';
+import { waitFor } from '../../pipeline/support/agent-harness.js';
+import { type FaultServer, startFaultServer } from './support/fault-server.js';
+
+let root: string;
+let fault: FaultServer;
+let remote: string;
+let spool: string;
+const open: Array<{ source: SftpSource; server: SftpServer }> = [];
+
+beforeEach(async () => {
+  root = mkdtempSync(path.join(os.tmpdir(), 'docex-sftp-spool-'));
+  remote = path.join(root, 'outbox');
+  spool = path.join(root, 'spool');
+  mkdirSync(remote);
+  fault = await startFaultServer();
+});
+
+afterEach(async () => {
+  for (const { source, server } of open.splice(0)) {
+    await source.stop();
+    await server.close();
+  }
+  await fault.stop();
+  rmSync(root, { recursive: true, force: true });
+});
+
+type Wrap = (server: SftpServer) => SftpServer;
+
+function makeSource(overrides: Partial<SftpSourceOptions> = {}, wrap: Wrap = (s) => s): SftpSource {
+  const server = wrap(
+    openSftpServer(
+      {
+        host: fault.host,
+        port: fault.port,
+        username: fault.username,
+        password: fault.password,
+        hostKey: { sha256: [fault.fingerprint] },
+        keepaliveIntervalMs: 10_000,
+        readyTimeoutMs: 10_000,
+      },
+      { log: captureLogger().log },
+    ),
+  );
+  const source = new SftpSource({
+    folder: {
+      name: 'remote',
+      url: `sftp://${fault.username}@127.0.0.1:${fault.port}${remote}`,
+      remotePath: remote,
+      include: ['*'],
+      exclude: [],
+      stability: { kind: 'rename-in' },
+      claim: 'rename',
+      afterSuccess: 'archive',
+      remoteArchiveDir: path.join(remote, '.archive'),
+      remoteErrorDir: path.join(remote, '.error'),
+      spoolDir: spool,
+      pollIntervalMs: 0,
+    },
+    server,
+    journal: { byPath: () => [] },
+    clock: new ManualClock(Date.now()),
+    log: captureLogger().log,
+    onReady: () => true,
+    errorFiles: () => [],
+    ...overrides,
+  });
+  open.push({ source, server });
+  return source;
+}
+
+const listDir = (dir: string) => (existsSync(dir) ? readdirSync(dir).sort() : []);
+
+describe('sftp source spool', () => {
+  it('downloads into the spool .incoming folder: .processing only ever holds complete copies', async () => {
+    fault.knobs.readDelayMs = 150;
+    writeFileSync(path.join(remote, 'big.pdf'), Buffer.alloc(600 * 1024, 7));
+    const ready: SpoolFile[] = [];
+    const source = makeSource({
+      onReady: (file) => {
+        ready.push(file);
+        return true;
+      },
+    });
+    await source.start();
+    await source.tick();
+    await waitFor(() => listDir(path.join(spool, '.incoming')).length === 1);
+    // Mid-download: a kill now must leave nothing the pipeline's recovery would take as a file.
+    expect(listDir(path.join(spool, '.processing'))).toEqual([]);
+    expect(listDir(path.join(spool, '.incoming'))[0]).toMatch(/^big\.pdf\.[0-9a-f]{8}\.part$/);
+    fault.knobs.readDelayMs = 0;
+    await waitFor(() => ready.length === 1, 10_000);
+    expect(listDir(path.join(spool, '.processing'))).toEqual(['big.pdf']);
+    expect(listDir(path.join(spool, '.incoming'))).toEqual([]);
+  });
+
+  it('empties .incoming when it starts (partial downloads of a killed run)', async () => {
+    mkdirSync(path.join(spool, '.incoming'), { recursive: true });
+    writeFileSync(path.join(spool, '.incoming', 'a.pdf.0badf00d.part'), 'half of a');
+    const source = makeSource();
+    await source.start();
+    expect(listDir(path.join(spool, '.incoming'))).toEqual([]);
+    expect(listDir(path.join(spool, '.processing'))).toEqual([]);
+  });
+
+  it('a spool copy carries the remote mtime from the moment it appears in .processing', async () => {
+    const file = path.join(remote, 'old.pdf');
+    writeFileSync(file, 'an old invoice');
+    const remoteMtime = new Date('2024-03-01T10:00:00Z');
+    utimesSync(file, remoteMtime, remoteMtime);
+    const seenAtRename: number[] = [];
+    // What a crash right after the download's rename would leave: the copy as it is then.
+    const wrap: Wrap = (server) =>
+      Object.assign(Object.create(server) as SftpServer, {
+        download: async (...args: Parameters<SftpServer['download']>) => {
+          const result = await server.download(...args);
+          seenAtRename.push(statSync(args[1]).mtimeMs);
+          return result;
+        },
+      });
+    const ready: SpoolFile[] = [];
+    const source = makeSource(
+      {
+        onReady: (f) => {
+          ready.push(f);
+          return true;
+        },
+      },
+      wrap,
+    );
+    await source.start();
+    await source.tick();
+    await waitFor(() => ready.length === 1);
+    expect(seenAtRename).toEqual([remoteMtime.getTime()]);
+  });
+
+  it('forgets names the pipeline did not take, so intake goes on past 64 of them', async () => {
+    for (let i = 0; i < 66; i++)
+      writeFileSync(path.join(remote, `f${String(i).padStart(2, '0')}.pdf`), `file ${i}`);
+    const offered = new Set<string>();
+    const source = makeSource({
+      transfers: 8,
+      onReady: (file) => {
+        offered.add(file.name);
+        return false; // not taken (the pipeline's answer for an unknown folder or while stopping)
+      },
+    });
+    await source.start();
+    await waitFor(async () => {
+      await source.tick();
+      return offered.size === 66;
+    }, 20_000);
+  });
+
+  it('forgets a name the pipeline lost after taking it (its claim failed)', async () => {
+    writeFileSync(path.join(remote, 'a.pdf'), 'a');
+    writeFileSync(path.join(remote, 'b.pdf'), 'b');
+    const offered: string[] = [];
+    const source = makeSource({
+      maxInFlight: 1,
+      onReady: (file, onLost) => {
+        offered.push(file.name);
+        setTimeout(() => onLost(new Error('claim failed')), 10);
+        return true;
+      },
+    });
+    await source.start();
+    await waitFor(async () => {
+      await source.tick();
+      return offered.length === 2;
+    }, 10_000);
+    expect(offered.sort()).toEqual(['a.pdf', 'b.pdf']);
+  });
+
+  it('counts failed downloads afresh for a new file under the name of one that vanished', async () => {
+    fault.knobs.denyOpen = new Set(['a.pdf']);
+    const capture = captureLogger();
+    const failures = () => capture.lines().filter((l) => l.msg === 'download failed');
+    const source = makeSource({ maxDownloadAttempts: 2, log: capture.log });
+    await source.start();
+    writeFileSync(path.join(remote, 'a.pdf'), 'first a');
+    await source.tick();
+    await waitFor(() => failures().length === 1);
+    // The file leaves the server (the ERP took it back); a listing without it prunes its count.
+    rmSync(path.join(remote, '.processing', 'a.pdf'));
+    await source.tick();
+    writeFileSync(path.join(remote, 'a.pdf'), 'second a');
+    await source.tick(); // claimed; its download fails: the first failure of this file
+    await waitFor(() => failures().length === 2);
+    expect(failures()[1]).toMatchObject({ try: 1, of: 2 });
+    await source.tick(); // taken again, fails again: refused
+    await waitFor(() => listDir(path.join(remote, '.error')).includes('a.pdf'));
+    expect(failures()[2]).toMatchObject({ try: 2, of: 2 });
+  });
+});

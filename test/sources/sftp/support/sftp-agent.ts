@@ -1,0 +1,99 @@
+/**
+ * An agent (makeHarness: real sandbox over HTTPS + mTLS, real SQLite journal) with one SFTP folder,
+ * plus helpers to drop files "remotely" (the SFTP servers of the tests serve local temp paths, so a
+ * remote drop is a local write + rename into the served folder) and to look at the remote folders.
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Agent } from '../../../../src/agent/agent.js';
+import type { AgentConfig } from '../../../../src/config/index.js';
+import { type Harness, listFiles, makeHarness } from '../../../pipeline/support/agent-harness.js';
+
+export const WF_PDF = 'wf_pdf_email';
+export const FOLDER = 'remote';
+
+export interface SftpLogin {
+  host: string;
+  port: number;
+  username: string;
+  password?: string;
+  privateKeyFile?: string;
+  hostKey: { sha256?: string[]; knownHostsFile?: string };
+}
+
+export interface SftpAgentEnv {
+  h: Harness;
+  /** The served drop folder (an absolute path, the same on both sides). */
+  remote: string;
+  /** The agent's state folder (journal; spool and local copies in `sftp/<folder>/`). */
+  stateDir: string;
+  config(extra?: Record<string, unknown>, folderExtra?: Record<string, unknown>): AgentConfig;
+  start(config?: AgentConfig): Promise<Agent>;
+  /** Writes under a dot-name, then renames into the remote drop folder. */
+  drop(name: string, content: Buffer | string): void;
+  remoteFiles(sub?: string): string[];
+  archived(): string[];
+  refused(): string[];
+  jobsFor(name: string): Promise<number>;
+  cleanup(): Promise<void>;
+}
+
+/**
+ * `shared`: a harness (sandbox) reused across tests; this env then keeps its own state folder under
+ * `remoteRoot` and its cleanup only stops its agents.
+ */
+export async function makeSftpAgent(
+  login: SftpLogin,
+  remoteRoot: string,
+  shared?: Harness,
+): Promise<SftpAgentEnv> {
+  const h = shared ?? (await makeHarness());
+  const remote = path.join(remoteRoot, 'outbox');
+  mkdirSync(remote, { recursive: true });
+  const stateDir = shared ? path.join(remoteRoot, 'state') : path.join(h.dir, 'state');
+  const env: SftpAgentEnv = {
+    h,
+    remote,
+    stateDir,
+    config(extra = {}, folderExtra = {}) {
+      return h.config(
+        [
+          {
+            name: FOLDER,
+            workflowId: WF_PDF,
+            source: { type: 'sftp', ...login, path: remote, pollIntervalMs: 50, ...extra } as never,
+            stability: { kind: 'settle', settleMs: 0 },
+            // The defaults: local copies under <stateDir>/sftp/<folder>/.
+            archiveDir: undefined,
+            errorDir: undefined,
+            ...folderExtra,
+          },
+        ],
+        { stateDir },
+      );
+    },
+    start(config = env.config()) {
+      return h.startAgent(config, { source: { sftpPollIntervalMs: 40 } });
+    },
+    drop(name, content) {
+      const temp = path.join(remote, `.${name}.uploading`);
+      writeFileSync(temp, content);
+      renameSync(temp, path.join(remote, name));
+    },
+    remoteFiles(sub = '') {
+      const dir = path.join(remote, sub);
+      if (!existsSync(dir)) return [];
+      return readdirSync(dir, { withFileTypes: true })
+        .filter((e) => e.isFile())
+        .map((e) => e.name)
+        .sort();
+    },
+    archived: () => listFiles(path.join(remote, '.archive')),
+    refused: () => listFiles(path.join(remote, '.error')),
+    async jobsFor(name) {
+      return (await h.jobs()).filter((j) => j.filename === name).length;
+    },
+    cleanup: () => (shared ? h.stopAgents() : h.cleanup()),
+  };
+  return env;
+}
