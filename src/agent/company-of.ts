@@ -1,0 +1,36 @@
+/**
+ * The managed company (`x-managed-company-id`) of a drop folder's jobs, read live: a folder added
+ * or changed by a reload has its runtime in `plan.running` (which reload updates); a folder
+ * stopped since keeps the company it last ran with (its jobs are still followed), and a folder
+ * never seen running falls back to the start-up configuration.
+ */
+import type { FolderPlan } from './folders.js';
+
+type FolderCompany = { name: string; managedCompanyId?: string | undefined };
+
+export interface CompanyLookup {
+  companyOf(folder: string): string | undefined;
+  /** Every company a folder of this process ran with (for a lookup that names no folder). */
+  companies(): string[];
+}
+
+export function liveCompanies(
+  plan: Pick<FolderPlan, 'running'>,
+  startFolders: readonly FolderCompany[],
+): CompanyLookup {
+  const seen = new Map<string, string | undefined>(startFolders.map((f) => [f.name, f.managedCompanyId]));
+  // A few folders: looking at all of them per call is cheaper than any bookkeeping in reload.
+  const refresh = () => {
+    for (const [name, rt] of plan.running) seen.set(name, rt.config.managedCompanyId);
+  };
+  return {
+    companyOf(folder) {
+      refresh();
+      return seen.get(folder);
+    },
+    companies() {
+      refresh();
+      return [...new Set([...seen.values()].filter((c): c is string => c !== undefined))];
+    },
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The two kinds of work the follower runs: one poll of a job, one document to fetch. A failure is
+ * logged with its code and the work is scheduled again (the job's backoff, the document's retry
+ * time); a stop (abort) leaves the store as it was, to be resumed at the next start.
+ */
+import type { CallOptions } from '../api/index.js';
+import { isDocexError } from '../core/errors.js';
+import { pollInterval, retryAt } from './follow-plan.js';
+import { type PollDeps, pollJob } from './poll-job.js';
+import { fetchDocument, type ProofDeps } from './proofs.js';
+import type { DocumentRow } from './store.js';
+
+/** Where downloads in progress live; what a killed process left there is never complete. */
+export const RETURNS_TEMP_DIR = 'returns-tmp';
+
+export type Task = { key: string; run: () => Promise<void> };
+
+export interface TaskContext {
+  poll: PollDeps;
+  proofs: ProofDeps;
+  /** Call options of a drop folder's jobs (managed company, stop signal). */
+  options(folder: string | undefined): CallOptions;
+  aborted(): boolean;
+}
+
+export function jobTask(ctx: TaskContext, jobId: string): Task | undefined {
+  const { store, log, config, now } = ctx.poll;
+  const row = store.job(jobId);
+  if (!row) return undefined;
+  const source = store.source(row.sourceId);
+  if (!source) return undefined;
+  return {
+    key: `job:${jobId}`,
+    run: async () => {
+      try {
+        await pollJob(ctx.poll, row, source, ctx.options(source.folder));
+      } catch (err) {
+        if (ctx.aborted()) return;
+        store.deferJob(jobId, now() + pollInterval(row.unchangedPolls + 1, false, config.follow));
+        log.warn(
+          {
+            folder: source.folder,
+            file: source.fileName,
+            jobId,
+            err,
+            code: isDocexError(err) ? err.code : undefined,
+          },
+          'job poll failed: tried again later',
+        );
+      }
+    },
+  };
+}
+
+export function documentTask(ctx: TaskContext, doc: DocumentRow): Task {
+  const { store, log } = ctx.proofs;
+  return {
+    key: `doc:${doc.sendingEventId}:${doc.fileReference}`,
+    run: async () => {
+      const job = store.job(doc.jobId);
+      const source = job ? store.source(job.sourceId) : undefined;
+      const fields = { folder: source?.folder, file: source?.fileName, jobId: doc.jobId };
+      try {
+        await fetchDocument(ctx.proofs, doc, fields, ctx.options(source?.folder));
+      } catch (err) {
+        if (ctx.aborted()) return;
+        const code = isDocexError(err) ? err.code : 'DOCEX_INTERNAL';
+        store.markDocumentFailed(
+          doc,
+          code,
+          retryAt(ctx.proofs.now(), doc.failures + 1, ctx.poll.config.follow),
+        );
+        log.warn(
+          { ...fields, sendingEventId: doc.sendingEventId, documentType: doc.type, err, code },
+          'proof download failed: tried again later',
+        );
+      }
+    },
+  };
+}

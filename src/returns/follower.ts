@@ -1,0 +1,362 @@
+/**
+ * The follower: decides which job to poll and which document to fetch, when. One loop wakes on
+ * the clock (short real sleeps, so a moved ManualClock is noticed) and on nudges; it takes new jobs
+ * from the journal feed, polls the jobs due at each firing of `follow.schedule` (their own backoff
+ * decides which are due), fetches due documents, keeps at most `follow.concurrency` of those in
+ * flight and at most `follow.maxCallsPerMinute` API calls started per minute, then rewrites the
+ * status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
+ */
+import { setMaxListeners } from 'node:events';
+import path from 'node:path';
+import { isApiError } from '../api/errors.js';
+import type { CallOptions } from '../api/index.js';
+import type { ReturnsConfig } from '../config/returns-schema.js';
+import type { Clock } from '../core/clock.js';
+import { isDocexError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { OutputTarget } from '../outputs/types.js';
+import { CallWindow } from './call-window.js';
+import { type CronPlan, cronPlan } from './cron-next.js';
+import { firstPollAt } from './follow-plan.js';
+import { documentTask, jobTask, RETURNS_TEMP_DIR, type Task, type TaskContext } from './follow-tasks.js';
+import type { JournalFeed } from './journal-feed.js';
+import type { FollowClient } from './poll-job.js';
+import { statusFilePath, utcDay } from './proof-names.js';
+import { csvFileName, writeDailyCsv } from './status-csv.js';
+import { writeStaleStatusFiles } from './status-files.js';
+import type { DocumentRow, NewJob, ReturnsStore } from './store.js';
+
+export const FEED_CURSOR = 'journal-history-cursor';
+/** Longest wait after failed steps, in loop periods (30 s with the default 1 s period). */
+const STEP_BACKOFF_MAX = 30;
+
+export interface FollowerOptions {
+  store: ReturnsStore;
+  feed: JournalFeed;
+  client: FollowClient;
+  config: ReturnsConfig;
+  statusTarget: OutputTarget;
+  proofTarget: OutputTarget;
+  stateDir: string;
+  clock: Clock;
+  log: Logger;
+  /** x-managed-company-id of a drop folder's jobs (read live: a reload may add folders). */
+  companyOf?: (folder: string) => string | undefined;
+  /** Every managed company of the drop folders: where to look for an event of an unknown job. */
+  companies?: () => string[];
+  /** Longest real sleep of the loop (tests with a ManualClock use a few ms). */
+  maxSleepMs?: number;
+}
+
+/** Status files may take about 1/this of the follower's time (see writeStatuses). */
+const STATUS_COST_SHARE = 20;
+
+function unlimitedListeners(controller: AbortController): AbortController {
+  setMaxListeners(0, controller.signal);
+  return controller;
+}
+
+export class Follower {
+  readonly window: CallWindow;
+  private readonly poll: CronPlan;
+  private readonly daily: CronPlan;
+  private nextSweepAt: number;
+  private nextCsvAt: number;
+  private statusRetryAt = 0;
+  private statusWrittenAt = Number.NEGATIVE_INFINITY;
+  /** Real ms until the status files may be rewritten: grows with what the last rewrite cost. */
+  private statusPauseMs = 0;
+  private readonly nudged = new Set<string>();
+  /** Jobs due at the last firing of the schedule, in due order (a Set: queued once). */
+  private readonly sweep = new Set<string>();
+  private readonly inFlight = new Map<string, Promise<void>>();
+  // One signal shared by every call in flight (follow.concurrency of them, each adding a listener).
+  private readonly abort = unlimitedListeners(new AbortController());
+  private wakeUp: (() => void) | undefined;
+  private loopDone: Promise<void> | undefined;
+  private lastWebhookAt = Number.NEGATIVE_INFINITY;
+  private readonly maxSleepMs: number;
+  private stepFailures = 0;
+  private stepRetryAt = 0;
+
+  constructor(private readonly o: FollowerOptions) {
+    const now = o.clock.now();
+    this.window = new CallWindow(o.clock, o.config.follow.maxCallsPerMinute, 60_000, o.maxSleepMs ?? 1000);
+    this.poll = cronPlan(o.config.follow.schedule);
+    this.daily = cronPlan(o.config.statuses.dailyCsvSchedule);
+    this.nextSweepAt = now;
+    // Days missed while the agent was down are written at start.
+    this.nextCsvAt = now;
+    this.maxSleepMs = o.maxSleepMs ?? 1000;
+  }
+
+  start(): void {
+    this.loopDone ??= this.loop();
+  }
+
+  async stop(): Promise<void> {
+    this.abort.abort();
+    this.wakeUp?.();
+    await this.loopDone;
+    await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /** Poll this job now (a webhook said it changed). Unknown jobs (not this agent's) are ignored. */
+  nudgeJob(jobId: string): boolean {
+    const now = this.o.clock.now();
+    if (!this.o.store.pollSoon(jobId, now)) {
+      this.syncFeed();
+      if (!this.o.store.pollSoon(jobId, now)) {
+        this.o.log.debug({ jobId }, 'nudge for a job this agent does not follow');
+        return false;
+      }
+    }
+    this.nudged.add(jobId);
+    this.wakeUp?.();
+    return true;
+  }
+
+  /** Poll the job of this sending event now; asks the service for the event when it is not known yet. */
+  async nudgeSendingEvent(sendingEventId: string): Promise<boolean> {
+    const known = this.o.store.event(sendingEventId);
+    if (known) return this.nudgeJob(known.jobId);
+    // The event may belong to a managed company's job: the service answers 404 without its header.
+    const companies = [undefined, ...(this.o.companies?.() ?? [])];
+    for (const [i, company] of companies.entries()) {
+      await this.window.take(this.abort.signal);
+      try {
+        const event = await this.o.client.sendingEvents.get(sendingEventId, {
+          signal: this.abort.signal,
+          ...(company ? { managedCompanyId: company } : {}),
+        });
+        return this.nudgeJob(event.jobId);
+      } catch (err) {
+        if (!(isApiError(err) && err.status === 404) || i === companies.length - 1) throw err;
+      }
+    }
+    return false;
+  }
+
+  /** A webhook arrived: poll less often while they keep coming. */
+  webhooksActive(at = this.o.clock.now()): void {
+    this.lastWebhookAt = Math.max(this.lastWebhookAt, at);
+  }
+
+  private receivingWebhooks(): boolean {
+    return this.o.clock.now() - this.lastWebhookAt < this.o.config.follow.webhookQuietMs;
+  }
+
+  /** New done jobs from the intake journal; safe to call any time (one store transaction per batch). */
+  syncFeed(): number {
+    const { store, feed, config, clock } = this.o;
+    let added = 0;
+    for (;;) {
+      const cursor = Number(store.getMeta(FEED_CURSOR) ?? 0);
+      const items = feed.after(cursor, 500);
+      if (items.length === 0) return added;
+      const jobs: NewJob[] = items.map((it) => {
+        const day = utcDay(it.source.claimedAt);
+        return {
+          jobId: it.jobId,
+          source: { ...it.source, day },
+          statusPath: (collision) => statusFilePath(day, it.source.fileName, it.source.itemId, collision),
+          itemId: it.itemId,
+          rowIndex: it.rowIndex,
+          label: it.label,
+          jobName: it.jobName,
+          recordedAt: it.doneAt,
+          firstPollAt: firstPollAt(it.doneAt, config.follow),
+        };
+      });
+      added += store.addJobs(jobs, FEED_CURSOR, String(items[items.length - 1]!.cursor), clock.now());
+      if (items.length < 500) return added;
+    }
+  }
+
+  private options(folder: string | undefined): CallOptions {
+    const company = folder ? this.o.companyOf?.(folder) : undefined;
+    return { signal: this.abort.signal, ...(company ? { managedCompanyId: company } : {}) };
+  }
+
+  private taskContext(): TaskContext {
+    const { store, log, config, clock, client, proofTarget, stateDir } = this.o;
+    return {
+      poll: {
+        client,
+        store,
+        window: this.window,
+        config,
+        log,
+        now: () => clock.now(),
+        webhooksActive: () => this.receivingWebhooks(),
+      },
+      proofs: {
+        client: client.sendingEvents,
+        store,
+        target: proofTarget,
+        window: this.window,
+        tempDir: path.join(stateDir, RETURNS_TEMP_DIR),
+        log,
+        now: () => clock.now(),
+      },
+      options: (folder) => this.options(folder),
+      aborted: () => this.abort.signal.aborted,
+    };
+  }
+
+  private jobTask(jobId: string): Task | undefined {
+    return jobTask(this.taskContext(), jobId);
+  }
+
+  private documentTask(doc: DocumentRow): Task {
+    return documentTask(this.taskContext(), doc);
+  }
+
+  /**
+   * The next piece of work: due documents first (a stream of nudges must not starve them), then
+   * nudged jobs, then the sweep's jobs.
+   */
+  private nextTask(now: number): Task | undefined {
+    for (const doc of this.o.store.dueDocuments(
+      now,
+      this.o.config.follow.concurrency * 2 + this.inFlight.size,
+    )) {
+      const task = this.documentTask(doc);
+      if (!this.inFlight.has(task.key)) return task;
+    }
+    for (const jobId of this.nudged) {
+      if (this.inFlight.has(`job:${jobId}`)) continue;
+      this.nudged.delete(jobId);
+      const task = this.jobTask(jobId);
+      if (task) return task;
+    }
+    for (const jobId of this.sweep) {
+      this.sweep.delete(jobId);
+      if (this.inFlight.has(`job:${jobId}`)) continue;
+      const row = this.o.store.job(jobId);
+      if (!row || row.done || row.nextPollAt > now) continue;
+      const task = this.jobTask(jobId);
+      if (task) return task;
+    }
+    return undefined;
+  }
+
+  private fill(now: number): void {
+    while (this.inFlight.size < this.o.config.follow.concurrency) {
+      const task = this.nextTask(now);
+      if (!task) return;
+      const running = task
+        .run()
+        .catch((err: unknown) => this.o.log.error({ err, task: task.key }, 'follower task failed'))
+        .finally(() => {
+          this.inFlight.delete(task.key);
+          this.wakeUp?.();
+        });
+      this.inFlight.set(task.key, running);
+    }
+  }
+
+  private async writeStatuses(now: number, force = false): Promise<void> {
+    if (now < this.statusRetryAt) return;
+    // A job of thousands of events changes with every proof: its status file is rewritten at most
+    // once per loop period (real time), not once per change.
+    const real = performance.now();
+    if (!force && real - this.statusWrittenAt < Math.max(this.maxSleepMs, this.statusPauseMs)) return;
+    this.statusWrittenAt = real;
+    try {
+      await writeStaleStatusFiles(this.o.store, this.o.statusTarget);
+      // A status file of thousands of events costs real time to build and write: rewriting it once
+      // a loop period would spend the agent on it. Spend at most about 1/STATUS_COST_SHARE of it.
+      this.statusPauseMs = (performance.now() - real) * STATUS_COST_SHARE;
+    } catch (err) {
+      this.statusRetryAt = now + this.o.config.follow.minIntervalMs;
+      this.o.log.warn(
+        { err, code: isDocexError(err) ? err.code : undefined },
+        'status file write failed: tried again later',
+      );
+    }
+  }
+
+  /** Every past UTC day with final events and no CSV yet. */
+  async writeDueCsvs(now = this.o.clock.now()): Promise<string[]> {
+    const written: string[] = [];
+    for (const day of this.o.store.csvDaysDue(utcDay(now))) {
+      const rows = await writeDailyCsv(this.o.store, this.o.statusTarget, day, now);
+      this.o.log.info({ day, rows, file: csvFileName(day) }, 'daily status file written');
+      written.push(day);
+    }
+    return written;
+  }
+
+  private async step(): Promise<void> {
+    const { clock, store, log } = this.o;
+    try {
+      this.syncFeed();
+    } catch (err) {
+      log.warn({ err }, 'reading the intake journal failed: tried again');
+    }
+    const now = clock.now();
+    if (now >= this.nextSweepAt) {
+      const due = store.dueJobs(now, 5000).map((j) => j.jobId);
+      for (const id of due) this.sweep.add(id);
+      this.nextSweepAt = this.poll.next(now) ?? Number.POSITIVE_INFINITY;
+    }
+    this.fill(now);
+    await this.writeStatuses(now);
+    if (now >= this.nextCsvAt) {
+      try {
+        await this.writeDueCsvs(now);
+        this.nextCsvAt = this.daily.next(now) ?? Number.POSITIVE_INFINITY;
+      } catch (err) {
+        this.nextCsvAt = now + this.o.config.follow.maxIntervalMs;
+        log.warn(
+          { err, code: isDocexError(err) ? err.code : undefined },
+          'daily status file failed: tried again later',
+        );
+      }
+    }
+  }
+
+  /**
+   * One step that cannot end the loop: a failure (returns.sqlite locked or full, a broken feed) is
+   * logged and the next step waits longer, up to STEP_BACKOFF_MAX loop periods. Answers the wait.
+   */
+  private async safeStep(): Promise<number> {
+    // A nudge or a finished task wakes the loop early; the backoff still holds.
+    const backoffLeft = this.stepRetryAt - performance.now();
+    if (backoffLeft > 0) return backoffLeft;
+    try {
+      await this.step();
+      this.stepFailures = 0;
+      return Math.max(1, Math.min(this.maxSleepMs, this.nextSweepAt - this.o.clock.now()));
+    } catch (err) {
+      this.stepFailures++;
+      const wait = this.maxSleepMs * Math.min(2 ** (this.stepFailures - 1), STEP_BACKOFF_MAX);
+      this.o.log.error(
+        { err, code: isDocexError(err) ? err.code : undefined, failures: this.stepFailures, retryInMs: wait },
+        'follower step failed: tried again later',
+      );
+      this.stepRetryAt = performance.now() + wait;
+      return wait;
+    }
+  }
+
+  private async loop(): Promise<void> {
+    while (!this.abort.signal.aborted) {
+      const wait = await this.safeStep();
+      if (this.abort.signal.aborted) break;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, wait);
+        const self = this;
+        function done() {
+          clearTimeout(timer);
+          self.wakeUp = undefined;
+          resolve();
+        }
+        this.wakeUp = done;
+      });
+    }
+    await Promise.allSettled([...this.inFlight.values()]);
+    await this.writeStatuses(this.o.clock.now(), true);
+  }
+}

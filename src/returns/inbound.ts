@@ -1,0 +1,186 @@
+/**
+ * The inbound part of the agent: the Peppol inbox poller on its cron schedule, and the webhook
+ * receiver. The receiver knows nothing of job following: it calls the callbacks it is given
+ * (the controller wires them to the follower), and polls the Peppol inbox itself.
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import cron from 'node-cron';
+import type { PeppolInboxConfig, WebhooksConfig } from '../config/inbound-schema.js';
+import { parseListen } from '../config/inbound-schema.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { openOutputTarget } from '../outputs/open-target.js';
+import type { OutputTarget } from '../outputs/types.js';
+import { INBOX_FILE, InboxStore } from './inbox-store.js';
+import { PeppolPoller, type PeppolSource } from './peppol-poller.js';
+import { type InboundCallbacks, routeDelivery } from './webhook-events.js';
+import { WebhookReceiver } from './webhook-receiver.js';
+import { SecretRing, webhookSecretsDir } from './webhook-secrets.js';
+
+export type { InboundCallbacks } from './webhook-events.js';
+
+/** Calls `fn` when a cron expression fires; node-cron by default (tests pass their own). */
+export type Scheduler = (expression: string, fn: () => void) => { stop(): unknown };
+
+export const nodeCronScheduler: Scheduler = (expression, fn) =>
+  cron.schedule(expression, fn, { name: 'peppol-inbox', noOverlap: true });
+
+/** How long a handled webhook id is remembered (the sender retries for about 45 minutes). */
+export const WEBHOOK_ID_MEMORY_MS = 7 * 86_400_000;
+
+export interface InboundOptions {
+  config: { stateDir: string; peppolInbox: PeppolInboxConfig; webhooks: WebhooksConfig };
+  /** Without `peppol` (a narrow test client) the inbox is not polled. */
+  client: { peppol?: PeppolSource | undefined };
+  clock: Clock;
+  log: Logger;
+  callbacks?: Omit<InboundCallbacks, 'onPeppolDocument'>;
+  scheduler?: Scheduler;
+  /** Replaces the configured inbox target (tests, fault injection). */
+  target?: OutputTarget;
+  /** Clock of the webhook timestamp check; real time by default. */
+  receiverClock?: Clock;
+}
+
+export interface Inbound {
+  readonly store: InboxStore;
+  readonly poller: PeppolPoller | undefined;
+  readonly receiver: WebhookReceiver | undefined;
+  /** Counts since start for /metrics. */
+  stats(): { peppolDocumentsArchived: number; webhookDeliveries: { accepted: number; rejected: number } };
+  stop(): Promise<void>;
+}
+
+/**
+ * A scheduled poll runs unless webhooks arrived within `quietMs` and the last poll is younger than
+ * that: webhooks make polls sooner, the schedule stays as the slower safety net. Pure.
+ */
+export function scheduledPollDue(
+  now: number,
+  lastPassAt: number | undefined,
+  lastWebhookAt: number | undefined,
+  quietMs: number,
+): boolean {
+  if (lastWebhookAt === undefined || now - lastWebhookAt > quietMs) return true;
+  return lastPassAt === undefined || now - lastPassAt >= quietMs;
+}
+
+/** The inbox target: a local folder or a folder on an SFTP server. */
+export function openInboxTarget(config: PeppolInboxConfig, log: Logger): OutputTarget {
+  return openOutputTarget(config.target, { log, at: 'peppolInbox.target' });
+}
+
+export async function startInbound(o: InboundOptions): Promise<Inbound> {
+  const { config, clock, log } = o;
+  const store = InboxStore.open(path.join(config.stateDir, INBOX_FILE), clock);
+  const stops: (() => unknown)[] = [() => store.close()];
+  const stopAll = async () => {
+    for (const stop of stops.splice(0).reverse()) {
+      try {
+        await stop();
+      } catch (err) {
+        log.error({ err }, 'inbound part failed to stop');
+      }
+    }
+  };
+  let lastWebhookAt: number | undefined;
+  try {
+    let poller: PeppolPoller | undefined;
+    const peppol = o.client.peppol;
+    if (config.peppolInbox.enabled && peppol) {
+      const target = o.target ?? openInboxTarget(config.peppolInbox, log);
+      if (!o.target) stops.push(() => target.close());
+      const tmpDir = path.join(config.stateDir, 'inbox-tmp');
+      // Left-overs of a crash mid-download: the documents are listed again anyway.
+      rmSync(tmpDir, { recursive: true, force: true });
+      const p = new PeppolPoller({
+        peppol,
+        store,
+        target,
+        tmpDir,
+        clock,
+        log: log.child({ part: 'peppol-inbox' }),
+        overlapMs: config.peppolInbox.overlapMs,
+        pageSize: config.peppolInbox.pageSize,
+      });
+      poller = p;
+      stops.push(() => p.stop());
+      const quietMs = config.peppolInbox.quietWhileWebhooksMs;
+      const task = (o.scheduler ?? nodeCronScheduler)(config.peppolInbox.schedule, () => {
+        if (scheduledPollDue(clock.now(), p.lastPass, lastWebhookAt, quietMs)) void p.poll();
+        else log.debug({ part: 'peppol-inbox' }, 'scheduled poll skipped: webhooks are arriving');
+      });
+      stops.push(() => task.stop());
+      void p.poll();
+      log.info({ target: target.description, schedule: config.peppolInbox.schedule }, 'peppol inbox started');
+    }
+
+    let receiver: WebhookReceiver | undefined;
+    if (config.webhooks.enabled) {
+      const w = config.webhooks;
+      const { host, port } = parseListen(w.listen);
+      const callbacks: InboundCallbacks = {
+        ...o.callbacks,
+        onAnyDelivery: () => {
+          lastWebhookAt = clock.now();
+          o.callbacks?.onAnyDelivery?.();
+        },
+        onPeppolDocument: () => void poller?.poll(),
+      };
+      const wlog = log.child({ part: 'webhooks' });
+      const r = await WebhookReceiver.start({
+        host,
+        port,
+        path: w.path,
+        maxBodyBytes: w.maxBodyBytes,
+        toleranceMs: w.toleranceMs,
+        secrets: new SecretRing(webhookSecretsDir(config.stateDir), w.secrets, wlog),
+        remember: (id, type) => store.rememberWebhook(id, type, WEBHOOK_ID_MEMORY_MS),
+        onDelivery: (delivery, webhookId) => routeDelivery(delivery, callbacks, wlog, webhookId),
+        log: wlog,
+        ...(o.receiverClock ? { clock: o.receiverClock } : {}),
+      });
+      receiver = r;
+      stops.push(() => r.stop());
+    }
+    const stats = () => ({
+      peppolDocumentsArchived: poller?.savedCount ?? 0,
+      webhookDeliveries: { ...(receiver?.counts ?? { accepted: 0, rejected: 0 }) },
+    });
+    return { store, poller, receiver, stats, stop: stopAll };
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+}
+
+/** What the callbacks need of the job follower (structural: this part does not import it). */
+export interface NudgeTarget {
+  nudgeJob(jobId: string): boolean;
+  nudgeSendingEvent(sendingEventId: string): Promise<boolean>;
+  webhooksActive(at?: number): void;
+}
+
+/** Webhook callbacks that make the follower look now; none when jobs are not followed. */
+export function followerCallbacks(
+  follower: NudgeTarget | undefined,
+  log: Logger,
+): Omit<InboundCallbacks, 'onPeppolDocument'> {
+  if (!follower) return {};
+  return {
+    onJobEvent: (jobId) => void follower.nudgeJob(jobId),
+    // The delivery names the job: no GET of the event is needed to find it, and a job this agent
+    // does not follow (another agent's, on the same subscription) costs no call at all.
+    onSendingEvent: (sendingEventId, jobId) => {
+      if (jobId) {
+        follower.nudgeJob(jobId);
+        return;
+      }
+      follower
+        .nudgeSendingEvent(sendingEventId)
+        .catch((err: unknown) => log.warn({ sendingEventId, err }, 'nudge for a sending event failed'));
+    },
+    onAnyDelivery: () => follower.webhooksActive(),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * The job-following part of the agent: opens returns.sqlite and the read-only journal feed,
+ * creates the output targets and starts the follower. `returns.follower` is what webhooks nudge.
+ */
+import { rmSync } from 'node:fs';
+import path from 'node:path';
+import type { OutputTargetConfig } from '../config/output-schema.js';
+import type { ReturnsConfig } from '../config/returns-schema.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { openOutputTarget } from '../outputs/open-target.js';
+import type { OutputTarget } from '../outputs/types.js';
+import { RETURNS_TEMP_DIR } from './follow-tasks.js';
+import { Follower } from './follower.js';
+import { JournalFeed } from './journal-feed.js';
+import type { FollowClient } from './poll-job.js';
+import { RETURNS_FILE, ReturnsStore } from './store.js';
+
+export { Follower } from './follower.js';
+export type { FollowClient } from './poll-job.js';
+export { RETURNS_FILE, ReturnsStore } from './store.js';
+
+export interface ReturnsOptions {
+  config: ReturnsConfig;
+  stateDir: string;
+  journalFile: string;
+  client: FollowClient;
+  clock: Clock;
+  log: Logger;
+  companyOf?: (folder: string) => string | undefined;
+  companies?: () => string[];
+  /** Replace the configured targets (tests, fault injection). */
+  statusTarget?: OutputTarget;
+  proofTarget?: OutputTarget;
+  maxSleepMs?: number;
+}
+
+export interface Returns {
+  readonly follower: Follower;
+  readonly store: ReturnsStore;
+  stop(): Promise<void>;
+}
+
+/** A target from its config: a local folder or an SFTP folder (which connects at its first write). */
+export function openTarget(config: OutputTargetConfig, log: Logger, at: string): OutputTarget {
+  return openOutputTarget(config, { log, at });
+}
+
+export function startReturns(options: ReturnsOptions): Returns {
+  const { config, clock, log } = options;
+  rmSync(path.join(options.stateDir, RETURNS_TEMP_DIR), { recursive: true, force: true });
+  const store = ReturnsStore.open(path.join(options.stateDir, RETURNS_FILE), clock.now());
+  let feed: JournalFeed | undefined;
+  try {
+    feed = new JournalFeed(options.journalFile);
+    const statusTarget =
+      options.statusTarget ?? openTarget(config.statuses.target, log, 'returns.statuses.target');
+    const proofTarget = options.proofTarget ?? openTarget(config.proofs.target, log, 'returns.proofs.target');
+    const follower = new Follower({
+      store,
+      feed,
+      client: options.client,
+      config,
+      statusTarget,
+      proofTarget,
+      stateDir: options.stateDir,
+      clock,
+      log,
+      ...(options.companyOf ? { companyOf: options.companyOf } : {}),
+      ...(options.companies ? { companies: options.companies } : {}),
+      ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
+    });
+    follower.start();
+    log.info(
+      { statuses: statusTarget.description, proofs: proofTarget.description, ...store.counts() },
+      'returns started',
+    );
+    const openFeed = feed;
+    return {
+      follower,
+      store,
+      async stop() {
+        try {
+          await follower.stop();
+        } finally {
+          openFeed.close();
+          store.close();
+          await Promise.allSettled([statusTarget.close(), proofTarget.close()]);
+        }
+      },
+    };
+  } catch (err) {
+    feed?.close();
+    store.close();
+    throw err;
+  }
+}

@@ -1,0 +1,230 @@
+/**
+ * One poll of one job: GET /jobs/{id} (until the job is final), GET /sending-events?jobId= (every
+ * page), then one store transaction with what changed, the documents to fetch and the next poll
+ * time. Nothing is written for the ERP here; the follower writes status files from the store.
+ */
+import { isApiError } from '../api/errors.js';
+import type { CallOptions, DocexClient } from '../api/index.js';
+import type { ReturnsConfig } from '../config/returns-schema.js';
+import type { Logger } from '../core/logger.js';
+import { isFinalSendingEvent, type Job, normaliseJobStatus, type SendingEvent } from '../domain/wire.js';
+import type { CallWindow } from './call-window.js';
+import { followExpired, nextPollAt } from './follow-plan.js';
+import { proofPath, safeSegment, stemOf, utcDay } from './proof-names.js';
+import type { DocumentRow, JobRow, PollRecord, ReturnsStore, SourceRow } from './store.js';
+
+export type FollowClient = {
+  jobs: Pick<DocexClient['jobs'], 'get'>;
+  sendingEvents: Pick<DocexClient['sendingEvents'], 'list' | 'get' | 'downloadUrl' | 'downloadFile'>;
+};
+
+export interface PollDeps {
+  client: FollowClient;
+  store: ReturnsStore;
+  window: CallWindow;
+  config: ReturnsConfig;
+  log: Logger;
+  now(): number;
+  webhooksActive(): boolean;
+}
+
+const FINAL_JOB = new Set(['COMPLETED', 'FAILED']);
+const PAGE = 1000;
+/** A 404 for a job recorded less than this long ago is retried, not given up. */
+export const NOT_FOUND_GRACE_MS = 3_600_000;
+
+export function isFinalJob(status: string | undefined): boolean {
+  return status !== undefined && FINAL_JOB.has(normaliseJobStatus(status));
+}
+
+async function listEvents(deps: PollDeps, jobId: string, options: CallOptions): Promise<SendingEvent[]> {
+  const events: SendingEvent[] = [];
+  let after: string | undefined;
+  for (;;) {
+    await deps.window.take(options.signal);
+    const page = await deps.client.sendingEvents.list(
+      { jobId, maxItems: PAGE, ...(after ? { after } : {}) },
+      options,
+    );
+    events.push(...page.items);
+    if (page.items.length < PAGE || events.length >= (page.totalItems ?? Number.POSITIVE_INFINITY))
+      return events;
+    after = page.items[page.items.length - 1]!.id;
+  }
+}
+
+/** `name.ext` → `name-<suffix>.ext` (the extension of the last segment only). */
+function withSuffix(target: string, suffix: string): string {
+  const ext = target.lastIndexOf('.');
+  const cut = ext > target.lastIndexOf('/') ? ext : target.length;
+  return `${target.slice(0, cut)}-${suffix}${target.slice(cut)}`;
+}
+
+/**
+ * Documents of a final event that the config asks for, with their names. `picked` holds the paths
+ * named earlier in this poll: a template without `<fileReference>` gives two documents of one type
+ * the same name, and the store only knows the documents of earlier polls. The second gets its file
+ * reference (then a counter) added; a re-poll finds the first in the store and names them alike.
+ */
+function wantedDocuments(
+  deps: PollDeps,
+  source: SourceRow,
+  job: JobRow,
+  event: SendingEvent,
+  now: number,
+  picked: Set<string>,
+): PollRecord['documents'] {
+  const types = new Set(deps.config.proofs.documentTypes);
+  const taken = (path: string, fileReference: string) =>
+    picked.has(path) || deps.store.pathUsedByOther(path, event.id, fileReference);
+  return (event.documents ?? [])
+    .filter((d) => types.has(d.type))
+    .map((d) => {
+      const named = proofPath(deps.config.proofs.nameTemplate, {
+        date: source.day,
+        folder: source.folder,
+        file: source.fileName,
+        jobId: job.jobId,
+        sendingEventId: event.id,
+        type: d.type,
+        fileReference: d.fileReference,
+        documentName: d.name,
+        contentType: d.contentType,
+      });
+      let target = named;
+      if (taken(target, d.fileReference)) {
+        const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
+        target = base;
+        for (let n = 2; taken(target, d.fileReference); n++) target = withSuffix(base, String(n));
+      }
+      picked.add(target);
+      return {
+        sendingEventId: event.id,
+        fileReference: d.fileReference,
+        jobId: job.jobId,
+        type: d.type,
+        name: d.name,
+        contentType: d.contentType,
+        size: d.size,
+        path: target,
+        nextTryAt: now,
+      } satisfies Omit<DocumentRow, 'state' | 'failures' | 'lastError'>;
+    });
+}
+
+export interface PollResult {
+  done: boolean;
+  newlyFinal: string[];
+  changed: boolean;
+}
+
+export async function pollJob(
+  deps: PollDeps,
+  row: JobRow,
+  source: SourceRow,
+  options: CallOptions = {},
+): Promise<PollResult> {
+  const { store, log, config } = deps;
+  const fields = { folder: source.folder, file: source.fileName, jobId: row.jobId };
+  const timing = config.follow;
+  const start = deps.now();
+  const giveUp = (why: string, status: string, jobJson: string): PollResult => {
+    store.recordPoll(
+      {
+        jobId: row.jobId,
+        status,
+        jobJson,
+        events: [],
+        documents: [],
+        nextPollAt: start,
+        unchangedPolls: row.unchangedPolls,
+        done: true,
+        gaveUp: why,
+        changed: true,
+      },
+      start,
+    );
+    log.warn({ ...fields, why }, 'job no longer followed');
+    return { done: true, newlyFinal: [], changed: true };
+  };
+  if (followExpired(row.recordedAt, start, timing)) {
+    return giveUp('not final after follow.maxFollowMs', row.status ?? 'UNKNOWN', row.jobJson ?? '{}');
+  }
+
+  let job: Job | undefined = row.jobJson ? (JSON.parse(row.jobJson) as Job) : undefined;
+  if (!isFinalJob(row.status)) {
+    await deps.window.take(options.signal);
+    try {
+      job = await deps.client.jobs.get(row.jobId, options);
+    } catch (err) {
+      // Just uploaded and not found: a wrong managed company or a slow replica; the task's
+      // backoff asks again. Only a job the service has long forgotten is given up.
+      if (isApiError(err) && err.status === 404 && start - row.recordedAt >= NOT_FOUND_GRACE_MS)
+        return giveUp('the service no longer knows the job', 'NOT_FOUND', '{}');
+      throw err;
+    }
+  }
+  const status = job ? normaliseJobStatus(job.status) : 'UNKNOWN';
+  const events = await listEvents(deps, row.jobId, options);
+  const now = deps.now();
+
+  let changed = status !== row.status;
+  const newlyFinal: string[] = [];
+  const records: PollRecord['events'] = [];
+  const documents: PollRecord['documents'] = [];
+  let allSettled = true;
+  const types = new Set(config.proofs.documentTypes);
+  const picked = new Set<string>();
+  for (const event of events) {
+    const json = JSON.stringify(event);
+    const before = store.event(event.id);
+    if (before?.eventJson !== json) changed = true;
+    const final = isFinalSendingEvent(event);
+    let finalAt = before?.finalAt;
+    if (final && finalAt === undefined) {
+      finalAt = now;
+      newlyFinal.push(event.id);
+      log.info(
+        { ...fields, sendingEventId: event.id, businessStatus: event.businessStatus, status: event.status },
+        'sending event final',
+      );
+    }
+    records.push({
+      id: event.id,
+      businessStatus: event.businessStatus,
+      status: event.status,
+      json,
+      ...(final && finalAt !== undefined ? { finalAt, finalDay: utcDay(finalAt) } : {}),
+    });
+    if (!final) {
+      allSettled = false;
+      continue;
+    }
+    documents.push(...wantedDocuments(deps, source, row, event, now, picked));
+    const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
+    if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
+  }
+  const expected = job?.sendingEventCount ?? 0;
+  const done = isFinalJob(status) && events.length >= expected && allSettled;
+  const unchangedPolls = changed ? 0 : row.unchangedPolls + 1;
+  store.recordPoll(
+    {
+      jobId: row.jobId,
+      status,
+      jobJson: JSON.stringify(job ?? {}),
+      events: records,
+      documents,
+      nextPollAt: nextPollAt(
+        { now, followedSince: row.recordedAt, unchangedPolls, webhooksActive: deps.webhooksActive() },
+        timing,
+      ),
+      unchangedPolls,
+      done,
+      changed,
+    },
+    now,
+  );
+  if (done) log.info({ ...fields, status, sendingEvents: events.length }, 'job followed to the end');
+  else log.debug({ ...fields, status, sendingEvents: events.length, changed }, 'job polled');
+  return { done, newlyFinal, changed };
+}

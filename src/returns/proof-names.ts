@@ -1,0 +1,86 @@
+/**
+ * Names of the files written for the ERP, pure: the proof name template, and the status file of
+ * a dropped file. Every value put into a name is made safe for a file name on Windows and POSIX.
+ */
+import path from 'node:path';
+
+export interface ProofNameInput {
+  /** UTC day the source file was claimed, YYYY-MM-DD. */
+  date: string;
+  folder: string;
+  /** The dropped file's name, e.g. `invoice-0001.pdf`. */
+  file: string;
+  jobId: string;
+  sendingEventId: string;
+  type: string;
+  fileReference: string;
+  /** The document's own name and content type, to pick the extension. */
+  documentName?: string | undefined;
+  contentType?: string | undefined;
+}
+
+const CONTENT_TYPE_EXT: Record<string, string> = {
+  'application/pdf': 'pdf',
+  'application/xml': 'xml',
+  'text/xml': 'xml',
+  'application/json': 'json',
+  'text/csv': 'csv',
+  'text/plain': 'txt',
+  'application/zip': 'zip',
+  'text/html': 'html',
+};
+
+/** One path segment: no separators, control or reserved characters, no leading dot, at most 120 chars. */
+export function safeSegment(value: string): string {
+  const cleaned = value
+    .normalize('NFC')
+    .replace(/[\u0000-\u001f\u007f<>:"/\\|?*]+/g, '_')
+    .replace(/^[.\s]+/, '')
+    .replace(/[.\s]+$/, '')
+    .slice(0, 120);
+  return cleaned === '' ? '_' : cleaned;
+}
+
+export function stemOf(file: string): string {
+  const ext = path.extname(file);
+  return ext && ext !== file ? file.slice(0, -ext.length) : file;
+}
+
+export function extensionOf(documentName: string | undefined, contentType: string | undefined): string {
+  const fromName = documentName ? path.extname(documentName).slice(1).toLowerCase() : '';
+  if (/^[a-z0-9]{1,8}$/.test(fromName)) return fromName;
+  const type = contentType?.split(';')[0]?.trim().toLowerCase();
+  return (type && CONTENT_TYPE_EXT[type]) ?? 'bin';
+}
+
+/** The template filled in; `/` in the template separates folders, never a value. */
+export function proofPath(template: string, input: ProofNameInput): string {
+  const values: Record<string, string> = {
+    date: input.date,
+    folder: input.folder,
+    file: input.file,
+    stem: stemOf(input.file),
+    jobId: input.jobId,
+    sendingEventId: input.sendingEventId,
+    type: input.type,
+    fileReference: input.fileReference,
+    ext: extensionOf(input.documentName, input.contentType),
+  };
+  return template
+    .split('/')
+    .filter((part) => part !== '' && part !== '.' && part !== '..')
+    .map((part) =>
+      safeSegment(part.replace(/<([A-Za-z]+)>/g, (_m, key: string) => safeSegment(values[key] ?? ''))),
+    )
+    .join('/');
+}
+
+/** `YYYY-MM-DD/<file>.status.json`; a later drop of the same name that day gets its item id too. */
+export function statusFilePath(date: string, file: string, itemId: number, collision: boolean): string {
+  const name = collision ? `${file}.${itemId}.status.json` : `${file}.status.json`;
+  return `${date}/${safeSegment(name)}`;
+}
+
+export function utcDay(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(0, 10);
+}

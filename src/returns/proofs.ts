@@ -1,0 +1,91 @@
+/**
+ * Fetches one document of a final sending event and writes it through the proofs target: a fresh
+ * pre-signed URL, a streamed download to a temp file in the state folder (size checked, nothing
+ * partial kept), then the target's own temp-name-and-rename. The store records `writing` before
+ * and `done` after: after a crash between the two, a file already in place of the document's size
+ * (the rename makes it whole) counts as done and nothing is fetched twice. An expired URL (403) is
+ * asked for again.
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { CallOptions } from '../api/api-caller.js';
+import { isApiError } from '../api/errors.js';
+import type { DocexClient } from '../api/index.js';
+import type { Logger } from '../core/logger.js';
+import type { OutputTarget } from '../outputs/types.js';
+import type { CallWindow } from './call-window.js';
+import type { DocumentRow, ReturnsStore } from './store.js';
+
+export type ProofsClient = Pick<DocexClient['sendingEvents'], 'downloadUrl' | 'downloadFile'>;
+
+export interface ProofDeps {
+  client: ProofsClient;
+  store: ReturnsStore;
+  target: OutputTarget;
+  window: CallWindow;
+  /** Folder for downloads in progress (in the state folder). */
+  tempDir: string;
+  log: Logger;
+  now(): number;
+}
+
+/** How many fresh URLs one attempt asks for when the previous one answers 403 (expired). */
+const URL_ATTEMPTS = 3;
+
+export type ProofResult = 'written' | 'already-there';
+
+/**
+ * A file in place after a crash mid-write is this document when its size is the document's (a
+ * target renames whole files, but another writer or an older proof may hold the name). Without
+ * a known size, or a target that cannot tell sizes, its existence is all there is to go by.
+ */
+async function writtenWhole(target: OutputTarget, doc: DocumentRow): Promise<boolean> {
+  if (doc.size === undefined || !target.sizeOf) return target.exists(doc.path);
+  return (await target.sizeOf(doc.path)) === doc.size;
+}
+
+export async function fetchDocument(
+  deps: ProofDeps,
+  doc: DocumentRow,
+  fields: Record<string, unknown>,
+  options: CallOptions = {},
+): Promise<ProofResult> {
+  const { store, target, log } = deps;
+  const logFields = { ...fields, sendingEventId: doc.sendingEventId, documentType: doc.type };
+  if (doc.state === 'writing' && (await writtenWhole(target, doc))) {
+    store.markDocumentDone(doc, undefined, deps.now());
+    log.info({ ...logFields, proof: doc.path }, 'proof found written before a restart');
+    return 'already-there';
+  }
+  await mkdir(deps.tempDir, { recursive: true, mode: 0o700 });
+  const temp = path.join(deps.tempDir, `proof-${randomBytes(8).toString('hex')}.part`);
+  try {
+    store.markDocumentWriting(doc);
+    let result: { md5: string; size: number } | undefined;
+    for (let attempt = 1; !result; attempt++) {
+      await deps.window.take(options.signal);
+      const { url } = await deps.client.downloadUrl(doc.sendingEventId, doc.fileReference, options);
+      await deps.window.take(options.signal);
+      try {
+        result = await deps.client.downloadFile(url, temp, {
+          ...(doc.size === undefined ? {} : { expectedSize: doc.size }),
+          ...(options.signal ? { signal: options.signal } : {}),
+        });
+      } catch (err) {
+        if (isApiError(err) && err.status === 403 && attempt < URL_ATTEMPTS) {
+          log.info(logFields, 'download URL expired: asking for a new one');
+          continue;
+        }
+        throw err;
+      }
+    }
+    await target.write(doc.path, () => createReadStream(temp));
+    store.markDocumentDone(doc, result.md5, deps.now());
+    log.info({ ...logFields, proof: doc.path, size: result.size }, 'proof written');
+    return 'written';
+  } finally {
+    await rm(temp, { force: true });
+  }
+}

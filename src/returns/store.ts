@@ -1,0 +1,373 @@
+/**
+ * The follower's own SQLite file, `<stateDir>/returns.sqlite` (WAL, mode 0600): which jobs are
+ * followed and when they are polled next, the last seen state of every sending event, each
+ * document to fetch and whether it is written, and which daily CSV files exist. Every poll is
+ * recorded in one transaction, so a crash leaves either the old or the new state, never half.
+ */
+import type { Database } from '../core/sqlite.js';
+import { openDatabase } from '../core/sqlite-store.js';
+import {
+  type DocumentRow,
+  type EventRow,
+  type JobRow,
+  type NewJob,
+  type PollRecord,
+  type Row,
+  type SourceRow,
+  toDocument,
+  toEvent,
+  toJob,
+  toSource,
+} from './store-rows.js';
+import { migrateReturns } from './store-schema.js';
+
+export type {
+  DocumentRow,
+  DocumentState,
+  EventRow,
+  JobRow,
+  NewJob,
+  PollRecord,
+  SourceRow,
+} from './store-rows.js';
+
+export const RETURNS_FILE = 'returns.sqlite';
+
+export class ReturnsStore {
+  private constructor(private readonly db: Database) {}
+
+  static open(file: string, now: number): ReturnsStore {
+    // NORMAL in WAL: a killed process loses nothing; only a power cut may drop the last polls,
+    // which the next poll repeats (a proof is re-written under the same name at worst).
+    const db = openDatabase(file, { synchronous: 'NORMAL' });
+    try {
+      migrateReturns(db, now);
+      return new ReturnsStore(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+
+  getMeta(key: string): string | undefined {
+    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
+      | { value: string }
+      | undefined;
+    return row?.value;
+  }
+
+  private setMeta(key: string, value: string): void {
+    this.db
+      .prepare(
+        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
+      )
+      .run(key, value);
+  }
+
+  /** Records jobs found in the journal and the feed's new cursor, in one transaction. */
+  addJobs(jobs: readonly NewJob[], cursorKey: string, cursor: string, now: number): number {
+    let added = 0;
+    this.db.transaction(() => {
+      const hasSource = this.db.prepare('SELECT 1 FROM sources WHERE item_id = ?');
+      const pathTaken = this.db.prepare('SELECT 1 FROM sources WHERE status_path = ?');
+      const insertSource = this.db.prepare(
+        `INSERT INTO sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+      );
+      const insertJob = this.db.prepare(
+        `INSERT OR IGNORE INTO jobs (job_id, source_id, item_id, row_index, label, job_name, recorded_at,
+           next_poll_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      );
+      for (const job of jobs) {
+        const s = job.source;
+        if (!hasSource.get(s.itemId)) {
+          const plain = job.statusPath(false);
+          const statusPath = pathTaken.get(plain) ? job.statusPath(true) : plain;
+          insertSource.run(s.itemId, s.folder, s.fileName, s.sha256, s.claimedAt, s.day, statusPath);
+        }
+        const result = insertJob.run(
+          job.jobId,
+          s.itemId,
+          job.itemId,
+          job.rowIndex ?? null,
+          job.label ?? null,
+          job.jobName ?? null,
+          job.recordedAt,
+          job.firstPollAt,
+          now,
+        );
+        if (result.changes > 0) {
+          added++;
+          this.bumpSource(s.itemId);
+        }
+      }
+      this.setMeta(cursorKey, cursor);
+    })();
+    return added;
+  }
+
+  private bumpSource(itemId: number): void {
+    this.db.prepare('UPDATE sources SET version = version + 1 WHERE item_id = ?').run(itemId);
+  }
+
+  job(jobId: string): JobRow | undefined {
+    const r = this.db.prepare('SELECT * FROM jobs WHERE job_id = ?').get(jobId) as Row | undefined;
+    return r && toJob(r);
+  }
+
+  /** Jobs not done whose poll time has come, oldest due first. */
+  dueJobs(now: number, limit: number): JobRow[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM jobs WHERE done = 0 AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?')
+        .all(now, limit) as Row[]
+    ).map(toJob);
+  }
+
+  openJobs(): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM jobs WHERE done = 0').get() as { n: number }).n;
+  }
+
+  /**
+   * Polls the job at `at` (a webhook said something changed). A job already done stays done until
+   * that poll finds something open again (a resend, a late document).
+   */
+  pollSoon(jobId: string, at: number): boolean {
+    return (
+      this.db.prepare('UPDATE jobs SET next_poll_at = min(next_poll_at, ?) WHERE job_id = ?').run(at, jobId)
+        .changes > 0
+    );
+  }
+
+  /**
+   * After a re-send: the job is followed again, due now, and its follow window (maxFollowMs) starts
+   * again, so an old job's new event is not given up at its first poll.
+   */
+  reopenJob(jobId: string, now: number): boolean {
+    return (
+      this.db
+        .prepare(
+          'UPDATE jobs SET done = 0, gave_up = NULL, unchanged_polls = 0, next_poll_at = ?, recorded_at = ?, updated_at = ? WHERE job_id = ?',
+        )
+        .run(now, now, now, jobId).changes > 0
+    );
+  }
+
+  /** A poll failed: try again at `at` (the job's backoff grows as if nothing changed). */
+  deferJob(jobId: string, at: number): void {
+    this.db
+      .prepare('UPDATE jobs SET next_poll_at = ?, unchanged_polls = unchanged_polls + 1 WHERE job_id = ?')
+      .run(at, jobId);
+  }
+
+  source(itemId: number): SourceRow | undefined {
+    const r = this.db.prepare('SELECT * FROM sources WHERE item_id = ?').get(itemId) as Row | undefined;
+    return r && toSource(r);
+  }
+
+  jobsOfSource(itemId: number): JobRow[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM jobs WHERE source_id = ? ORDER BY row_index, job_id')
+        .all(itemId) as Row[]
+    ).map(toJob);
+  }
+
+  eventsOfJob(jobId: string): EventRow[] {
+    return (this.db.prepare('SELECT * FROM events WHERE job_id = ? ORDER BY id').all(jobId) as Row[]).map(
+      toEvent,
+    );
+  }
+
+  event(id: string): EventRow | undefined {
+    const r = this.db.prepare('SELECT * FROM events WHERE id = ?').get(id) as Row | undefined;
+    return r && toEvent(r);
+  }
+
+  documentsOfEvent(sendingEventId: string): DocumentRow[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM documents WHERE sending_event_id = ? ORDER BY type, file_reference')
+        .all(sendingEventId) as Row[]
+    ).map(toDocument);
+  }
+
+  /** Records one poll: the job, its events (final time kept from the first time seen final), new documents. */
+  recordPoll(poll: PollRecord, now: number): void {
+    this.db.transaction(() => {
+      const job = this.job(poll.jobId);
+      if (!job) return;
+      this.db
+        .prepare(
+          `UPDATE jobs SET status = ?, job_json = ?, next_poll_at = ?, unchanged_polls = ?, polls = polls + 1,
+             done = ?, gave_up = ?, updated_at = ? WHERE job_id = ?`,
+        )
+        .run(
+          poll.status,
+          poll.jobJson,
+          poll.nextPollAt,
+          poll.unchangedPolls,
+          poll.done ? 1 : 0,
+          poll.gaveUp ?? null,
+          now,
+          poll.jobId,
+        );
+      const upsert = this.db.prepare(
+        `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET business_status = excluded.business_status, status = excluded.status,
+           final_at = coalesce(events.final_at, excluded.final_at),
+           final_day = coalesce(events.final_day, excluded.final_day),
+           event_json = excluded.event_json, updated_at = excluded.updated_at`,
+      );
+      for (const e of poll.events) {
+        upsert.run(
+          e.id,
+          poll.jobId,
+          e.businessStatus,
+          e.status,
+          e.finalAt ?? null,
+          e.finalDay ?? null,
+          e.json,
+          now,
+        );
+      }
+      const insertDoc = this.db.prepare(
+        `INSERT OR IGNORE INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
+           path, state, next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+      );
+      for (const d of poll.documents) {
+        insertDoc.run(
+          d.sendingEventId,
+          d.fileReference,
+          d.jobId,
+          d.type,
+          d.name ?? null,
+          d.contentType ?? null,
+          d.size ?? null,
+          d.path,
+          d.nextTryAt,
+        );
+      }
+      if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
+        this.bumpSource(job.sourceId);
+      }
+    })();
+  }
+
+  /** Documents to fetch now: pending ones whose time has come, and any left `writing` by a crash. */
+  dueDocuments(now: number, limit: number): DocumentRow[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT * FROM documents WHERE state != 'done' AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`,
+        )
+        .all(now, limit) as Row[]
+    ).map(toDocument);
+  }
+
+  /** Whether a path is already the name of another document (a template that collides). */
+  pathUsedByOther(path: string, sendingEventId: string, fileReference: string): boolean {
+    return (
+      this.db
+        .prepare(
+          'SELECT 1 FROM documents WHERE path = ? AND NOT (sending_event_id = ? AND file_reference = ?)',
+        )
+        .get(path, sendingEventId, fileReference) !== undefined
+    );
+  }
+
+  /** Recorded before the write: after a crash, a `writing` document whose file exists is done. */
+  markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): void {
+    this.db
+      .prepare(
+        `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state != 'done'`,
+      )
+      .run(d.sendingEventId, d.fileReference);
+  }
+
+  markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): void {
+    this.db.transaction(() => {
+      this.db
+        .prepare(
+          `UPDATE documents SET state = 'done', md5 = ?, done_at = ?, last_error = NULL
+           WHERE sending_event_id = ? AND file_reference = ?`,
+        )
+        .run(md5 ?? null, now, d.sendingEventId, d.fileReference);
+      const job = this.job(d.jobId);
+      if (job) this.bumpSource(job.sourceId);
+    })();
+  }
+
+  markDocumentFailed(d: DocumentRow, error: string, nextTryAt: number): void {
+    this.db
+      .prepare(
+        `UPDATE documents SET state = 'pending', failures = failures + 1, last_error = ?, next_try_at = ?
+         WHERE sending_event_id = ? AND file_reference = ?`,
+      )
+      .run(error, nextTryAt, d.sendingEventId, d.fileReference);
+  }
+
+  /** Sources whose status file is older than their state. */
+  staleSources(limit: number): SourceRow[] {
+    return (
+      this.db.prepare('SELECT * FROM sources WHERE written_version < version LIMIT ?').all(limit) as Row[]
+    ).map(toSource);
+  }
+
+  markStatusWritten(itemId: number, version: number): void {
+    this.db
+      .prepare('UPDATE sources SET written_version = max(written_version, ?) WHERE item_id = ?')
+      .run(version, itemId);
+  }
+
+  /** Every sending event that became final on `day` (UTC), with its job and source, in a stable order. */
+  eventsFinalOn(day: string): { event: EventRow; job: JobRow; source: SourceRow }[] {
+    const rows = this.db
+      .prepare(`SELECT e.id AS e_id FROM events e WHERE e.final_day = ? ORDER BY e.final_at, e.id`)
+      .all(day) as { e_id: string }[];
+    const out: { event: EventRow; job: JobRow; source: SourceRow }[] = [];
+    for (const { e_id } of rows) {
+      const event = this.event(e_id)!;
+      const job = this.job(event.jobId)!;
+      const source = this.source(job.sourceId)!;
+      out.push({ event, job, source });
+    }
+    return out;
+  }
+
+  /** Days before `today` with final events and no CSV written yet. */
+  csvDaysDue(today: string): string[] {
+    return (
+      this.db
+        .prepare(
+          `SELECT DISTINCT final_day AS day FROM events WHERE final_day IS NOT NULL AND final_day < ?
+             AND final_day NOT IN (SELECT day FROM csv_days) ORDER BY final_day`,
+        )
+        .all(today) as { day: string }[]
+    ).map((r) => r.day);
+  }
+
+  recordCsv(day: string, rows: number, now: number): void {
+    this.db
+      .prepare(
+        'INSERT INTO csv_days (day, rows, written_at) VALUES (?, ?, ?) ON CONFLICT (day) DO UPDATE SET rows = excluded.rows, written_at = excluded.written_at',
+      )
+      .run(day, rows, now);
+  }
+
+  counts(): { jobs: number; open: number; events: number; documents: number; documentsDone: number } {
+    const one = (sql: string) => (this.db.prepare(sql).get() as { n: number }).n;
+    return {
+      jobs: one('SELECT count(*) AS n FROM jobs'),
+      open: one('SELECT count(*) AS n FROM jobs WHERE done = 0'),
+      events: one('SELECT count(*) AS n FROM events'),
+      documents: one('SELECT count(*) AS n FROM documents'),
+      documentsDone: one(`SELECT count(*) AS n FROM documents WHERE state = 'done'`),
+    };
+  }
+}

@@ -1,0 +1,247 @@
+/**
+ * The webhook receiver: a plain node:http server meant to sit behind the operator's reverse proxy.
+ * Per request, cheapest refusal first: wrong path or method, a declared length over the limit (413
+ * before reading a byte), missing headers or a stale timestamp (before reading the body), a body
+ * that grows over the limit while read (413, the rest discarded unbuffered), then the signature on
+ * the raw bytes, then the JSON. A webhook id seen before is acknowledged and ignored. A genuine new
+ * delivery is answered 202 at once; its work runs after the answer.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { type Clock, systemClock } from '../core/clock.js';
+import { DocexError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { type WebhookDelivery, webhookDeliverySchema } from '../domain/wire.js';
+import { deliveryFields } from './webhook-events.js';
+import type { SecretRing } from './webhook-secrets.js';
+import { checkHeaders, signatureMatches } from './webhook-verify.js';
+
+export interface WebhookReceiverOptions {
+  host: string;
+  port: number;
+  path: string;
+  maxBodyBytes: number;
+  toleranceMs: number;
+  secrets: Pick<SecretRing, 'current'> & Partial<Pick<SecretRing, 'reloadAfterMismatch'>>;
+  /** True the first time an id is seen (durable: a restart still knows it). */
+  remember(webhookId: string, eventType: string | undefined): boolean;
+  /** Runs after the answer is sent; a failure is logged, never answered. */
+  onDelivery(delivery: WebhookDelivery, webhookId: string): void | Promise<void>;
+  log: Logger;
+  /** Real time by default: the sender signs with its real clock, whatever a test clock says. */
+  clock?: Clock;
+}
+
+/** After a refusal, what the client still sends is read and dropped, up to this much. */
+const DISCARD_LIMIT_BYTES = 4 * 1024 * 1024;
+
+function answer(res: ServerResponse, status: number, body: Record<string, unknown>, close = false): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+    ...(close ? { connection: 'close' } : {}),
+  });
+  res.end(text);
+}
+
+/** Drops the unread rest of a refused request without keeping it; cuts a client that sends too much. */
+function discard(req: IncomingMessage): void {
+  let dropped = 0;
+  req.on('data', (chunk: Buffer) => {
+    dropped += chunk.length;
+    if (dropped > DISCARD_LIMIT_BYTES) req.socket.destroy();
+  });
+  req.on('error', () => undefined);
+  req.resume();
+}
+
+class ClientGone extends Error {
+  constructor() {
+    super('the client closed the connection before the body ended');
+  }
+}
+
+/** Reads the body up to `limit` bytes; undefined when it is larger (the rest is discarded). */
+function readLimited(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) {
+        req.off('data', onData);
+        req.off('end', onEnd);
+        chunks.length = 0;
+        discard(req);
+        resolve(undefined);
+        return;
+      }
+      chunks.push(chunk);
+    };
+    let ended = false;
+    const onEnd = () => {
+      ended = true;
+      resolve(Buffer.concat(chunks, size));
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    // A client that goes away mid-body: 'aborted' (ECONNRESET) or a bare close, and no 'end'.
+    req.on('error', () => reject(new ClientGone()));
+    req.on('close', () => {
+      if (!ended) reject(new ClientGone());
+    });
+  });
+}
+
+export class WebhookReceiver {
+  private constructor(
+    private readonly server: http.Server,
+    readonly url: string,
+    private readonly pending: Set<Promise<void>>,
+    /** Deliveries since start, for metrics: accepted (repeats included) and refused. */
+    readonly counts: { accepted: number; rejected: number },
+  ) {}
+
+  static async start(o: WebhookReceiverOptions): Promise<WebhookReceiver> {
+    const clock = o.clock ?? systemClock;
+    const pending = new Set<Promise<void>>();
+    const counts = { accepted: 0, rejected: 0 };
+    const log = o.log;
+
+    const refuse = (
+      res: ServerResponse,
+      status: number,
+      reason: string,
+      fields: object = {},
+      close = false,
+    ) => {
+      counts.rejected++;
+      log.warn({ ...fields, status, reason }, 'webhook refused');
+      answer(res, status, { error: reason }, close);
+    };
+
+    const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
+      const path = (req.url ?? '/').split('?')[0];
+      if (path !== o.path) {
+        discard(req);
+        answer(res, 404, { error: 'not-found' });
+        return;
+      }
+      if (req.method !== 'POST') {
+        discard(req);
+        res.setHeader('allow', 'POST');
+        answer(res, 405, { error: 'method-not-allowed' });
+        return;
+      }
+      const declared = Number(req.headers['content-length'] ?? Number.NaN);
+      if (declared > o.maxBodyBytes) {
+        discard(req);
+        refuse(res, 413, 'body-too-large', { bytes: declared }, true);
+        return;
+      }
+      const check = checkHeaders(req.headers, clock.now(), o.toleranceMs);
+      if (!check.ok) {
+        discard(req);
+        refuse(res, check.status, check.reason, { webhookId: req.headers['webhook-id'] });
+        return;
+      }
+      const webhookId = check.headers.id;
+      const body = await readLimited(req, o.maxBodyBytes);
+      if (!body) {
+        refuse(res, 413, 'body-too-large', { webhookId }, true);
+        return;
+      }
+      const signers = o.secrets.current();
+      if (signers.length === 0) {
+        // Not the sender's fault: a 503 makes it retry once a secret is stored.
+        refuse(res, 503, 'no-secret-configured', { webhookId });
+        return;
+      }
+      if (!signatureMatches(check.headers, check.timestampSeconds, body, signers)) {
+        // Maybe signed with a secret stored a moment ago: read the secrets again (rate-limited).
+        const fresh = o.secrets.reloadAfterMismatch?.();
+        if (!fresh || !signatureMatches(check.headers, check.timestampSeconds, body, fresh)) {
+          refuse(res, 401, 'bad-signature', { webhookId });
+          return;
+        }
+      }
+      let delivery: WebhookDelivery;
+      try {
+        delivery = webhookDeliverySchema.parse(JSON.parse(body.toString('utf8')));
+      } catch {
+        refuse(res, 400, 'not-a-delivery', { webhookId });
+        return;
+      }
+      const fields = deliveryFields(delivery);
+      const logFields = {
+        webhookId,
+        eventType: fields.eventType,
+        ...(fields.jobId ? { jobId: fields.jobId } : {}),
+        ...(fields.sendingEventId ? { sendingEventId: fields.sendingEventId } : {}),
+        ...(fields.documentId ? { documentId: fields.documentId } : {}),
+      };
+      counts.accepted++;
+      if (!o.remember(webhookId, delivery.type)) {
+        log.info(logFields, 'webhook repeated; already handled');
+        answer(res, 200, { status: 'duplicate' });
+        return;
+      }
+      answer(res, 202, { status: 'accepted' });
+      log.info(logFields, 'webhook accepted');
+      // After the answer: the sender never waits for our work (it retries after 15 s of silence).
+      const work = (async () => {
+        await new Promise((r) => setImmediate(r));
+        await o.onDelivery(delivery, webhookId);
+      })()
+        .catch((err: unknown) =>
+          log.error({ ...logFields, err }, 'webhook work failed; polling will catch up'),
+        )
+        .finally(() => pending.delete(work));
+      pending.add(work);
+    };
+
+    const server = http.createServer((req, res) => {
+      handle(req, res).catch((err: unknown) => {
+        if (err instanceof ClientGone) {
+          log.info({ webhookId: req.headers['webhook-id'] }, 'webhook sender went away mid-body');
+          return;
+        }
+        log.error({ err }, 'webhook receiver failed on a request');
+        if (!res.headersSent) answer(res, 500, { error: 'internal' }, true);
+        else res.destroy();
+      });
+    });
+    server.headersTimeout = 10_000;
+    server.requestTimeout = 30_000;
+    await new Promise<void>((resolve, reject) => {
+      const failed = (err: NodeJS.ErrnoException) =>
+        reject(
+          new DocexError(
+            'DOCEX_WEBHOOK_LISTEN',
+            `the webhook receiver cannot listen on ${o.host}:${o.port} (${err.code ?? err.message})`,
+            { cause: err, details: { host: o.host, port: o.port } },
+          ),
+        );
+      server.once('error', failed);
+      server.listen(o.port, o.host, () => {
+        server.off('error', failed);
+        resolve();
+      });
+    });
+    const address = server.address() as AddressInfo;
+    const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+    const url = `http://${host}:${address.port}${o.path}`;
+    log.info({ listen: `${host}:${address.port}`, path: o.path }, 'webhook receiver listening');
+    return new WebhookReceiver(server, url, pending, counts);
+  }
+
+  /** Stops listening, closes idle connections and waits for the work of accepted deliveries. */
+  async stop(): Promise<void> {
+    await new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+    await Promise.allSettled([...this.pending]);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * The follower killed with SIGKILL while it writes proofs and status files: a real agent process
+ * against a real sandbox, killed a few times once proofs start landing, then run to the end. Every
+ * file must end with a final status file naming both proofs, every proof in place once under its
+ * name with the bytes the service holds, and no temp file left behind.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { systemClock } from '../../src/core/clock.js';
+import type { StatusDocument } from '../../src/returns/status-files.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { listFiles, makePdf, md5 } from '../pipeline/support/agent-harness.js';
+import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+
+const FILES = 10;
+const KILLS = 3;
+const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
+
+let dir: string;
+let sandbox: TestSandbox;
+let configFile: string;
+
+interface Run {
+  child: ChildProcess;
+  started: Promise<void>;
+  proofWritten: Promise<void>;
+  exited: Promise<number | null>;
+  tail: string[];
+}
+
+function runAgent(): Run {
+  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const tail: string[] = [];
+  let onStarted: () => void = () => {};
+  let onProof: () => void = () => {};
+  const started = new Promise<void>((r) => {
+    onStarted = r;
+  });
+  const proofWritten = new Promise<void>((r) => {
+    onProof = r;
+  });
+  let buffered = '';
+  child.stdout!.on('data', (chunk: Buffer) => {
+    buffered += chunk.toString('utf8');
+    const lines = buffered.split('\n');
+    buffered = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line.includes('"msg":"agent started"')) onStarted();
+      if (line.includes('"msg":"proof written"')) onProof();
+      tail.push(line);
+      if (tail.length > 30) tail.shift();
+    }
+  });
+  child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, started, proofWritten, exited, tail };
+}
+
+const day = () => new Date().toISOString().slice(0, 10);
+const status = (name: string): StatusDocument | undefined => {
+  const file = path.join(dir, 'out', 'statuses', day(), `${name}.status.json`);
+  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusDocument) : undefined;
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-kill-'));
+  sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
+  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  mkdirSync(path.join(dir, 'in'), { recursive: true });
+  configFile = path.join(dir, 'agent.yaml');
+  writeFileSync(
+    configFile,
+    stringify({
+      ...fragment,
+      stateDir: './state',
+      log: { level: 'info' },
+      folders: [
+        {
+          name: 'pdf',
+          source: { type: 'local', path: './in' },
+          workflowId: SEED.workflows.pdfEmail,
+          archiveDir: './archive',
+          errorDir: './error',
+          stability: { kind: 'rename-in' },
+        },
+      ],
+      returns: {
+        follow: {
+          schedule: '* * * * * *',
+          firstPollMs: 0,
+          minIntervalMs: '1s',
+          maxIntervalMs: '2s',
+          concurrency: 2,
+        },
+      },
+    }),
+  );
+});
+
+afterAll(async () => {
+  await sandbox?.stop();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the follower killed with SIGKILL while writing proofs', () => {
+  it(`ends with every status final and every proof in place once (${FILES} files, ${KILLS} kills)`, async () => {
+    const names = Array.from({ length: FILES }, (_, i) => `kill-${i}.pdf`);
+    for (const name of names) {
+      const temp = path.join(dir, 'in', `${name}.part`);
+      writeFileSync(temp, await makePdf(name));
+      renameSync(temp, path.join(dir, 'in', name));
+    }
+    let kills = 0;
+    for (let k = 0; k < KILLS; k++) {
+      const run = runAgent();
+      await Promise.race([run.started, run.exited]);
+      const wrote = await Promise.race([
+        run.proofWritten.then(() => true),
+        run.exited.then(() => false),
+        new Promise<boolean>((r) => setTimeout(() => r(false), 15_000)),
+      ]);
+      if (!wrote) {
+        run.child.kill('SIGKILL');
+        await run.exited;
+        break;
+      }
+      await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 150)));
+      run.child.kill('SIGKILL');
+      await run.exited;
+      kills++;
+    }
+
+    const final = runAgent();
+    await Promise.race([final.started, final.exited]);
+    const done = () => names.every((n) => status(n)?.final);
+    const deadline = Date.now() + 40_000;
+    while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    final.child.kill('SIGTERM');
+    const code = await final.exited;
+    const context = `kills ${kills}; last lines:\n${final.tail.join('\n')}`;
+    expect(code, context).toBe(0);
+    expect(kills, context).toBeGreaterThan(0);
+
+    const proofsRoot = path.join(dir, 'out', 'proofs');
+    const expected: string[] = [];
+    for (const name of names) {
+      const s = status(name);
+      expect(s?.final, `${name}; ${context}`).toBe(true);
+      const event = s!.jobs[0]!.sendingEvents[0]!;
+      for (const doc of event.documents.filter((d) => d.type !== 'ORIGINAL')) {
+        expect(doc.proof, `${name} ${doc.type}`).toBe(
+          `${day()}/${name.replace('.pdf', '')}/${event.sendingEventId}-${doc.type}.pdf`,
+        );
+        expected.push(doc.proof!);
+        const url = (
+          await sandbox.api(
+            'GET',
+            `/sending-events/${event.sendingEventId}/files/${doc.fileReference}/download-url`,
+          )
+        ).body.url;
+        const original = await sandbox.files('GET', url);
+        expect(md5(readFileSync(path.join(proofsRoot, doc.proof!)))).toBe(md5(original.raw));
+      }
+    }
+    // Exactly the proofs named under visible names, no second copies. A kill in the middle of a
+    // write can leave the output target's hidden temp file (`.docex-<random>.tmp`) behind, never
+    // a file under a final name.
+    const visible = (files: string[]) =>
+      files.filter((f) => !/^\.docex-[0-9a-f]{12}\.tmp$/.test(path.basename(f)));
+    expect(visible(listFiles(proofsRoot)).sort()).toEqual([...expected].sort());
+    expect(
+      visible(listFiles(path.join(dir, 'out', 'statuses'))).every((f) => f.endsWith('.status.json')),
+    ).toBe(true);
+    expect(listFiles(path.join(dir, 'state', 'returns-tmp'))).toEqual([]);
+  }, 120_000);
+});

@@ -1,0 +1,81 @@
+import { mkdtempSync, rmSync, statSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Database } from '../../src/core/sqlite.js';
+import { statusFilePath } from '../../src/returns/proof-names.js';
+import { type NewJob, ReturnsStore } from '../../src/returns/store.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-returns-store-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const job = (jobId: string, itemId: number, fileName: string, sourceId = itemId): NewJob => ({
+  jobId,
+  source: { itemId: sourceId, folder: 'pdf', fileName, sha256: 'ab', claimedAt: 0, day: '2026-11-21' },
+  statusPath: (collision) => statusFilePath('2026-11-21', fileName, sourceId, collision),
+  itemId,
+  rowIndex: undefined,
+  label: undefined,
+  jobName: undefined,
+  recordedAt: 0,
+  firstPollAt: 10,
+});
+
+describe('returns store', () => {
+  it('is created with mode 0600 and records jobs once, with the feed cursor in the same transaction', () => {
+    const file = path.join(dir, 'returns.sqlite');
+    const store = ReturnsStore.open(file, 0);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(store.addJobs([job('job_1', 1, 'a.pdf'), job('job_2', 2, 'a.pdf')], 'cursor', '7', 0)).toBe(2);
+    // The same batch again (a cursor that never reached the disk) adds nothing.
+    expect(store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '7', 0)).toBe(0);
+    expect(store.getMeta('cursor')).toBe('7');
+    expect(store.source(1)?.statusPath).toBe('2026-11-21/a.pdf.status.json');
+    expect(store.source(2)?.statusPath).toBe('2026-11-21/a.pdf.2.status.json');
+    expect(store.dueJobs(9, 10)).toEqual([]);
+    expect(store.dueJobs(10, 10).map((j) => j.jobId)).toEqual(['job_1', 'job_2']);
+    store.close();
+  });
+
+  it('reopens a done job after a re-send: due now, with its follow window starting again', () => {
+    const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+    store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
+    store.recordPoll(
+      {
+        jobId: 'job_1',
+        status: 'COMPLETED',
+        jobJson: '{}',
+        events: [],
+        documents: [],
+        nextPollAt: 1e12,
+        unchangedPolls: 3,
+        done: true,
+        changed: false,
+      },
+      5,
+    );
+    expect(store.job('job_1')?.done).toBe(true);
+    const later = 40 * 86_400_000;
+    expect(store.reopenJob('job_1', later)).toBe(true);
+    expect(store.job('job_1')).toMatchObject({ done: false, recordedAt: later });
+    expect(store.dueJobs(later, 10).map((j) => j.jobId)).toEqual(['job_1']);
+    expect(store.reopenJob('job_unknown', later)).toBe(false);
+    store.close();
+  });
+
+  it('refuses a store written by a newer agent with DOCEX_RETURNS_STORE_VERSION', () => {
+    const file = path.join(dir, 'returns.sqlite');
+    ReturnsStore.open(file, 0).close();
+    const db = new Database(file);
+    db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)').run();
+    db.close();
+    expect(() => ReturnsStore.open(file, 0)).toThrow(
+      expect.objectContaining({ code: 'DOCEX_RETURNS_STORE_VERSION' }),
+    );
+  });
+});

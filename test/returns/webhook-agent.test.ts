@@ -1,0 +1,75 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+
+const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
+const SEEDED = readdirSync(SEED_DIR).filter((f) => f.endsWith('.xml')).length;
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await makeHarness();
+});
+afterEach(async () => {
+  await h.stopAgents();
+});
+afterAll(async () => {
+  await h.cleanup();
+});
+
+/** A loopback port nobody listens on right now (the receiver's listen is host:port). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const port = (server.address() as net.AddressInfo).port;
+  await new Promise((r) => server.close(r));
+  return port;
+}
+
+describe('the agent with its inbox and webhook receiver', () => {
+  it('saves the incoming documents, and webhooks nudge the follower and poll the inbox', async () => {
+    const port = await freePort();
+    const inbox = path.join(h.dir, 'out', 'peppol-inbox');
+    const config = h.config([{ name: 'pdf', workflowId: SEED.workflows.pdfEmail }], {
+      peppolInbox: { target: { type: 'local', path: inbox } },
+      webhooks: { enabled: true, listen: `127.0.0.1:${port}` },
+    });
+    const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
+    const xmls = () => (existsSync(inbox) ? readdirSync(inbox).filter((f) => f.endsWith('.xml')) : []);
+    await waitFor(() => xmls().length === SEEDED);
+
+    // Every nudge the webhooks cause goes through the follower the agent runs.
+    const nudged: string[] = [];
+    const follower = agent.returns!.follower;
+    const nudgeJob = follower.nudgeJob.bind(follower);
+    follower.nudgeJob = (jobId: string) => {
+      nudged.push(jobId);
+      return nudgeJob(jobId);
+    };
+
+    const created = await h.client.webhooks.create({
+      url: `http://127.0.0.1:${port}/docex/webhooks`,
+      eventTypes: ['sending.event.status.changed', 'peppol.document.received'],
+    });
+    storeWebhookSecret(config.stateDir, created.id, created.secret!);
+
+    h.drop('pdf', 'invoice-9.pdf', await makePdf('invoice 9'));
+    await waitFor(() => agent.journal.stats().files.done === 1);
+    const jobId = (await h.jobs()).find((j) => j.filename === 'invoice-9.pdf')!.id;
+    for (let i = 0; i < 50 && !nudged.includes(jobId); i++) {
+      await h.advance(2_000);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    expect(nudged).toContain(jobId);
+
+    const xml = readFileSync(path.join(SEED_DIR, 'base-example.xml'), 'utf8');
+    const added = await h.sandbox.control('POST', '/peppol-documents', { xml });
+    await waitFor(() => xmls().some((f) => f.endsWith(`_${added.body.id}.xml`)));
+    expect(xmls()).toHaveLength(SEEDED + 1);
+  });
+});
