@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { API_ERROR_CODES, ApiError, redactSecrets, type TlsExplainer } from './errors.js';
 import { answerError, exchange, parseJsonText } from './exchange.js';
+import { type ApiObserver, notify } from './observer.js';
 import { buildQuery, fillRoute, joinUrl, type Query } from './query.js';
 import type { RetryPolicy } from './retry.js';
 import { type Sleep, withRetry } from './retry-loop.js';
@@ -14,6 +15,8 @@ export interface CallOptions {
   /** Acts for this managed company (x-managed-company-id); overrides the client's default. */
   managedCompanyId?: string;
   signal?: AbortSignal;
+  /** The caller's logger (with its folder, file and job fields) for this call's lines and retries. */
+  log?: Logger;
 }
 
 export interface CallSpec {
@@ -39,6 +42,7 @@ export interface ApiCallerDeps {
   defaultManagedCompanyId?: string;
   sleep?: Sleep;
   explainTls?: TlsExplainer;
+  observer?: ApiObserver;
 }
 
 /** Sends one Interface A operation with all three auth layers, retries and error mapping. */
@@ -67,7 +71,8 @@ export class ApiCaller {
 
   /** The answer's JSON, or undefined for an empty body. */
   async json(spec: CallSpec): Promise<unknown> {
-    const { clock, log } = this.deps;
+    const { clock } = this.deps;
+    const log = spec.options?.log ?? this.deps.log;
     const signal = spec.options?.signal;
     const url = joinUrl(this.deps.apiUrl, fillRoute(spec.route, spec.params), buildQuery(spec.query));
     const managed = spec.options?.managedCompanyId ?? this.deps.defaultManagedCompanyId;
@@ -77,6 +82,13 @@ export class ApiCaller {
     const once = async (): Promise<unknown> => {
       const token = await this.deps.tokens.getToken(signal);
       const started = performance.now();
+      const observed = (status: number | 'error') =>
+        notify(this.deps.observer, 'request', {
+          method: spec.method,
+          route: spec.route,
+          status,
+          seconds: (performance.now() - started) / 1000,
+        });
       const raw = await exchange(
         this.deps.dispatcher,
         {
@@ -94,7 +106,11 @@ export class ApiCaller {
           ...(signal ? { signal } : {}),
         },
         this.deps.explainTls,
-      );
+      ).catch((err: unknown) => {
+        observed('error');
+        throw err;
+      });
+      observed(raw.status);
       const ms = Math.round(performance.now() - started);
       log.debug({ method: spec.method, route: spec.route, status: raw.status, ms }, 'api request');
       if (raw.status === 401 && !refreshedAfter401) {

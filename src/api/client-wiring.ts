@@ -3,6 +3,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { type Logger, silentLogger } from '../core/logger.js';
 import { ApiCaller } from './api-caller.js';
 import type { TlsExplainer } from './errors.js';
+import type { ApiObserver } from './observer.js';
 import { type RetryPolicy, retryPolicy } from './retry.js';
 import type { Sleep } from './retry-loop.js';
 import { TokenProvider } from './token-provider.js';
@@ -20,6 +21,8 @@ export interface CallerSettings {
   tokenRefreshBeforeMs?: number;
   managedCompanyId?: string;
   sleep?: Sleep;
+  /** Told of requests, token fetches and uploads (metrics). */
+  observer?: ApiObserver;
 }
 
 export interface CallerWiring {
@@ -57,6 +60,7 @@ export function wireCaller(
       : { refreshBeforeMs: settings.tokenRefreshBeforeMs }),
     ...(sleep ? { sleep } : {}),
     ...(explainTls ? { explainTls } : {}),
+    ...(settings.observer ? { observer: settings.observer } : {}),
   });
   const caller = new ApiCaller({
     apiUrl: settings.apiUrl,
@@ -69,6 +73,7 @@ export function wireCaller(
     ...(settings.managedCompanyId ? { defaultManagedCompanyId: settings.managedCompanyId } : {}),
     ...(sleep ? { sleep } : {}),
     ...(explainTls ? { explainTls } : {}),
+    ...(settings.observer ? { observer: settings.observer } : {}),
   });
   return { tokens, caller, clock, log, policy, sleep };
 }

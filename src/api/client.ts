@@ -7,6 +7,7 @@ import type { ApiCaller, CallOptions } from './api-caller.js';
 import { wireCaller } from './client-wiring.js';
 import type { TlsExplainer } from './errors.js';
 import { JobsApi } from './jobs-api.js';
+import type { ApiObserver } from './observer.js';
 import { PeppolApi } from './peppol-api.js';
 import type { RetryPolicy } from './retry.js';
 import type { Sleep } from './retry-loop.js';
@@ -40,6 +41,8 @@ export interface DocexClientOptions {
   managedCompanyId?: string;
   /** Injected wait between retries (tests). */
   sleep?: Sleep;
+  /** Told of requests, token fetches and uploads (metrics). */
+  observer?: ApiObserver;
 }
 
 /** Typed client of Interface A: every call carries mTLS, x-api-key and a bearer token. */
@@ -79,6 +82,7 @@ export class DocexClient {
       log,
       policy,
       ...(sleep ? { sleep } : {}),
+      ...(options.observer ? { observer: options.observer } : {}),
     };
 
     this.jobs = new JobsApi(this.caller, unknown, files);

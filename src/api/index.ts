@@ -4,6 +4,7 @@ export { DocexClient, type DocexClientOptions } from './client.js';
 export type { DownloadOptions, DownloadResult } from './download.js';
 export { API_ERROR_CODES, ApiError, type ApiProblem, isApiError, redactSecrets } from './errors.js';
 export type { JobCreated, JobListQuery } from './jobs-api.js';
+export type { ApiObserver } from './observer.js';
 export type { CursorPage, Page } from './pagination.js';
 export type { PeppolListQuery } from './peppol-api.js';
 export { type DateInput, formatDateTime } from './query.js';

@@ -4,6 +4,7 @@ import type { Logger } from '../core/logger.js';
 import { tokenResponseSchema } from '../domain/wire.js';
 import { API_ERROR_CODES, ApiError, isApiError, type TlsExplainer } from './errors.js';
 import { answerError, exchange, parseJsonText } from './exchange.js';
+import { type ApiObserver, notify } from './observer.js';
 import { joinUrl } from './query.js';
 import type { RetryPolicy } from './retry.js';
 import { type Sleep, withRetry } from './retry-loop.js';
@@ -22,6 +23,8 @@ export interface TokenProviderOptions {
   sleep?: Sleep;
   /** Names a TLS alert behind a closed connection (see TlsDiagnostics). */
   explainTls?: TlsExplainer;
+  /** Told of each token fetch (metrics). */
+  observer?: ApiObserver;
 }
 
 interface CachedToken {
@@ -122,6 +125,17 @@ export class TokenProvider {
 
   /** `retry` false: one attempt only (an early refresh, with a valid token to fall back on). */
   private async fetchToken(retry: boolean): Promise<CachedToken> {
+    try {
+      const token = await this.fetchTokenOnce(retry);
+      notify(this.options.observer, 'tokenRefresh', { ok: true });
+      return token;
+    } catch (err) {
+      notify(this.options.observer, 'tokenRefresh', { ok: false });
+      throw err;
+    }
+  }
+
+  private async fetchTokenOnce(retry: boolean): Promise<CachedToken> {
     const { clock, log } = this.options;
     const started = clock.now();
     const body = new URLSearchParams({
@@ -140,6 +154,14 @@ export class TokenProvider {
         ...(this.options.sleep ? { sleep: this.options.sleep } : {}),
       },
       async () => {
+        const sent = performance.now();
+        const observed = (status: number | 'error') =>
+          notify(this.options.observer, 'request', {
+            method: 'POST',
+            route: ROUTE,
+            status,
+            seconds: (performance.now() - sent) / 1000,
+          });
         const raw = await exchange(
           this.options.dispatcher,
           {
@@ -150,7 +172,11 @@ export class TokenProvider {
             body,
           },
           this.options.explainTls,
-        );
+        ).catch((err: unknown) => {
+          observed('error');
+          throw err;
+        });
+        observed(raw.status);
         if (raw.status < 200 || raw.status > 299) {
           // An echoing server or proxy must not put the client secret in our errors.
           const secrets = [this.options.clientSecret];

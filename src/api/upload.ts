@@ -5,6 +5,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
 import { answerError, type RawAnswer } from './exchange.js';
+import { type ApiObserver, notify } from './observer.js';
 import type { RetryPolicy } from './retry.js';
 import { type Sleep, withRetry } from './retry-loop.js';
 import {
@@ -28,6 +29,8 @@ export interface FileTransferDeps {
   sleep?: Sleep;
   /** Creates a download's temp file (default: open with `wx`); tests inject ENOSPC or EIO here. */
   openTemp?: (path: string) => Promise<TempFile>;
+  /** Told of each upload attempt (metrics). */
+  observer?: ApiObserver;
 }
 
 /** The part of a FileHandle a download writes through. */
@@ -68,6 +71,8 @@ export interface UploadOptions {
   contentType?: string;
   /** Bytes read from the file so far in this attempt (for progress logs of big files). */
   onProgress?: (bytes: number) => void;
+  /** The caller's logger (with its folder, file and job fields) for this upload's lines. */
+  log?: Logger;
 }
 
 /** `"abc"`, `W/"abc"` or `abc` to `abc`, lower case. */
@@ -93,7 +98,8 @@ export async function uploadFile(
   filePath: string,
   options: UploadOptions = {},
 ): Promise<UploadResult> {
-  const { log, clock } = deps;
+  const { clock } = deps;
+  const log = options.log ?? deps.log;
   const signal = options.signal;
   let stamp: SourceStamp | undefined;
   // Once an attempt got no answer or a 5xx, the store may hold the file: a later 409 is ambiguous.
@@ -136,6 +142,7 @@ export async function uploadFile(
         });
       } catch (err) {
         hasher.destroy();
+        observeUpload(deps, 'error', hasher.bytes, started);
         if (signal?.aborted) throw err;
         const readError = source.readError();
         if (readError) throw sourceReadError(readError);
@@ -149,6 +156,7 @@ export async function uploadFile(
       const text = redactUrlParts(await answer.body.text().catch(() => ''), url);
       const status = answer.statusCode;
       const ms = Math.round(performance.now() - started);
+      observeUpload(deps, status, hasher.bytes, started);
       log.debug({ method: 'PUT', route: UPLOAD_ROUTE, status, size, ms, attempt }, 'api request');
       const raw = { status, headers: answer.headers, text };
       if (status === 409 && mayHaveLanded) throw maybeDoneError(raw, clock.now());
@@ -174,6 +182,17 @@ export async function uploadFile(
       return { md5, size };
     },
   );
+}
+
+function observeUpload(
+  deps: FileTransferDeps,
+  status: number | 'error',
+  bytes: number,
+  started: number,
+): void {
+  const seconds = (performance.now() - started) / 1000;
+  notify(deps.observer, 'upload', { bytes, seconds, status });
+  notify(deps.observer, 'request', { method: 'PUT', route: UPLOAD_ROUTE, status, seconds });
 }
 
 /** A 409 (already uploaded) to a retry: the attempt that seemed lost may have stored the file. */

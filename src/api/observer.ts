@@ -1,0 +1,27 @@
+/**
+ * What the client reports for metrics: each answered (or failed) request, each token fetch, each
+ * upload attempt. Optional and passive: an observer that throws never breaks a call.
+ */
+export interface ApiObserver {
+  /** One HTTP exchange: the route template (never a URL), the status or `error` when none came. */
+  request?(event: { method: string; route: string; status: number | 'error'; seconds: number }): void;
+  /** One token fetch from the token host. */
+  tokenRefresh?(event: { ok: boolean }): void;
+  /** One upload attempt to a pre-signed URL: bytes read from the file and how long it took. */
+  upload?(event: { bytes: number; seconds: number; status: number | 'error' }): void;
+}
+
+/** Calls one observer hook, swallowing what it throws: metrics must not fail a request. */
+export function notify<K extends keyof ApiObserver>(
+  observer: ApiObserver | undefined,
+  hook: K,
+  event: Parameters<NonNullable<ApiObserver[K]>>[0],
+): void {
+  const fn = observer?.[hook] as ((e: typeof event) => void) | undefined;
+  if (!fn) return;
+  try {
+    fn.call(observer, event);
+  } catch {
+    // A broken observer is the metrics' problem, not the upload's.
+  }
+}

@@ -1,0 +1,64 @@
+/** What the ops endpoints read of a running Agent, gathered in one place. */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Agent } from '../agent/agent.js';
+import type { AgentConfig } from '../config/index.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { RETURNS_FILE } from '../returns/store.js';
+import type { OpsAgentView } from './index.js';
+
+interface TokenSource {
+  tokens: { getToken(signal?: AbortSignal): Promise<string> };
+  health(options?: { signal?: AbortSignal }): Promise<unknown>;
+}
+
+function hasTokens(client: unknown): client is TokenSource {
+  const c = client as Partial<TokenSource> | undefined;
+  return typeof c?.tokens?.getToken === 'function' && typeof c.health === 'function';
+}
+
+export function agentView(agent: Agent, config: AgentConfig, clock: Clock = systemClock): OpsAgentView {
+  const client = agent.client;
+  const certFile = config.service?.tls.certFile;
+  return {
+    clock,
+    journalFile: agent.journal.file,
+    journalOpen: () => {
+      try {
+        agent.journal.get(0);
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    folders: () =>
+      [...agent.plan.running.values()].map(({ config: folder }) => ({
+        name: folder.name,
+        // A remote (SFTP) drop folder is not checked here: its own connection says when it fails.
+        dirs: [
+          ...(folder.source.type === 'local' ? [folder.source.path] : []),
+          folder.archiveDir,
+          folder.errorDir,
+        ],
+      })),
+    queueDepth: () => agent.pipeline.size,
+    returns: () => agent.inbound?.stats() ?? {},
+    ...(config.returns.enabled ? { returnsFile: path.join(config.stateDir, RETURNS_FILE) } : {}),
+    ...(hasTokens(client)
+      ? {
+          getToken: (signal: AbortSignal) => client.tokens.getToken(signal),
+          pingApi: (signal: AbortSignal) => client.health({ signal }),
+        }
+      : {}),
+    certificatePem: () => {
+      if (certFile) {
+        try {
+          return readFileSync(certFile, 'utf8');
+        } catch {
+          return undefined;
+        }
+      }
+      return agent.sandbox?.credentials.clientCertPem;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+/**
+ * The operations part of `docex-agent start`: the listener comes up first (so /healthz answers
+ * and /readyz says "starting" while the agent starts), the agent is attached once it runs.
+ */
+import type { OpsConfig } from '../config/ops-schema.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import { type OpsServer, startOpsServer } from './http-server.js';
+import { JournalReader } from './journal-reader.js';
+import type { AgentMetrics, ReturnsCounts } from './metrics.js';
+import {
+  apiCheck,
+  type FolderDirs,
+  foldersCheck,
+  journalCheck,
+  type ReadinessCheck,
+  runChecks,
+  tokenCheck,
+  uploadWindowCheck,
+} from './readiness.js';
+import { ReturnsReader } from './returns-reader.js';
+
+export { agentView } from './agent-view.js';
+export { AgentMetrics, certificateExpiry, type MetricsSources, type ReturnsCounts } from './metrics.js';
+export { lateUploads, type ReadinessReport, runChecks, UPLOAD_WINDOW_ALARM } from './readiness.js';
+
+/** What the endpoints read of a running agent (agentView builds it from an Agent). */
+export interface OpsAgentView {
+  clock: Clock;
+  journalFile: string;
+  journalOpen(): boolean;
+  folders(): FolderDirs[];
+  queueDepth(): number;
+  getToken?: (signal: AbortSignal) => Promise<unknown>;
+  pingApi?: (signal: AbortSignal) => Promise<unknown>;
+  certificatePem?: () => string | undefined;
+  /** `<stateDir>/returns.sqlite` when the return path runs: proofs archived are counted there. */
+  returnsFile?: string;
+  /** Counts the return path reports itself (Peppol documents, webhook deliveries), when it does. */
+  returns?: () => ReturnsCounts;
+}
+
+export interface RunningOps {
+  url: string;
+  port: number;
+  /** Starts answering /readyz and the pulled metrics from this agent. */
+  attach(view: OpsAgentView): void;
+  stop(): Promise<void>;
+}
+
+export interface StartOpsOptions {
+  config: OpsConfig;
+  log: Logger;
+  metrics?: AgentMetrics;
+  /** Limit of each readiness check. */
+  checkTimeoutMs?: number;
+}
+
+function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] {
+  const checks: ReadinessCheck[] = [];
+  if (view.getToken) checks.push(tokenCheck(view.getToken));
+  if (view.pingApi) checks.push(apiCheck(view.pingApi));
+  checks.push(foldersCheck(view.folders));
+  checks.push(journalCheck(view.journalFile, view.journalOpen));
+  checks.push(uploadWindowCheck(() => reader.pendingUploads(), view.clock));
+  return checks;
+}
+
+export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
+  const { config, log, metrics } = options;
+  let checks: ReadinessCheck[] | undefined;
+  let reader: JournalReader | undefined;
+  let returnsReader: ReturnsReader | undefined;
+  const server: OpsServer = await startOpsServer(
+    config.listen,
+    {
+      readiness: async () => (checks ? runChecks(checks, options.checkTimeoutMs) : undefined),
+      ...(metrics && config.metrics ? { metrics: () => metrics.render() } : {}),
+    },
+    log,
+  );
+  log.info({ address: server.url }, 'ops endpoints listening');
+  return {
+    url: server.url,
+    port: server.port,
+    attach(view) {
+      reader?.close();
+      returnsReader?.close();
+      const proofs = view.returnsFile ? new ReturnsReader(view.returnsFile) : undefined;
+      returnsReader = proofs;
+      const journal = new JournalReader(view.journalFile);
+      reader = journal;
+      checks = checksFor(view, journal);
+      metrics?.attach({
+        clock: view.clock,
+        journal: () => journal.counts(),
+        pendingUploads: () => journal.pendingUploads(),
+        queueDepth: view.queueDepth,
+        ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
+        ...(proofs || view.returns
+          ? {
+              returns: () => {
+                const proofsArchived = proofs?.proofsArchived();
+                return {
+                  ...view.returns?.(),
+                  ...(proofsArchived === undefined ? {} : { proofsArchived }),
+                };
+              },
+            }
+          : {}),
+      });
+    },
+    async stop() {
+      await server.close();
+      reader?.close();
+      reader = undefined;
+      returnsReader?.close();
+      returnsReader = undefined;
+      checks = undefined;
+    },
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * Prometheus metrics of one agent, in a registry of its own (no prom-client global: tests run
+ * several agents in one process). Counts are pulled at scrape time from where they are kept (the
+ * journal, the pipeline, the certificate file), so the pipeline code stays free of metrics calls;
+ * only what is nowhere recorded (request durations, token fetches, upload attempts) is pushed,
+ * through the API client's observer.
+ */
+import { X509Certificate } from 'node:crypto';
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { ApiObserver } from '../api/index.js';
+import type { Clock } from '../core/clock.js';
+import type { JournalCounts, PendingUpload } from './journal-reader.js';
+
+/** Where the pulled values come from; attached once the agent runs (the observer exists before). */
+export interface MetricsSources {
+  clock: Clock;
+  journal?: () => Promise<JournalCounts>;
+  pendingUploads?: () => PendingUpload[];
+  /** Files queued or in flight in the pipeline. */
+  queueDepth?: () => number;
+  /** PEM of the client certificate (mTLS), for its expiry. */
+  certificatePem?: () => string | undefined;
+  /** Return-path counts (proofs and Peppol documents archived, webhook deliveries), when present. */
+  returns?: () => ReturnsCounts | Promise<ReturnsCounts>;
+}
+
+export interface ReturnsCounts {
+  proofsArchived?: number;
+  peppolDocumentsArchived?: number;
+  webhookDeliveries?: { accepted: number; rejected: number };
+}
+
+const DAY_MS = 86_400_000;
+
+/** The expiry of a PEM certificate in epoch ms, or undefined when it cannot be read. */
+export function certificateExpiry(pem: string): number | undefined {
+  try {
+    const expiry = Date.parse(new X509Certificate(pem).validTo);
+    return Number.isNaN(expiry) ? undefined : expiry;
+  } catch {
+    return undefined;
+  }
+}
+
+export class AgentMetrics {
+  readonly registry = new Registry();
+  readonly apiObserver: ApiObserver;
+  private sources: MetricsSources | undefined;
+
+  constructor(options: { processMetrics?: boolean } = {}) {
+    const registers = [this.registry];
+    const pull = (fn: (s: MetricsSources) => void) => {
+      const s = this.sources;
+      if (s) fn(s);
+    };
+
+    // A counter whose totals are kept elsewhere and read at scrape time. The registry collects
+    // metrics side by side; each awaits the same read (the journal reader shares one read among
+    // concurrent callers) and fills only itself.
+    const pulledCounter =
+      <T>(source: (s: MetricsSources) => (() => T | Promise<T>) | undefined) =>
+      (name: string, help: string, labelNames: string[], fill: (counter: Counter, counts: T) => void) => {
+        const counter: Counter = new Counter({
+          name,
+          help,
+          labelNames,
+          registers,
+          collect: async () => {
+            const read = this.sources ? source(this.sources) : undefined;
+            if (!read) return;
+            const counts = await read();
+            counter.reset();
+            fill(counter, counts);
+          },
+        });
+      };
+
+    // Counters from the journal: totals since the journal was created (a restart keeps them).
+    const fromJournal = pulledCounter((s) => s.journal);
+    const each = (counter: Counter, byFolder: Record<string, number>) => {
+      for (const [folder, n] of Object.entries(byFolder)) counter.inc({ folder }, n);
+    };
+    fromJournal('docex_files_taken_total', 'Files claimed from a drop folder.', ['folder'], (c, counts) =>
+      each(c, counts.taken),
+    );
+    fromJournal(
+      'docex_files_submitted_total',
+      'Files the service has: uploaded, or (payload files) all their payload jobs finished.',
+      ['folder'],
+      (c, counts) => each(c, counts.submitted),
+    );
+    fromJournal(
+      'docex_files_rejected_total',
+      'Files moved to the error folder, by DOCEX_ code.',
+      ['folder', 'reason'],
+      (c, counts) => {
+        for (const [folder, reasons] of Object.entries(counts.rejected)) {
+          for (const [reason, n] of Object.entries(reasons)) c.inc({ folder, reason }, n);
+        }
+      },
+    );
+    fromJournal(
+      'docex_jobs_created_total',
+      'Jobs created on the service (a job recreated after its upload window counts again).',
+      ['folder'],
+      (c, counts) => each(c, counts.jobsCreated),
+    );
+
+    const uploadBytes = new Counter({
+      name: 'docex_upload_bytes_total',
+      help: 'Bytes sent to pre-signed upload URLs (every attempt) since the agent started.',
+      registers,
+    });
+    const uploadSeconds = new Histogram({
+      name: 'docex_upload_duration_seconds',
+      help: 'Duration of upload attempts to pre-signed URLs, by HTTP status (error: no answer).',
+      labelNames: ['status'],
+      buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+      registers,
+    });
+    const requestSeconds = new Histogram({
+      name: 'docex_api_request_duration_seconds',
+      help: 'Duration of service requests, by method, route template and HTTP status (error: no answer).',
+      labelNames: ['method', 'route', 'status'],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    const tokenRefreshes = new Counter({
+      name: 'docex_token_refreshes_total',
+      help: 'OAuth2 tokens fetched from the token host, by result.',
+      labelNames: ['result'],
+      registers,
+    });
+    this.apiObserver = {
+      request: (e) =>
+        requestSeconds.observe({ method: e.method, route: e.route, status: String(e.status) }, e.seconds),
+      tokenRefresh: (e) => tokenRefreshes.inc({ result: e.ok ? 'ok' : 'error' }),
+      upload: (e) => {
+        uploadBytes.inc(e.bytes);
+        uploadSeconds.observe({ status: String(e.status) }, e.seconds);
+      },
+    };
+
+    new Gauge({
+      name: 'docex_queue_depth',
+      help: 'Files queued or in flight in the pipeline, all folders.',
+      registers,
+      collect() {
+        pull((s) => {
+          if (s.queueDepth) this.set(s.queueDepth());
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_upload_window_remaining_seconds',
+      help: 'Time left on the oldest pending upload window, per folder (absent: none pending).',
+      labelNames: ['folder'],
+      registers,
+      collect() {
+        this.reset();
+        pull((s) => {
+          const now = s.clock.now();
+          const soonest = new Map<string, number>();
+          for (const p of s.pendingUploads?.() ?? []) {
+            soonest.set(p.folder, Math.min(soonest.get(p.folder) ?? Infinity, p.deadline));
+          }
+          for (const [folder, deadline] of soonest) this.set({ folder }, (deadline - now) / 1000);
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_client_certificate_expiry_days',
+      help: 'Days until the mTLS client certificate expires (negative: expired).',
+      registers,
+      collect() {
+        // No sample at all (not 0) while no certificate can be read: 0 would mean "expires today".
+        this.reset();
+        this.remove();
+        pull((s) => {
+          const pem = s.certificatePem?.();
+          const expiry = pem ? certificateExpiry(pem) : undefined;
+          if (expiry !== undefined) this.set((expiry - s.clock.now()) / DAY_MS);
+        });
+      },
+    });
+
+    // Return-path counts, when the return path reports them (absent otherwise).
+    const fromReturns = pulledCounter((s) => s.returns);
+    fromReturns(
+      'docex_proofs_archived_total',
+      'Proofs of delivery written to the proofs output.',
+      [],
+      (c, r) => {
+        if (r.proofsArchived !== undefined) c.inc(r.proofsArchived);
+      },
+    );
+    fromReturns(
+      'docex_peppol_documents_archived_total',
+      'Incoming Peppol documents written to the inbox output.',
+      [],
+      (c, r) => {
+        if (r.peppolDocumentsArchived !== undefined) c.inc(r.peppolDocumentsArchived);
+      },
+    );
+    fromReturns(
+      'docex_webhook_deliveries_total',
+      'Webhook deliveries received, by result (accepted, rejected).',
+      ['result'],
+      (c, r) => {
+        if (!r.webhookDeliveries) return;
+        c.inc({ result: 'accepted' }, r.webhookDeliveries.accepted);
+        c.inc({ result: 'rejected' }, r.webhookDeliveries.rejected);
+      },
+    );
+
+    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+  }
+
+  /** Where pulled values come from from now on. */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  /** The exposition text and its content type. */
+  async render(): Promise<{ text: string; contentType: string }> {
+    return { text: await this.registry.metrics(), contentType: this.registry.contentType };
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * /readyz: is the agent able to do its work now? Each check answers ok or a short reason; the
+ * checks run side by side, each within a time limit. Pure where it can be: the upload-window rule
+ * takes plain values, the others take their I/O as functions.
+ */
+import { constants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import type { Clock } from '../core/clock.js';
+import { isDocexError } from '../core/errors.js';
+import type { PendingUpload } from './journal-reader.js';
+
+export interface CheckResult {
+  ok: boolean;
+  detail?: string;
+}
+
+export interface ReadinessCheck {
+  name: string;
+  run(signal: AbortSignal): Promise<CheckResult>;
+}
+
+export interface ReadinessReport {
+  ready: boolean;
+  checks: Record<string, CheckResult & { ms: number }>;
+}
+
+/** Share of an upload window after which the agent says it is not ready (the issue's 90%). */
+export const UPLOAD_WINDOW_ALARM = 0.9;
+
+const DEFAULT_CHECK_TIMEOUT_MS = 5_000;
+
+/** A failure as one line without secrets: our errors carry a code and a redacted message. */
+export function reason(err: unknown): string {
+  if (isDocexError(err)) return `${err.code}: ${err.message}`;
+  const code = (err as { code?: unknown })?.code;
+  const message = err instanceof Error ? err.message : String(err);
+  return typeof code === 'string' ? `${code}: ${message}` : message;
+}
+
+export async function runChecks(
+  checks: readonly ReadinessCheck[],
+  timeoutMs = DEFAULT_CHECK_TIMEOUT_MS,
+): Promise<ReadinessReport> {
+  const entries = await Promise.all(
+    checks.map(async (check) => {
+      const started = performance.now();
+      const signal = AbortSignal.timeout(timeoutMs);
+      let result: CheckResult;
+      try {
+        result = await Promise.race([
+          check.run(signal),
+          new Promise<CheckResult>((resolve) =>
+            signal.addEventListener('abort', () =>
+              resolve({ ok: false, detail: `no answer within ${timeoutMs} ms` }),
+            ),
+          ),
+        ]);
+      } catch (err) {
+        result = { ok: false, detail: reason(err) };
+      }
+      return [check.name, { ...result, ms: Math.round(performance.now() - started) }] as const;
+    }),
+  );
+  return { ready: entries.every(([, r]) => r.ok), checks: Object.fromEntries(entries) };
+}
+
+/** The pending uploads past `alarm` of their window (created → deadline) at `now`. */
+export function lateUploads(pending: readonly PendingUpload[], now: number, alarm = UPLOAD_WINDOW_ALARM) {
+  return pending.filter((p) => {
+    const window = p.deadline - p.openedAt;
+    return window <= 0 ? now >= p.deadline : (now - p.openedAt) / window >= alarm;
+  });
+}
+
+export function uploadWindowCheck(pending: () => PendingUpload[], clock: Clock): ReadinessCheck {
+  return {
+    name: 'uploadWindows',
+    run: async () => {
+      const all = pending();
+      const late = lateUploads(all, clock.now());
+      if (late.length === 0) return { ok: true, detail: `${all.length} pending` };
+      const first = late[0]!;
+      return {
+        ok: false,
+        detail: `${late.length} upload(s) past ${UPLOAD_WINDOW_ALARM * 100}% of their window, e.g. ${first.folder}/${first.fileName}`,
+      };
+    },
+  };
+}
+
+export interface FolderDirs {
+  name: string;
+  dirs: string[];
+}
+
+/** Each running folder's drop, `.processing`, archive and error directories readable and writable. */
+export function foldersCheck(folders: () => FolderDirs[]): ReadinessCheck {
+  return {
+    name: 'folders',
+    run: async () => {
+      const list = folders();
+      const problems: string[] = [];
+      for (const folder of list) {
+        for (const dir of folder.dirs) {
+          try {
+            await access(dir, constants.R_OK | constants.W_OK | constants.X_OK);
+          } catch (err) {
+            const code = (err as NodeJS.ErrnoException).code ?? 'unusable';
+            problems.push(`${folder.name}: ${dir} (${code})`);
+          }
+        }
+      }
+      return problems.length === 0
+        ? { ok: true, detail: `${list.length} folder(s)` }
+        : { ok: false, detail: problems.join('; ') };
+    },
+  };
+}
+
+/** The journal file, its WAL and its directory writable (SQLite needs all three). */
+export function journalCheck(file: string, isOpen: () => boolean): ReadinessCheck {
+  return {
+    name: 'journal',
+    run: async () => {
+      if (!isOpen()) return { ok: false, detail: 'journal closed' };
+      for (const target of [path.dirname(file), file]) {
+        try {
+          await access(target, constants.W_OK);
+        } catch (err) {
+          return { ok: false, detail: `${target} not writable (${(err as NodeJS.ErrnoException).code})` };
+        }
+      }
+      return { ok: true };
+    },
+  };
+}
+
+/** A token can be had (the cached one, or a fresh one from the token host). */
+export function tokenCheck(getToken: (signal: AbortSignal) => Promise<unknown>): ReadinessCheck {
+  return {
+    name: 'token',
+    run: async (signal) => {
+      await getToken(signal);
+      return { ok: true };
+    },
+  };
+}
+
+/** The API answers a cheap authenticated GET (mTLS, API key and token all accepted). */
+export function apiCheck(ping: (signal: AbortSignal) => Promise<unknown>): ReadinessCheck {
+  return {
+    name: 'api',
+    run: async (signal) => {
+      await ping(signal);
+      return { ok: true };
+    },
+  };
+}

@@ -1,0 +1,256 @@
+import { readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Agent, AgentClient } from '../../src/agent/agent.js';
+import { DocexClient } from '../../src/api/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { AgentMetrics, agentView, type RunningOps, startOps } from '../../src/ops/index.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { sandboxClientOptions } from '../api/support/sandbox-client.js';
+import {
+  clientWith,
+  type Harness,
+  makeHarness,
+  makePdf,
+  waitFor,
+} from '../pipeline/support/agent-harness.js';
+import { pump, returnsConfig } from '../returns/support/returns-harness.js';
+
+const WINDOW_MS = 2 * 3_600_000;
+
+let h: Harness;
+let ops: RunningOps | undefined;
+let client: DocexClient | undefined;
+
+beforeEach(async () => {
+  h = await makeHarness({ uploadWindowMs: WINDOW_MS });
+});
+
+afterEach(async () => {
+  await ops?.stop();
+  ops = undefined;
+  await h.stopAgents();
+  await client?.close();
+  client = undefined;
+  await h.cleanup();
+});
+
+/** An agent on the harness sandbox whose client reports to `metrics`, with the ops endpoints on port 0. */
+async function startWithOps(
+  options: {
+    wrap?: (c: DocexClient) => AgentClient;
+    folders?: string[];
+    extra?: Parameters<Harness['config']>[1];
+    agentOptions?: Parameters<Harness['startAgent']>[1];
+  } = {},
+): Promise<{ agent: Agent; metrics: AgentMetrics; url: string }> {
+  const metrics = new AgentMetrics({ processMetrics: false });
+  client = new DocexClient(
+    sandboxClientOptions(h.sandbox.sandbox, {
+      clock: h.clock,
+      retry: { baseDelayMs: 5, maxDelayMs: 20, maxAttempts: 2 },
+      observer: metrics.apiObserver,
+    }),
+  );
+  const config = h.config(
+    (options.folders ?? ['invoices']).map((name) => ({ name, workflowId: SEED.workflows.pdfEmail })),
+    options.extra,
+  );
+  const agent = await h.startAgent(config, {
+    ...options.agentOptions,
+    client: options.wrap ? options.wrap(client) : client,
+  });
+  ops = await startOps({
+    config: { enabled: true, listen: { host: '127.0.0.1', port: 0 }, metrics: true },
+    log: silentLogger(),
+    metrics,
+    checkTimeoutMs: 3_000,
+  });
+  // The agent was given its client: the sandbox's certificate is the one it presents.
+  const view = {
+    ...agentView(agent, config, h.clock),
+    certificatePem: () => h.sandbox.sandbox.credentials.clientCertPem,
+  };
+  const real = client;
+  // A wrapped client has no token provider of its own: the real one behind it answers.
+  ops.attach(
+    options.wrap
+      ? {
+          ...view,
+          getToken: (signal) => real.tokens.getToken(signal),
+          pingApi: (signal) => real.health({ signal }),
+        }
+      : view,
+  );
+  return { agent, metrics, url: ops.url };
+}
+
+async function get(url: string): Promise<{ status: number; type: string; text: string }> {
+  const res = await fetch(url);
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+/** The value of one sample line, e.g. `docex_files_taken_total{folder="invoices"}`. */
+function sample(text: string, name: string): number | undefined {
+  const line = text.split('\n').find((l) => l.startsWith(`${name} `));
+  return line === undefined ? undefined : Number(line.slice(name.length + 1));
+}
+
+describe('ops endpoints', () => {
+  it('answers /healthz 200 and /readyz 200 with one passing entry per check', async () => {
+    const { url } = await startWithOps();
+    const health = await get(`${url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(JSON.parse(health.text)).toEqual({ status: 'ok' });
+
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    const report = JSON.parse(ready.text);
+    expect(report.ready).toBe(true);
+    expect(Object.keys(report.checks).sort()).toEqual([
+      'api',
+      'folders',
+      'journal',
+      'token',
+      'uploadWindows',
+    ]);
+    for (const check of Object.values(report.checks)) expect(check).toMatchObject({ ok: true });
+
+    expect((await get(`${url}/nothing`)).status).toBe(404);
+    expect((await fetch(`${url}/healthz`, { method: 'POST' })).status).toBe(405);
+  });
+
+  it('answers /readyz 503 naming the api check once the service is gone', async () => {
+    const { url } = await startWithOps();
+    expect((await get(`${url}/readyz`)).status).toBe(200);
+    await h.sandbox.sandbox.stop();
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    const report = JSON.parse(ready.text);
+    expect(report.ready).toBe(false);
+    expect(report.checks.api.ok).toBe(false);
+    expect(report.checks.api.detail).toMatch(/DOCEX_NETWORK/);
+    expect(report.checks.folders.ok).toBe(true);
+  });
+
+  it('answers /readyz 503 when a folder of the agent can no longer be written', async () => {
+    const { url, agent } = await startWithOps();
+    const archive = agent.plan.running.get('invoices')!.config.archiveDir;
+    rmSync(archive, { recursive: true, force: true });
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    const report = JSON.parse(ready.text);
+    expect(report.checks.folders).toMatchObject({ ok: false });
+    expect(report.checks.folders.detail).toContain(`invoices: ${archive} (ENOENT)`);
+  });
+
+  it('answers /readyz 503 once a pending upload is past 90% of its window, and shows the time left', async () => {
+    // The files host "fails" every upload: the job stays created and its window runs down.
+    const { url } = await startWithOps({
+      wrap: (c) =>
+        clientWith(c, () => ({ uploadFile: async () => Promise.reject(new Error('files host down')) })),
+    });
+    h.drop('invoices', 'late.pdf', await makePdf('late'));
+    const pending = await waitFor(async () => {
+      const text = (await get(`${url}/metrics`)).text;
+      return sample(text, 'docex_upload_window_remaining_seconds{folder="invoices"}');
+    });
+    expect(pending).toBeGreaterThan(WINDOW_MS / 1000 - 60);
+    expect((await get(`${url}/readyz`)).status).toBe(200);
+
+    h.clock.advance(WINDOW_MS * 0.85);
+    expect((await get(`${url}/readyz`)).status).toBe(200);
+    h.clock.advance(WINDOW_MS * 0.06);
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    const report = JSON.parse(ready.text);
+    expect(report.checks.uploadWindows.ok).toBe(false);
+    expect(report.checks.uploadWindows.detail).toContain('invoices/late.pdf');
+    const left = sample(
+      (await get(`${url}/metrics`)).text,
+      'docex_upload_window_remaining_seconds{folder="invoices"}',
+    );
+    expect(left).toBeLessThan((WINDOW_MS * 0.1) / 1000);
+    expect(left).toBeGreaterThan(0);
+  });
+
+  it('serves Prometheus text whose counts move when a file is processed and when a file is rejected', async () => {
+    const { url } = await startWithOps();
+    const before = await get(`${url}/metrics`);
+    expect(before.status).toBe(200);
+    expect(before.type).toContain('text/plain');
+    for (const name of [
+      'docex_files_taken_total',
+      'docex_files_submitted_total',
+      'docex_files_rejected_total',
+      'docex_jobs_created_total',
+      'docex_upload_bytes_total',
+      'docex_upload_duration_seconds',
+      'docex_api_request_duration_seconds',
+      'docex_token_refreshes_total',
+      'docex_queue_depth',
+      'docex_upload_window_remaining_seconds',
+      'docex_client_certificate_expiry_days',
+      'docex_proofs_archived_total',
+      'docex_peppol_documents_archived_total',
+      'docex_webhook_deliveries_total',
+    ]) {
+      expect(before.text).toContain(`# TYPE ${name} `);
+    }
+    expect(sample(before.text, 'docex_files_taken_total{folder="invoices"}')).toBeUndefined();
+    expect(sample(before.text, 'docex_upload_bytes_total')).toBe(0);
+    const days = sample(before.text, 'docex_client_certificate_expiry_days');
+    expect(days).toBeGreaterThan(30);
+
+    const pdf = await makePdf('counted');
+    h.drop('invoices', 'one.pdf', pdf);
+    h.drop('invoices', 'bad.pdf', 'not a pdf at all');
+    const after = await waitFor(async () => {
+      const text = (await get(`${url}/metrics`)).text;
+      const done =
+        sample(text, 'docex_files_submitted_total{folder="invoices"}') === 1 &&
+        /^docex_files_rejected_total\{folder="invoices",reason="DOCEX_[A-Z_]+"\} 1$/m.test(text);
+      return done ? text : undefined;
+    });
+    expect(sample(after, 'docex_files_taken_total{folder="invoices"}')).toBe(2);
+    expect(sample(after, 'docex_jobs_created_total{folder="invoices"}')).toBe(1);
+    expect(sample(after, 'docex_upload_bytes_total')).toBe(pdf.length);
+    expect(sample(after, 'docex_upload_duration_seconds_count{status="200"}')).toBe(1);
+    expect(sample(after, 'docex_token_refreshes_total{result="ok"}')).toBe(1);
+    expect(after).toMatch(
+      /docex_api_request_duration_seconds_count\{method="POST",route="\/jobs\/single-file",status="201"\} 1/,
+    );
+    expect(after).toMatch(
+      /docex_api_request_duration_seconds_count\{method="PUT",route="\{fileUploadUrl\}",status="200"\} 1/,
+    );
+    expect(after).toMatch(
+      /docex_api_request_duration_seconds_count\{method="POST",route="\/oauth2\/token",status="200"\} 1/,
+    );
+    // The queue empties once both files are archived or placed in error/.
+    await waitFor(async () => sample((await get(`${url}/metrics`)).text, 'docex_queue_depth') === 0);
+  });
+
+  it('counts the proofs the return path archived', async () => {
+    const { url } = await startWithOps({
+      extra: { returns: returnsConfig(h) },
+      agentOptions: { returns: { maxSleepMs: 5 } },
+    });
+    h.drop('invoices', 'proved.pdf', await makePdf('proved'));
+    const proofs = await pump(h, async () => {
+      const n = sample((await get(`${url}/metrics`)).text, 'docex_proofs_archived_total');
+      return n !== undefined && n >= 2 ? n : undefined;
+    });
+    // The e-mail workflow's event has a submission report and a delivery proof.
+    expect(proofs).toBe(2);
+  });
+
+  it('counts the incoming Peppol documents the inbox saved', async () => {
+    const { agent, url } = await startWithOps({
+      extra: { peppolInbox: { enabled: true, target: { type: 'local', path: path.join(h.dir, 'inbox') } } },
+    });
+    await agent.inbound?.poller?.poll();
+    const saved = sample((await get(`${url}/metrics`)).text, 'docex_peppol_documents_archived_total');
+    expect(saved).toBeGreaterThan(0);
+    expect(saved).toBe(readdirSync(path.join(h.dir, 'inbox')).filter((n) => n.endsWith('.xml')).length);
+  });
+});
