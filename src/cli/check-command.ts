@@ -8,7 +8,9 @@ import { DEFAULT_CONFIG_FILE } from './start-command.js';
 export function registerCheckCommand(program: Command): void {
   program
     .command('check')
-    .description('check the configuration, the service connection, each folder workflow and the folders')
+    .description(
+      'the doctor: configuration, key permissions, certificate and expiry, TLS handshake, token, API key, folder workflows, folders writable, free disk',
+    )
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)
     .action(async (opts: { config: string }) => {
       const { checkCommand } = await import('./check-runner.js');

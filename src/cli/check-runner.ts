@@ -1,164 +1,224 @@
 /**
- * `docex-agent check [--config <file>]`: configuration, connectivity (a token and one call), each
- * folder's workflow and folders writable; one line per check with a mark and a hint to fix it.
- * Exit 1 when any check fails.
+ * `docex-agent check [--config <file>]`, the doctor: configuration, files and permissions, the
+ * client certificate, the TLS handshake, a token, the API key, each folder's workflow, folders
+ * writable and free disk. One line per check with a mark and a hint to fix it; exit 1 when any
+ * check fails (warnings alone pass).
  */
-import { constants } from 'node:fs';
-import { access, mkdir } from 'node:fs/promises';
-import { type Connection, openConnection } from '../agent/connection.js';
+import { clientOptionsFromService, openConnection } from '../agent/connection.js';
 import { planFolders, type WorkflowFetch } from '../agent/folders.js';
-import { type AgentConfig, loadConfig } from '../config/index.js';
+import { DocexClient, isApiError, type MtlsMaterial } from '../api/index.js';
+import { type AgentConfig, loadConfig, readTlsMaterial } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
+import type { RunningSandbox } from '../sandbox/index.js';
+import { diskLines, keyFileLine, writableLine } from './check-files.js';
+import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.js';
+import { checkHandshake, type HandshakeOptions } from './check-tls.js';
+import { inspectTlsMaterial } from './credentials-inspect.js';
 
-export interface CheckLine {
-  ok: boolean;
-  what: string;
-  detail: string;
-  hint?: string;
+export { type CheckLine, formatCheck } from './check-line.js';
+
+export interface CheckOptions {
+  /** Decides certificate expiry (tests). */
+  now?: Date;
+  handshake?: HandshakeOptions;
 }
 
 const text = (err: unknown) => (isDocexError(err) ? `${err.code}: ${err.message}` : String(err));
 
-export function formatCheck(line: CheckLine): string {
-  const hint = !line.ok && line.hint ? `\n    fix: ${line.hint}` : '';
-  return `${line.ok ? '✔' : '✘'} ${line.what}: ${line.detail}${hint}\n`;
+/** The service part: a client that gives up fast (a doctor should not retry for minutes). */
+interface Target {
+  client: DocexClient;
+  apiUrl: string;
+  material: MtlsMaterial;
+  sandbox?: RunningSandbox;
 }
 
-async function writable(dir: string): Promise<string | undefined> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o750 });
-    await access(dir, constants.W_OK | constants.R_OK);
-    return undefined;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code ?? String(err);
+async function openTarget(config: AgentConfig): Promise<Target> {
+  // As the agent does: the built-in sandbox when enabled, else the configured service.
+  if (config.service && !config.sandbox.enabled) {
+    const options = clientOptionsFromService(config.service);
+    const client = new DocexClient({
+      ...options,
+      log: silentLogger(),
+      retry: { maxAttempts: 2, maxTotalMs: 10_000 },
+    });
+    return { client, apiUrl: options.apiUrl, material: options.tls };
   }
-}
-
-/** Every check of a loaded configuration; `fetchWorkflow` and `token` are injectable for tests. */
-export async function runChecks(
-  config: AgentConfig,
-  deps?: { token(): Promise<unknown>; call(): Promise<unknown>; fetchWorkflow: WorkflowFetch },
-): Promise<CheckLine[]> {
-  const lines: CheckLine[] = [];
-  const stateProblem = await writable(config.stateDir);
-  lines.push({
-    ok: stateProblem === undefined,
-    what: 'state folder',
-    detail: stateProblem
-      ? `${config.stateDir} is not writable (${stateProblem})`
-      : `${config.stateDir} writable`,
-    hint: 'create the folder and give the agent user read/write access',
-  });
-  let connection: Connection | undefined;
-  if (!deps) {
-    try {
-      connection = await openConnection(config, silentLogger());
-    } catch (err) {
-      lines.push({
-        ok: false,
-        what: 'service',
-        detail: text(err),
-        hint: 'check service: in the configuration',
-      });
-      return lines;
-    }
-  }
-  const client = connection?.client;
-  const calls = deps ?? {
-    token: () => client!.tokens.getToken(),
-    call: () => client!.health(),
-    fetchWorkflow: ((id, managedCompanyId) =>
-      client!.workflows.get(id, managedCompanyId ? { managedCompanyId } : undefined)) as WorkflowFetch,
+  const { client, sandbox } = await openConnection(config, silentLogger());
+  const c = sandbox!.credentials;
+  return {
+    client,
+    apiUrl: sandbox!.urls.api,
+    material: { ca: c.caCertPem, cert: c.clientCertPem, key: c.clientKeyPem },
+    sandbox: sandbox!,
   };
+}
+
+/** Key permissions and the certificate (key match, chain, expiry) of the configured TLS files. */
+function tlsFileLines(config: AgentConfig, now: Date): CheckLine[] {
+  if (!config.service || config.sandbox.enabled) {
+    return [{ ok: true, what: 'tls files', detail: 'built-in sandbox: its own PKI' }];
+  }
+  const tls = config.service.tls;
+  const keyLine = keyFileLine(tls.keyFile);
+  if (!keyLine.ok) return [keyLine];
   try {
-    let connected = false;
-    try {
-      await calls.token();
-      lines.push({
-        ok: true,
-        what: 'token',
-        detail: 'obtained (client id, secret and client certificate accepted)',
-      });
-      await calls.call();
-      lines.push({ ok: true, what: 'service', detail: 'answered GET /health over mutual TLS' });
-      connected = true;
-    } catch (err) {
-      lines.push({
-        ok: false,
-        what: 'service',
-        detail: text(err),
-        hint: 'check apiUrl/authUrl, the client id and secret, the API key and the tls files (docex-agent check names the failing one)',
-      });
-    }
-    if (connected) {
-      const plan = await planFolders(config.folders, calls.fetchWorkflow, silentLogger());
-      for (const rt of plan.running.values()) {
-        const type = rt.workflow.inputSource.type;
+    return [keyLine, ...inspectTlsMaterial(readTlsMaterial(tls), now)];
+  } catch (err) {
+    return [
+      keyLine,
+      { ok: false, what: 'tls files', detail: text(err), hint: 'fix the file named in service.tls' },
+    ];
+  }
+}
+
+async function serviceLines(
+  target: Target,
+  handshake?: HandshakeOptions,
+): Promise<{ lines: CheckLine[]; ok: boolean }> {
+  const lines: CheckLine[] = [await checkHandshake(target.apiUrl, target.material, handshake)];
+  try {
+    await target.client.tokens.getToken();
+    lines.push({
+      ok: true,
+      what: 'token',
+      detail: 'obtained (client id, secret and client certificate accepted)',
+    });
+  } catch (err) {
+    lines.push({
+      ok: false,
+      what: 'token',
+      detail: text(err),
+      hint: 'check service.authUrl, clientId and clientSecret (and the tls files: the token host asks for the client certificate too)',
+    });
+    return { lines, ok: false };
+  }
+  try {
+    await target.client.health();
+    lines.push({ ok: true, what: 'api key', detail: 'accepted (GET /health answered over mutual TLS)' });
+    return { lines, ok: true };
+  } catch (err) {
+    const keyRefused = isApiError(err) && err.status === 403;
+    lines.push({
+      ok: false,
+      what: 'api key',
+      detail: text(err),
+      hint: keyRefused
+        ? 'the service refused the API key: service.apiKey must be the key of the portal set-up screen'
+        : 'check service.apiUrl (the token worked, the API host did not answer as expected)',
+    });
+    return { lines, ok: false };
+  }
+}
+
+async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [];
+  const plan = await planFolders(config.folders, fetchWorkflow, silentLogger());
+  for (const rt of plan.running.values()) {
+    lines.push({
+      ok: true,
+      what: `folder ${rt.config.name}`,
+      detail: `workflow ${rt.config.workflowId} exists, enabled, validated; input ${rt.workflow.inputSource.type} fits mode ${rt.mode}`,
+    });
+  }
+  for (const s of plan.stopped) {
+    lines.push({
+      ok: false,
+      what: `folder ${s.name}`,
+      detail: `${s.code}: ${s.reason}`,
+      hint: 'fix the workflow in the portal, or the folder workflowId/mode',
+    });
+  }
+  return lines;
+}
+
+/** Every check of a loaded configuration, in the order they are best fixed. */
+export async function runChecks(config: AgentConfig, options: CheckOptions = {}): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [await writableLine('state folder', config.stateDir)];
+  lines.push(...tlsFileLines(config, options.now ?? new Date()));
+
+  let target: Target | undefined;
+  try {
+    target = await openTarget(config);
+  } catch (err) {
+    lines.push({
+      ok: false,
+      what: 'service',
+      detail: text(err),
+      hint: 'check service: in the configuration',
+    });
+  }
+  try {
+    if (target) {
+      const service = await serviceLines(target, options.handshake);
+      lines.push(...service.lines);
+      const client = target.client;
+      if (!service.ok && config.folders.some((f) => f.enabled)) {
         lines.push({
           ok: true,
-          what: `folder ${rt.config.name}`,
-          detail: `workflow ${rt.config.workflowId} (${type}, ${rt.mode})`,
+          warn: true,
+          what: 'folder workflows',
+          detail: 'not checked: they need the service checks above to pass',
+          hint: 'fix the failing lines above, then run check again',
         });
-      }
-      for (const s of plan.stopped) {
-        lines.push({
-          ok: false,
-          what: `folder ${s.name}`,
-          detail: `${s.code}: ${s.reason}`,
-          hint: 'fix the workflow or the folder workflowId/mode',
-        });
+      } else if (service.ok) {
+        lines.push(
+          ...(await folderLines(config, (id, managedCompanyId) =>
+            client.workflows.get(id, managedCompanyId ? { managedCompanyId } : undefined),
+          )),
+        );
       }
     }
-    for (const folder of config.folders.filter((f) => f.enabled)) {
+    const enabled = config.folders.filter((f) => f.enabled);
+    for (const folder of enabled) {
+      // A remote (SFTP) source is checked by its own connection, not as a local folder.
+      const local = folder.source.type === 'local' ? [['source', folder.source.path] as const] : [];
       for (const [label, dir] of [
-        ['source', folder.source.path],
-        ['archive', folder.archiveDir],
-        ['error', folder.errorDir],
-      ] as const) {
-        const problem = await writable(dir);
-        lines.push({
-          ok: problem === undefined,
-          what: `folder ${folder.name} ${label}`,
-          detail: problem ? `${dir} is not writable (${problem})` : `${dir} writable`,
-          hint: `create ${dir} and give the agent user read/write access`,
-        });
+        ...local,
+        ['archive', folder.archiveDir] as const,
+        ['error', folder.errorDir] as const,
+      ]) {
+        lines.push(await writableLine(`folder ${folder.name} ${label}`, dir));
       }
     }
+    lines.push(...(await diskLines([config.stateDir, ...enabled.map((f) => f.archiveDir)])));
   } finally {
-    await connection?.client.close();
-    await connection?.sandbox?.stop();
+    await target?.client.close();
+    await target?.sandbox?.stop();
   }
   return lines;
 }
 
 /** The `check` command, loaded when it runs. */
 export async function checkCommand(opts: { config: string }): Promise<void> {
+  const plain = plainOutput();
+  const print = (line: CheckLine) => process.stdout.write(formatCheck(line, { plain }));
   let config: AgentConfig;
   try {
     const loaded = loadConfig(opts.config);
     config = loaded.config;
-    process.stdout.write(
-      formatCheck({
+    print({ ok: true, what: 'config', detail: `${loaded.file} (${config.folders.length} folders)` });
+    for (const warning of loaded.warnings) {
+      print({
         ok: true,
+        warn: true,
         what: 'config',
-        detail: `${loaded.file} (${config.folders.length} folders)`,
-      }),
-    );
-    for (const warning of loaded.warnings) process.stdout.write(`! config: ${warning}\n`);
+        detail: warning,
+        hint: 'move the secret to a file or credential',
+      });
+    }
   } catch (err) {
-    process.stdout.write(
-      formatCheck({
-        ok: false,
-        what: 'config',
-        detail: text(err),
-        hint: 'fix the file, see config/agent.example.yaml',
-      }),
-    );
+    print({
+      ok: false,
+      what: 'config',
+      detail: text(err),
+      hint: 'fix the file, see config/agent.example.yaml',
+    });
     process.exitCode = 1;
     return;
   }
   const lines = await runChecks(config);
-  for (const line of lines) process.stdout.write(formatCheck(line));
-  process.exitCode = lines.every((l) => l.ok) ? 0 : 1;
+  for (const line of lines) print(line);
+  process.exitCode = failed(lines) ? 1 : 0;
 }

@@ -1,8 +1,10 @@
 /**
- * `${env:NAME}` and `${file:PATH}` in text values of the parsed YAML, so secrets stay out of the
- * file. Pure: the environment and the file reader are passed in. Errors name the config path and
- * the variable or file, never a value.
+ * `${env:NAME}`, `${file:PATH}` and `${credential:NAME}` (a systemd credential: the file NAME in
+ * $CREDENTIALS_DIRECTORY, see LoadCredential=) in text values of the parsed YAML, so secrets stay
+ * out of the file. Pure: the environment and the file reader are passed in. Errors name the config
+ * path and the variable, credential or file, never a value.
  */
+import path from 'node:path';
 import { DocexError } from '../core/errors.js';
 
 export interface SubstitutionDeps {
@@ -18,6 +20,8 @@ export interface SubstitutionResult {
 }
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+// systemd credential names are file names: no `/`, and `.`/`..` are not names.
+const CREDENTIAL_NAME = /^(?!\.\.?$)[A-Za-z0-9_.@:-]+$/;
 // `$${` is an escaped `${`; `${kind:arg}` a reference.
 const TOKEN = /\$\$\{|\$\{([^}]*)\}/g;
 
@@ -29,6 +33,35 @@ export function formatConfigPath(parts: readonly PropertyKey[]): string {
     else out += out === '' ? String(part) : `.${String(part)}`;
   }
   return out === '' ? '(root)' : out;
+}
+
+/** `${credential:NAME}`: `$CREDENTIALS_DIRECTORY/NAME`, read with the secret-file permission rule. */
+function readCredential(name: string, at: string, deps: SubstitutionDeps): string {
+  if (!CREDENTIAL_NAME.test(name)) {
+    throw new DocexError('DOCEX_CONFIG_CREDENTIAL', `${at}: "${name}" is not a credential name`, {
+      details: { at },
+    });
+  }
+  const dir = deps.env['CREDENTIALS_DIRECTORY'];
+  if (!dir) {
+    throw new DocexError(
+      'DOCEX_CONFIG_CREDENTIAL',
+      `${at}: credential ${name} asked for, but CREDENTIALS_DIRECTORY is not set (run under systemd with LoadCredential=${name}:/path/to/file)`,
+      { details: { at, name } },
+    );
+  }
+  try {
+    return deps.readFile(path.join(dir, name), at);
+  } catch (err) {
+    if (err instanceof DocexError && err.code === 'DOCEX_CONFIG_FILE') {
+      throw new DocexError(
+        'DOCEX_CONFIG_CREDENTIAL',
+        `${at}: systemd credential ${name} not found in ${dir} (add LoadCredential=${name}:/path/to/file to the unit)`,
+        { cause: err, details: { at, name } },
+      );
+    }
+    throw err;
+  }
 }
 
 function substituteText(text: string, at: string, deps: SubstitutionDeps): { text: string; used: boolean } {
@@ -58,9 +91,10 @@ function substituteText(text: string, at: string, deps: SubstitutionDeps): { tex
         throw new DocexError('DOCEX_CONFIG_FILE', `${at}: \${file:} names no file`, { details: { at } });
       return deps.readFile(arg, at);
     }
+    if (kind === 'credential') return readCredential(arg, at, deps);
     throw new DocexError(
       'DOCEX_CONFIG_INVALID',
-      `${at}: unknown reference \${${inner ?? ''}}; use \${env:NAME} or \${file:PATH} (write $\${ for a literal \${)`,
+      `${at}: unknown reference \${${inner ?? ''}}; use \${env:NAME}, \${file:PATH} or \${credential:NAME} (write $\${ for a literal \${)`,
       { details: { at } },
     );
   });

@@ -107,7 +107,7 @@ describe('docex-agent check', () => {
     const lines = await runChecks(loadConfig(file).config);
     const by = (what: string) => lines.find((l) => l.what === what);
     expect(by('token')?.ok).toBe(true);
-    expect(by('service')?.ok).toBe(true);
+    expect(by('api key')?.ok).toBe(true);
     expect(by('folder good')?.ok).toBe(true);
     expect(by('folder off')).toMatchObject({ ok: false });
     expect(by('folder off')?.detail).toMatch(/DOCEX_FOLDER_WORKFLOW: workflow wf_disabled is disabled/);
@@ -125,7 +125,7 @@ describe('docex-agent check', () => {
     const file = path.join(dir, 'check-bad.yaml');
     writeFileSync(file, stringify({ service: { ...fragment.service, apiKey: `\${file:${keyFile}}` } }));
     const lines = await runChecks(loadConfig(file).config);
-    const service = lines.find((l) => l.what === 'service');
+    const service = lines.find((l) => l.what === 'api key');
     expect(service?.ok).toBe(false);
     expect(service?.detail).toMatch(/DOCEX_API_403/);
     expect(service?.hint).toMatch(/API key/);

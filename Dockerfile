@@ -1,0 +1,48 @@
+# docex-agent container image.
+#   docker build -t docex-agent .
+#   docker run -d --name docex-agent \
+#     -v /etc/docex-agent:/etc/docex-agent:ro \
+#     -v docex-state:/var/lib/docex-agent \
+#     -v /srv/docex:/srv/docex \
+#     docex-agent
+# The configuration (/etc/docex-agent/agent.yaml) uses stateDir: /var/lib/docex-agent and drop
+# folders under /srv/docex. Secrets: ${file:...} on files of the read-only config mount (mode 0600,
+# owned by uid 10001), or ${env:...}. The install and build steps live in
+# scripts/container-build.sh, which CI runs too.
+
+ARG NODE_IMAGE=node:24-slim
+
+FROM ${NODE_IMAGE} AS build
+# better-sqlite3 compiles from source when no prebuilt binary fits the platform.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ \
+ && rm -rf /var/lib/apt/lists/*
+WORKDIR /build
+COPY package.json package-lock.json ./
+COPY scripts/container-build.sh scripts/
+RUN scripts/container-build.sh deps
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN scripts/container-build.sh build
+
+FROM ${NODE_IMAGE}
+ENV NODE_ENV=production
+RUN groupadd --system --gid 10001 docex \
+ && useradd --system --uid 10001 --gid docex --home-dir /var/lib/docex-agent --shell /usr/sbin/nologin docex \
+ && mkdir -p /var/lib/docex-agent /srv/docex /etc/docex-agent \
+ && chown docex:docex /var/lib/docex-agent /srv/docex \
+ && chmod 0700 /var/lib/docex-agent
+WORKDIR /opt/docex-agent
+COPY --from=build /build/package.json ./
+COPY --from=build /build/node_modules ./node_modules
+COPY --from=build /build/dist ./dist
+COPY config/agent.example.yaml ./config/
+USER docex
+VOLUME ["/var/lib/docex-agent", "/srv/docex"]
+# /readyz of the agent's ops endpoints (ops.listen, 127.0.0.1:9464 by default: the check runs
+# inside the container). node itself asks: the slim image has no curl.
+HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:9464/readyz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
+STOPSIGNAL SIGTERM
+ENTRYPOINT ["node", "/opt/docex-agent/dist/cli/main.js"]
+CMD ["start", "--config", "/etc/docex-agent/agent.yaml"]

@@ -1,0 +1,106 @@
+/**
+ * The doctor's file-system checks: folders writable, private key not readable by group or others,
+ * free disk space. Each returns check lines; I/O only through node:fs.
+ */
+import { constants, statSync } from 'node:fs';
+import { access, mkdir, stat, statfs } from 'node:fs/promises';
+import type { CheckLine } from './check-line.js';
+
+const MIB = 1024 * 1024;
+/** Below this a folder fails: the journal or an archive move could not finish. */
+export const DISK_FAIL_BYTES = 100 * MIB;
+/** Below this (or 5 % of the disk) a warning. */
+export const DISK_WARN_BYTES = 1024 * MIB;
+
+async function writableProblem(dir: string): Promise<string | undefined> {
+  try {
+    await mkdir(dir, { recursive: true, mode: 0o750 });
+    await access(dir, constants.W_OK | constants.R_OK);
+    return undefined;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? String(err);
+  }
+}
+
+export async function writableLine(what: string, dir: string): Promise<CheckLine> {
+  const problem = await writableProblem(dir);
+  return {
+    ok: problem === undefined,
+    what,
+    detail: problem ? `${dir} is not writable (${problem})` : `${dir} writable`,
+    hint: `create ${dir} and give the agent user read/write access`,
+  };
+}
+
+/** The key file's mode on its own line, with the command that fixes it. */
+export function keyFileLine(keyFile: string): CheckLine {
+  const what = 'key file permissions';
+  try {
+    const mode = statSync(keyFile).mode & 0o777;
+    const open = (mode & 0o044) !== 0;
+    const text = mode.toString(8).padStart(4, '0');
+    return {
+      ok: !open,
+      what,
+      detail: open
+        ? `${keyFile} is readable by group or others (mode ${text})`
+        : `${keyFile} mode ${text}, readable by its owner only`,
+      hint: `chmod 600 ${keyFile} (owned by the agent's user)`,
+    };
+  } catch (err) {
+    return {
+      ok: false,
+      what,
+      detail: `${keyFile}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`,
+      hint: 'service.tls.keyFile must name the PEM private key',
+    };
+  }
+}
+
+type DiskLine = CheckLine & { others?: number };
+
+const size = (bytes: number) =>
+  bytes >= 1024 * MIB ? `${(bytes / (1024 * MIB)).toFixed(1)} GiB` : `${Math.floor(bytes / MIB)} MiB`;
+
+/** Free space for the agent's user (bavail) on the file system of `dir`. */
+export function diskLine(dir: string, free: { bavail: number; blocks: number; bsize: number }): CheckLine {
+  const available = free.bavail * free.bsize;
+  const share = free.blocks > 0 ? free.bavail / free.blocks : 0;
+  const percent = `${(share * 100).toFixed(share < 0.1 ? 1 : 0)} %`;
+  return {
+    ok: available >= DISK_FAIL_BYTES,
+    warn: available < DISK_WARN_BYTES || share < 0.05,
+    what: `free disk ${dir}`,
+    detail: `${size(available)} free (${percent})`,
+    hint: 'free space on that file system: archives grow every day (move or prune old archive/YYYY-MM-DD folders)',
+  };
+}
+
+/** One line per file system among `dirs` (grouped by device), named by its first folder. */
+export async function diskLines(dirs: readonly string[]): Promise<CheckLine[]> {
+  const lines: CheckLine[] = [];
+  const seen = new Map<number, DiskLine>();
+  for (const dir of [...new Set(dirs)]) {
+    try {
+      const dev = (await stat(dir)).dev;
+      const line = seen.get(dev);
+      if (line) {
+        line.others = (line.others ?? 0) + 1;
+        continue;
+      }
+      const fresh: DiskLine = diskLine(dir, await statfs(dir));
+      seen.set(dev, fresh);
+      lines.push(fresh);
+    } catch (err) {
+      lines.push({
+        ok: false,
+        what: `free disk ${dir}`,
+        detail: `cannot stat the file system (${(err as NodeJS.ErrnoException).code ?? String(err)})`,
+        hint: `create ${dir}`,
+      });
+    }
+  }
+  return lines.map(({ others, ...line }: DiskLine) =>
+    others ? { ...line, detail: `${line.detail}; same file system as ${others} more folder(s)` } : line,
+  );
+}

@@ -1,0 +1,226 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: configs hold ${file:} references literally
+import { execFile } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { chmodSync, copyFileSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { DISK_FAIL_BYTES, diskLine } from '../../src/cli/check-files.js';
+import { type CheckLine, formatCheck } from '../../src/cli/check-line.js';
+import { runChecks } from '../../src/cli/check-runner.js';
+import { loadConfig } from '../../src/config/index.js';
+import { ensurePki } from '../../src/sandbox/pki.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+
+let sandbox: TestSandbox;
+let dir: string;
+let service: Record<string, unknown> & { tls: Record<string, string> };
+
+beforeAll(async () => {
+  sandbox = await startTestSandbox();
+  dir = sandbox.stateDir;
+  service = (
+    parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as { service: typeof service }
+  ).service;
+});
+afterAll(async () => {
+  await sandbox.stop();
+});
+
+let n = 0;
+/** A config with the sandbox's service block (changed by `edit`) and the given folders. */
+function config(
+  folders: Array<{ name: string; workflowId: string; mode?: string }> = [],
+  edit: (s: typeof service) => typeof service = (s) => s,
+) {
+  const name = `doctor-${++n}`;
+  const file = path.join(dir, `${name}.yaml`);
+  writeFileSync(
+    file,
+    stringify({
+      service: edit(structuredClone(service)),
+      stateDir: `./${name}/state`,
+      folders: folders.map((f) => ({ ...f, source: { type: 'local', path: `./${name}/in/${f.name}` } })),
+    }),
+  );
+  return loadConfig(file).config;
+}
+
+const by = (lines: CheckLine[], what: string) => lines.find((l) => l.what === what);
+const fast = { handshake: { timeoutMs: 5000 } };
+
+describe('docex-agent check (the doctor)', () => {
+  it('passes every check on a good configuration, one line each, in the order they are best fixed', async () => {
+    const lines = await runChecks(config([{ name: 'good', workflowId: SEED.workflows.pdfEmail }]), fast);
+    expect(lines.filter((l) => !l.ok)).toEqual([]);
+    expect(lines.map((l) => l.what)).toEqual([
+      'state folder',
+      'key file permissions',
+      'private key',
+      'key and certificate',
+      'certificate chain',
+      'certificate expiry',
+      'tls handshake',
+      'token',
+      'api key',
+      'folder good',
+      'folder good source',
+      'folder good archive',
+      'folder good error',
+      expect.stringMatching(/^free disk /),
+    ]);
+    expect(by(lines, 'tls handshake')?.detail).toMatch(/TLSv1\.[23], server certificate trusted/);
+    expect(by(lines, 'folder good')?.detail).toBe(
+      'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file',
+    );
+  });
+
+  it('fails on a private key readable by others, with the chmod that fixes it', async () => {
+    const key = path.join(dir, 'open-client.key');
+    copyFileSync(service.tls['keyFile']!, key);
+    chmodSync(key, 0o644);
+    const lines = await runChecks(
+      config([], (s) => ({ ...s, tls: { ...s.tls, keyFile: key } })),
+      fast,
+    );
+    const line = by(lines, 'key file permissions');
+    expect(line?.ok).toBe(false);
+    expect(line?.detail).toBe(`${key} is readable by group or others (mode 0644)`);
+    expect(formatCheck(line!, { plain: true })).toBe(
+      `FAIL key file permissions: ${line?.detail}\n    fix: chmod 600 ${key} (owned by the agent's user)\n`,
+    );
+  });
+
+  it('fails the handshake with a caFile hint when the CA is not the one of the service', async () => {
+    const other = ensurePki(path.join(dir, 'other-pki'));
+    const lines = await runChecks(
+      config([], (s) => ({ ...s, tls: { ...s.tls, caFile: other.paths.caCert } })),
+      fast,
+    );
+    expect(by(lines, 'certificate chain')).toMatchObject({ ok: true, warn: true });
+    const handshake = by(lines, 'tls handshake');
+    expect(handshake?.ok).toBe(false);
+    expect(handshake?.detail).toMatch(/SELF_SIGNED|UNABLE_TO_VERIFY|CERT/);
+    expect(handshake?.hint).toMatch(/caFile must be the CA/);
+  });
+
+  it("fails the handshake with a client-certificate hint when the service refuses the agent's certificate", async () => {
+    const other = ensurePki(path.join(dir, 'other-pki'));
+    const lines = await runChecks(
+      config([], (s) => ({
+        ...s,
+        tls: { ...s.tls, certFile: other.paths.clientCert, keyFile: other.paths.clientKey },
+      })),
+      fast,
+    );
+    expect(by(lines, 'certificate chain')).toMatchObject({ ok: true, warn: true });
+    const handshake = by(lines, 'tls handshake');
+    expect(handshake?.ok).toBe(false);
+    expect(handshake?.hint).toMatch(/refused the client certificate/);
+    expect(handshake?.detail).toMatch(/^127\.0\.0\.1:\d+: (ERR_SSL_\w*ALERT\w*|ECONNRESET|CLOSED): /);
+    expect(by(lines, 'token')?.ok).toBe(false);
+  });
+
+  it('fails the token check with a client id/secret hint on a wrong secret, and stops before the API key', async () => {
+    const secret = path.join(dir, 'wrong-secret');
+    writeFileSync(secret, 'not-the-secret', { mode: 0o600 });
+    const lines = await runChecks(
+      config([{ name: 'a', workflowId: SEED.workflows.pdfEmail }], (s) => ({
+        ...s,
+        clientSecret: `\${file:${secret}}`,
+      })),
+      fast,
+    );
+    expect(by(lines, 'tls handshake')?.ok).toBe(true);
+    expect(by(lines, 'token')).toMatchObject({ ok: false });
+    expect(by(lines, 'token')?.hint).toMatch(/clientId and clientSecret/);
+    expect(by(lines, 'api key')).toBeUndefined();
+    expect(by(lines, 'folder workflows')).toMatchObject({ ok: true, warn: true });
+  });
+
+  it('fails the handshake with an apiUrl hint when nothing listens there', async () => {
+    const lines = await runChecks(
+      config([], (s) => ({ ...s, apiUrl: 'https://127.0.0.1:1/v1', authUrl: 'https://127.0.0.1:1' })),
+      fast,
+    );
+    expect(by(lines, 'tls handshake')?.detail).toMatch(/^127\.0\.0\.1:1: ECONNREFUSED/);
+    expect(by(lines, 'tls handshake')?.hint).toMatch(/service\.apiUrl/);
+  });
+
+  it('names each folder whose workflow is not validated or does not fit the mode', async () => {
+    const lines = await runChecks(
+      config([
+        { name: 'unvalidated', workflowId: SEED.workflows.notValidated },
+        { name: 'wrong-mode', workflowId: SEED.workflows.pdfEmail, mode: 'payload-word' },
+        { name: 'missing', workflowId: 'wf_does_not_exist' },
+      ]),
+      fast,
+    );
+    expect(by(lines, 'folder unvalidated')?.detail).toMatch(/not validated; validate it in the portal/);
+    expect(by(lines, 'folder wrong-mode')?.ok).toBe(false);
+    expect(by(lines, 'folder wrong-mode')?.detail).toMatch(/payload-word/);
+    expect(by(lines, 'folder missing')?.detail).toMatch(/does not exist/);
+  });
+
+  it('warns, without failing, when the certificate expires within 30 days', async () => {
+    const validTo = new Date(new X509Certificate(readFileSync(service.tls['certFile']!)).validTo).getTime();
+    const lines = await runChecks(config(), { ...fast, now: new Date(validTo - 10 * 86_400_000) });
+    expect(by(lines, 'certificate expiry')).toMatchObject({ ok: true, warn: true });
+    expect(by(lines, 'certificate expiry')?.detail).toMatch(/^10 days left/);
+    expect(formatCheck(by(lines, 'certificate expiry')!)).toMatch(
+      /^! certificate expiry: .*\n {4}fix: request a new/,
+    );
+    expect(lines.every((l) => l.ok)).toBe(true);
+  });
+});
+
+describe('free disk line', () => {
+  const gib = 1024 ** 3;
+  it('passes with room, warns under 1 GiB or 5 %, fails under 100 MiB', () => {
+    expect(diskLine('/d', { bavail: 50 * gib, blocks: 100 * gib, bsize: 1 })).toMatchObject({
+      ok: true,
+      warn: false,
+    });
+    expect(diskLine('/d', { bavail: 0.5 * gib, blocks: 100 * gib, bsize: 1 })).toMatchObject({
+      ok: true,
+      warn: true,
+    });
+    expect(diskLine('/d', { bavail: 4 * gib, blocks: 100 * gib, bsize: 1 })).toMatchObject({
+      ok: true,
+      warn: true,
+    });
+    const full = diskLine('/d', { bavail: DISK_FAIL_BYTES - 1, blocks: 100 * gib, bsize: 1 });
+    expect(full).toMatchObject({ ok: false, detail: '99 MiB free (0.1 %)' });
+  });
+});
+
+describe('the check command', () => {
+  // Asynchronous: the sandbox answering the child runs in this process.
+  const cli = (args: string[]) =>
+    new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+      execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], (err, stdout, stderr) =>
+        resolve({ status: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+      );
+    });
+
+  it('exits 1 with a plain FAIL line and a fix when the configuration is invalid (output not a terminal)', async () => {
+    const file = path.join(dir, 'broken.yaml');
+    writeFileSync(file, 'folders: 3\n');
+    const run = await cli(['check', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL config: DOCEX_CONFIG_INVALID: .*\n/);
+    expect(run.stdout).toContain('    fix: fix the file, see config/agent.example.yaml');
+  });
+
+  it('exits 0 with one ok line per check on a good configuration', async () => {
+    const file = path.join(dir, 'cli-good.yaml');
+    writeFileSync(file, stringify({ service, stateDir: './cli-good-state' }));
+    const run = await cli(['check', '--config', file]);
+    expect(run.stderr).toBe('');
+    expect(run.status).toBe(0);
+    const lines = run.stdout.trim().split('\n');
+    expect(lines.length).toBeGreaterThanOrEqual(10);
+    for (const line of lines) expect(line).toMatch(/^ok {3}\S/);
+  });
+});

@@ -1,0 +1,96 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the tests write ${credential:} references literally
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config/load.js';
+import { thrownDocex } from '../api/support/caught.js';
+
+let dir: string;
+let credentials: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-cred-'));
+  credentials = path.join(dir, 'credentials');
+  mkdirSync(credentials, { mode: 0o500 });
+});
+afterEach(() => {
+  chmodSync(credentials, 0o700);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A credential file as systemd's LoadCredential= leaves it (mode 0400 unless given). */
+function credential(name: string, value: string, mode = 0o400): void {
+  chmodSync(credentials, 0o700);
+  writeFileSync(path.join(credentials, name), value, { mode });
+  chmodSync(path.join(credentials, name), mode);
+  chmodSync(credentials, 0o500);
+}
+
+function configFile(secret: string, apiKey: string, keyFile = 'tls/client.key'): string {
+  const file = path.join(dir, 'agent.yaml');
+  writeFileSync(
+    file,
+    `service:
+  apiUrl: https://api.example.test/v1
+  authUrl: https://auth.example.test
+  clientId: agent-client
+  clientSecret: "${secret}"
+  apiKey: "${apiKey}"
+  tls: { caFile: tls/ca.pem, certFile: tls/client.pem, keyFile: "${keyFile}" }
+`,
+    { mode: 0o600 },
+  );
+  return file;
+}
+
+describe('${credential:NAME} (systemd LoadCredential=)', () => {
+  it('reads $CREDENTIALS_DIRECTORY/NAME without its trailing newline, and counts as referenced (no inline warning)', () => {
+    credential('client-secret', 'secret-from-systemd\n');
+    credential('api-key', 'key-from-systemd');
+    const file = configFile('${credential:client-secret}', '${credential:api-key}');
+    const { config, warnings } = loadConfig(file, { env: { CREDENTIALS_DIRECTORY: credentials } });
+    expect(config.service?.clientSecret).toBe('secret-from-systemd');
+    expect(config.service?.apiKey).toBe('key-from-systemd');
+    expect(warnings).toEqual([]);
+  });
+
+  it('takes the TLS key path from ${env:CREDENTIALS_DIRECTORY}', () => {
+    const file = configFile('s', 'k', '${env:CREDENTIALS_DIRECTORY}/client.key');
+    const { config } = loadConfig(file, { env: { CREDENTIALS_DIRECTORY: credentials } });
+    expect(config.service?.tls.keyFile).toBe(path.join(credentials, 'client.key'));
+  });
+
+  it('refuses a credential when CREDENTIALS_DIRECTORY is not set, naming LoadCredential=', () => {
+    const file = configFile('${credential:client-secret}', 'k');
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
+    expect(err.code).toBe('DOCEX_CONFIG_CREDENTIAL');
+    expect(err.message).toBe(
+      'service.clientSecret: credential client-secret asked for, but CREDENTIALS_DIRECTORY is not set (run under systemd with LoadCredential=client-secret:/path/to/file)',
+    );
+  });
+
+  it('refuses a missing credential with the config path, the name and the fix', () => {
+    const file = configFile('s', '${credential:api-key}');
+    const err = thrownDocex(() => loadConfig(file, { env: { CREDENTIALS_DIRECTORY: credentials } }));
+    expect(err.code).toBe('DOCEX_CONFIG_CREDENTIAL');
+    expect(err.message).toContain('service.apiKey: systemd credential api-key not found in');
+    expect(err.message).toContain('LoadCredential=api-key:');
+  });
+
+  it('refuses names that are not a file name (no path escapes)', () => {
+    for (const name of ['../api-key', 'a/b', '..', '']) {
+      const file = configFile(`\${credential:${name}}`, 'k');
+      const err = thrownDocex(() => loadConfig(file, { env: { CREDENTIALS_DIRECTORY: credentials } }));
+      expect(err.code, name).toBe('DOCEX_CONFIG_CREDENTIAL');
+    }
+  });
+
+  it('applies the secret-file permission rule to credentials too', () => {
+    credential('api-key', 'readable-by-all', 0o444);
+    const file = configFile('s', '${credential:api-key}');
+    const err = thrownDocex(() => loadConfig(file, { env: { CREDENTIALS_DIRECTORY: credentials } }));
+    expect(err.code).toBe('DOCEX_CONFIG_SECRET_PERMISSIONS');
+    expect(JSON.stringify(err.toJSON())).not.toContain('readable-by-all');
+  });
+});

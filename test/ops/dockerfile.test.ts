@@ -1,0 +1,94 @@
+/**
+ * The Dockerfile, linted by dockerfile-utils (the validator behind VS Code's Dockerfile support:
+ * no Docker engine runs here), every check raised to an error, plus what the issue asks of the
+ * image: Node LTS slim, multi-stage, the shared build script, a non-root user, volumes, a
+ * HEALTHCHECK on /readyz.
+ */
+import { readFileSync } from 'node:fs';
+import { ValidationSeverity, validate } from 'dockerfile-utils';
+import { describe, expect, it } from 'vitest';
+
+const text = readFileSync('Dockerfile', 'utf8');
+const strict = {
+  deprecatedMaintainer: ValidationSeverity.ERROR,
+  directiveCasing: ValidationSeverity.ERROR,
+  emptyContinuationLine: ValidationSeverity.ERROR,
+  instructionCasing: ValidationSeverity.ERROR,
+  instructionCmdMultiple: ValidationSeverity.ERROR,
+  instructionEntrypointMultiple: ValidationSeverity.ERROR,
+  instructionHealthcheckMultiple: ValidationSeverity.ERROR,
+  instructionJSONInSingleQuotes: ValidationSeverity.ERROR,
+  instructionWorkdirRelative: ValidationSeverity.ERROR,
+};
+const problems = (content: string) =>
+  validate(content, strict).map((d) => `line ${d.range.start.line + 1}: ${d.message}`);
+
+/** Instructions of the last stage (the image that runs), continuation lines joined. */
+function finalStage(content: string): string[] {
+  const lines = content
+    .replace(/\\\n/g, ' ')
+    .split('\n')
+    .filter((l) => l.trim() !== '' && !l.trimStart().startsWith('#'));
+  const lastFrom = lines.map((l) => l.startsWith('FROM ')).lastIndexOf(true);
+  return lines.slice(lastFrom);
+}
+
+describe('Dockerfile', () => {
+  it('has no lint problem, with every dockerfile-utils check as an error', () => {
+    expect(problems(text)).toEqual([]);
+  });
+
+  it('would report a broken instruction (so the lint test can fail)', () => {
+    expect(
+      problems(`${text}\nHEALTHCHECK --interval=soon CMD true\nMAINTAINER x\n`).length,
+    ).toBeGreaterThanOrEqual(2);
+  });
+
+  it('builds in a separate stage on Node LTS slim with the script CI runs', () => {
+    expect(text).toMatch(/^ARG NODE_IMAGE=node:24-slim$/m);
+    expect(text.match(/^FROM \$\{NODE_IMAGE\}/gm)).toHaveLength(2);
+    expect(text).toMatch(/^RUN scripts\/container-build.sh deps$/m);
+    expect(text).toMatch(/^RUN scripts\/container-build.sh build$/m);
+  });
+
+  it('runs as a non-root user with state and folders as volumes and a HEALTHCHECK on /readyz', () => {
+    const stage = finalStage(text);
+    const user = stage.find((l) => l.startsWith('USER '));
+    expect(user).toBe('USER docex');
+    expect(stage.indexOf(user!)).toBeLessThan(stage.findIndex((l) => l.startsWith('ENTRYPOINT ')));
+    expect(stage).toContain('VOLUME ["/var/lib/docex-agent", "/srv/docex"]');
+    const health = stage.find((l) => l.startsWith('HEALTHCHECK '));
+    expect(health).toMatch(/CMD \["node", "-e", ".*http:\/\/127\.0\.0\.1:9464\/readyz/);
+    expect(stage.some((l) => /apt-get|g\+\+/.test(l))).toBe(false);
+  });
+
+  it('has a health check command that passes on 200 and fails on 503 or no answer', async () => {
+    const health = finalStage(text).find((l) => l.startsWith('HEALTHCHECK '))!;
+    const json = health.slice(health.indexOf('CMD ') + 4);
+    const [, flag, script] = JSON.parse(json) as string[];
+    const { createServer } = await import('node:http');
+    const { execFile } = await import('node:child_process');
+    const run = (port: number) =>
+      new Promise<number>((resolve) => {
+        const code = script!.replace('127.0.0.1:9464', `127.0.0.1:${port}`);
+        execFile(process.execPath, [flag!, code], (err) =>
+          resolve(err ? ((err as { code?: number }).code ?? 1) : 0),
+        );
+      });
+    let status = 200;
+    const server = createServer((req, res) => {
+      res.statusCode = req.url === '/readyz' ? status : 404;
+      res.end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as { port: number }).port;
+    try {
+      expect(await run(port)).toBe(0);
+      status = 503;
+      expect(await run(port)).toBe(1);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+    expect(await run(port)).toBe(1);
+  });
+});
