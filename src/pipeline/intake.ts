@@ -5,10 +5,13 @@
  */
 import fs from 'node:fs/promises';
 import { fileChange, type JournalItem } from '../journal/index.js';
-import { hashFile } from '../sources/hash.js';
+import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
 import { inspectFile } from './inspect/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
+
+/** Files up to this size are read once at their claim and checked from memory. */
+export const HOLD_MAX_BYTES = 1024 * 1024;
 
 export interface IntakeFile {
   /** The name the ERP gave the file. */
@@ -20,15 +23,14 @@ export interface IntakeFile {
 
 /** Records the claim of a file now in `.processing/`; answers the item to drive (maybe already rejected). */
 export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: IntakeFile): Promise<JournalItem> {
-  const digest = await hashFile(file.claimedPath);
-  const st = await fs.stat(file.claimedPath);
+  const digest = await readAndHash(file.claimedPath, HOLD_MAX_BYTES);
   const result = ctx.journal.claim({
     folder: rt.config.name,
     sourcePath: file.originalPath,
     claimedPath: file.claimedPath,
     fileName: file.name,
     size: digest.size,
-    mtimeMs: st.mtimeMs,
+    mtimeMs: digest.mtimeMs,
     sha256: digest.sha256,
     workflowId: rt.config.workflowId,
     mode: rt.mode,
@@ -42,9 +44,10 @@ export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: Intak
     });
     return result.item;
   }
-  if (st.size !== digest.size) {
+  if (digest.statSize !== digest.size) {
     return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
   }
+  if (digest.bytes) ctx.held?.set(result.item.id, digest.bytes);
   log.info({ itemId: result.item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
   return result.item;
 }
@@ -57,6 +60,9 @@ export async function validateItem(
   rehash: boolean,
 ): Promise<JournalItem> {
   const filePath = item.claimedPath;
+  // Read at the claim, moments ago, by this process: nothing to re-check, nothing to read again.
+  const held = rehash ? undefined : ctx.held?.get(item.id);
+  if (held && filePath) return inspectAndMove(ctx, rt, item, filePath, held);
   const st = filePath ? await fs.stat(filePath).catch(() => undefined) : undefined;
   if (!filePath || !st) {
     return ctx.journal.transition(item.id, 'rejected', {
@@ -82,11 +88,22 @@ export async function validateItem(
       `the file changed after it was taken (${change.what})`,
     );
   }
+  return inspectAndMove(ctx, rt, item, filePath, undefined);
+}
+
+async function inspectAndMove(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  filePath: string,
+  bytes: Buffer | undefined,
+): Promise<JournalItem> {
   const inspection = await inspectFile({
     path: filePath,
     fileName: item.fileName,
     inputSourceType: rt.workflow.inputSource.type,
     maxBytes: ctx.maxFileBytes,
+    ...(bytes ? { bytes } : {}),
   });
   if (!inspection.ok) {
     return rejectItem(ctx, rt, item, inspection.code, inspection.reason, {

@@ -32,11 +32,21 @@ export interface JobTarget {
   reject(item: JournalItem, code: string, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
 }
 
-export function callOptions(ctx: StepContext, rt: FolderRuntime) {
+export function callOptions(ctx: StepContext, rt: FolderRuntime, item?: JournalItem) {
   return {
     signal: ctx.signal,
+    ...(item ? { log: itemLog(ctx, item) } : {}),
     ...(rt.config.managedCompanyId ? { managedCompanyId: rt.config.managedCompanyId } : {}),
   };
+}
+
+/** The API client's lines for this item carry the same fields as the pipeline's. */
+function itemLog(ctx: StepContext, item: JournalItem) {
+  return ctx.log.child({
+    folder: item.folder,
+    file: item.fileName,
+    ...(item.jobId ? { jobId: item.jobId } : {}),
+  });
 }
 
 async function md5Of(filePath: string): Promise<string> {
@@ -118,7 +128,7 @@ async function checkJob(
 ): Promise<JournalItem> {
   let status: string;
   try {
-    status = normaliseJobStatus((await ctx.jobs.get(item.jobId!, callOptions(ctx, rt))).status);
+    status = normaliseJobStatus((await ctx.jobs.get(item.jobId!, callOptions(ctx, rt, item))).status);
   } catch (err) {
     if (isApiError(err) && err.status === 404) return newAttempt(ctx, item, 'job gone (window over)');
     const outcome = classifyFailure(err, 'upload');
@@ -160,7 +170,10 @@ async function uploadJob(
   const url = ctx.journal.revealUploadUrl(item.id);
   if (!url) return newAttempt(ctx, item, 'recreate: no-url');
   try {
-    const result = await ctx.jobs.uploadFile(url, target.filePath, { signal: ctx.signal });
+    const result = await ctx.jobs.uploadFile(url, target.filePath, {
+      signal: ctx.signal,
+      log: itemLog(ctx, item),
+    });
     // On disk before the file moves to the archive.
     const next = await ctx.journal.commitMove(item.id, 'uploaded', { md5: result.md5 });
     ctx.log.info(

@@ -3,7 +3,7 @@
  * `<file>.error.json` and `<file>.error.txt` in the error folder. The records are built by pure
  * functions; `writeFileAtomic` makes sure an ERP never reads half a file (temp name, fsync, rename).
  */
-import { randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { JournalItem } from '../journal/index.js';
@@ -93,20 +93,30 @@ export function archiveDayDir(archiveDir: string, now: number): string {
   return path.join(archiveDir, iso(now).slice(0, 10));
 }
 
-/** Writes under a hidden temp name, fsyncs, then renames into place (replacing an older copy). */
+/**
+ * A hidden temp name beside `target`: short and fixed-length (a name built from a long target
+ * would pass 255 bytes) and the same for every attempt at one target, so a temp file left by a
+ * crash is overwritten and renamed away by the next attempt instead of staying forever.
+ */
+export function tempNameFor(target: string, kind = 'tmp'): string {
+  const tag = createHash('sha256').update(path.basename(target)).digest('hex').slice(0, 12);
+  return path.join(path.dirname(target), `.docex-${tag}.${kind}`);
+}
+
+/**
+ * Writes under a hidden temp name, fsyncs, then renames into place (replacing an older copy). A
+ * failed write (ENOSPC) removes its temp file: nothing partial stays beside the outputs.
+ */
 export async function writeFileAtomic(target: string, content: string): Promise<void> {
-  const temp = path.join(
-    path.dirname(target),
-    `.${path.basename(target)}.${randomBytes(4).toString('hex')}.tmp`,
-  );
-  const handle = await fs.open(temp, 'wx', 0o640);
+  const temp = tempNameFor(target);
   try {
-    await handle.writeFile(content, 'utf8');
-    await handle.sync();
-  } finally {
-    await handle.close();
-  }
-  try {
+    const handle = await fs.open(temp, 'w', 0o640);
+    try {
+      await handle.writeFile(content, 'utf8');
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
     await fs.rename(temp, target);
   } catch (err) {
     await fs.rm(temp, { force: true });

@@ -124,7 +124,10 @@ async function sendRows(
       size: st.size,
       mtimeMs: st.mtimeMs,
       create: (jobName) =>
-        ctx.jobs.createPayloadPdf({ ...request, ...(jobName ? { jobName } : {}) }, callOptions(ctx, rt)),
+        ctx.jobs.createPayloadPdf(
+          { ...request, ...(jobName ? { jobName } : {}) },
+          callOptions(ctx, rt, start),
+        ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
     if (row.state === 'uploaded') row = ctx.journal.transition(row.id, 'done');

@@ -106,7 +106,10 @@ export async function drivePayloadPdf(
       size: item.size,
       mtimeMs: item.mtimeMs,
       create: (jobName) =>
-        ctx.jobs.createPayloadPdf({ ...request, ...(jobName ? { jobName } : {}) }, callOptions(ctx, rt)),
+        ctx.jobs.createPayloadPdf(
+          { ...request, ...(jobName ? { jobName } : {}) },
+          callOptions(ctx, rt, item),
+        ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
     if (row.state === 'uploaded') row = ctx.journal.transition(row.id, 'done');

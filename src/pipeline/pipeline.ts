@@ -5,19 +5,23 @@
  * timer. On start, `recover()` resumes every unfinished item and takes back files left in
  * `.processing/`, so a crash at any moment loses nothing and submits nothing twice.
  */
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
-import type { JournalItem } from '../journal/index.js';
+import { isFinal, type JournalItem } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
-import { placeRejected } from './finish.js';
+import { intakeOf } from '../sources/sftp/source-paths.js';
+import { placeRejected, rejectItem } from './finish.js';
 import { claimItem, type IntakeFile } from './intake.js';
-import { drivePayloadPdf } from './payload-pdf.js';
+import { drivePayloadPdf, SIDECAR_WAIT_MS } from './payload-pdf.js';
 import { drivePayloadWord } from './payload-word.js';
-import { isSidecarName } from './sidecar.js';
+import { refuseEntry } from './refuse-entry.js';
+import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 export interface PipelineOptions extends Omit<StepContext, 'signal'> {
+  /** Read live: a reload adds and removes folders in this map (see Agent.addFolder/removeFolder). */
   folders: ReadonlyMap<string, FolderRuntime>;
   /** Files in flight across all folders (config.concurrency). */
   concurrency: number;
@@ -25,7 +29,12 @@ export interface PipelineOptions extends Omit<StepContext, 'signal'> {
   onBacklog?: (folder: string, full: boolean) => void;
   /** Wait before try number `n` (1-based) of a file that must wait. Default 1 s doubling, at most 60 s. */
   retryDelayMs?: (n: number) => number;
+  /** Told when a file item became done or rejected (SFTP sources then move the remote file). */
+  onFinished?: (item: JournalItem) => void;
 }
+
+/** Tries of a file failing with DOCEX_INTERNAL before it is refused (while no job exists yet). */
+export const UNEXPECTED_FAILURE_LIMIT = 5;
 
 export interface RecoverySummary {
   resumed: number;
@@ -47,6 +56,8 @@ function priorityOf(item: JournalItem | undefined, now: number): number {
 export class Pipeline {
   private readonly global: PQueue;
   private readonly queues = new Map<string, PQueue>();
+  /** Per folder, the scheduled tasks not yet settled (a removed folder waits for them). */
+  private readonly pending = new Map<string, Set<Promise<void>>>();
   private readonly backlog = new Map<string, number>();
   private readonly full = new Set<string>();
   private readonly keys = new Set<string>();
@@ -54,34 +65,47 @@ export class Pipeline {
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
   private readonly abort = new AbortController();
+  private readonly held = new Map<number, Buffer>();
+  private readonly orphanTimers = new Map<string, NodeJS.Timeout>();
   private readonly ctx: StepContext;
   private readonly idleWaiters: Array<() => void> = [];
   private stopping = false;
 
   constructor(private readonly options: PipelineOptions) {
     this.global = new PQueue({ concurrency: options.concurrency });
-    this.ctx = { ...options, signal: this.abort.signal };
+    this.ctx = { ...options, signal: this.abort.signal, held: this.held };
   }
 
-  /** A file the source just moved into `.processing/`. */
-  accept(folder: string, file: IntakeFile): void {
+  /**
+   * A file the source just moved into `.processing/`. False: not taken (unknown folder, stopping);
+   * `onLost`: taken, but its claim failed before it became an item (SFTP sources forget it then).
+   */
+  accept(folder: string, file: IntakeFile, onLost?: (err: unknown) => void): boolean {
     const rt = this.options.folders.get(folder);
     if (!rt) {
       this.options.log.error({ folder, file: file.name }, 'file of an unknown folder left in .processing');
-      return;
+      return false;
     }
     if (isSidecarName(rt, file.name)) {
       // Not an item of its own: its PDF's item reads it from .processing and moves it along.
       this.options.log.debug({ folder, file: file.name }, 'sidecar waits for its PDF');
-      return;
+      if (usesSidecars(rt)) this.watchOrphan(rt, file, this.options.clock.now(), 1);
+      return true;
     }
-    this.schedule(
+    return this.schedule(
       rt,
       `path:${file.claimedPath}`,
       priorityOf(undefined, this.options.clock.now()),
       async () => {
-        const item = await claimItem(this.ctx, rt, file);
-        await this.drive(rt, item, false);
+        const item = await claimItem(this.ctx, rt, file).catch((err: unknown) => {
+          onLost?.(err);
+          throw err;
+        });
+        try {
+          await this.drive(rt, item, false);
+        } finally {
+          this.held.delete(item.id);
+        }
       },
     );
   }
@@ -104,14 +128,20 @@ export class Pipeline {
     });
   }
 
-  /** Files left in `.processing/` and unfinished journal items, resumed (call before sources start). */
-  async recover(): Promise<RecoverySummary> {
+  /**
+   * Files left in `.processing/` and unfinished journal items, resumed (call before sources start).
+   * `only`: one folder's (a folder added by a reload).
+   */
+  async recover(only?: string): Promise<RecoverySummary> {
     const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0 };
     const { journal, log } = this.options;
     for (const rt of this.options.folders.values()) {
+      if (only !== undefined && rt.config.name !== only) continue;
       const stability = rt.config.stability;
       const markers = stability.kind === 'done-marker' ? stability.suffixes : [];
-      for (const file of await recoverProcessing(rt.config.source.path, { markerSuffixes: markers })) {
+      // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
+      const intake = intakeOf(rt.config);
+      for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
         const newest = journal.byPath(file.path)[0];
         const sameFile =
           newest &&
@@ -124,7 +154,7 @@ export class Pipeline {
           // Moved in, then the agent stopped before the claim was recorded: take it again.
           this.accept(rt.config.name, {
             name: file.name,
-            originalPath: path.join(rt.config.source.path, file.name),
+            originalPath: intake.originalPath(file.name),
             claimedPath: file.path,
           });
           summary.reclaimed++;
@@ -137,6 +167,7 @@ export class Pipeline {
       .sort((a, b) => (a.item.uploadDeadline ?? Infinity) - (b.item.uploadDeadline ?? Infinity));
     for (const step of plan) {
       if (step.item.kind !== 'file' || step.action.kind === 'none') continue;
+      if (only !== undefined && step.item.folder !== only) continue;
       if (!this.options.folders.has(step.item.folder)) {
         summary.skipped++;
         continue;
@@ -163,6 +194,33 @@ export class Pipeline {
     return n;
   }
 
+  /**
+   * A folder removed by a reload: its waiting files' retry timers are cancelled (they stay in the
+   * journal and `.processing/`; a folder started again on that name recovers them, so no old timer
+   * drives them beside it), then this resolves once nothing of the folder is queued or running, and
+   * the folder's bookkeeping is dropped (it would otherwise grow with every reload).
+   */
+  async folderIdle(folder: string): Promise<void> {
+    for (;;) {
+      // Again after each wait: a file failing while the folder drains sets a new timer.
+      this.cancelRetries(folder);
+      const pending = [...(this.pending.get(folder) ?? [])];
+      if (pending.length === 0) break;
+      await Promise.allSettled(pending);
+    }
+    this.queues.delete(folder);
+    this.pending.delete(folder);
+    this.backlog.delete(folder);
+    this.full.delete(folder);
+    this.notifyIdle();
+  }
+
+  /** Folders the scheduler holds state for, and files waiting for a retry (tests, diagnostics). */
+  tracked(): { folders: string[]; waiting: number } {
+    const folders = new Set([...this.queues.keys(), ...this.backlog.keys(), ...this.pending.keys()]);
+    return { folders: [...folders].sort(), waiting: this.timers.size + this.orphanTimers.size };
+  }
+
   /** Resolves once nothing is queued, running or waiting for a retry (tests, one-shot submit). */
   idle(): Promise<void> {
     if (this.size === 0 && this.timers.size === 0) return Promise.resolve();
@@ -177,6 +235,8 @@ export class Pipeline {
     this.stopping = true;
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    for (const t of this.orphanTimers.values()) clearTimeout(t);
+    this.orphanTimers.clear();
     this.global.clear();
     for (const q of this.queues.values()) q.clear();
     const settled = Promise.allSettled([...this.running]).then(() => true);
@@ -202,8 +262,10 @@ export class Pipeline {
     return q;
   }
 
-  private schedule(rt: FolderRuntime, key: string, priority: number, task: () => Promise<void>): void {
-    if (this.stopping || this.keys.has(key)) return;
+  /** False when stopping; a key already queued counts as taken. */
+  private schedule(rt: FolderRuntime, key: string, priority: number, task: () => Promise<void>): boolean {
+    if (this.stopping) return false;
+    if (this.keys.has(key)) return true;
     this.keys.add(key);
     const folder = rt.config.name;
     this.addBacklog(folder, 1);
@@ -213,12 +275,36 @@ export class Pipeline {
       await p;
       this.running.delete(p);
     };
-    void this.queueOf(rt)
+    const done: Promise<void> = this.queueOf(rt)
       .add(() => this.global.add(run, { priority }), { priority })
+      .catch(() => {})
       .finally(() => {
         this.keys.delete(key);
+        this.pending.get(folder)?.delete(done);
         this.addBacklog(folder, -1);
       });
+    let set = this.pending.get(folder);
+    if (!set) {
+      set = new Set();
+      this.pending.set(folder, set);
+    }
+    set.add(done);
+    return true;
+  }
+
+  private cancelRetries(folder: string): void {
+    for (const [id, timer] of this.timers) {
+      if (this.options.journal.get(id)?.folder !== folder) continue;
+      clearTimeout(timer);
+      this.timers.delete(id);
+      this.tries.delete(id);
+    }
+    const prefix = `orphan:${folder}:`;
+    for (const [key, timer] of this.orphanTimers) {
+      if (!key.startsWith(prefix)) continue;
+      clearTimeout(timer);
+      this.orphanTimers.delete(key);
+    }
   }
 
   private async drive(rt: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
@@ -232,12 +318,20 @@ export class Pipeline {
         { folder: item.folder, file: item.fileName, state: final.state },
         'file finished',
       );
+      if (isFinal(final.state)) this.options.onFinished?.(final);
     } catch (err) {
       if (this.stopping) return;
       const n = (this.tries.get(item.id) ?? 0) + 1;
       this.tries.set(item.id, n);
       const delay = (this.options.retryDelayMs ?? defaultRetryDelay)(n);
       const code = err instanceof RetryLater ? err.code : 'DOCEX_INTERNAL';
+      if (
+        code === 'DOCEX_INTERNAL' &&
+        n >= UNEXPECTED_FAILURE_LIMIT &&
+        (await this.refuseUnsent(rt, item, err, n))
+      ) {
+        return;
+      }
       this.options.log.warn(
         { folder: item.folder, file: item.fileName, jobId: item.jobId, code, err, retryInMs: delay, try: n },
         'file must wait',
@@ -250,6 +344,96 @@ export class Pipeline {
       timer.unref();
       this.timers.set(item.id, timer);
     }
+  }
+
+  /**
+   * A file the agent keeps failing on for a reason of its own (a bug, a hostile input no check
+   * caught) would otherwise be retried forever in `.processing/`. Before any job exists it is
+   * refused instead, so the operator sees it in the error folder; once a job was created the upload
+   * is still owed, so it keeps its retries.
+   */
+  private async refuseUnsent(
+    rt: FolderRuntime,
+    item: JournalItem,
+    err: unknown,
+    tries: number,
+  ): Promise<boolean> {
+    const fresh = this.options.journal.get(item.id);
+    if (!fresh || !['claimed', 'validated', 'creating'].includes(fresh.state)) return false;
+    const message = err instanceof Error ? err.message : String(err);
+    try {
+      const refused = await rejectItem(
+        this.ctx,
+        rt,
+        fresh,
+        'DOCEX_INTERNAL',
+        `the agent failed ${tries} times on this file (${message}); it was not sent: report this error`,
+      );
+      this.tries.delete(item.id);
+      this.options.onFinished?.(refused);
+      return true;
+    } catch (refuseErr) {
+      this.options.log.error(
+        { folder: item.folder, file: item.fileName, err: refuseErr },
+        'file could not be refused',
+      );
+      return false;
+    }
+  }
+
+  /**
+   * A sidecar whose PDF never comes would sit in `.processing/` for ever: once it has waited as
+   * long as a PDF waits for its sidecar, with no PDF beside it, it goes to the error folder. While
+   * its PDF is there, that PDF's item decides (and moves the sidecar along).
+   */
+  private watchOrphan(rt: FolderRuntime, file: IntakeFile, since: number, n: number): void {
+    const key = `orphan:${rt.config.name}:${file.claimedPath}`;
+    if (this.stopping || this.orphanTimers.has(key)) return;
+    const delay = (this.options.retryDelayMs ?? defaultRetryDelay)(n);
+    const timer = setTimeout(() => {
+      this.orphanTimers.delete(key);
+      void this.checkOrphan(rt, file, since, n).catch((err: unknown) =>
+        this.options.log.error(
+          { folder: rt.config.name, file: file.name, err },
+          'orphan sidecar check failed',
+        ),
+      );
+    }, delay);
+    timer.unref();
+    this.orphanTimers.set(key, timer);
+  }
+
+  private async checkOrphan(rt: FolderRuntime, file: IntakeFile, since: number, n: number): Promise<void> {
+    const exists = (p: string) =>
+      fs.lstat(p).then(
+        () => true,
+        () => false,
+      );
+    if (this.stopping || !(await exists(file.claimedPath))) return;
+    const stem = file.claimedPath.slice(0, -path.extname(file.claimedPath).length);
+    const waited = this.options.clock.now() - since;
+    if ((await exists(`${stem}.pdf`)) || (await exists(`${stem}.PDF`)) || waited < SIDECAR_WAIT_MS) {
+      this.watchOrphan(rt, file, since, n + 1);
+      return;
+    }
+    const placed = await refuseEntry(
+      {
+        name: file.name,
+        path: file.claimedPath,
+        code: 'DOCEX_INPUT_SIDECAR_ORPHAN',
+        reason: `${JSON.stringify(file.name)} is a payload file whose PDF did not arrive within ${SIDECAR_WAIT_MS / 60_000} minutes; drop the PDF and its payload file together.`,
+      },
+      {
+        folder: rt.config.name,
+        workflowId: rt.config.workflowId,
+        errorDir: rt.config.errorDir,
+        now: this.options.clock.now(),
+      },
+    );
+    this.options.log.warn(
+      { folder: rt.config.name, file: file.name, placed },
+      'sidecar without its PDF refused',
+    );
   }
 
   private addBacklog(folder: string, delta: number): void {

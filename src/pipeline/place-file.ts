@@ -3,12 +3,13 @@
  * written first and the data file renamed last: a crash in between leaves the file in
  * `.processing/`, where recovery places it again under the same free name (nothing is deleted).
  */
+import { createHash } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
 import { ensureDir, freeName } from '../sources/local/claim.js';
-import { writeFileAtomic } from './outcome-files.js';
+import { tempNameFor, writeFileAtomic } from './outcome-files.js';
 
 export interface SideFile {
   /** Appended to the placed file's name: `.result.json`, `.error.txt`. */
@@ -43,12 +44,42 @@ async function moveTo(from: string, to: string): Promise<void> {
       });
     }
   }
-  const temp = path.join(path.dirname(to), `.${path.basename(to)}.copy.tmp`);
-  await fs.copyFile(from, temp, fsc.COPYFILE_FICLONE);
-  const handle = await fs.open(temp, 'r+');
-  await handle.sync().finally(() => handle.close());
-  await fs.rename(temp, to);
+  const temp = tempNameFor(to, 'copy.tmp');
+  try {
+    await fs.copyFile(from, temp, fsc.COPYFILE_FICLONE);
+    const handle = await fs.open(temp, 'r+');
+    await handle.sync().finally(() => handle.close());
+    await fs.rename(temp, to);
+  } catch (err) {
+    await fs.rm(temp, { force: true });
+    throw err;
+  }
   await fs.unlink(from);
+}
+
+const byteLength = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/** Most file systems refuse a name over 255 bytes. */
+const NAME_MAX_BYTES = 255;
+/** Room for the `.2`, `.3`… freeName may add. */
+const NUMBER_ROOM_BYTES = 6;
+
+/**
+ * `name`, shortened when it and its longest side-file suffix would not fit in one directory
+ * entry: the stem is cut (on a character boundary) and tagged with a hash of the whole name, the
+ * extension kept. The records beside the file keep the name the ERP gave it.
+ */
+export function fitName(name: string, suffixBytes: number): string {
+  const room = NAME_MAX_BYTES - suffixBytes - NUMBER_ROOM_BYTES;
+  if (byteLength(name) <= room) return name;
+  const ext = path.extname(name);
+  const tag = `~${createHash('sha256').update(name).digest('hex').slice(0, 8)}`;
+  let stem = name.slice(0, name.length - ext.length);
+  const keep = Math.max(0, room - byteLength(tag) - byteLength(ext));
+  while (byteLength(stem) > keep) stem = stem.slice(0, -1);
+  // A cut surrogate pair would leave half a character.
+  if (/[\ud800-\udbff]$/.test(stem)) stem = stem.slice(0, -1);
+  return `${stem}${tag}${byteLength(ext) < room / 2 ? ext : ''}`;
 }
 
 /**
@@ -63,14 +94,22 @@ export async function placeFile(
   options: PlaceOptions = {},
 ): Promise<string> {
   await ensureDir(dir);
-  const target = path.join(dir, await freeName(dir, name));
+  const reserve = Math.max(
+    0,
+    ...sideFiles.map((f) => byteLength(f.suffix)),
+    ...(options.markerSuffixes ?? []).map(byteLength),
+  );
+  const target = path.join(dir, await freeName(dir, fitName(name, reserve)));
   for (const suffix of options.markerSuffixes ?? []) {
     const marker = `${filePath}${suffix}`;
     if (await exists(marker)) await moveTo(marker, `${target}${suffix}`);
   }
   for (const companion of options.companions ?? []) {
     if (await exists(companion)) {
-      await moveTo(companion, path.join(dir, await freeName(dir, path.basename(companion))));
+      await moveTo(
+        companion,
+        path.join(dir, await freeName(dir, fitName(path.basename(companion), reserve))),
+      );
     }
   }
   for (const side of sideFiles) await writeFileAtomic(`${target}${side.suffix}`, side.content);

@@ -24,7 +24,7 @@ export async function driveSingleFile(
     create: (jobName) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },
-        callOptions(ctx, rt),
+        callOptions(ctx, rt, item),
       ),
     reject: (it, code, reason, extras) => rejectItem(ctx, rt, it, code, reason, extras),
   });

@@ -32,6 +32,8 @@ export interface StepContext {
   keepFiles?: boolean;
   /** Aborted when the agent stops past its grace time. */
   signal: AbortSignal;
+  /** Content of small files read at their claim, by item id, while the item is driven. */
+  held?: Map<number, Buffer>;
 }
 
 /** Thrown by a step when the file must wait and be tried again (the service is unwell, not the file). */

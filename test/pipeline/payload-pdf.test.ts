@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SIDECAR_WAIT_MS } from '../../src/pipeline/payload-pdf.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, listFiles, makeHarness, md5, waitFor } from './support/agent-harness.js';
 
@@ -48,6 +49,24 @@ describe('payload-pdf folders (PDF + sidecar)', () => {
       'letter-a.pdf.result.json',
     ]);
     expect(listFiles(h.folderPath('letters'))).toEqual([]);
+  });
+
+  it('refuses a sidecar whose PDF never comes, after the sidecar wait, into the error folder with its reason', async () => {
+    await h.startAgent(config());
+    h.drop('letters', 'alone.json', JSON.stringify({ ...sidecar, filename: 'alone.pdf' }));
+    const processing = path.join(h.folderPath('letters'), '.processing');
+    await waitFor(() => listFiles(processing).includes('alone.json'));
+    h.clock.advance(SIDECAR_WAIT_MS - 1_000);
+    await new Promise((r) => setTimeout(r, 200));
+    expect(listFiles(processing)).toContain('alone.json');
+    h.clock.advance(2_000);
+    const errorDir = path.join(h.dir, 'error', 'letters');
+    // The records are written first, then the sidecar is moved beside them.
+    await waitFor(() => listFiles(errorDir).includes('alone.json'));
+    expect(listFiles(processing)).not.toContain('alone.json');
+    const record = JSON.parse(readFileSync(path.join(errorDir, 'alone.json.error.json'), 'utf8'));
+    expect(record).toMatchObject({ code: 'DOCEX_INPUT_SIDECAR_ORPHAN', file: 'alone.json' });
+    expect(readFileSync(path.join(errorDir, 'alone.json.error.txt'), 'utf8')).toContain('did not arrive');
   });
 
   it('refuses a PDF whose sidecar breaks a payload rule, with the rule in the report, before any job', async () => {

@@ -55,6 +55,18 @@ describe('single-file folders end to end (real sandbox, real files, real journal
     await agent.stop();
   });
 
+  it("writes the API client's own lines (create, upload) with the file, folder and job fields", async () => {
+    const agent = await h.startAgent(h.config([{ name: 'traced', workflowId: SEED.workflows.pdfEmail }]));
+    h.drop('traced', 'traced.pdf', await makePdf('traced'));
+    const uploadedLine = () => h.logs.find((l) => l['msg'] === 'file uploaded' && l['file'] === 'traced.pdf');
+    await waitFor(() => uploadedLine() !== undefined);
+    await waitFor(
+      () => agent.journal.byPath(path.join(h.folderPath('traced'), 'traced.pdf'))[0]?.state === 'done',
+    );
+    const uploaded = uploadedLine();
+    expect(uploaded).toMatchObject({ folder: 'traced', file: 'traced.pdf', jobId: expect.any(String) });
+  });
+
   it('refuses a corrupt PDF into the error folder with .error.json and .error.txt, creating no job', async () => {
     const agent = await h.startAgent(h.config([{ name: 'pdf', workflowId: SEED.workflows.pdfEmail }]));
     const before = (await h.jobs()).length;

@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { hashFile } from '../../src/sources/hash.js';
+import { hashFile, readAndHash } from '../../src/sources/hash.js';
+
+const sha256 = (data: Buffer | string) => createHash('sha256').update(data).digest('hex');
 
 let dir: string;
 beforeEach(() => {
@@ -31,5 +33,40 @@ describe('hashFile', () => {
       sha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
       size: 0,
     });
+  });
+});
+
+describe('readAndHash', () => {
+  it('keeps the bytes of a file up to the limit, with the hash and size of exactly those bytes', async () => {
+    const file = path.join(dir, 'a.pdf');
+    writeFileSync(file, 'x'.repeat(1000));
+    const read = await readAndHash(file, 1000);
+    expect(read.bytes?.toString()).toBe('x'.repeat(1000));
+    expect(read).toMatchObject({ sha256: sha256('x'.repeat(1000)), size: 1000, statSize: 1000 });
+  });
+
+  it('hashes a file over the limit by streaming and keeps nothing', async () => {
+    const file = path.join(dir, 'big.pdf');
+    writeFileSync(file, 'y'.repeat(1001));
+    const read = await readAndHash(file, 1000);
+    expect(read.bytes).toBeUndefined();
+    expect(read).toMatchObject({ sha256: sha256('y'.repeat(1001)), size: 1001, statSize: 1001 });
+  });
+
+  it('keeps nothing of a symbolic link (the inspection refuses it) but hashes what it points to', async () => {
+    const target = path.join(dir, 'target.pdf');
+    writeFileSync(target, 'z');
+    symlinkSync(target, path.join(dir, 'link.pdf'));
+    const read = await readAndHash(path.join(dir, 'link.pdf'), 1000);
+    expect(read.bytes).toBeUndefined();
+    expect(read.sha256).toBe((await hashFile(target)).sha256);
+  });
+
+  it('keeps an empty file as zero bytes', async () => {
+    const file = path.join(dir, 'empty.pdf');
+    writeFileSync(file, '');
+    const read = await readAndHash(file, 1000);
+    expect(read.bytes).toHaveLength(0);
+    expect(read).toMatchObject({ size: 0, statSize: 0, sha256: sha256('') });
   });
 });

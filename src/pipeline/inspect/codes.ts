@@ -26,7 +26,8 @@ export const INPUT_ERROR_CODES = {
     'The XML has a DOCTYPE or ENTITY declaration, refused (entity bombs, external entities).',
   DOCEX_INPUT_XML_MALFORMED: 'The XML is not well-formed.',
   DOCEX_INPUT_NOT_UBL: 'The XML is not a UBL invoice or credit note with number, date, sender and receiver.',
-  DOCEX_INPUT_JSON_MALFORMED: 'The JSON cannot be parsed or is not an object or array of objects.',
+  DOCEX_INPUT_JSON_MALFORMED:
+    'The JSON cannot be parsed, is not an object or array of objects, or nests more than 100 levels deep.',
   DOCEX_INPUT_ZIP_CORRUPT: 'The ZIP cannot be read.',
   DOCEX_INPUT_ZIP_EMPTY: 'The ZIP holds no file.',
   DOCEX_INPUT_ZIP_UNSAFE_PATH: 'A ZIP entry name is absolute, climbs out with "..", or has a backslash.',

@@ -11,7 +11,7 @@ import { type InputRejection, mib, quoteName, reject } from './codes.js';
 import { inspectCsvBytes } from './csv.js';
 import { type DetectedType, detectType, HEAD_BYTES } from './detect-type.js';
 import { inspectJsonBytes } from './json.js';
-import { inspectPdfFile, PDF_PARSE_MAX_BYTES } from './pdf.js';
+import { checkPdfBytes, inspectPdfFile, PDF_PARSE_MAX_BYTES } from './pdf.js';
 import { inspectXmlBytes } from './xml.js';
 import { DEFAULT_ZIP_LIMITS, inspectZipFile, type ZipLimits } from './zip.js';
 import { zipPolicy } from './zip-policies.js';
@@ -44,6 +44,11 @@ export interface InspectOptions {
   inputSourceType: string;
   maxBytes: number;
   limits?: Partial<InspectLimits>;
+  /**
+   * The whole file, when the caller already read it from a descriptor opened without following
+   * links (a small file at its claim): nothing is read again.
+   */
+  bytes?: Buffer;
 }
 
 /** Extensions each input source takes (decisions, Workflows; payload files per issue 3). */
@@ -91,7 +96,10 @@ async function checkContent(
 ): Promise<{ ok: true; details: Record<string, unknown> } | InputRejection> {
   const { fileName, inputSourceType: source } = opts;
   if (kind === 'pdf') {
-    const checked = await inspectPdfFile(opts.path, fileName, size, limits.pdfParseMaxBytes);
+    const checked =
+      opts.bytes && size <= limits.pdfParseMaxBytes
+        ? await checkPdfBytes(opts.bytes, fileName)
+        : await inspectPdfFile(opts.path, fileName, size, limits.pdfParseMaxBytes);
     return checked.ok ? { ok: true, details: { ...checked.details } } : checked;
   }
   if (kind === 'zip') {
@@ -111,7 +119,7 @@ async function checkContent(
       { size, limit: limits.textMaxBytes },
     );
   }
-  const bytes = await readFile(opts.path);
+  const bytes = opts.bytes ?? (await readFile(opts.path));
   if (kind === 'csv') return inspectCsvBytes(bytes, fileName);
   if (kind === 'json') return inspectJsonBytes(bytes, fileName);
   return inspectXmlBytes(bytes, fileName, source === 'UBL' ? 'ubl' : 'data');
@@ -135,7 +143,9 @@ export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
     );
   }
   try {
-    const stat = await lstat(opts.path);
+    const stat = opts.bytes
+      ? { isSymbolicLink: () => false, isFile: () => true, size: opts.bytes.length }
+      : await lstat(opts.path);
     if (stat.isSymbolicLink()) {
       return reject(
         'DOCEX_INPUT_SYMLINK',
@@ -165,7 +175,7 @@ export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
         { extension: ext, accepted: Object.keys(accepted) },
       );
     }
-    const detected = detectType(await readHead(opts.path));
+    const detected = detectType(opts.bytes ? opts.bytes.subarray(0, HEAD_BYTES) : await readHead(opts.path));
     if (detected !== CONTENT_OF[kind]) {
       const code = detected === 'unknown' ? 'DOCEX_INPUT_UNKNOWN_TYPE' : 'DOCEX_INPUT_TYPE_MISMATCH';
       return reject(code, `${name} is named ${ext} but its content is ${TYPE_WORDS[detected]}.`, {

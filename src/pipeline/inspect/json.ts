@@ -2,6 +2,47 @@
 import { type InputRejection, quoteName, reject } from './codes.js';
 import { decodeUtf8 } from './text.js';
 
+/**
+ * Deepest nesting of arrays and objects accepted. JSON.parse copes with any depth, but what comes
+ * after it recurses (JSON.stringify of the job request, schema checks): 100,000 levels exhaust the
+ * stack and the file would be retried forever. Real payloads nest a handful of levels.
+ */
+export const MAX_JSON_DEPTH = 100;
+
+/** Nesting depth of JSON text, counted without recursion; stops counting once over `limit`. */
+export function jsonNestingDepth(text: string, limit = Number.POSITIVE_INFINITY): number {
+  let depth = 0;
+  let max = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c)
+        i += 1; // backslash: skip the escaped character
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      depth += 1;
+      if (depth > max) max = depth;
+      if (max > limit) return max;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth -= 1;
+    }
+  }
+  return max;
+}
+
+/** A rejection when JSON text nests deeper than MAX_JSON_DEPTH; pure. */
+export function checkJsonDepth(text: string, fileName: string): InputRejection | undefined {
+  if (jsonNestingDepth(text, MAX_JSON_DEPTH) <= MAX_JSON_DEPTH) return undefined;
+  return reject(
+    'DOCEX_INPUT_JSON_MALFORMED',
+    `${quoteName(fileName)} nests arrays or objects more than ${MAX_JSON_DEPTH} levels deep.`,
+    { maxDepth: MAX_JSON_DEPTH },
+  );
+}
+
 export function inspectJsonBytes(
   bytes: Buffer,
   fileName: string,
@@ -17,6 +58,9 @@ export function inspectJsonBytes(
       `${quoteName(fileName)} is not valid JSON: ${(err as Error).message}.`,
     );
   }
+  // After the parse: the depth count trusts the text to be valid JSON (strings closed).
+  const tooDeep = checkJsonDepth(decoded.text, fileName);
+  if (tooDeep) return tooDeep;
   const items = Array.isArray(value) ? value : [value];
   if (items.some((v) => v === null || typeof v !== 'object' || Array.isArray(v))) {
     return reject(

@@ -76,10 +76,13 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
   try {
     pages = doc.getPageCount();
   } catch (err) {
-    return reject(
-      'DOCEX_INPUT_PDF_CORRUPT',
-      `${quoteName(fileName)} has no readable page tree: ${(err as Error).message.split('\n')[0]}.`,
-    );
+    // A TypeError is pdf-lib walking a missing object ("Cannot read properties of undefined"):
+    // words for the operator, the raw message in the details.
+    const raw = (err as Error).message.split('\n')[0];
+    const why = err instanceof TypeError ? 'its catalog does not lead to a list of pages' : raw;
+    return reject('DOCEX_INPUT_PDF_CORRUPT', `${quoteName(fileName)} has no readable page tree: ${why}.`, {
+      parser: raw,
+    });
   }
   if (pages === 0) return reject('DOCEX_INPUT_PDF_EMPTY', `${quoteName(fileName)} is a PDF with no pages.`);
   return { ok: true, details: { pages, parsed: true } };

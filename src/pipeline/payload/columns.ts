@@ -15,6 +15,7 @@
  */
 import { CHANNEL_IDENTIFIER_KINDS, type PayloadJobRequest } from '../../domain/wire.js';
 import { type InputRejection, quoteName, reject } from '../inspect/codes.js';
+import { MAX_JSON_DEPTH } from '../inspect/json.js';
 import type { BuiltRow, RowProblem } from './types.js';
 
 export type ColumnMapping = Readonly<Record<string, string | null>>;
@@ -36,6 +37,9 @@ const KINDS = new Set<string>(CHANNEL_IDENTIFIER_KINDS);
 const FIELDS = ['jobName', 'filename', 'sendingEventExecutionDateUtc'] as const;
 const YES = new Set(['yes', 'y', 'true', '1', 'x']);
 const NO = new Set(['no', 'n', 'false', '0', '']);
+
+/** data.<path> columns nest at most this deep (the request is JSON: same bound as a JSON file). */
+export const MAX_DATA_PATH_SEGMENTS = MAX_JSON_DEPTH - 3;
 
 function targetOf(name: string, allowFile: boolean): Target | undefined {
   const upper = name.toUpperCase();
@@ -80,6 +84,12 @@ export function planColumns(
     const key = target.type === 'kind' ? undefined : `${target.type}:${JSON.stringify(target)}`;
     if (key && seen.has(key)) problems.push(`column ${quoteName(mapped)} appears twice`);
     if (key) seen.add(key);
+    if (target.type === 'data' && target.path.length > MAX_DATA_PATH_SEGMENTS) {
+      problems.push(
+        `column ${quoteName(mapped.slice(0, 40))}… nests deeper than ${MAX_DATA_PATH_SEGMENTS} levels`,
+      );
+      continue;
+    }
     columns.push({ source, target });
   }
   const kinds = new Set(columns.flatMap((c) => (c.target.type === 'kind' ? [c.target.kind] : [])));

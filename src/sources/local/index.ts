@@ -1,7 +1,9 @@
 export {
   type ClaimResult,
   claimFile,
+  ensureDir,
   type FileStamp,
+  freeName,
   type MoveOptions,
   moveToFolder,
   PROCESSING_DIR,
@@ -9,7 +11,7 @@ export {
   recoverProcessing,
   releaseClaim,
 } from './claim.js';
-export { LocalSource, type LocalSourceOptions } from './local-source.js';
+export { LocalSource, type LocalSourceOptions, type RefusedEntry } from './local-source.js';
 export {
   DEFAULT_MARKER_SUFFIXES,
   DEFAULT_SETTLE_MS,

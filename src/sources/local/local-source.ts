@@ -39,8 +39,20 @@ export interface LocalSourceOptions {
   /** Default true; false = start-up scan and rescans only. */
   watch?: boolean;
   probeReadable?: ProbeReadable;
+  /**
+   * A link or a special file (FIFO, socket, device) in the drop folder: never opened or followed,
+   * handed over to be moved to the error folder. Without it such entries are only logged.
+   */
+  onRefused?: (entry: RefusedEntry) => Promise<void>;
   rename?: RenameFn;
   watchDirectory?: typeof watchDirectory;
+}
+
+export interface RefusedEntry {
+  name: string;
+  path: string;
+  code: string;
+  reason: string;
 }
 
 interface Pending {
@@ -175,7 +187,7 @@ export class LocalSource {
       if (this.stopped) break;
       if (entry.isDirectory()) continue;
       if (entry.isSymbolicLink()) {
-        this.warnOnce(entry.name, 'symlink ignored');
+        await this.refuse(entry.name, 'symlink');
         continue;
       }
       this.notice(entry.name);
@@ -216,7 +228,7 @@ export class LocalSource {
     const look = await lookAt(this.dir, name, stability, this.options.probeReadable);
     if (look.kind !== 'file') {
       this.pending.delete(name);
-      if (look.kind === 'symlink') this.warnOnce(name, 'symlink ignored');
+      if (look.kind === 'symlink' || look.kind === 'special') await this.refuse(name, look.kind);
       return;
     }
     const { obs } = look;
@@ -224,6 +236,33 @@ export class LocalSource {
     entry.state = state;
     if (verdict === 'stable' && !this.paused && !this.stopped) {
       await this.claim(name, path.join(this.dir, name), obs, entry);
+    }
+  }
+
+  private async refuse(name: string, kind: 'symlink' | 'special'): Promise<void> {
+    const refused: RefusedEntry =
+      kind === 'symlink'
+        ? {
+            name,
+            path: path.join(this.dir, name),
+            code: 'DOCEX_INPUT_SYMLINK',
+            reason: `${JSON.stringify(name)} is a symbolic link; drop the file itself, not a link to it.`,
+          }
+        : {
+            name,
+            path: path.join(this.dir, name),
+            code: 'DOCEX_INPUT_NOT_A_FILE',
+            reason: `${JSON.stringify(name)} is not a regular file (a pipe, socket or device).`,
+          };
+    if (!this.options.onRefused || this.paused || this.stopped) {
+      this.warnOnce(name, kind === 'symlink' ? 'symlink ignored' : 'special file ignored');
+      return;
+    }
+    try {
+      await this.options.onRefused(refused);
+    } catch (err) {
+      this.warnOnce(name, 'could not move a refused entry to the error folder');
+      this.log.debug({ folder: this.folderName, file: name, err }, 'refusal failed');
     }
   }
 

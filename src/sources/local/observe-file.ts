@@ -8,8 +8,10 @@ export type FileLook =
   | { kind: 'gone' }
   /** Never followed: a link would let anyone who can write the drop folder submit any file we can read. */
   | { kind: 'symlink' }
-  /** Folder, FIFO, socket, device: never opened (opening a FIFO would block). */
-  | { kind: 'other' };
+  /** A sub-folder: not ours to take. */
+  | { kind: 'directory' }
+  /** FIFO, socket, device: never opened (opening a FIFO would block). */
+  | { kind: 'special' };
 
 export type ProbeReadable = (filePath: string) => Promise<boolean>;
 
@@ -46,13 +48,9 @@ export async function lookAt(
   const st = await lstatOrUndefined(filePath);
   if (st === undefined) return { kind: 'gone' };
   if (st.isSymbolicLink()) return { kind: 'symlink' };
-  if (!st.isFile()) return { kind: 'other' };
-  // Empty files are never taken, so skip the open for them.
-  const obs: Observation = {
-    size: st.size,
-    mtimeMs: st.mtimeMs,
-    readable: st.size > 0 && (await probeReadable(filePath)),
-  };
+  if (st.isDirectory()) return { kind: 'directory' };
+  if (!st.isFile()) return { kind: 'special' };
+  const obs: Observation = { size: st.size, mtimeMs: st.mtimeMs, readable: await probeReadable(filePath) };
   for (const marker of markerNamesFor(name, markerSuffixes(rule))) {
     const ms = await lstatOrUndefined(path.join(dir, marker));
     if (ms?.isFile()) {

@@ -38,9 +38,15 @@ export interface ObserveResult {
   verdict: Verdict;
 }
 
-/** Empty or unreadable files are never complete: a chmod-after-write producer is still busy. */
+/**
+ * Under the settle rule an empty file must stay empty this many settle times before it is taken
+ * (and refused as empty): some producers create the file well before they write to it.
+ */
+export const EMPTY_SETTLE_FACTOR = 15;
+
+/** Unreadable files are never complete: a chmod-after-write producer is still busy. */
 function usable(obs: Observation): boolean {
-  return obs.size > 0 && obs.readable;
+  return obs.readable;
 }
 
 /**
@@ -58,7 +64,8 @@ export function observe(
   const next: StabilityState = same ? state : { size: obs.size, mtimeMs: obs.mtimeMs, since: now };
   switch (rule.kind) {
     case 'settle': {
-      const settled = same && now - next.since >= rule.settleMs;
+      const settleMs = obs.size === 0 ? rule.settleMs * EMPTY_SETTLE_FACTOR : rule.settleMs;
+      const settled = same && now - next.since >= settleMs;
       return { state: next, verdict: settled && usable(obs) ? 'stable' : 'wait' };
     }
     case 'done-marker': {

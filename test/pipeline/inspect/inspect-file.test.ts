@@ -409,3 +409,20 @@ describe('memory policy', () => {
     expect(grown).toBeLessThan(64 * 1024 * 1024);
   });
 });
+
+describe('inspectFile from bytes read at the claim', () => {
+  it.each([
+    ['invoice.pdf', 'PDF', () => validPdf(2)],
+    ['secret.pdf', 'PDF', async () => encryptedPdf()],
+    ['cut.pdf', 'PDF', async () => truncatedPdf(await validPdf(1))],
+    ['empty.pdf', 'PDF', async () => Buffer.alloc(0)],
+    ['fake.pdf', 'PDF', async () => makeZip([{ name: 'a.pdf', data: 'x' }])],
+    ['bomb.xml', 'UBL', async () => Buffer.from(BILLION_LAUGHS)],
+    ['rows.csv', 'DATA_FILE', async () => Buffer.from('\ufeffa;b\r\n1;2\r\n')],
+  ])('gives %s (%s) the same verdict as reading the file', async (name, source, make) => {
+    const data = await make();
+    const fromFile = await inspect(name, data, source);
+    const fromBytes = await inspect(name, data, source, { bytes: data });
+    expect(fromBytes).toEqual(fromFile);
+  });
+});

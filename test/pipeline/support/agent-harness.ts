@@ -135,6 +135,16 @@ export async function makeHarness(options: { uploadWindowMs?: number } = {}): Pr
           stability: { kind: 'rename-in' },
           ...f,
         })),
+        // Output folders in the temp dir, not relative to the working directory.
+        returns: {
+          statuses: { target: { type: 'local', path: path.join(dir, 'out', 'statuses') } },
+          proofs: { target: { type: 'local', path: path.join(dir, 'out', 'proofs') } },
+        },
+        // Off unless a test turns it on (it downloads the sandbox's seeded documents); in the temp dir.
+        peppolInbox: {
+          enabled: false,
+          target: { type: 'local', path: path.join(dir, 'out', 'peppol-inbox') },
+        },
         ...extra,
       });
     },

@@ -2,8 +2,10 @@ import { execFileSync } from 'node:child_process';
 import {
   appendFileSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
+  readFileSync,
   renameSync,
   symlinkSync,
   utimesSync,
@@ -11,6 +13,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { refuseEntry } from '../../../src/pipeline/refuse-entry.js';
 import { type Harness, makeHarness, makeTempDir } from './support.js';
 
 let h: Harness;
@@ -201,6 +204,41 @@ describe('LocalSource: names and filters', () => {
     await h.step(2_000);
     expect(h.claimed).toEqual([]);
     expect(h.source.pendingCount).toBe(0);
+  });
+
+  it('moves a symlink and a FIFO, never opened, to the error folder with the reason beside them', async () => {
+    const outside = makeTempDir();
+    writeFileSync(path.join(outside, 'secret.pdf'), 'not yours');
+    const errorDir = path.join(makeTempDir(), 'error');
+    h = makeHarness(
+      {},
+      {
+        onRefused: async (entry) => {
+          await refuseEntry(entry, { folder: 'invoices', workflowId: 'wf', errorDir, now: 0 });
+        },
+      },
+    );
+    symlinkSync(path.join(outside, 'secret.pdf'), path.join(h.dir, 'link.pdf'));
+    execFileSync('mkfifo', [path.join(h.dir, 'pipe.pdf')]);
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.claimed).toEqual([]);
+    expect(readdirSync(h.dir).filter((n) => !n.startsWith('.'))).toEqual([]);
+    expect(readdirSync(errorDir).sort()).toEqual([
+      'link.pdf',
+      'link.pdf.error.json',
+      'link.pdf.error.txt',
+      'pipe.pdf',
+      'pipe.pdf.error.json',
+      'pipe.pdf.error.txt',
+    ]);
+    expect(lstatSync(path.join(errorDir, 'link.pdf')).isSymbolicLink()).toBe(true);
+    const codes = ['link.pdf', 'pipe.pdf'].map(
+      (n) => JSON.parse(readFileSync(path.join(errorDir, `${n}.error.json`), 'utf8')).code,
+    );
+    expect(codes).toEqual(['DOCEX_INPUT_SYMLINK', 'DOCEX_INPUT_NOT_A_FILE']);
+    expect(readFileSync(path.join(outside, 'secret.pdf'), 'utf8')).toBe('not yours');
   });
 
   it('ignores sub-folders and what is in .processing', async () => {

@@ -1,0 +1,60 @@
+/**
+ * A drop-folder entry refused before it became a file of the pipeline: a symbolic link or a
+ * special file (FIFO, socket, device). It is never opened or followed, so it has no content, no
+ * hash and no journal item; it is renamed as it is into the error folder with the same records
+ * beside it as a refused file. A crash in between leaves it in the drop folder, refused again at
+ * the next look: nothing was sent, so nothing can be doubled.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { DocexError } from '../core/errors.js';
+import { ensureDir, freeName, type RefusedEntry } from '../sources/local/index.js';
+import { writeFileAtomic } from './outcome-files.js';
+import { fitName } from './place-file.js';
+
+export interface EntryRefusal {
+  folder: string;
+  workflowId: string;
+  errorDir: string;
+  now: number;
+}
+
+export async function refuseEntry(entry: RefusedEntry, to: EntryRefusal): Promise<string> {
+  await ensureDir(to.errorDir);
+  const placed = path.join(to.errorDir, await freeName(to.errorDir, fitName(entry.name, 11)));
+  const record = {
+    status: 'rejected',
+    file: entry.name,
+    folder: to.folder,
+    workflowId: to.workflowId,
+    code: entry.code,
+    reason: entry.reason,
+    rejectedAt: new Date(to.now).toISOString(),
+  };
+  const text = [
+    `${entry.name} was not sent.`,
+    '',
+    `Reason: ${entry.reason}`,
+    `Code:   ${entry.code}`,
+    `Folder: ${to.folder} (workflow ${to.workflowId})`,
+    `Refused at: ${record.rejectedAt}`,
+    '',
+    'Drop the file itself (a regular file) and it will be taken.',
+  ].join('\n');
+  await writeFileAtomic(`${placed}.error.json`, `${JSON.stringify(record, null, 2)}\n`);
+  await writeFileAtomic(`${placed}.error.txt`, `${text}\n`);
+  try {
+    // rename moves the link or the FIFO itself; a copy (across file systems) would read through it.
+    await fs.rename(entry.path, placed);
+  } catch (err) {
+    await Promise.all([
+      fs.rm(`${placed}.error.json`, { force: true }),
+      fs.rm(`${placed}.error.txt`, { force: true }),
+    ]);
+    throw new DocexError('DOCEX_PLACE_FAILED', `could not move ${entry.name} to the error folder`, {
+      cause: err,
+      details: { file: entry.name, dir: to.errorDir },
+    });
+  }
+  return placed;
+}

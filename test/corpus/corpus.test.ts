@@ -1,0 +1,326 @@
+/**
+ * The bad-input corpus against one real agent process (issue 7): the sandbox over HTTPS + mTLS, the
+ * agent started by the CLI's start runner in a child process (so its memory is its own), the whole
+ * table of corpus.ts dropped at once. Then, per case: refused into the error folder with the exact
+ * code, a .error.json and a readable .error.txt, and no job; or archived with exactly its job(s) in
+ * the sandbox. Afterwards the agent still takes a good file, and its peak RSS stayed bounded.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parse, stringify } from 'yaml';
+import { systemClock } from '../../src/core/clock.js';
+import { fitName } from '../../src/pipeline/place-file.js';
+import { validPdf } from '../fixtures/inputs/hostile.js';
+import { md5, type SandboxJob } from '../pipeline/support/agent-harness.js';
+import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import {
+  BOMB_BYTES,
+  CORPUS,
+  CORPUS_FOLDERS,
+  CORPUS_MAX_FILE_BYTES,
+  type CorpusCase,
+  type CorpusFolderName,
+  expectedText,
+  MAX_PEAK_RSS_MIB,
+  put,
+} from './corpus.js';
+
+const MAX_PEAK_RSS_BYTES = MAX_PEAK_RSS_MIB * 1024 * 1024;
+const SETTLE_TIMEOUT_MS = 90_000;
+/** How long a case that never gets an outcome (a known gap) is given once all others have one. */
+const GAP_GRACE_MS = 3_000;
+/** DOCEX_CORPUS_ONLY=<regex> drops only the cases whose name matches (debugging; "^$" = none: the baseline RSS). */
+const ONLY = process.env['DOCEX_CORPUS_ONLY'];
+const CASES = ONLY === undefined ? CORPUS : CORPUS.filter((c) => new RegExp(ONLY, 'i').test(c.name));
+const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
+
+let dir: string;
+let sandbox: TestSandbox;
+let child: ChildProcess | undefined;
+let exited: Promise<number | null>;
+const tail: string[] = [];
+let jobs: SandboxJob[] = [];
+let peakRssBytes = 0;
+let livenessArchived = false;
+let exitCode: number | null = null;
+const secretPath = () => path.join(dir, 'outside', 'secret.pdf');
+
+const dropDir = (folder: CorpusFolderName) => path.join(dir, 'in', folder);
+const errorDir = (folder: CorpusFolderName) => path.join(dir, 'error', folder);
+const archiveDir = (folder: CorpusFolderName) => path.join(dir, 'archive', folder);
+
+/** `archive/<folder>/<day>/<file>` under any day (a run may cross midnight UTC). */
+function archivedPath(folder: CorpusFolderName, file: string): string | undefined {
+  const root = archiveDir(folder);
+  if (!existsSync(root)) return undefined;
+  for (const day of readdirSync(root)) {
+    // A name too long for its side files is placed shortened (place-file.ts fitName).
+    const p = path.join(root, day, fitName(file, '.result.json'.length));
+    if (existsSync(`${p}.result.json`)) return p;
+  }
+  return undefined;
+}
+
+function outcomeOf(c: CorpusCase): 'archived' | 'error' | undefined {
+  if (existsSync(path.join(errorDir(c.folder), `${fitName(c.file, '.error.json'.length)}.error.json`)))
+    return 'error';
+  return archivedPath(c.folder, c.file) ? 'archived' : undefined;
+}
+
+async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > end || exitCode !== null) return false;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return true;
+}
+
+function startAgent(configFile: string): Promise<void> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, DOCEX_LOG_LEVEL: 'info' },
+  });
+  child = proc;
+  exited = new Promise((resolve) =>
+    proc.on('exit', (code) => {
+      exitCode = code ?? -1;
+      resolve(code);
+    }),
+  );
+  let buffered = '';
+  return new Promise((resolve, reject) => {
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      const lines = buffered.split('\n');
+      buffered = lines.pop() ?? '';
+      for (const line of lines) {
+        if (line.includes('"msg":"agent started"')) resolve();
+        tail.push(line);
+        if (tail.length > 200) tail.shift();
+      }
+    });
+    proc.stderr!.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
+    void exited.then(() => reject(new Error(`agent exited early:\n${tail.join('\n')}`)));
+  });
+}
+
+function vmHwmBytes(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kib = /^VmHWM:\s+(\d+) kB$/m.exec(status)?.[1];
+  return kib === undefined ? 0 : Number(kib) * 1024;
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-corpus-'));
+  sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
+  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  mkdirSync(path.join(dir, 'outside'), { recursive: true });
+  const names = Object.keys(CORPUS_FOLDERS) as CorpusFolderName[];
+  for (const name of names) mkdirSync(dropDir(name), { recursive: true });
+  const configFile = path.join(dir, 'agent.yaml');
+  writeFileSync(
+    configFile,
+    stringify({
+      ...fragment,
+      stateDir: './state',
+      concurrency: 4,
+      maxFileBytes: CORPUS_MAX_FILE_BYTES,
+      shutdownGraceMs: '2s',
+      log: { level: 'info', format: 'json' },
+      folders: names.map((name) => ({
+        name,
+        source: { type: 'local', path: `./in/${name}` },
+        workflowId: CORPUS_FOLDERS[name].workflowId,
+        ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
+        archiveDir: `./archive/${name}`,
+        errorDir: `./error/${name}`,
+        stability: { kind: 'rename-in' },
+      })),
+    }),
+  );
+  await startAgent(configFile);
+
+  const ctx = { folderPath: dropDir, outside: path.join(dir, 'outside') };
+  const dropStart = Date.now();
+  for (const c of CASES) await c.write(path.join(dropDir(c.folder), c.file), ctx);
+
+  const known = CASES.filter((c) => c.gap === undefined);
+  const dropped = Date.now();
+  const settled = await until(() => known.every((c) => outcomeOf(c) !== undefined), SETTLE_TIMEOUT_MS);
+  const settledAt = Date.now();
+  if (settled) {
+    // The known gaps get a fair chance to be handled, then until those that get taken are taken.
+    await until(() => CASES.every((c) => outcomeOf(c) !== undefined), GAP_GRACE_MS);
+    await until(
+      () => CASES.every((c) => outcomeOf(c) !== undefined || (c.gap !== undefined && isIn(gapDir(c), c))),
+      10_000,
+    );
+  }
+
+  // Still alive and still working: a good file dropped after the corpus goes through.
+  await put(path.join(dropDir('pdf'), 'after-the-corpus.pdf'), await validPdf(1, 'after the corpus'));
+  livenessArchived = await until(() => archivedPath('pdf', 'after-the-corpus.pdf') !== undefined, 20_000);
+  if (exitCode === null && child?.pid) peakRssBytes = vmHwmBytes(child.pid);
+  jobs = (await sandbox.control('GET', '/jobs')).body.items as SandboxJob[];
+  if (process.env['DOCEX_CORPUS_VERBOSE']) {
+    for (const c of CASES) {
+      const base = path.join(errorDir(c.folder), c.file);
+      const reason = existsSync(`${base}.error.json`)
+        ? JSON.parse(readFileSync(`${base}.error.json`, 'utf8')).reason
+        : '';
+      process.stdout.write(`${c.name}: ${outcomeOf(c) ?? 'no outcome'} ${reason}\n`);
+    }
+    process.stdout.write(
+      `corpus: written in ${dropped - dropStart} ms, all known cases placed ${settledAt - dropped} ms later\n`,
+    );
+  }
+}, 180_000);
+
+/** Where a known gap leaves its file. */
+function gapDir(c: CorpusCase): string {
+  return c.gap?.stays === '.processing' ? path.join(dropDir(c.folder), '.processing') : dropDir(c.folder);
+}
+
+/** Is the case's file in `dir`? By its raw bytes when its name is not UTF-8. */
+function isIn(dir: string, c: CorpusCase): boolean {
+  if (c.nameBytes === undefined) return existsOrLink(path.join(dir, c.file));
+  if (!existsSync(dir)) return false;
+  return readdirSync(dir, { encoding: 'buffer' }).some((name) => name.equals(c.nameBytes!));
+}
+
+function existsOrLink(p: string): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+afterAll(async () => {
+  if (child && exitCode === null) {
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await sandbox?.stop();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+}, 30_000);
+
+const context = () => `last agent lines:\n${tail.slice(-30).join('\n')}`;
+
+function checkArchived(c: CorpusCase, jobCount: number): void {
+  const placed = archivedPath(c.folder, c.file);
+  expect(placed, `no ${c.file}.result.json in the archive (outcome: ${outcomeOf(c)})`).toBeDefined();
+  const result = JSON.parse(readFileSync(`${placed}.result.json`, 'utf8')) as {
+    jobId?: string;
+    file: string;
+    rows?: Array<{ jobId?: string }>;
+  };
+  expect(result.file).toBe(c.file);
+  const ids = result.rows ? result.rows.map((r) => r.jobId) : [result.jobId];
+  expect(ids).toHaveLength(jobCount);
+  const data = readFileSync(placed!);
+  for (const id of ids) {
+    const matching = jobs.filter((j) => j.id === id);
+    expect(matching, `job ${id} in the sandbox`).toHaveLength(1);
+    // Single-file and payload-pdf jobs carry the file itself; payload-word rows carry no upload.
+    if (CORPUS_FOLDERS[c.folder].mode !== 'payload-word') {
+      expect(matching[0]!.uploadedMd5).toBe(md5(data));
+    }
+  }
+  expect(existsSync(path.join(errorDir(c.folder), `${c.file}.error.json`))).toBe(false);
+}
+
+function checkRefused(c: CorpusCase, code: string): void {
+  const base = path.join(errorDir(c.folder), c.file);
+  expect(existsSync(`${base}.error.json`), `no ${c.file}.error.json (outcome: ${outcomeOf(c)})`).toBe(true);
+  // lstat: a refused link or FIFO is moved as it is, never followed.
+  expect(() => lstatSync(base), 'the file itself sits in the error folder').not.toThrow();
+  const record = JSON.parse(readFileSync(`${base}.error.json`, 'utf8')) as Record<string, unknown>;
+  expect(record).toMatchObject({ status: 'rejected', file: c.file, folder: c.folder, code });
+  const reason = String(record['reason']);
+  expect(reason.length).toBeGreaterThan(10);
+  // A reason for an operator, not a JavaScript error leaking through.
+  expect(reason).not.toMatch(/Cannot read properties|is not a function|TypeError|RangeError|\bundefined\b/);
+  const text = readFileSync(`${base}.error.txt`, 'utf8');
+  expect(text).toContain('was not sent.');
+  expect(text).toContain(`Code:   ${code}`);
+  expect(text).toContain(reason);
+  expect(archivedPath(c.folder, c.file)).toBeUndefined();
+}
+
+function check(c: CorpusCase): void {
+  if (c.expected.outcome === 'archived') checkArchived(c, c.expected.jobs);
+  else checkRefused(c, c.expected.code);
+}
+
+const table = CASES.map((c) => ({ ...c, expectedAs: expectedText(c.expected) }));
+
+describe('the bad-input corpus dropped on one running agent', () => {
+  it.each(table.filter((c) => c.gap === undefined))('$name ends in $expectedAs', (c) => {
+    check(c);
+  });
+
+  // Known gaps (see `gap` in corpus.ts): pinned as NOT yet reaching the outcome the issue asks for
+  // (a fix turns these red until the gap note goes), and as staying where the note says.
+  const gaps = table.filter((c) => c.gap !== undefined);
+  it.fails.each(gaps)('$name does not yet end in $expectedAs (known gap)', (c) => {
+    check(c);
+  });
+
+  it.each(gaps)('$name stays in the $gap.stays for now (known gap)', (c) => {
+    expect(isIn(gapDir(c), c), context()).toBe(true);
+    expect(outcomeOf(c)).toBeUndefined();
+  });
+
+  it('creates no job for a refused file: the sandbox holds only the archived cases’ jobs', () => {
+    const wanted = CASES.reduce(
+      (n, c) => n + (c.expected.outcome === 'archived' && c.gap === undefined ? c.expected.jobs : 0),
+      0,
+    );
+    // A known gap may have sent its file (the long name is uploaded, then never archived): not counted.
+    const gapFiles = new Set(CASES.filter((c) => c.gap !== undefined).map((c) => c.file));
+    const counted = jobs.filter((j) => !gapFiles.has(j.filename));
+    // + 1: the good file dropped after the corpus.
+    expect(counted.length, context()).toBe(wanted + 1);
+  });
+
+  // Runs whenever that case is dropped (always, unless DOCEX_CORPUS_ONLY leaves it out).
+  it.runIf(CASES.some((c) => c.file === 'link-outside.pdf'))(
+    'never uploads the target of a link that points outside the drop folder, and leaves it in place',
+    () => {
+      const secret = readFileSync(secretPath());
+      expect(jobs.filter((j) => j.uploadedMd5 === md5(secret))).toEqual([]);
+    },
+  );
+
+  it('keeps running: a good PDF dropped after the whole corpus is archived', () => {
+    expect(exitCode, context()).toBeNull();
+    expect(livenessArchived, context()).toBe(true);
+  });
+
+  it(`keeps its peak RSS under ${MAX_PEAK_RSS_BYTES / 1024 / 1024} MiB through a ${BOMB_BYTES / 1024 / 1024} MiB zip bomb and a billion-laughs file`, () => {
+    expect(peakRssBytes, context()).toBeGreaterThan(0);
+    expect(peakRssBytes).toBeLessThan(MAX_PEAK_RSS_BYTES);
+    if (process.env['DOCEX_CORPUS_VERBOSE']) {
+      process.stdout.write(`corpus agent VmHWM: ${(peakRssBytes / 1024 / 1024).toFixed(1)} MiB\n`);
+    }
+  });
+});

@@ -1,0 +1,703 @@
+/**
+ * The bad-input corpus (issue 7): one table of hostile and odd inputs, each with the folder it is
+ * dropped into and the outcome the agent owes it: `archived` with its job(s) in the service, or
+ * `error` with an exact code. Every file is generated here (hostile.ts builders), nothing opaque is
+ * checked in. corpus.test.ts drops the whole table on one running agent; render.ts turns it into
+ * docs/bad-inputs.md.
+ *
+ * `gap` marks a case the agent does not yet handle as the issue asks: the test then pins that the
+ * expected outcome is NOT reached (it.fails), so fixing the agent turns the test red until the gap
+ * note is removed, and the doc shows the gap.
+ */
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import fs from 'node:fs/promises';
+import path from 'node:path';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import {
+  BILLION_LAUGHS,
+  csvBytes,
+  deflatedZeros,
+  EXTERNAL_ENTITY,
+  encryptedPdf,
+  garbagePdf,
+  HTML_ERROR_PAGE,
+  latin1Csv,
+  MALFORMED_XML,
+  makeZip,
+  noPagePdf,
+  randomishBytes,
+  truncatedPdf,
+  utf16Csv,
+  validPdf,
+} from '../fixtures/inputs/hostile.js';
+
+export type CorpusFolderName = 'pdf' | 'data' | 'ubl' | 'words' | 'letters';
+
+export interface CorpusFolder {
+  workflowId: string;
+  mode?: 'single-file' | 'payload-pdf' | 'payload-word';
+  /** For the doc: what the folder takes. */
+  takes: string;
+}
+
+export const CORPUS_FOLDERS: Record<CorpusFolderName, CorpusFolder> = {
+  pdf: { workflowId: SEED.workflows.pdfEmail, takes: 'PDF workflow (single-file): .pdf, .zip of PDFs' },
+  data: { workflowId: SEED.workflows.dataFile, takes: 'DATA_FILE workflow: .csv, .xml' },
+  ubl: { workflowId: SEED.workflows.ubl, takes: 'UBL workflow: .xml, .zip of UBL' },
+  words: {
+    workflowId: SEED.workflows.payloadWordEmail,
+    mode: 'payload-word',
+    takes: 'payload-word: .csv (one job per row), .json, .xml',
+  },
+  letters: {
+    workflowId: SEED.workflows.payloadPdfPrint,
+    mode: 'payload-pdf',
+    takes: 'payload-pdf, sidecar pairing: letter.pdf + letter.json',
+  },
+};
+
+/** The size limit the corpus agent runs with (config `maxFileBytes`). */
+export const CORPUS_MAX_FILE_BYTES = 8 * 1024 * 1024;
+/** The zip bomb's expanded size: far above what the agent may ever hold (see the memory bound). */
+export const BOMB_BYTES = 256 * 1024 * 1024;
+/**
+ * Peak RSS (VmHWM) allowed to the agent process over the whole corpus. Measured: idle 173 MiB on
+ * Node 20 and 180 MiB on Node 24 (Node, tsx transpiling the sources, SQLite); with the corpus
+ * 188-209 MiB on Node 20 and 256 MiB on Node 24 (the 100,000-deep payloads cost about 30 MiB while
+ * they are refused or retried). Expanding the zip bomb would add 256 MiB to the idle figure (and the
+ * billion-laughs file about 3 GB), so a bound under idle + bomb shows nothing hostile was inflated.
+ */
+export const MAX_PEAK_RSS_MIB = 384;
+
+export type Expected = { outcome: 'archived'; jobs: number } | { outcome: 'error'; code: string };
+
+export interface DropContext {
+  /** Absolute path of a corpus folder's drop folder. */
+  folderPath(folder: CorpusFolderName): string;
+  /** A folder outside every drop folder (targets of escaping links). */
+  outside: string;
+}
+
+export interface CorpusCase {
+  /** Unique; the test name. */
+  name: string;
+  folder: CorpusFolderName;
+  /** The file as dropped: the name looked for in the archive or error folder. */
+  file: string;
+  /**
+   * The name's raw bytes when they are not UTF-8 (a Latin-1 name from an old ERP or a share mounted
+   * with the wrong charset); `file` is then how Node shows it (U+FFFD for each bad byte).
+   */
+  nameBytes?: Buffer;
+  /** How the file gets into the drop folder (complete, as rename-in expects). */
+  write(target: string, ctx: DropContext): Promise<void>;
+  expected: Expected;
+  /** A case the agent does not handle yet: where the file stays, and why (with the suspect code). */
+  gap?: Gap;
+}
+
+export interface Gap {
+  /** Where the file is left: never taken from the drop folder, or taken and never placed. */
+  stays: 'drop folder' | '.processing';
+  why: string;
+}
+
+/** Writes under an ignored temporary name, then renames in: the file appears complete. */
+export async function put(target: string, content: Buffer | string): Promise<void> {
+  const temp = path.join(path.dirname(target), `.corpus-${process.hrtime.bigint()}.tmp`);
+  await fs.writeFile(temp, content);
+  await fs.rename(temp, target);
+}
+
+const pdfOf = (text: string) => validPdf(1, `corpus: ${text}`);
+const writes =
+  (content: () => Buffer | string | Promise<Buffer | string>) =>
+  async (target: string): Promise<void> =>
+    put(target, await content());
+
+const archived = (jobs = 1): Expected => ({ outcome: 'archived', jobs });
+const error = (code: string): Expected => ({ outcome: 'error', code });
+
+const UBL_SAMPLE = () => readFileSync(new URL('../../samples/ubl/invoice-base-example.xml', import.meta.url));
+const LETTER_SIDECAR = () =>
+  JSON.parse(
+    readFileSync(
+      new URL('../../samples/payload-pdf-print/letter-with-payment.json', import.meta.url),
+      'utf8',
+    ),
+  ) as Record<string, unknown>;
+
+/** A name of `bytes` UTF-8 bytes ending in `.pdf`: at 250 bytes, "{name}.result.json" is over NAME_MAX. */
+export function longName(bytes: number): string {
+  return `${'l'.repeat(bytes - 4)}.pdf`;
+}
+
+/** `[[[…1…]]]`, `depth` levels: parsers that recurse (JSON.stringify, tree walkers) run out of stack. */
+export function deepArray(depth: number): string {
+  return `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+}
+
+const DEEP = 100_000;
+
+/** Both bombs share one compressed body (about 1.2 s to deflate 256 MiB). */
+let bomb: ReturnType<typeof deflatedZeros> | undefined;
+const bombBody = () => {
+  bomb ??= deflatedZeros(BOMB_BYTES);
+  return bomb;
+};
+
+const CUSTOMERS = [
+  ['customerId', 'name', 'email', 'amount'],
+  ['C001', 'Zoë Dubois', 'zoe@example.com', '125,00'],
+];
+
+export const CORPUS: CorpusCase[] = [
+  // --- names: good files under odd names must go through --------------------------------------
+  {
+    name: 'a PDF whose name has spaces',
+    folder: 'pdf',
+    file: 'invoice 2026 0001 final.pdf',
+    write: writes(() => pdfOf('spaces')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF with a unicode name in NFC',
+    folder: 'pdf',
+    file: 'facture-\u00e9t\u00e9-\u00e7a.pdf'.normalize('NFC'),
+    write: writes(() => pdfOf('nfc')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF with a unicode name in NFD (macOS-style decomposed accents)',
+    folder: 'pdf',
+    file: 're\u00e7u-\u00e9t\u00e9.pdf'.normalize('NFD'),
+    write: writes(() => pdfOf('nfd')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF with a CJK and emoji name',
+    folder: 'pdf',
+    file: '\u8acb\u6c42\u66f8-2026-\u{1f9fe}.pdf',
+    write: writes(() => pdfOf('cjk')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF whose name starts with a dash',
+    folder: 'pdf',
+    file: '-rf invoice.pdf',
+    write: writes(() => pdfOf('dash')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF with an upper-case extension',
+    folder: 'pdf',
+    file: 'SCAN-0001.PDF',
+    write: writes(() => pdfOf('upper')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF whose 250-byte name leaves no room for its .result.json side file',
+    folder: 'pdf',
+    file: longName(250),
+    write: writes(() => pdfOf('long name')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF whose name has quotes, a colon, a backslash and a semicolon',
+    folder: 'pdf',
+    file: `we"ird 'quo:ted' back\\slash; name.pdf`,
+    write: writes(() => pdfOf('punctuation')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF whose name is Latin-1, not UTF-8',
+    folder: 'pdf',
+    file: 'facture-\ufffd.pdf',
+    nameBytes: Buffer.from('facture-\u00e9.pdf', 'latin1'),
+    write: async (_target, ctx) => {
+      const dir = Buffer.from(`${ctx.folderPath('pdf')}/`);
+      const temp = Buffer.concat([dir, Buffer.from('.latin1-name.tmp')]);
+      await fs.writeFile(temp, await pdfOf('latin1 name'));
+      await fs.rename(temp, Buffer.concat([dir, Buffer.from('facture-\u00e9.pdf', 'latin1')]));
+    },
+    expected: error('DOCEX_INPUT_BAD_NAME'),
+    gap: {
+      stays: 'drop folder',
+      why:
+        'invisible to the agent, silently: the folder listing decodes the name to "facture-\ufffd.pdf", lstat of ' +
+        'that string answers ENOENT, so the name counts as gone (src/sources/local/local-source.ts scan() with ' +
+        'string names; observe-file.ts lookAt -> kind gone). Fix: list with encoding "buffer", and for a name ' +
+        'that does not round-trip through UTF-8 claim it by its bytes under a readable substitute name, then refuse it as DOCEX_INPUT_BAD_NAME',
+    },
+  },
+  {
+    name: 'a PDF with a newline in its name',
+    folder: 'pdf',
+    file: 'two\nlines.pdf',
+    write: writes(() => pdfOf('newline')),
+    expected: error('DOCEX_INPUT_BAD_NAME'),
+  },
+  // --- what is at the path ----------------------------------------------------------------------
+  {
+    name: 'the target of a link in the same folder',
+    folder: 'pdf',
+    file: 'link-target.pdf',
+    write: writes(() => pdfOf('link target')),
+    expected: archived(),
+  },
+  {
+    name: 'a symbolic link to a file in the same folder',
+    folder: 'pdf',
+    file: 'link-inside.pdf',
+    write: async (target) => fs.symlink('link-target.pdf', target),
+    expected: error('DOCEX_INPUT_SYMLINK'),
+  },
+  {
+    name: 'a symbolic link to a file outside the folder',
+    folder: 'pdf',
+    file: 'link-outside.pdf',
+    write: async (target, ctx) => {
+      const secret = path.join(ctx.outside, 'secret.pdf');
+      await fs.writeFile(secret, await pdfOf('outside secret'));
+      await fs.symlink(secret, target);
+    },
+    expected: error('DOCEX_INPUT_SYMLINK'),
+  },
+  {
+    name: 'a FIFO (named pipe) with a .pdf name',
+    folder: 'pdf',
+    file: 'pipe.pdf',
+    write: async (target) => {
+      execFileSync('mkfifo', [target]);
+    },
+    expected: error('DOCEX_INPUT_NOT_A_FILE'),
+  },
+  {
+    name: 'a zero-byte PDF',
+    folder: 'pdf',
+    file: 'empty.pdf',
+    write: writes(() => Buffer.alloc(0)),
+    expected: error('DOCEX_INPUT_EMPTY'),
+  },
+  {
+    name: 'a file over maxFileBytes',
+    folder: 'pdf',
+    file: 'huge.pdf',
+    write: async (target) => {
+      const pdf = await pdfOf('huge');
+      // A valid PDF padded with a comment to just over the limit: only the size is wrong.
+      const pad = Buffer.alloc(CORPUS_MAX_FILE_BYTES + 1 - pdf.length, 0x20);
+      await put(target, Buffer.concat([pdf.subarray(0, 9), Buffer.from('%'), pad, pdf.subarray(9)]));
+    },
+    expected: error('DOCEX_INPUT_TOO_LARGE'),
+  },
+  // --- PDF content ------------------------------------------------------------------------------
+  {
+    name: 'a corrupt PDF (header and %%EOF around garbage)',
+    folder: 'pdf',
+    file: 'corrupt.pdf',
+    write: writes(garbagePdf),
+    expected: error('DOCEX_INPUT_PDF_CORRUPT'),
+  },
+  {
+    name: 'a truncated PDF (cut at 60%)',
+    folder: 'pdf',
+    file: 'truncated.pdf',
+    write: writes(async () => truncatedPdf(await validPdf(3, 'corpus: truncated'))),
+    expected: error('DOCEX_INPUT_PDF_TRUNCATED'),
+  },
+  {
+    name: 'a password-protected PDF',
+    folder: 'pdf',
+    file: 'encrypted.pdf',
+    write: writes(encryptedPdf),
+    expected: error('DOCEX_INPUT_PDF_ENCRYPTED'),
+  },
+  {
+    name: 'a PDF with no pages',
+    folder: 'pdf',
+    file: 'no-pages.pdf',
+    write: writes(noPagePdf),
+    expected: error('DOCEX_INPUT_PDF_EMPTY'),
+  },
+  {
+    name: 'a ZIP named .pdf',
+    folder: 'pdf',
+    file: 'really-a-zip.pdf',
+    write: writes(async () => makeZip([{ name: 'a.pdf', data: await pdfOf('zip as pdf') }])),
+    expected: error('DOCEX_INPUT_TYPE_MISMATCH'),
+  },
+  {
+    name: 'binary garbage named .pdf',
+    folder: 'pdf',
+    file: 'noise.pdf',
+    write: writes(() => randomishBytes(4096)),
+    expected: error('DOCEX_INPUT_UNKNOWN_TYPE'),
+  },
+  {
+    name: 'a Word document in a PDF folder',
+    folder: 'pdf',
+    file: 'letter.docx',
+    write: writes(() => makeZip([{ name: 'word/document.xml', data: '<w:document/>' }])),
+    expected: error('DOCEX_INPUT_WRONG_FOR_WORKFLOW'),
+  },
+  // --- ZIP archives (a PDF workflow takes a ZIP of PDFs as one job) ------------------------------
+  {
+    name: 'a ZIP of two PDFs',
+    folder: 'pdf',
+    file: 'two-invoices.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 'one.pdf', data: await pdfOf('zip one') },
+        { name: 'sub/two.pdf', data: await pdfOf('zip two') },
+      ]),
+    ),
+    expected: archived(),
+  },
+  {
+    name: 'a zip bomb (one entry expanding 256 MiB, about 1000 to 1)',
+    folder: 'pdf',
+    file: 'bomb.zip',
+    write: writes(async () => makeZip([{ name: 'bomb.pdf', deflated: await bombBody() }])),
+    expected: error('DOCEX_INPUT_ZIP_BOMB'),
+  },
+  {
+    name: 'a zip bomb whose header lies (declares 1 KiB, expands 256 MiB)',
+    folder: 'pdf',
+    file: 'lying-bomb.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'small.pdf', deflated: await bombBody(), declaredSize: 1024 }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_CORRUPT'),
+  },
+  {
+    name: 'a ZIP with a "../" zip-slip entry',
+    folder: 'pdf',
+    file: 'slip-dotdot.zip',
+    write: writes(async () => makeZip([{ name: '../../etc/evil.pdf', data: await pdfOf('slip 1') }])),
+    expected: error('DOCEX_INPUT_ZIP_UNSAFE_PATH'),
+  },
+  {
+    name: 'a ZIP with an absolute entry path',
+    folder: 'pdf',
+    file: 'slip-absolute.zip',
+    write: writes(async () => makeZip([{ name: '/tmp/evil.pdf', data: await pdfOf('slip 2') }])),
+    expected: error('DOCEX_INPUT_ZIP_UNSAFE_PATH'),
+  },
+  {
+    name: 'a ZIP with a backslash zip-slip entry',
+    folder: 'pdf',
+    file: 'slip-backslash.zip',
+    write: writes(async () => makeZip([{ name: '..\\..\\evil.pdf', data: await pdfOf('slip 3') }])),
+    expected: error('DOCEX_INPUT_ZIP_UNSAFE_PATH'),
+  },
+  {
+    name: 'a ZIP nested in a ZIP',
+    folder: 'pdf',
+    file: 'nested.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'inner.zip', data: makeZip([{ name: 'a.pdf', data: await pdfOf('nested') }]) }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_NESTED'),
+  },
+  {
+    name: 'a ZIP nested in a ZIP under a .pdf entry name',
+    folder: 'pdf',
+    file: 'nested-disguised.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'looks.pdf', data: makeZip([{ name: 'a.pdf', data: await pdfOf('disguised') }]) }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_NESTED'),
+  },
+  {
+    name: 'a ZIP with a symbolic link entry',
+    folder: 'pdf',
+    file: 'symlink-entry.zip',
+    write: writes(() => makeZip([{ name: 'passwd.pdf', data: '/etc/passwd', unixMode: 0o120777 }])),
+    expected: error('DOCEX_INPUT_ZIP_SYMLINK'),
+  },
+  {
+    name: 'a ZIP with an encrypted entry',
+    folder: 'pdf',
+    file: 'encrypted-entry.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'a.pdf', data: await pdfOf('enc entry'), encryptedFlag: true }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_ENCRYPTED'),
+  },
+  {
+    name: 'a ZIP with 10,001 entries',
+    folder: 'pdf',
+    file: 'many-entries.zip',
+    write: writes(() =>
+      makeZip(
+        Array.from({ length: 10_001 }, (_, i) => ({
+          name: `e${i}.pdf`,
+          data: 'x',
+          method: 'store' as const,
+        })),
+      ),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_TOO_MANY_ENTRIES'),
+  },
+  {
+    name: 'a ZIP holding a text file beside a PDF',
+    folder: 'pdf',
+    file: 'mixed.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 'a.pdf', data: await pdfOf('mixed') },
+        { name: 'readme.txt', data: 'hello' },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_ENTRY_TYPE'),
+  },
+  {
+    name: 'a ZIP holding a corrupt PDF',
+    folder: 'pdf',
+    file: 'corrupt-entry.zip',
+    write: writes(() => makeZip([{ name: 'bad.pdf', data: garbagePdf() }])),
+    expected: error('DOCEX_INPUT_PDF_CORRUPT'),
+  },
+  {
+    name: 'a truncated ZIP',
+    folder: 'pdf',
+    file: 'cut.zip',
+    write: writes(async () => {
+      const zip = makeZip([{ name: 'a.pdf', data: await pdfOf('cut zip') }]);
+      return zip.subarray(0, zip.length - 30);
+    }),
+    expected: error('DOCEX_INPUT_ZIP_CORRUPT'),
+  },
+  // --- DATA_FILE: CSV and XML ----------------------------------------------------------------------
+  {
+    name: 'a ";" CSV with BOM and CRLF line ends',
+    folder: 'data',
+    file: 'customers-excel.csv',
+    write: writes(() => csvBytes(CUSTOMERS, { delimiter: ';', bom: true, crlf: true })),
+    expected: archived(),
+  },
+  {
+    name: 'a Latin-1 CSV (invalid UTF-8)',
+    folder: 'data',
+    file: 'customers-latin1.csv',
+    write: writes(() => latin1Csv(CUSTOMERS)),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a UTF-16 CSV',
+    folder: 'data',
+    file: 'customers-utf16.csv',
+    write: writes(() => utf16Csv(CUSTOMERS)),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a CSV with ragged rows',
+    folder: 'data',
+    file: 'customers-ragged.csv',
+    write: writes(() =>
+      csvBytes([...CUSTOMERS, ['C002', 'Short Row'], ['C003', 'A', 'a@example.com', '1', 'extra']], {
+        delimiter: ';',
+      }),
+    ),
+    expected: error('DOCEX_INPUT_CSV_RAGGED'),
+  },
+  {
+    name: 'a CSV with an unterminated quote',
+    folder: 'data',
+    file: 'customers-quote.csv',
+    write: writes(() => 'customerId,name\nC001,"Never closed\nC002,Bob\n'),
+    expected: error('DOCEX_INPUT_CSV_MALFORMED'),
+  },
+  {
+    name: 'an HTML error page saved as .csv',
+    folder: 'data',
+    file: 'export.csv',
+    write: writes(() => HTML_ERROR_PAGE),
+    expected: error('DOCEX_INPUT_TYPE_MISMATCH'),
+  },
+  {
+    name: 'an XML billion-laughs bomb (DATA_FILE)',
+    folder: 'data',
+    file: 'lolz.xml',
+    write: writes(() => BILLION_LAUGHS),
+    expected: error('DOCEX_INPUT_XML_DTD'),
+  },
+  {
+    name: 'an XML external entity reading /etc/passwd (DATA_FILE)',
+    folder: 'data',
+    file: 'xxe.xml',
+    write: writes(() => EXTERNAL_ENTITY),
+    expected: error('DOCEX_INPUT_XML_DTD'),
+  },
+  {
+    name: 'an XML file nested 100,000 elements deep',
+    folder: 'data',
+    file: 'deep.xml',
+    write: writes(() => `<?xml version="1.0"?>\n<r>${'<a>'.repeat(DEEP)}x${'</a>'.repeat(DEEP)}</r>\n`),
+    expected: error('DOCEX_INPUT_XML_MALFORMED'),
+  },
+  {
+    name: 'a malformed XML file',
+    folder: 'data',
+    file: 'malformed.xml',
+    write: writes(() => MALFORMED_XML),
+    expected: error('DOCEX_INPUT_XML_MALFORMED'),
+  },
+  // --- UBL -------------------------------------------------------------------------------------------
+  {
+    name: 'a UBL invoice (Peppol BIS example)',
+    folder: 'ubl',
+    file: 'invoice-base-example.xml',
+    write: writes(UBL_SAMPLE),
+    expected: archived(),
+  },
+  {
+    name: 'an XML billion-laughs bomb (UBL)',
+    folder: 'ubl',
+    file: 'lolz-ubl.xml',
+    write: writes(() => BILLION_LAUGHS),
+    expected: error('DOCEX_INPUT_XML_DTD'),
+  },
+  {
+    name: 'an XML external entity (UBL)',
+    folder: 'ubl',
+    file: 'xxe-ubl.xml',
+    write: writes(() => EXTERNAL_ENTITY),
+    expected: error('DOCEX_INPUT_XML_DTD'),
+  },
+  {
+    name: 'a UBL ZIP with a zip-slip entry',
+    folder: 'ubl',
+    file: 'ubl-slip.zip',
+    write: writes(() => makeZip([{ name: '../invoice.xml', data: UBL_SAMPLE() }])),
+    expected: error('DOCEX_INPUT_ZIP_UNSAFE_PATH'),
+  },
+  // --- payload-word --------------------------------------------------------------------------------
+  {
+    name: 'a payload-word ";" CSV with BOM and CRLF',
+    folder: 'words',
+    file: 'mailing-excel.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'extra.customerId', 'data.name'],
+          ['zoe@example.com', 'C001', 'Zoë'],
+        ],
+        { delimiter: ';', bom: true, crlf: true },
+      ),
+    ),
+    expected: archived(1),
+  },
+  {
+    name: 'a payload-word CSV in Latin-1 (invalid UTF-8)',
+    folder: 'words',
+    file: 'mailing-latin1.csv',
+    write: writes(() =>
+      latin1Csv([
+        ['EMAIL_ADDRESS', 'data.name'],
+        ['zoe@example.com', 'Zoé'],
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a payload-word CSV with ragged rows',
+    folder: 'words',
+    file: 'mailing-ragged.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'data.name'],
+          ['a@example.com', 'Ann'],
+          ['b@example.com', 'Bob', 'surplus'],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: error('DOCEX_INPUT_CSV_RAGGED'),
+  },
+  {
+    name: 'a payload-word .json that is not JSON',
+    folder: 'words',
+    file: 'request.json',
+    write: writes(() => '{"workflowId": "wf_payload_word_email", "payload": {'),
+    expected: error('DOCEX_INPUT_JSON_MALFORMED'),
+  },
+  {
+    name: 'a payload-word JSON request whose template data is nested 100,000 deep',
+    folder: 'words',
+    file: 'deep-request.json',
+    write: writes(
+      () =>
+        `{"workflowId":"${SEED.workflows.payloadWordEmail}","jobName":"deep","filename":"deep.docx",` +
+        `"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"deep@example.com"}],"extraInfoIdentifiers":[],` +
+        `"templateData":{"deep":${deepArray(DEEP)}}}}`,
+    ),
+    expected: error('DOCEX_INPUT_JSON_MALFORMED'),
+  },
+  {
+    name: 'a payload-word CSV whose data.{path} column is 100,000 levels deep',
+    folder: 'words',
+    file: 'mailing-deep-column.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', `data.${'a.'.repeat(DEEP)}x`],
+          ['deep@example.com', 'value'],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: error('DOCEX_INPUT_PAYLOAD_COLUMNS'),
+  },
+  {
+    name: 'a payload-word XML with a billion-laughs DTD',
+    folder: 'words',
+    file: 'letters-lolz.xml',
+    write: writes(() => BILLION_LAUGHS),
+    expected: error('DOCEX_INPUT_XML_DTD'),
+  },
+  // --- payload-pdf with sidecars -------------------------------------------------------------------
+  {
+    name: 'a payload-pdf PDF with its JSON sidecar',
+    folder: 'letters',
+    file: 'letter-good.pdf',
+    write: async (target) => {
+      const sidecar = { ...LETTER_SIDECAR(), filename: 'letter-good.pdf' };
+      await put(target.replace(/\.pdf$/, '.json'), JSON.stringify(sidecar));
+      await put(target, await pdfOf('letter good'));
+    },
+    expected: archived(),
+  },
+  {
+    name: 'a payload-pdf PDF whose sidecar is not JSON',
+    folder: 'letters',
+    file: 'letter-bad-sidecar.pdf',
+    write: async (target) => {
+      await put(target.replace(/\.pdf$/, '.json'), 'channelIdentifiers: [EMAIL_ADDRESS=a@example.com]\n');
+      await put(target, await pdfOf('letter bad sidecar'));
+    },
+    expected: error('DOCEX_INPUT_JSON_MALFORMED'),
+  },
+  {
+    name: 'a payload-pdf PDF whose sidecar is nested 100,000 deep',
+    folder: 'letters',
+    file: 'letter-deep-sidecar.pdf',
+    write: async (target) => {
+      const sidecar = JSON.stringify({ ...LETTER_SIDECAR(), filename: 'letter-deep-sidecar.pdf' });
+      const deep = sidecar.replace('"templateData":{}', `"templateData":{"deep":${deepArray(DEEP)}}`);
+      await put(target.replace(/\.pdf$/, '.json'), deep);
+      await put(target, await pdfOf('letter deep sidecar'));
+    },
+    expected: error('DOCEX_INPUT_JSON_MALFORMED'),
+  },
+];
+
+/** "archived (1 job)" or "error DOCEX_…": the words used in test names and the doc. */
+export function expectedText(expected: Expected): string {
+  return expected.outcome === 'archived'
+    ? `archived (${expected.jobs} job${expected.jobs === 1 ? '' : 's'})`
+    : `error ${expected.code}`;
+}

@@ -1,0 +1,47 @@
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { fitName, placeFile } from '../../src/pipeline/place-file.js';
+
+const bytes = (s: string) => Buffer.byteLength(s, 'utf8');
+
+describe('fitName', () => {
+  it('leaves a name that fits with its suffix alone', () => {
+    expect(fitName('invoice 2026-0001.pdf', 12)).toBe('invoice 2026-0001.pdf');
+  });
+
+  it('cuts a 250-byte name so that name, suffix and a number stay within 255 bytes, keeping the extension', () => {
+    const name = `${'a'.repeat(246)}.pdf`;
+    const fitted = fitName(name, bytes('.result.json'));
+    expect(bytes(fitted) + bytes('.result.json') + 6).toBeLessThanOrEqual(255);
+    expect(fitted).toMatch(/^a+~[0-9a-f]{8}\.pdf$/);
+  });
+
+  it('cuts multi-byte names on a character boundary and tells two long names apart', () => {
+    const a = fitName(`${'é'.repeat(120)}😀${'x'.repeat(20)}.pdf`, 12);
+    const b = fitName(`${'é'.repeat(120)}😀${'y'.repeat(20)}.pdf`, 12);
+    expect(a).not.toBe(b);
+    expect(a).not.toContain('\ufffd');
+    expect(Buffer.from(a, 'utf8').toString('utf8')).toBe(a);
+  });
+});
+
+describe('placeFile', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'docex-place-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('places a file with a 250-byte name and its result record, under a shortened name', async () => {
+    const name = `${'n'.repeat(246)}.pdf`;
+    const from = path.join(dir, name);
+    writeFileSync(from, '%PDF-1.4');
+    const placed = await placeFile(from, path.join(dir, 'archive'), name, [
+      { suffix: '.result.json', content: '{}' },
+    ]);
+    const listed = readdirSync(path.join(dir, 'archive')).sort();
+    expect(listed).toEqual([path.basename(placed), `${path.basename(placed)}.result.json`].sort());
+  });
+});
