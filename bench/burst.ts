@@ -13,7 +13,7 @@ import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
-import { type SandboxInfo, startSandboxProcess } from './support/processes.js';
+import { cpuMs, type SandboxInfo, startSandboxProcess } from './support/processes.js';
 import { RawClient, secretFiles } from './support/service.js';
 import { percentile, pool, round } from './support/stats.js';
 
@@ -33,6 +33,8 @@ export interface ColumnResult {
   filesPerSecond: number;
   p50Ms: number;
   p95Ms: number;
+  /** CPU the sandbox process spent per file during this column (what the service side costs). */
+  sandboxCpuMsPerFile?: number | undefined;
 }
 
 export interface BurstResult {
@@ -40,7 +42,7 @@ export interface BurstResult {
   files: number;
   concurrency: number;
   pdfBytes: number;
-  agent: ColumnResult & { peakRssMiB: number | undefined };
+  agent: ColumnResult & { peakRssMiB: number | undefined; cpuMsPerFile?: number | undefined };
   curl: ColumnResult;
   ceiling: ColumnResult;
   agentVsCurl: number;
@@ -91,10 +93,11 @@ async function agentColumn(dir: string, info: SandboxInfo, options: BurstOptions
   const run = await startAgentRun(dir, info, { mainJs: options.mainJs, concurrency: options.concurrency });
   const { names } = await writePdfs(run.staging, options.files);
   try {
+    const cpuAtDrop = cpuMs(run.child.pid);
     const dropped = dropAll(run, names);
     const startedAt = Math.min(...dropped.values());
     await waitFinished(run, names.length, options.timeoutMs);
-    const { peakRssMiB, times } = await finishAgentRun(run);
+    const { peakRssMiB, cpuMs: cpuAtEnd, times } = await finishAgentRun(run);
     const doneAt: number[] = [];
     const latencies: number[] = [];
     for (const name of names) {
@@ -103,7 +106,11 @@ async function agentColumn(dir: string, info: SandboxInfo, options: BurstOptions
       doneAt.push(uploaded);
       latencies.push(uploaded - dropped.get(name)!);
     }
-    return { ...column('agent', startedAt, doneAt, latencies), peakRssMiB: peakRssMiB && round(peakRssMiB) };
+    return {
+      ...column('agent', startedAt, doneAt, latencies),
+      peakRssMiB: peakRssMiB && round(peakRssMiB),
+      cpuMsPerFile: perFile(cpuAtEnd, cpuAtDrop, names.length),
+    };
   } finally {
     if (run.child.exitCode === null) run.child.kill('SIGKILL');
   }
@@ -175,13 +182,34 @@ async function curlColumn(dir: string, info: SandboxInfo, options: BurstOptions)
   );
 }
 
+function perFile(end: number | undefined, start: number | undefined, files: number): number | undefined {
+  return end === undefined || start === undefined ? undefined : round((end - start) / files, 2);
+}
+
+/** Runs one column and adds what the sandbox process spent on it. */
+async function withSandboxCpu(
+  sandbox: { child: { pid?: number | undefined } },
+  files: number,
+  run: () => Promise<ColumnResult>,
+): Promise<ColumnResult> {
+  const before = cpuMs(sandbox.child.pid);
+  const result = await run();
+  return { ...result, sandboxCpuMsPerFile: perFile(cpuMs(sandbox.child.pid), before, files) };
+}
+
 export async function benchBurst(options: BurstOptions): Promise<BurstResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-burst-'));
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   try {
-    const agent = await agentColumn(path.join(dir, 'agent'), sandbox.info, options);
-    const ceiling = await ceilingColumn(path.join(dir, 'raw'), sandbox.info, options);
-    const curl = await curlColumn(path.join(dir, 'curl'), sandbox.info, options);
+    const agent = (await withSandboxCpu(sandbox, options.files, () =>
+      agentColumn(path.join(dir, 'agent'), sandbox.info, options),
+    )) as BurstResult['agent'];
+    const ceiling = await withSandboxCpu(sandbox, options.files, () =>
+      ceilingColumn(path.join(dir, 'raw'), sandbox.info, options),
+    );
+    const curl = await withSandboxCpu(sandbox, options.files, () =>
+      curlColumn(path.join(dir, 'curl'), sandbox.info, options),
+    );
     const pdfBytes = readFileSync(path.join(dir, 'raw', 'bench-000000.pdf')).length;
     return {
       scenario: 'burst',

@@ -1,7 +1,17 @@
 /** Pure rendering of a benchmark run: a console table and docs/benchmarks.md. */
+import type { BacklogResult } from './backlog.js';
+import {
+  BACKLOG_RETURN_NOTES,
+  backlogReturnFigures,
+  backlogRows,
+  returnPathRows,
+} from './backlog-returns-report.js';
 import type { BurstResult } from './burst.js';
 import type { LargeFileResult } from './large-file.js';
+import type { ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
+import type { SftpBenchResult } from './sftp.js';
+import { SFTP_NOTES, sftpRows, sftpTargets } from './sftp-report.js';
 import type { Machine } from './support/stats.js';
 
 export interface BenchReport {
@@ -10,6 +20,9 @@ export interface BenchReport {
   burst?: BurstResult | { error: string };
   largeFile?: LargeFileResult | { error: string };
   getJob?: GetJobResult | { error: string };
+  sftp?: SftpBenchResult | { error: string };
+  backlog?: BacklogResult | { error: string };
+  returnPath?: ReturnPathResult | { error: string };
 }
 
 const isError = (r: object | undefined): r is { error: string } => r !== undefined && 'error' in r;
@@ -22,18 +35,21 @@ export function rows(report: BenchReport): string[][] {
   if (isError(b)) out.push(['burst', 'failed', b.error, '', '', '']);
   else if (b) {
     const name = `burst ${b.files} × ${b.pdfBytes} B, c=${b.concurrency}`;
+    // Service-side CPU per file beside each column: the three share one sandbox on the same cores.
+    const rate = (c: BurstResult['curl']) =>
+      `${c.filesPerSecond} files/s${c.sandboxCpuMsPerFile === undefined ? '' : ` (sandbox ${c.sandboxCpuMsPerFile} ms CPU/file)`}`;
     out.push([
       name,
       'agent (own process)',
-      `${b.agent.filesPerSecond} files/s`,
+      rate(b.agent),
       `${b.agent.p50Ms}`,
       `${b.agent.p95Ms}`,
-      `peak RSS ${b.agent.peakRssMiB ?? '?'} MiB`,
+      `peak RSS ${b.agent.peakRssMiB ?? '?'} MiB${b.agent.cpuMsPerFile === undefined ? '' : `, agent ${b.agent.cpuMsPerFile} ms CPU/file`}`,
     ]);
     out.push([
       name,
       b.curl.column,
-      `${b.curl.filesPerSecond} files/s`,
+      rate(b.curl),
       `${b.curl.p50Ms}`,
       `${b.curl.p95Ms}`,
       `agent ${b.agentVsCurl}× (target ≥ 10×)`,
@@ -41,7 +57,7 @@ export function rows(report: BenchReport): string[][] {
     out.push([
       name,
       b.ceiling.column,
-      `${b.ceiling.filesPerSecond} files/s`,
+      rate(b.ceiling),
       `${b.ceiling.p50Ms}`,
       `${b.ceiling.p95Ms}`,
       `agent ${b.agentVsCeiling}× (target ≥ 0.5×)`,
@@ -75,6 +91,8 @@ export function rows(report: BenchReport): string[][] {
       '',
     ]);
   }
+  out.push(...sftpRows(report.sftp));
+  out.push(...backlogRows(report.backlog), ...returnPathRows(report.returnPath));
   return out;
 }
 
@@ -148,6 +166,8 @@ export function targets(report: BenchReport): string[] {
         `(${l.agentPeakRssMiB ?? '?'} MiB) — ${mark(mb !== undefined && mb < 150)}.`,
     );
   }
+  out.push(...sftpTargets(report.sftp));
+  out.push(...backlogReturnFigures(report.backlog, report.returnPath));
   return out;
 }
 
@@ -172,6 +192,8 @@ export function markdown(report: BenchReport): string {
     ...targets(report).map((t) => `- ${t}`),
     '',
     LIMITS,
+    ...(report.sftp ? [SFTP_NOTES] : []),
+    ...(report.backlog || report.returnPath ? [BACKLOG_RETURN_NOTES] : []),
   ];
   return md.join('\n');
 }

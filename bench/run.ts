@@ -5,7 +5,11 @@
  *   --files N --concurrency C        burst (default 2000, 8)
  *   --large-mib M                    large file (default 1024)
  *   --requests N --get-concurrency C GET /jobs/{id} (default 5000, 32)
- *   --only burst,large,get-job       a subset
+ *   --sftp-mib M --sftp-files N      SFTP download size and listing size (default 500, 10000)
+ *   --backlog-files N --backlog-seconds S   backlog at start-up (default 100000, 60; 0 s: drain it all)
+ *   --return-events N --peppol-docs N        return path (default 10000, 10000)
+ *   --return-concurrency C --baseline-docs N  follower concurrency (8), curl baseline cap (2000)
+ *   --only burst,large,get-job,sftp,backlog,return-path  a subset
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  * The same options can be given as BENCH_FILES, BENCH_CONCURRENCY, BENCH_LARGE_MIB, BENCH_REQUESTS.
  */
@@ -13,10 +17,13 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { benchBacklog } from './backlog.js';
 import { benchBurst } from './burst.js';
 import { benchLargeFile } from './large-file.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
+import { benchReturnPath } from './return-path.js';
 import { benchGetJob } from './sandbox-get-job.js';
+import { benchSftp } from './sftp.js';
 import { buildAgent, removeAgentBuild } from './support/build-agent.js';
 import { machine } from './support/stats.js';
 
@@ -29,6 +36,14 @@ const { values } = parseArgs({
     'large-mib': { type: 'string' },
     requests: { type: 'string' },
     'get-concurrency': { type: 'string' },
+    'sftp-mib': { type: 'string' },
+    'sftp-files': { type: 'string' },
+    'backlog-files': { type: 'string' },
+    'backlog-seconds': { type: 'string' },
+    'return-events': { type: 'string' },
+    'peppol-docs': { type: 'string' },
+    'return-concurrency': { type: 'string' },
+    'baseline-docs': { type: 'string' },
     only: { type: 'string' },
     render: { type: 'boolean', default: false },
   },
@@ -49,7 +64,15 @@ const concurrency = num(values.concurrency, 'BENCH_CONCURRENCY', 8, 8);
 const largeMiB = num(values['large-mib'], 'BENCH_LARGE_MIB', 1024, 128);
 const requests = num(values.requests, 'BENCH_REQUESTS', 5000, 1000);
 const getConcurrency = num(values['get-concurrency'], 'BENCH_GET_CONCURRENCY', 32, 32);
-const only = new Set((values.only ?? 'burst,large,get-job').split(','));
+const sftpMiB = num(values['sftp-mib'], 'BENCH_SFTP_MIB', 500, 64);
+const sftpFiles = num(values['sftp-files'], 'BENCH_SFTP_FILES', 10_000, 2_000);
+const backlogFiles = num(values['backlog-files'], 'BENCH_BACKLOG_FILES', 100_000, 10_000);
+const backlogSeconds = num(values['backlog-seconds'], 'BENCH_BACKLOG_SECONDS', 60, 15);
+const returnEvents = num(values['return-events'], 'BENCH_RETURN_EVENTS', 10_000, 500);
+const peppolDocs = num(values['peppol-docs'], 'BENCH_PEPPOL_DOCS', 10_000, 500);
+const returnConcurrency = num(values['return-concurrency'], 'BENCH_RETURN_CONCURRENCY', 8, 8);
+const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 100);
+const only = new Set((values.only ?? 'burst,large,get-job,sftp,backlog,return-path').split(','));
 const timeoutMs = 10 * 60_000;
 
 async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { error: string }> {
@@ -63,7 +86,7 @@ async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { er
 }
 
 const report: BenchReport = { machine: machine(), quick };
-const mainJs = only.has('burst') || only.has('large') ? buildAgent() : '';
+const mainJs = ['burst', 'large', 'backlog', 'return-path'].some((s) => only.has(s)) ? buildAgent() : '';
 try {
   if (only.has('burst')) {
     report.burst = await attempt(`burst (${files} files, concurrency ${concurrency})`, () =>
@@ -80,6 +103,37 @@ try {
       benchGetJob(requests, getConcurrency),
     );
   }
+  if (only.has('sftp')) {
+    report.sftp = await attempt(`sftp (${sftpMiB} MiB download, ${sftpFiles} files listed)`, () =>
+      benchSftp({ bytes: sftpMiB * 1024 * 1024, files: sftpFiles, rounds: quick ? 1 : 3 }),
+    );
+  }
+  if (only.has('backlog')) {
+    report.backlog = await attempt(`backlog (${backlogFiles} files at start-up)`, () =>
+      benchBacklog({
+        mainJs,
+        files: backlogFiles,
+        concurrency,
+        windowSeconds: backlogSeconds,
+        baselineFiles: Math.min(baselineDocs, backlogFiles),
+        timeoutMs,
+      }),
+    );
+  }
+  if (only.has('return-path')) {
+    report.returnPath = await attempt(
+      `return path (${returnEvents} sending events, ${peppolDocs} Peppol documents)`,
+      () =>
+        benchReturnPath({
+          mainJs,
+          events: returnEvents,
+          peppolDocs,
+          concurrency: returnConcurrency,
+          baselineDocs,
+          timeoutMs,
+        }),
+    );
+  }
 } finally {
   removeAgentBuild();
 }
@@ -92,5 +146,12 @@ if ((!quick && values.only === undefined) || values.write) {
   writeFileSync(path.join(docs, 'benchmarks.md'), markdown(report));
   process.stdout.write('written: docs/benchmarks.md, docs/benchmarks.json\n');
 }
-const failed = [report.burst, report.largeFile, report.getJob].some((r) => r && 'error' in r);
+const failed = [
+  report.burst,
+  report.largeFile,
+  report.getJob,
+  report.sftp,
+  report.backlog,
+  report.returnPath,
+].some((r) => r && 'error' in r);
 process.exitCode = failed ? 1 : 0;

@@ -12,7 +12,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { Journal } from '../../src/journal/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { peakRssMiB, type SandboxInfo, startAgentProcess, stopChild } from './processes.js';
+import { cpuMs, peakRssMiB, type SandboxInfo, startAgentProcess, stopChild } from './processes.js';
 
 export interface AgentRun {
   inbox: string;
@@ -42,6 +42,8 @@ export async function startAgentRun(
       concurrency: options.concurrency,
       ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
       log: { level: 'warn' },
+      // Any free port: the bench may run beside another agent.
+      ops: { listen: '127.0.0.1:0' },
       folders: [
         {
           name: 'bench',
@@ -96,7 +98,8 @@ export async function waitFinished(
   run: AgentRun,
   count: number,
   timeoutMs: number,
-  pollMs = 20,
+  // The measured times come from the journal, so a slow poll costs no precision, only CPU taken from the agent.
+  pollMs = 250,
 ): Promise<{ archived: number; refused: number; at: number }> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -117,8 +120,9 @@ export interface FileTimes {
 /** Stops the agent (peak RSS read first) and answers, per file name, when its job was created and uploaded. */
 export async function finishAgentRun(
   run: AgentRun,
-): Promise<{ peakRssMiB: number | undefined; times: Map<string, FileTimes> }> {
+): Promise<{ peakRssMiB: number | undefined; cpuMs: number | undefined; times: Map<string, FileTimes> }> {
   const peak = peakRssMiB(run.child.pid);
+  const cpu = cpuMs(run.child.pid);
   await stopChild(run.child);
   const journal = Journal.open(run.journalFile, { clock: systemClock, log: silentLogger() });
   try {
@@ -128,7 +132,7 @@ export async function finishAgentRun(
       const at = (state: string) => history.find((h) => h.to === state)?.at;
       times.set(item.fileName, { created: at('created'), uploaded: at('uploaded') });
     }
-    return { peakRssMiB: peak, times };
+    return { peakRssMiB: peak, cpuMs: cpu, times };
   } finally {
     journal.close();
   }

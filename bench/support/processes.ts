@@ -76,6 +76,22 @@ export async function startAgentProcess(
   return child;
 }
 
+/** CPU time (user + system) a live process has used, in ms; undefined off Linux. */
+export function cpuMs(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    // Fields after the command name (which may hold spaces): utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS_PER_SECOND;
+  } catch {
+    return undefined;
+  }
+}
+
+// USER_HZ: 100 on every Linux architecture Node runs on.
+const CLOCK_TICKS_PER_SECOND = 100;
+
 /** Peak resident set (VmHWM) of a live process, in MiB; undefined off Linux. */
 export function peakRssMiB(pid: number | undefined): number | undefined {
   if (pid === undefined) return undefined;

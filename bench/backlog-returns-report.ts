@@ -1,0 +1,136 @@
+/** Rows, figures and notes of the backlog and return-path scenarios for bench/report.ts (issue 7). */
+import type { BacklogResult } from './backlog.js';
+import type { BaselineResult, ReturnPathResult } from './return-path.js';
+
+type Outcome<T> = T | { error: string } | undefined;
+const isError = <T extends object>(r: Outcome<T>): r is { error: string } => r !== undefined && 'error' in r;
+const rss = (mib: number | undefined) => `peak RSS ${mib ?? '?'} MiB`;
+
+const sec = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
+
+export function backlogRows(r: Outcome<BacklogResult>): string[][] {
+  if (r === undefined) return [];
+  if (isError(r)) return [['backlog', 'failed', r.error, '', '', '']];
+  const name = `backlog ${r.files} files at start-up, c=${r.concurrency}`;
+  const a = r.agent;
+  const window = a.drained
+    ? `all ${a.uploadedInWindow} in ${a.windowSeconds} s`
+    : `first ${a.windowSeconds} s`;
+  const out = [
+    [
+      name,
+      'agent: start → first job created, first upload',
+      `${sec(a.firstCreatedMs)}, ${sec(a.firstUploadedMs)}`,
+      '',
+      '',
+      'incl. ~1 s process start and the 2 s settle rule',
+    ],
+    [
+      name,
+      `agent: uploads, ${window}`,
+      `${a.filesPerSecond} files/s`,
+      '',
+      '',
+      `${rss(a.peakRssMiB)} (${a.peakRssAtFirstUploadMiB ?? '?'} MiB at the first upload)`,
+    ],
+  ];
+  if (r.baseline) {
+    const b = r.baseline;
+    out.push(
+      [
+        name,
+        `${b.column}: start → first upload`,
+        sec(b.firstUploadedMs),
+        '',
+        '',
+        'no settle check, no journal',
+      ],
+      [name, `${b.column}: first ${b.files}`, `${b.filesPerSecond} files/s`, '', '', ''],
+    );
+  }
+  return out;
+}
+
+function streamRows(name: string, s: ReturnPathResult['proofs'], unit: string): string[][] {
+  const out = [
+    [
+      name,
+      'agent: start → all saved',
+      `${s.documentsPerSecond} ${unit}/s (${s.seconds} s)`,
+      '',
+      '',
+      rss(s.peakRssMiB),
+    ],
+  ];
+  const b: BaselineResult | undefined = s.baseline;
+  if (b) {
+    out.push([
+      name,
+      `${b.column}, first ${b.documents}`,
+      `${b.documentsPerSecond} ${unit}/s (${b.seconds} s)`,
+      '',
+      '',
+      `agent ${s.vsBaseline}×`,
+    ]);
+  }
+  return out;
+}
+
+export function returnPathRows(r: Outcome<ReturnPathResult>): string[][] {
+  if (r === undefined) return [];
+  if (isError(r)) return [['return path', 'failed', r.error, '', '', '']];
+  return [
+    ...streamRows(
+      `proofs of ${r.events} final sending events (${r.proofs.documents} PDFs), c=${r.concurrency}`,
+      r.proofs,
+      'proofs',
+    ),
+    ...streamRows(`${r.peppol.documents} incoming Peppol documents`, r.peppol, 'docs'),
+  ];
+}
+
+/** The figures issue 7 asks for, in words. */
+export function backlogReturnFigures(
+  backlog: Outcome<BacklogResult>,
+  returns: Outcome<ReturnPathResult>,
+): string[] {
+  const out: string[] = [];
+  if (backlog && !isError(backlog)) {
+    out.push(
+      `Backlog of ${backlog.files} files: first submission ${(backlog.agent.firstCreatedMs / 1000).toFixed(1)} s after ` +
+        `the agent started; agent peak RSS ${backlog.agent.peakRssMiB ?? '?'} MiB.`,
+    );
+  }
+  if (returns && !isError(returns)) {
+    out.push(
+      `Return path: ${returns.events} sending events' ${returns.proofs.documents} proofs archived in ` +
+        `${returns.proofs.seconds} s (peak RSS ${returns.proofs.peakRssMiB ?? '?'} MiB); ` +
+        `${returns.peppol.documents} Peppol documents saved in ${returns.peppol.seconds} s ` +
+        `(peak RSS ${returns.peppol.peakRssMiB ?? '?'} MiB).`,
+    );
+  }
+  return out;
+}
+
+export const BACKLOG_RETURN_NOTES = `## Backlog and return path (issue 7)
+- Backlog: the files (one small PDF each) are written before the agent starts; the folder uses
+  the default stability rule, so no file is ready before two observations 2 s apart. Times run
+  from the agent's spawn (about 1 s of it is Node loading the CLI). The agent holds at most
+  \`maxPending\` (10,000) names of a folder at a time, which bounds its memory whatever the
+  backlog. The rate is over a window from the first upload: the backlog is not drained in a
+  quick run. The script baseline lists the folder with \`ls\` and uploads with curl-upload.sh;
+  it has no settle check and no journal, so it can only show what the agent's start-up costs.
+- Return path: the set-up (not measured) has the agent submit one CSV of N rows to the
+  DATA_FILE workflow, which the sandbox turns into N sending events; the sandbox clock is then
+  moved until every event is final with its delivery proof and submission report. The agent
+  starts again with only \`returns\` on: one poll of the job lists the N events (pages of
+  1,000), then each PDF costs a download-URL call and a download, \`follow.concurrency\` at a
+  time, written with fsync and a rename. \`follow.maxCallsPerMinute\` is raised to 100,000 for the
+  run: at its default of 60 calls a minute, 2 calls per PDF make the default budget the limit
+  (10,000 events, 20,000 PDFs: about 11 hours), by design, to spare the service.
+- Peppol: the agent starts with only \`peppolInbox\` on; its first pass lists every document
+  (pages of 100) and saves them one after another (URL, download, UBL summary, XML and .json
+  written with fsync), which is what bounds it. The sandbox seeds 11 example documents of its own.
+- The curl baselines list with curl + jq and then fetch each document (URL with curl + jq, then
+  \`curl -o\`, no fsync) with the same concurrency; they stop after the first \`--baseline-docs\`.
+`;

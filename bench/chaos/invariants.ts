@@ -1,0 +1,193 @@
+/**
+ * The guarantees a chaos run must end with, checked over plain data (pure: the gathering is in
+ * observe.ts): every input file is in archive or error exactly once, every uploaded job matches
+ * its file's MD5, nothing was submitted twice, and no output folder holds a partial file.
+ * Files are matched by content (MD5), so a file placed twice under a second free name is caught.
+ */
+
+export interface InputFile {
+  name: string;
+  md5: string;
+}
+
+export interface ObservedJob {
+  id: string;
+  name: string;
+  uploadedMd5: string | null;
+}
+
+/** A file in an output folder, its path relative to that folder; `md5` for data files. */
+export interface FolderEntry {
+  path: string;
+  md5?: string;
+}
+
+export interface Observation {
+  /** Every job the sandbox knows (its control API). */
+  jobs: readonly ObservedJob[];
+  archive: readonly FolderEntry[];
+  error: readonly FolderEntry[];
+  /** Files still in the drop folder, `.processing/` included. */
+  leftInInbox: readonly string[];
+  /** Any other folder the agent writes (output targets): only checked for partial files. */
+  outputs?: readonly FolderEntry[];
+}
+
+export interface InvariantOptions {
+  /** A transient fault is no reason to refuse a good file: a refusal is a violation. */
+  expectArchived?: boolean;
+  /**
+   * Placement only (a remote SFTP archive): each input placed exactly once and nothing partial;
+   * no side files are expected there and the jobs are checked elsewhere.
+   */
+  placementOnly?: boolean;
+}
+
+export interface InvariantReport {
+  ok: boolean;
+  files: number;
+  archived: number;
+  refused: number;
+  /** Input names placed nowhere, or archived without an uploaded job. */
+  lost: string[];
+  /** Input names placed twice or uploaded twice. */
+  duplicates: string[];
+  /** Uploaded jobs or placed files whose MD5 matches no input. */
+  mismatches: string[];
+  /** Temporary or partial files left in an output folder. */
+  partial: string[];
+  /** Every failed check, one sentence each. */
+  violations: string[];
+}
+
+const SIDE_SUFFIXES = ['.result.json', '.error.json', '.error.txt'];
+
+const baseName = (p: string) => p.slice(p.lastIndexOf('/') + 1);
+const isSideFile = (p: string) => SIDE_SUFFIXES.some((s) => p.endsWith(s));
+
+/** Temporary names a writer uses before its final rename: such a file is never a finished output. */
+export function isPartialName(p: string): boolean {
+  const name = baseName(p);
+  return name.startsWith('.') || /\.(tmp|part|partial|incomplete)$/i.test(name) || name.startsWith('~$');
+}
+
+function countBy<T>(items: Iterable<T>, key: (t: T) => string | undefined): Map<string, number> {
+  const counts = new Map<string, number>();
+  for (const item of items) {
+    const k = key(item);
+    if (k !== undefined) counts.set(k, (counts.get(k) ?? 0) + 1);
+  }
+  return counts;
+}
+
+export function checkInvariants(
+  inputs: readonly InputFile[],
+  seen: Observation,
+  options: InvariantOptions = {},
+): InvariantReport {
+  const violations: string[] = [];
+  const lost = new Set<string>();
+  const duplicates = new Set<string>();
+  const mismatches: string[] = [];
+  const partial: string[] = [];
+  const known = new Set(inputs.map((f) => f.md5));
+
+  const data = (entries: readonly FolderEntry[]) =>
+    entries.filter((e) => !isSideFile(e.path) && !isPartialName(e.path));
+  const archived = data(seen.archive);
+  const refused = data(seen.error);
+  const archivedBy = countBy(archived, (e) => e.md5);
+  const refusedBy = countBy(refused, (e) => e.md5);
+  const uploads = seen.jobs.filter((j) => j.uploadedMd5 !== null);
+  const uploadedBy = countBy(uploads, (j) => j.uploadedMd5 ?? undefined);
+
+  for (const [where, entries] of [
+    ['archive', seen.archive],
+    ['error', seen.error],
+    ['output', seen.outputs ?? []],
+  ] as const) {
+    for (const e of entries) {
+      if (!isPartialName(e.path)) continue;
+      partial.push(`${where}/${e.path}`);
+      violations.push(`partial file left in ${where}: ${e.path}`);
+    }
+  }
+  const paths = new Set(seen.archive.map((e) => e.path));
+  const errorPaths = new Set(seen.error.map((e) => e.path));
+  for (const e of options.placementOnly ? [] : archived) {
+    if (!paths.has(`${e.path}.result.json`)) violations.push(`archived ${e.path} has no .result.json`);
+  }
+  for (const e of refused) {
+    for (const suffix of ['.error.json', '.error.txt']) {
+      if (!errorPaths.has(`${e.path}${suffix}`)) violations.push(`refused ${e.path} has no ${suffix}`);
+    }
+  }
+  const checkJobs = !options.placementOnly;
+
+  for (const file of inputs) {
+    const inArchive = archivedBy.get(file.md5) ?? 0;
+    const inError = refusedBy.get(file.md5) ?? 0;
+    const uploaded = uploadedBy.get(file.md5) ?? 0;
+    if (inArchive + inError === 0) {
+      lost.add(file.name);
+      const where = seen.leftInInbox.some((p) => baseName(p) === file.name)
+        ? 'still in the drop folder'
+        : 'in neither archive nor error';
+      violations.push(`${file.name} is ${where}`);
+    } else if (inArchive + inError > 1) {
+      duplicates.add(file.name);
+      violations.push(
+        `${file.name} is placed ${inArchive + inError} times (archive ${inArchive}, error ${inError})`,
+      );
+    }
+    if (checkJobs && uploaded > 1) {
+      duplicates.add(file.name);
+      violations.push(`${file.name} was uploaded ${uploaded} times`);
+    }
+    if (checkJobs && inArchive > 0 && uploaded === 0) {
+      lost.add(file.name);
+      violations.push(`${file.name} is archived but no job holds its upload`);
+    }
+    if (checkJobs && inError > 0 && uploaded > 0) violations.push(`${file.name} is refused but was uploaded`);
+    if (inError > 0 && options.expectArchived) violations.push(`${file.name} was refused`);
+  }
+
+  for (const job of uploads) {
+    if (known.has(job.uploadedMd5!)) continue;
+    mismatches.push(`job ${job.id}`);
+    violations.push(`job ${job.id} (${job.name}) holds an upload matching no input file's MD5`);
+  }
+  for (const e of [...archived, ...refused]) {
+    if (e.md5 !== undefined && known.has(e.md5)) continue;
+    mismatches.push(e.path);
+    violations.push(`placed file ${e.path} matches no input file's MD5`);
+  }
+
+  return {
+    ok: violations.length === 0,
+    files: inputs.length,
+    archived: archived.length,
+    refused: refused.length,
+    lost: [...lost],
+    duplicates: [...duplicates],
+    mismatches,
+    partial,
+    violations,
+  };
+}
+
+/** One report of two checks (the local and the remote side of an SFTP folder). */
+export function mergeReports(a: InvariantReport, b: InvariantReport, prefix: string): InvariantReport {
+  const union = (x: string[], y: string[]) => [...new Set([...x, ...y])];
+  return {
+    ok: a.ok && b.ok,
+    files: a.files,
+    archived: a.archived,
+    refused: a.refused,
+    lost: union(a.lost, b.lost),
+    duplicates: union(a.duplicates, b.duplicates),
+    mismatches: [...a.mismatches, ...b.mismatches.map((m) => prefix + m)],
+    partial: [...a.partial, ...b.partial.map((p) => prefix + p)],
+    violations: [...a.violations, ...b.violations.map((v) => prefix + v)],
+  };
+}

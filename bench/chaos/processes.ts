@@ -1,0 +1,142 @@
+/**
+ * The chaos runs' child processes: the sandbox (bench/chaos/sandbox-child.ts) and the agent
+ * (`src/cli/main.ts start` under tsx, as an operator starts it), its JSON log lines read as they
+ * come so a scenario knows when it started, which files had to wait and why.
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import type { RunningSandbox } from '../../src/sandbox/index.js';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const root = path.resolve(here, '..', '..');
+
+export interface ChaosSandboxInfo {
+  /** The hosts themselves (control API: `urls.control`). */
+  urls: RunningSandbox['urls'];
+  /** The origin pre-signed URLs name (a proxy, or the files host). */
+  publicFilesUrl: string;
+  paths: RunningSandbox['paths'];
+}
+
+export interface ChaosSandbox {
+  info: ChaosSandboxInfo;
+  /** Faults the injector answered so far, by HTTP status, plus `reset`. */
+  injected(): Promise<Record<string, number>>;
+  stop(): Promise<void>;
+}
+
+/** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+export async function stopChild(child: ChildProcess, graceMs = 10_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+export async function startChaosSandbox(stateDir: string, filesPublicUrl?: string): Promise<ChaosSandbox> {
+  const child = spawn(
+    process.execPath,
+    [
+      '--import',
+      'tsx',
+      path.join(here, 'sandbox-child.ts'),
+      JSON.stringify({ stateDir, ...(filesPublicUrl ? { filesPublicUrl } : {}) }),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit', 'ipc'], cwd: root },
+  );
+  const lines = createInterface({ input: child.stdout! });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`sandbox process exited early (${code})`)));
+  });
+  lines.close();
+  child.stdout!.resume();
+  return {
+    info: JSON.parse(first) as ChaosSandboxInfo,
+    injected: () =>
+      new Promise((resolve) => {
+        const onMessage = (m: { type?: string; injected?: Record<string, number> }) => {
+          if (m?.type !== 'injected') return;
+          child.off('message', onMessage);
+          resolve(m.injected ?? {});
+        };
+        child.on('message', onMessage);
+        child.send({ type: 'injected' });
+      }),
+    stop: () => stopChild(child),
+  };
+}
+
+export interface AgentProcess {
+  child: ChildProcess;
+  /** The "agent started" line was logged (recovery done, folders watched). */
+  started: Promise<void>;
+  exited: Promise<number | null>;
+  /** Files that had to wait for a retry, and the codes they waited on (this process only). */
+  waited: Map<string, Set<string>>;
+  /** Files named in a warning (a retry, a broken download, a failed remote finish). */
+  warned: Set<string>;
+  /** Files whose job was created again (attempt 2 or later: an expired window, a lost answer). */
+  recreated: Set<string>;
+  /** Count of log lines by message, for the lines a scenario cares about. */
+  seen: Map<string, number>;
+  /** The last lines (stdout and stderr), for a failure message. */
+  tail: string[];
+}
+
+const COUNTED = new Set(['file taken', 'file archived', 'file refused', 'job created', 'file must wait']);
+
+export function startAgentProcess(configFile: string): AgentProcess {
+  const child = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), 'start', '--config', configFile],
+    { stdio: ['ignore', 'pipe', 'pipe'], cwd: root },
+  );
+  const tail: string[] = [];
+  const waited = new Map<string, Set<string>>();
+  const seen = new Map<string, number>();
+  const recreated = new Set<string>();
+  const warned = new Set<string>();
+  const keep = (line: string) => {
+    tail.push(line.length > 2000 ? `${line.slice(0, 2000)}…` : line);
+    if (tail.length > 60) tail.shift();
+  };
+  let resolveStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => {
+    resolveStarted = resolve;
+  });
+  createInterface({ input: child.stdout! }).on('line', (line) => {
+    keep(line);
+    if (!line.startsWith('{')) return;
+    let entry: {
+      level?: number;
+      msg?: string;
+      file?: string;
+      remotePath?: string;
+      code?: string;
+      attempt?: number;
+    };
+    try {
+      entry = JSON.parse(line) as typeof entry;
+    } catch {
+      return;
+    }
+    if (entry.msg === 'agent started') resolveStarted();
+    if (entry.msg && COUNTED.has(entry.msg)) seen.set(entry.msg, (seen.get(entry.msg) ?? 0) + 1);
+    const named = entry.file ?? (entry.remotePath ? path.posix.basename(entry.remotePath) : undefined);
+    if ((entry.level ?? 0) >= 40 && named) warned.add(named);
+    if (entry.msg === 'job created' && entry.file && (entry.attempt ?? 1) > 1) recreated.add(entry.file);
+    if (entry.msg === 'file must wait' && entry.file) {
+      const codes = waited.get(entry.file) ?? new Set<string>();
+      codes.add(entry.code ?? '?');
+      waited.set(entry.file, codes);
+    }
+  });
+  createInterface({ input: child.stderr! }).on('line', keep);
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return { child, started, exited, waited, warned, recreated, seen, tail };
+}

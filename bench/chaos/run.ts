@@ -1,0 +1,91 @@
+/**
+ * `npm run chaos [-- options]`: the fault scenarios in a row, a table on stdout, and (a full run,
+ * or --write) docs/chaos.md and docs/chaos.json. Exits 1 when any invariant failed.
+ *   --quick            small sizes (about a minute or two for all), prints only unless --write
+ *   --only a,b         a subset: kill, service-faults, token-down, slow-link, disk-full, clock-jump;
+ *                      mixed (all faults at a low dose, the test suite's small run) only when named
+ *   --files N          every scenario's file count
+ *   --kills K          kills of the kill scenario (default 20; quick 5)
+ *   --outage-s S       how long the token endpoint is down (default 60; quick 8)
+ *   --seed N           the random moments (kills, stalls), to replay a failing run
+ *   --write            write the docs after a quick or partial run too
+ *   --merge            with --write: replace only these scenarios' rows in docs/chaos.json and .md
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { machine } from '../support/stats.js';
+import { type ChaosReport, consoleTable, markdown, passed } from './report.js';
+import type { ChaosSizes, Scenario } from './scenario.js';
+import { EXTRA_SCENARIOS, SCENARIOS } from './scenarios/index.js';
+
+const { values } = parseArgs({
+  options: {
+    quick: { type: 'boolean', default: false },
+    write: { type: 'boolean', default: false },
+    merge: { type: 'boolean', default: false },
+    only: { type: 'string' },
+    files: { type: 'string' },
+    kills: { type: 'string' },
+    'outage-s': { type: 'string' },
+    seed: { type: 'string' },
+  },
+});
+
+const num = (text: string | undefined) => (text === undefined ? undefined : Number(text));
+const sizes: ChaosSizes = {
+  quick: values.quick,
+  seed: num(values.seed) ?? Date.now() % 100_000,
+  ...(values.files ? { files: num(values.files)! } : {}),
+  ...(values.kills ? { kills: num(values.kills)! } : {}),
+  ...(values['outage-s'] ? { outageMs: num(values['outage-s'])! * 1000 } : {}),
+};
+const only = values.only?.split(',').map((s) => s.trim());
+const all = [...SCENARIOS, ...EXTRA_SCENARIOS];
+const unknown = only?.filter((name) => !all.some((s) => s.name === name)) ?? [];
+if (unknown.length > 0) {
+  process.stderr.write(
+    `unknown scenario(s): ${unknown.join(', ')}; known: ${all.map((s) => s.name).join(', ')}\n`,
+  );
+  process.exit(2);
+}
+const chosen: Scenario[] = only ? all.filter((s) => only.includes(s.name)) : [...SCENARIOS];
+
+const report: ChaosReport = { machine: machine(), quick: sizes.quick, seed: sizes.seed, results: [] };
+for (const scenario of chosen) {
+  process.stderr.write(`chaos: ${scenario.name} (${scenario.fault}) ...\n`);
+  const result = await scenario.run(sizes);
+  report.results.push(result);
+  process.stderr.write(
+    `chaos: ${scenario.name} ${passed(result) ? 'held' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(0)} s\n`,
+  );
+}
+process.stdout.write(`${consoleTable(report)}\n`);
+
+if (values.write || (!sizes.quick && !only)) {
+  const docs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'docs');
+  mkdirSync(docs, { recursive: true });
+  const jsonFile = path.join(docs, 'chaos.json');
+  let written = report;
+  if (values.merge && existsSync(jsonFile)) {
+    const saved = JSON.parse(readFileSync(jsonFile, 'utf8')) as ChaosReport;
+    const fresh = new Map(report.results.map((r) => [r.scenario, r]));
+    const kept = saved.results.filter((r) => !fresh.has(r.scenario));
+    const order = all.map((s) => s.name);
+    const results = [...kept, ...report.results].sort(
+      (a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario),
+    );
+    const merged = {
+      machine: report.machine,
+      quick: report.quick,
+      seed: report.seed,
+      scenarios: [...fresh.keys()],
+    };
+    written = { ...saved, results, merged: [...(saved.merged ?? []), merged] };
+  }
+  writeFileSync(path.join(docs, 'chaos.md'), markdown(written));
+  writeFileSync(jsonFile, `${JSON.stringify(written, null, 2)}\n`);
+  process.stdout.write('wrote docs/chaos.md and docs/chaos.json\n');
+}
+process.exit(report.results.every(passed) ? 0 : 1);

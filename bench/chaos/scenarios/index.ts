@@ -1,0 +1,23 @@
+/** Every chaos scenario, in the order a run takes them. */
+import type { Scenario } from '../scenario.js';
+import { clockJumpScenario } from './clock-jump.js';
+import { diskFullScenario } from './disk-full.js';
+import { killScenario } from './kill.js';
+import { mixedScenario } from './mixed.js';
+import { serviceFaultsScenario } from './service-faults.js';
+import { sftpDropsScenario } from './sftp-drops.js';
+import { slowLinkScenario } from './slow-link.js';
+import { tokenDownScenario } from './token-down.js';
+
+export const SCENARIOS: readonly Scenario[] = [
+  killScenario,
+  serviceFaultsScenario,
+  tokenDownScenario,
+  slowLinkScenario,
+  diskFullScenario,
+  clockJumpScenario,
+  sftpDropsScenario,
+];
+
+/** Not in a default run: the small all-in-one the test suite runs (`--only mixed` runs it here). */
+export const EXTRA_SCENARIOS: readonly Scenario[] = [mixedScenario];

@@ -1,0 +1,265 @@
+/**
+ * One chaos scenario's world: a sandbox process, optional TCP fault proxies in front of its hosts,
+ * a drop folder with its archive and error folders, N distinct PDFs staged beside it, and the agent
+ * process(es) run on it. A scenario drops, injects, lets the agent finish, then `check()`s.
+ */
+import { randomBytes } from 'node:crypto';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { PDFDocument, StandardFonts } from 'pdf-lib';
+import { parse, stringify } from 'yaml';
+import { chaosAgentConfig, type SftpFolder } from './agent-config.js';
+import {
+  checkInvariants,
+  type InputFile,
+  type InvariantOptions,
+  type InvariantReport,
+  mergeReports,
+} from './invariants.js';
+import { type ControlClient, controlClient, countDataFiles, listFolder, md5 } from './observe.js';
+import {
+  type AgentProcess,
+  type ChaosSandbox,
+  startAgentProcess,
+  startChaosSandbox,
+  stopChild,
+} from './processes.js';
+import { startTcpProxy, type TcpFaultProxy } from './tcp-proxy.js';
+
+export interface WorldOptions {
+  name: string;
+  files: number;
+  /** Random bytes attached to each PDF (0: a one-page PDF of about 1 KiB). */
+  padBytes?: number;
+  /** TCP fault proxies to put in front of these hosts. */
+  proxies?: { api?: boolean; auth?: boolean; files?: boolean };
+  /** Where the drop, archive and error folders live (a small filesystem); default: the run folder. */
+  foldersRoot?: string;
+  concurrency?: number;
+  /**
+   * An SFTP drop folder instead of a local one: the served folder (the same path on both sides, as
+   * the test sshd serves local paths) and the login, which may point at a TCP fault proxy.
+   */
+  sftp?: SftpFolder;
+  /** The agent's HTTP time-outs (`service.timeouts`), e.g. `{ headersMs: '5s' }`. */
+  timeouts?: Record<string, string>;
+}
+
+export interface World {
+  dir: string;
+  inbox: string;
+  archiveDir: string;
+  errorDir: string;
+  sandbox: ChaosSandbox;
+  control: ControlClient;
+  proxies: { api?: TcpFaultProxy; auth?: TcpFaultProxy; files?: TcpFaultProxy };
+  inputs: InputFile[];
+  /** Renames staged files into the drop folder (all still staged when `count` is absent). */
+  drop(count?: number): number;
+  staged(): number;
+  startAgent(): AgentProcess;
+  agents: AgentProcess[];
+  /** Names of the files claimed and not yet placed (in `.processing/`). */
+  inFlight(): string[];
+  placed(): number;
+  /** Waits until every input is archived or refused; throws with the agent's last lines on time-out. */
+  waitPlaced(timeoutMs: number): Promise<void>;
+  /** Files named in a warning (a retry, a broken transfer) by any agent process of this world. */
+  affected(): Set<string>;
+  /** Stops the running agent with SIGTERM; answers its exit code. */
+  stopAgent(): Promise<number | null>;
+  check(options?: InvariantOptions): Promise<InvariantReport>;
+  close(): Promise<void>;
+}
+
+async function makePdf(text: string, padBytes: number): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const page = doc.addPage([595, 842]);
+  page.drawText(text, { x: 50, y: 780, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  if (padBytes > 0)
+    await doc.attach(randomBytes(padBytes), 'pad.bin', { mimeType: 'application/octet-stream' });
+  return Buffer.from(await doc.save());
+}
+
+export async function createWorld(options: WorldOptions): Promise<World> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), `docex-chaos-${options.name}-`));
+  const folders = options.foldersRoot ?? dir;
+  const sftp = options.sftp;
+  // An SFTP folder is served from a local path: files are staged beside it and renamed in.
+  const inbox = sftp ? sftp.remotePath : path.join(folders, 'in');
+  const staging = sftp ? path.join(path.dirname(sftp.remotePath), 'staging') : path.join(folders, 'staging');
+  const archiveDir = path.join(folders, 'archive');
+  const errorDir = path.join(folders, 'error');
+  mkdirSync(inbox, { recursive: true });
+  mkdirSync(staging, { recursive: true });
+
+  const want = options.proxies ?? {};
+  const proxies: World['proxies'] = {};
+  if (want.api) proxies.api = await startTcpProxy();
+  if (want.auth) proxies.auth = await startTcpProxy();
+  if (want.files) proxies.files = await startTcpProxy();
+  const sandbox = await startChaosSandbox(
+    path.join(dir, 'sandbox'),
+    proxies.files ? `https://127.0.0.1:${proxies.files.port}` : undefined,
+  );
+  const { urls, paths } = sandbox.info;
+  const target = (url: string) => new URL(url);
+  for (const [proxy, url] of [
+    [proxies.api, urls.api],
+    [proxies.auth, urls.auth],
+    [proxies.files, urls.files],
+  ] as const) {
+    if (proxy) proxy.setTarget(target(url).hostname, Number(target(url).port));
+  }
+  const control = controlClient(urls.control, readFileSync(paths.caCert, 'utf8'));
+
+  const fragment = parse(readFileSync(paths.agentConfigFragment, 'utf8')) as {
+    service: Record<string, unknown>;
+  };
+  const via = (proxy: TcpFaultProxy | undefined, direct: string) =>
+    proxy ? `https://127.0.0.1:${proxy.port}` : direct;
+  const configFile = path.join(dir, 'agent.yaml');
+  const config = chaosAgentConfig({
+    service: fragment.service,
+    apiUrl: via(proxies.api, urls.api),
+    authUrl: via(proxies.auth, urls.auth),
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+    stateDir: path.join(dir, 'state'),
+    concurrency: options.concurrency ?? 4,
+    inbox,
+    archiveDir,
+    errorDir,
+    ...(sftp ? { sftp } : {}),
+  });
+  writeFileSync(configFile, stringify(config));
+
+  const inputs: InputFile[] = [];
+  for (let i = 0; i < options.files; i++) {
+    const name = `doc-${String(i).padStart(5, '0')}.pdf`;
+    const content = await makePdf(
+      `${options.name} document ${i} ${randomBytes(8).toString('hex')}`,
+      options.padBytes ?? 0,
+    );
+    writeFileSync(path.join(staging, name), content);
+    inputs.push({ name, md5: md5(content) });
+  }
+  let next = 0;
+  const agents: AgentProcess[] = [];
+  const placedHere = () => countDataFiles(archiveDir) + countDataFiles(errorDir);
+  // SFTP: placed once the local copy and the remote file are both where they belong.
+  const placed = () =>
+    sftp
+      ? Math.min(
+          placedHere(),
+          countDataFiles(path.join(inbox, '.archive')) + countDataFiles(path.join(inbox, '.error')),
+        )
+      : placedHere();
+  const current = () => agents.at(-1);
+
+  const world: World = {
+    dir,
+    inbox,
+    archiveDir,
+    errorDir,
+    sandbox,
+    control,
+    proxies,
+    inputs,
+    agents,
+    drop(count) {
+      const end = Math.min(inputs.length, count === undefined ? inputs.length : next + count);
+      const n = end - next;
+      for (; next < end; next++) {
+        const name = inputs[next]!.name;
+        renameSync(path.join(staging, name), path.join(inbox, name));
+      }
+      return n;
+    },
+    staged: () => inputs.length - next,
+    startAgent() {
+      const agent = startAgentProcess(configFile);
+      agents.push(agent);
+      return agent;
+    },
+    inFlight() {
+      try {
+        return readdirSync(path.join(inbox, '.processing')).filter((n) => !n.startsWith('.'));
+      } catch {
+        return [];
+      }
+    },
+    placed,
+    async waitPlaced(timeoutMs) {
+      const deadline = Date.now() + timeoutMs;
+      while (placed() < inputs.length) {
+        const agent = current();
+        if (agent && agent.child.exitCode !== null) {
+          throw new Error(`agent exited (${agent.child.exitCode}):\n${agent.tail.join('\n')}`);
+        }
+        if (Date.now() > deadline) {
+          throw new Error(
+            `${placed()} of ${inputs.length} files placed after ${timeoutMs} ms; last agent lines:\n${agent?.tail.slice(-15).join('\n') ?? '(no agent)'}`,
+          );
+        }
+        await new Promise((r) => setTimeout(r, 200));
+      }
+    },
+    affected() {
+      const files = new Set<string>();
+      for (const agent of agents) for (const file of agent.warned) files.add(file);
+      return files;
+    },
+    async stopAgent() {
+      const agent = current();
+      if (!agent) return null;
+      await stopChild(agent.child);
+      return agent.exited;
+    },
+    async check(checkOptions = {}) {
+      // An SFTP folder's remote archive and error folders sit inside it.
+      const leftInInbox = listFolder(inbox)
+        .map((e) => e.path)
+        .filter((p) => !sftp || !/^\.(archive|error)\//.test(p));
+      const report = checkInvariants(
+        inputs,
+        {
+          jobs: await control.jobs(),
+          archive: listFolder(archiveDir),
+          error: listFolder(errorDir),
+          leftInInbox,
+        },
+        checkOptions,
+      );
+      if (!sftp) return report;
+      // The remote side too: each file in the remote archive or error folder exactly once.
+      const remote = checkInvariants(
+        inputs,
+        {
+          jobs: [],
+          archive: listFolder(path.join(inbox, '.archive')),
+          error: listFolder(path.join(inbox, '.error')),
+          leftInInbox,
+        },
+        { ...checkOptions, placementOnly: true },
+      );
+      return mergeReports(report, remote, 'remote: ');
+    },
+    async close() {
+      for (const agent of agents) await stopChild(agent.child, 2_000);
+      await control.close();
+      await sandbox.stop();
+      for (const proxy of Object.values(proxies)) await proxy?.close();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  return world;
+}

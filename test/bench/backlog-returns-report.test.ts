@@ -1,0 +1,132 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { BacklogResult } from '../../bench/backlog.js';
+import {
+  BACKLOG_RETURN_NOTES,
+  backlogReturnFigures,
+  backlogRows,
+  returnPathRows,
+} from '../../bench/backlog-returns-report.js';
+import { type BenchReport, markdown, rows } from '../../bench/report.js';
+import type { ReturnPathResult } from '../../bench/return-path.js';
+import { countFiles } from '../../bench/support/count-files.js';
+
+const machine = {
+  cpu: 'Test CPU',
+  cores: 2,
+  node: 'v20.19.0',
+  platform: 'Linux 6',
+  memoryGiB: 4,
+  loadAverageAtStart: [1, 2, 3],
+  date: '2026-11-22T00:00:00.000Z',
+};
+
+const backlog: BacklogResult = {
+  scenario: 'backlog',
+  files: 100_000,
+  concurrency: 8,
+  createSeconds: 20,
+  agent: {
+    firstCreatedMs: 4120,
+    firstUploadedMs: 4177,
+    windowSeconds: 60,
+    uploadedInWindow: 3900,
+    filesPerSecond: 65,
+    drained: false,
+    peakRssAtFirstUploadMiB: 140,
+    peakRssMiB: 150.5,
+  },
+  baseline: { column: 'ls | xargs curl', files: 300, firstUploadedMs: 360, filesPerSecond: 21.4 },
+  firstUploadVsBaseline: 0.08,
+};
+
+const returnPath: ReturnPathResult = {
+  scenario: 'return-path',
+  events: 10_000,
+  concurrency: 8,
+  setup: { intakeSeconds: 5, finalizeSeconds: 300, peppolSeedSeconds: 40 },
+  proofs: {
+    documents: 20_000,
+    seconds: 250,
+    documentsPerSecond: 80,
+    peakRssMiB: 160,
+    baseline: { column: 'bash + curl', documents: 2000, seconds: 200, documentsPerSecond: 10 },
+    vsBaseline: 8,
+  },
+  peppol: { documents: 10_011, seconds: 200, documentsPerSecond: 50, peakRssMiB: 140 },
+};
+
+describe('backlog and return-path report', () => {
+  it('shows the backlog time to first submission, its rate in the window and its peak RSS', () => {
+    const [first, rate, scriptFirst, scriptRate] = backlogRows(backlog);
+    expect(first?.[2]).toBe('4.1 s, 4.2 s');
+    expect(rate?.[1]).toBe('agent: uploads, first 60 s');
+    expect(rate?.[5]).toBe('peak RSS 150.5 MiB (140 MiB at the first upload)');
+    expect(scriptFirst?.[2]).toBe('0.4 s');
+    expect(scriptRate?.[2]).toBe('21.4 files/s');
+  });
+
+  it('says "all N in S s" when the backlog was drained, and shows no script rows without a baseline', () => {
+    const drained = {
+      ...backlog,
+      agent: { ...backlog.agent, drained: true, uploadedInWindow: 100_000, windowSeconds: 1500 },
+      baseline: undefined,
+    };
+    const table = backlogRows(drained);
+    expect(table).toHaveLength(2);
+    expect(table[1]?.[1]).toBe('agent: uploads, all 100000 in 1500 s');
+  });
+
+  it('gives proofs and Peppol documents a row each, with the curl ratio only where a baseline ran', () => {
+    const table = returnPathRows(returnPath);
+    expect(table).toHaveLength(3);
+    expect(table[0]).toEqual([
+      'proofs of 10000 final sending events (20000 PDFs), c=8',
+      'agent: start → all saved',
+      '80 proofs/s (250 s)',
+      '',
+      '',
+      'peak RSS 160 MiB',
+    ]);
+    expect(table[1]?.[5]).toBe('agent 8×');
+    expect(table[2]?.[0]).toBe('10011 incoming Peppol documents');
+  });
+
+  it('puts a failed scenario as failed and a missing one as nothing', () => {
+    expect(backlogRows({ error: 'agent exited early (1)' })).toEqual([
+      ['backlog', 'failed', 'agent exited early (1)', '', '', ''],
+    ]);
+    expect(returnPathRows(undefined)).toEqual([]);
+    expect(backlogReturnFigures({ error: 'x' }, undefined)).toEqual([]);
+  });
+
+  it('adds the rows, the figures and the notes to the whole report, after the rows already there', () => {
+    const report: BenchReport = { machine, quick: false, getJob: { error: 'no' }, backlog, returnPath };
+    const table = rows(report);
+    expect(table[1]?.[0]).toBe('GET /jobs/{id}');
+    expect(table).toHaveLength(1 + 1 + 4 + 3);
+    const md = markdown(report);
+    expect(md).toContain('Backlog of 100000 files: first submission 4.1 s after the agent started');
+    expect(md).toContain('20000 proofs archived in 250 s');
+    expect(md).toContain(BACKLOG_RETURN_NOTES.split('\n')[0]);
+    expect(markdown({ machine, quick: false })).not.toContain(BACKLOG_RETURN_NOTES.split('\n')[0]);
+  });
+});
+
+describe('countFiles', () => {
+  let dir = '';
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('counts matching files in nested folders and leaves out dot-named temp files', () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'docex-count-'));
+    mkdirSync(path.join(dir, '2026-11-22', 'events'), { recursive: true });
+    writeFileSync(path.join(dir, '2026-11-22', 'events', 'se_1-DELIVERY_PROOF.pdf'), 'x');
+    writeFileSync(path.join(dir, '2026-11-22', 'events', 'se_1-SUBMISSION_REPORT.pdf'), 'x');
+    writeFileSync(path.join(dir, '2026-11-22', 'events', '.se_2-DELIVERY_PROOF.pdf.ab12.tmp'), 'x');
+    writeFileSync(path.join(dir, '2026-11-22', 'events', 'note.txt'), 'x');
+    expect(countFiles(dir, '.pdf')).toBe(2);
+    expect(countFiles(path.join(dir, 'missing'), '.pdf')).toBe(0);
+  });
+});

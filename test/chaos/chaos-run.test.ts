@@ -1,0 +1,30 @@
+/**
+ * The small chaos run of the test suite (`npm run chaos` is the full one): a sandbox process and a
+ * real agent process, 5xx and 429 from the sandbox, upload connections reset by the TCP fault proxy
+ * in front of the files host, the agent SIGKILLed once mid-run, then run to the end. The invariants
+ * must hold: every file archived once, one upload per file with its MD5, nothing partial.
+ * DOCEX_CHAOS_SEED replays a failing run.
+ */
+import { describe, expect, it } from 'vitest';
+import { mixedScenario } from '../../bench/chaos/scenarios/mixed.js';
+
+const SEED = Number(process.env['DOCEX_CHAOS_SEED'] ?? Date.now() % 100_000);
+
+describe('a small chaos run (5xx, 429, link resets, one SIGKILL)', () => {
+  it('ends with every file archived once, uploaded once with its MD5, and no partial file', async () => {
+    const result = await mixedScenario.run({ quick: true, files: 24, seed: SEED });
+    const context = `seed ${SEED}: ${result.error ?? ''}\n${result.report?.violations.join('\n') ?? ''}`;
+    expect(result.error, context).toBeUndefined();
+    expect(result.report?.violations, context).toEqual([]);
+    expect(result.report).toMatchObject({
+      ok: true,
+      files: 24,
+      archived: 24,
+      refused: 0,
+      lost: [],
+      duplicates: [],
+    });
+    // The faults really happened: the kill plus at least one answer of the injector or the proxy.
+    expect(result.injected, result.injectedDetail).toBeGreaterThan(1);
+  }, 90_000);
+});
