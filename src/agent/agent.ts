@@ -4,16 +4,24 @@
  * gathering failures instead of stopping at the first (the zigbee2mqtt controller's habit).
  */
 import path from 'node:path';
-import type { DocexClient } from '../api/index.js';
+import type { ApiObserver, DocexClient } from '../api/index.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
-import type { PipelineJobs } from '../pipeline/types.js';
+import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
+import type { Inbound } from '../returns/inbound.js';
+import type { FollowClient, Returns } from '../returns/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
+import { liveCompanies } from './company-of.js';
 import { openConnection } from './connection.js';
-import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
+import {
+  createFolderSource,
+  type FolderSource,
+  type FolderSourceDeps,
+  type SourceTiming,
+} from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type StoppedFolder } from './folders.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
@@ -28,12 +36,20 @@ export interface AgentOptions {
   retryDelayMs?: (n: number) => number;
   /** An existing client (tests, one-shot commands); otherwise one is opened from the config. */
   client?: AgentClient;
+  /** Told of the opened client's requests, token fetches and uploads (metrics). */
+  apiObserver?: ApiObserver;
+  /** Follower timing (tests with a ManualClock use a short real sleep). */
+  returns?: { maxSleepMs?: number };
 }
 
 /** What the agent calls on the service; a DocexClient fits. */
 export interface AgentClient {
   jobs: PipelineJobs;
   workflows: Pick<DocexClient['workflows'], 'get'>;
+  /** Needed to follow jobs (returns.enabled); without it the agent only submits. */
+  sendingEvents?: FollowClient['sendingEvents'];
+  /** Needed to save incoming Peppol documents (peppolInbox.enabled). */
+  peppol?: Pick<DocexClient['peppol'], 'iterate' | 'downloadUrl' | 'downloadFile'>;
 }
 
 interface Part {
@@ -46,7 +62,21 @@ export interface StopReport {
   drained: boolean;
 }
 
+/** A source's intake half (an SFTP source keeps its connection for the items still in flight). */
+function stopIntake(source: FolderSource): Promise<void> {
+  return source.stopIntake ? source.stopIntake() : source.stop();
+}
+
+async function closeSources(sources: Map<string, FolderSource>): Promise<void> {
+  await Promise.all([...sources.values()].map((s) => s.close?.()));
+}
+
 export class Agent {
+  /** The job follower (webhooks nudge it); undefined when returns.enabled is false. */
+  returns: Returns | undefined;
+  /** The Peppol inbox and webhook receiver; undefined when both are off. */
+  inbound: Inbound | undefined;
+
   private constructor(
     private readonly log: Logger,
     private readonly shutdown: { drained: boolean },
@@ -57,7 +87,11 @@ export class Agent {
     readonly plan: FolderPlan,
     readonly recovery: RecoverySummary,
     readonly sandbox: RunningSandbox | undefined,
+    private readonly sources: Map<string, FolderSource>,
+    private readonly sourceDeps: Omit<FolderSourceDeps, 'pipeline'>,
   ) {}
+
+  private stopping = false;
 
   get stoppedFolders(): StoppedFolder[] {
     return this.plan.stopped;
@@ -86,7 +120,7 @@ export class Agent {
       let client = options.client;
       let sandbox: Agent['sandbox'];
       if (!client) {
-        const connection = await openConnection(config, log, options.clock);
+        const connection = await openConnection(config, log, options.clock, options.apiObserver);
         client = connection.client;
         sandbox = connection.sandbox;
         if (sandbox) parts.push({ name: 'sandbox', stop: () => sandbox!.stop() });
@@ -124,8 +158,11 @@ export class Agent {
           log.debug({ folder, full }, full ? 'intake paused' : 'intake resumed');
         },
         ...(options.retryDelayMs ? { retryDelayMs: options.retryDelayMs } : {}),
+        onFinished: (item) => sources.get(item.folder)?.finished?.(item),
       });
       const shutdown = { drained: true };
+      // Before the pipeline, so stopped after it: items finishing in the grace still move their remote file.
+      parts.push({ name: 'source connections', stop: () => closeSources(sources) });
       parts.push({
         name: 'pipeline',
         stop: async () => {
@@ -135,14 +172,62 @@ export class Agent {
       const recovery = await pipeline.recover();
       log.info({ ...recovery }, 'recovery planned');
 
+      const sourceDeps = { clock, log, journal, timing: options.source ?? {} };
       for (const rt of plan.running.values()) {
-        const source = createFolderSource(rt, { pipeline, clock, log, timing: options.source ?? {} });
+        const source = createFolderSource(rt, { pipeline, ...sourceDeps });
         await source.start();
         sources.set(rt.config.name, source);
-        parts.push({ name: `source:${rt.config.name}`, stop: () => source.stop() });
+        parts.push({ name: `source:${rt.config.name}`, stop: () => stopIntake(source) });
       }
 
-      const agent = new Agent(log, shutdown, parts, journal, client, pipeline, plan, recovery, sandbox);
+      let returns: Returns | undefined;
+      if (config.returns.enabled && client.sendingEvents) {
+        const { startReturns } = await import('../returns/index.js');
+        const followed = startReturns({
+          config: config.returns,
+          stateDir: config.stateDir,
+          journalFile: path.join(config.stateDir, JOURNAL_FILE),
+          client: { jobs: client.jobs, sendingEvents: client.sendingEvents },
+          clock,
+          log,
+          // Read live: a folder added by a reload brings its own managed company.
+          ...liveCompanies(plan, config.folders),
+          ...(options.returns?.maxSleepMs ? { maxSleepMs: options.returns.maxSleepMs } : {}),
+        });
+        returns = followed;
+        parts.push({ name: 'returns', stop: () => followed.stop() });
+      }
+
+      // Incoming Peppol documents and the webhook receiver; deliveries nudge the follower.
+      let inbound: Inbound | undefined;
+      if ((config.peppolInbox.enabled && client.peppol) || config.webhooks.enabled) {
+        const { startInbound, followerCallbacks } = await import('../returns/inbound.js');
+        const started = await startInbound({
+          config,
+          client,
+          clock,
+          log,
+          callbacks: followerCallbacks(returns?.follower, log),
+        });
+        inbound = started;
+        parts.push({ name: 'inbound', stop: () => started.stop() });
+      }
+
+      const agent = new Agent(
+        log,
+        shutdown,
+        parts,
+        journal,
+        client,
+        pipeline,
+        plan,
+        recovery,
+        sandbox,
+        sources,
+        sourceDeps,
+      );
+      agent.returns = returns;
+      agent.inbound = inbound;
       log.info(
         { folders: [...plan.running.keys()], stopped: plan.stopped.map((s) => s.name), ...recovery },
         'agent started',
@@ -153,8 +238,47 @@ export class Agent {
     }
   }
 
+  /**
+   * Starts a folder at run time (a reload): its directories, the pipeline's folder map (read live),
+   * recovery of what it left in `.processing/` and the journal, then its source.
+   */
+  async addFolder(rt: FolderRuntime): Promise<void> {
+    const name = rt.config.name;
+    // A reload that ends after stop() began starts nothing: no part would stop it.
+    if (this.stopping) return;
+    await ensureFolderDirs(rt.config);
+    this.plan.running.set(name, rt);
+    this.plan.stopped = this.plan.stopped.filter((s) => s.name !== name);
+    const recovered = await this.pipeline.recover(name);
+    const source = createFolderSource(rt, { pipeline: this.pipeline, ...this.sourceDeps });
+    await source.start();
+    if (this.stopping) {
+      await source.stop();
+      return;
+    }
+    this.sources.set(name, source);
+    this.parts.push({ name: `source:${name}`, stop: () => stopIntake(source) });
+    this.log.info({ folder: name, ...recovered }, 'folder started');
+  }
+
+  /** Stops a folder at run time (a reload): no new files are taken; files in flight finish first. */
+  async removeFolder(name: string): Promise<void> {
+    const source = this.sources.get(name);
+    const at = this.parts.findIndex((p) => p.name === `source:${name}`);
+    if (at >= 0) this.parts.splice(at, 1);
+    this.plan.stopped = this.plan.stopped.filter((s) => s.name !== name);
+    if (source) await stopIntake(source);
+    await this.pipeline.folderIdle(name);
+    // Only now: items that finished while the folder drained still told their source (remote moves).
+    if (this.sources.get(name) === source) this.sources.delete(name);
+    await source?.close?.();
+    this.plan.running.delete(name);
+    this.log.info({ folder: name }, 'folder stopped by reload');
+  }
+
   /** Stops intake first, then lets in-flight work finish (up to shutdownGraceMs), then the rest. */
   async stop(): Promise<StopReport> {
+    this.stopping = true;
     const failures: StopReport['failures'] = [];
     for (const part of this.parts.splice(0).reverse()) {
       try {

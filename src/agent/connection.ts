@@ -2,7 +2,7 @@
  * The service connection: the configured one, or the built-in sandbox started in this process
  * (sandbox.enabled), whose credentials are taken directly.
  */
-import { DocexClient, type DocexClientOptions } from '../api/index.js';
+import { type ApiObserver, DocexClient, type DocexClientOptions } from '../api/index.js';
 import { type AgentConfig, readTlsMaterial } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
@@ -41,7 +41,12 @@ export function clientOptionsFromSandbox(sandbox: RunningSandbox): Omit<DocexCli
   };
 }
 
-export async function openConnection(config: AgentConfig, log: Logger, clock?: Clock): Promise<Connection> {
+export async function openConnection(
+  config: AgentConfig,
+  log: Logger,
+  clock?: Clock,
+  observer?: ApiObserver,
+): Promise<Connection> {
   let sandbox: RunningSandbox | undefined;
   let options: Omit<DocexClientOptions, 'log' | 'clock'>;
   if (config.sandbox.enabled) {
@@ -67,6 +72,7 @@ export async function openConnection(config: AgentConfig, log: Logger, clock?: C
     ...options,
     log: log.child({ part: 'api' }),
     ...(clock ? { clock } : {}),
+    ...(observer ? { observer } : {}),
   });
   return { client, sandbox };
 }

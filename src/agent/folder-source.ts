@@ -1,12 +1,15 @@
 /**
  * The source of one running folder: where its complete files come from before the pipeline takes
- * them. Local folders today; the factory is the one place a new kind of source joins.
+ * them: a local folder or an SFTP folder; the factory is the one place a new kind of source joins.
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { Journal, JournalItem } from '../journal/index.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import { refuseEntry } from '../pipeline/refuse-entry.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { LocalSource } from '../sources/local/index.js';
+import { createSftpFolderSource } from '../sources/sftp/source-factory.js';
 
 /** What the controller needs of any source: lifecycle and backpressure. */
 export interface FolderSource {
@@ -17,16 +20,28 @@ export interface FolderSource {
   resume(): void;
   /** Look for ready files now rather than at the next pass. */
   tick(): Promise<void>;
+  /** An item of this folder became done or rejected (SFTP: the remote file is moved then). */
+  finished?(item: JournalItem): void;
+  /**
+   * SFTP: `stop` in two halves. stopIntake takes no more files; close (after the pipeline let its
+   * items finish) closes the connection their remote moves need.
+   */
+  stopIntake?(): Promise<void>;
+  close?(): Promise<void>;
 }
 
 export interface SourceTiming {
   statIntervalMs?: number;
   rescanIntervalMs?: number;
   watch?: boolean;
+  /** SFTP folders: poll period instead of their pollIntervalMs (tests). */
+  sftpPollIntervalMs?: number;
 }
 
 export interface FolderSourceDeps {
   pipeline: Pipeline;
+  /** SFTP folders match what their remote `.processing/` holds against it. */
+  journal: Pick<Journal, 'byPath'>;
   clock: Clock;
   log: Logger;
   timing?: SourceTiming;
@@ -35,15 +50,25 @@ export interface FolderSourceDeps {
 export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): FolderSource {
   const folder = rt.config;
   const timing = deps.timing ?? {};
+  if (folder.source.type === 'sftp') {
+    return createSftpFolderSource(rt, {
+      accept: (name, file, onLost) => deps.pipeline.accept(name, file, onLost),
+      journal: deps.journal,
+      clock: deps.clock,
+      log: deps.log,
+      ...(timing.sftpPollIntervalMs === undefined ? {} : { pollIntervalMs: timing.sftpPollIntervalMs }),
+    });
+  }
+  const source = folder.source;
   return new LocalSource({
     folder: {
       name: folder.name,
-      path: folder.source.path,
+      path: source.path,
       include: folder.include,
       exclude: folder.exclude,
       stability: folder.stability,
-      usePolling: folder.source.usePolling,
-      pollIntervalMs: folder.source.pollIntervalMs,
+      usePolling: source.usePolling,
+      pollIntervalMs: source.pollIntervalMs,
     },
     clock: deps.clock,
     log: deps.log.child({ folder: folder.name }),
@@ -53,6 +78,15 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
         originalPath: file.originalPath,
         claimedPath: file.claimedPath,
       });
+    },
+    onRefused: async (entry) => {
+      const placed = await refuseEntry(entry, {
+        folder: folder.name,
+        workflowId: folder.workflowId,
+        errorDir: folder.errorDir,
+        now: deps.clock.now(),
+      });
+      deps.log.warn({ folder: folder.name, file: entry.name, code: entry.code, placed }, 'entry refused');
     },
     ...(timing.statIntervalMs === undefined ? {} : { statIntervalMs: timing.statIntervalMs }),
     ...(timing.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: timing.rescanIntervalMs }),

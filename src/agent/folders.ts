@@ -72,7 +72,9 @@ export async function planFolders(
 
 /** The drop, archive and error folders (created when missing, as the ERP may not have yet). */
 export async function ensureFolderDirs(folder: FolderConfig): Promise<void> {
-  for (const dir of [folder.source.path, folder.archiveDir, folder.errorDir]) {
+  // An SFTP folder's drop folder is remote (its source creates what it needs there); its spool is local.
+  const intake = folder.source.type === 'sftp' ? folder.source.spoolDir : folder.source.path;
+  for (const dir of [intake, folder.archiveDir, folder.errorDir]) {
     await mkdir(dir, { recursive: true, mode: 0o750 });
   }
 }

@@ -3,11 +3,15 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdminCommand } from './admin-command.js';
 import { registerCheckCommand } from './check-command.js';
+import { registerCredentialsCommand } from './credentials-command.js';
+import { registerReportCommand } from './report-command.js';
+import { registerResendCommand } from './resend-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStartCommand } from './start-command.js';
 import { registerStatusCommand } from './status-command.js';
 import { registerSubmitCommand } from './submit-command.js';
 import { registerUsageCommand } from './usage-command.js';
+import { registerWebhooksCommand } from './webhooks-command.js';
 
 /**
  * One file per command; each registers its options here and imports its implementation (a
@@ -34,6 +38,10 @@ export function buildProgram(): Command {
   registerSubmitCommand(program);
   registerStatusCommand(program);
   registerCheckCommand(program);
+  registerReportCommand(program);
+  registerCredentialsCommand(program);
+  registerWebhooksCommand(program);
+  registerResendCommand(program);
   return program;
 }
 

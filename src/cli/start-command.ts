@@ -13,6 +13,8 @@ export function registerStartCommand(program: Command): void {
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)
     .action(async (opts: { config: string }) => {
       const { runStart } = await import('./start-runner.js');
+      const { ignoreReloadSignal } = await import('./signals.js');
       process.exitCode = await runStart(opts.config);
+      ignoreReloadSignal();
     });
 }

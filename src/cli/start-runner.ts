@@ -1,19 +1,32 @@
 /**
  * What `docex-agent start` runs: the agent until SIGTERM/SIGINT. On a signal intake stops,
- * in-flight uploads get shutdownGraceMs, and the journal is closed consistent.
+ * in-flight uploads get shutdownGraceMs, and the journal is closed consistent. The ops endpoints
+ * (/healthz, /readyz, /metrics) listen from the start; SIGHUP reloads the folders.
  */
 import { Agent } from '../agent/agent.js';
+import { ConfigReloader, type ReloadResult } from '../agent/reload.js';
 import { type LoadedConfig, loadConfig } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
-import { waitForStopSignal } from './signals.js';
+import type { AgentMetrics, RunningOps } from '../ops/index.js';
+import { onReloadSignal, waitForStopSignal } from './signals.js';
+
+/** What a started agent offers its caller besides the Agent itself. */
+export interface StartedControl {
+  /** Reads the configuration file again (what SIGHUP does). */
+  reload(): Promise<ReloadResult>;
+  /** Base URL of the ops endpoints, when enabled. */
+  opsUrl: string | undefined;
+}
 
 export interface StartDeps {
   /** Resolves when the agent should stop (default: the first SIGTERM or SIGINT). */
   stopSignal?: Promise<unknown>;
   log?: Logger;
   /** Called once every folder is watched. */
-  onStarted?: (agent: Agent) => void;
+  onStarted?: (agent: Agent, control: StartedControl) => void;
+  /** Installs the reload trigger and answers its removal (default: SIGHUP). */
+  reloadSignal?: (reload: () => void) => () => void;
 }
 
 /** Prints a configuration or start-up error without a stack: the message says what to fix. */
@@ -30,23 +43,79 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
     return 2;
   }
   const { config, warnings } = loaded;
-  const log = deps.log ?? createLogger({ level: config.log.level });
+  const log = deps.log ?? createLogger({ level: config.log.level, format: config.log.format });
   for (const warning of warnings) log.warn({ config: loaded.file }, warning);
   // Handlers first: a supervisor may signal as soon as the agent says it started.
   const stopSignal = deps.stopSignal ?? waitForStopSignal();
-  let agent: Agent;
-  try {
-    agent = await Agent.start({ config, log });
-  } catch (err) {
+  let reloader: ConfigReloader | undefined;
+  let reloadPending = false;
+  let stopping = false;
+  // Stays installed until the agent has stopped: without a handler a SIGHUP (systemctl reload)
+  // during the graceful stop would end the process the default way and skip the drain.
+  const offReload = (deps.reloadSignal ?? onReloadSignal)(() => {
+    if (stopping) log.warn({ signal: 'SIGHUP' }, 'reload ignored: the agent is stopping');
+    else if (reloader) void reloader.reload();
+    else reloadPending = true;
+  });
+  const failed = (err: unknown): number => {
     log.fatal({ err, code: isDocexError(err) ? err.code : undefined }, 'agent failed to start');
     process.stderr.write(`docex-agent: ${explain(err)}\n`);
     log.flush();
+    offReload();
     return 1;
+  };
+
+  let metrics: AgentMetrics | undefined;
+  let ops: RunningOps | undefined;
+  let attachOps: (agent: Agent) => void = () => {};
+  if (config.ops.enabled) {
+    // Loaded only when enabled: prom-client and the endpoints stay out of memory otherwise.
+    const opsModule = await import('../ops/index.js');
+    const candidate = config.ops.metrics ? new opsModule.AgentMetrics() : undefined;
+    try {
+      const started = await opsModule.startOps({
+        config: config.ops,
+        log: log.child({ part: 'ops' }),
+        ...(candidate ? { metrics: candidate } : {}),
+      });
+      ops = started;
+      metrics = candidate;
+      attachOps = (agent) => started.attach(opsModule.agentView(agent, config));
+    } catch (err) {
+      // The files matter more than their dashboard: the agent runs on, and says so loudly.
+      log.error(
+        { err, code: isDocexError(err) ? err.code : undefined },
+        'ops endpoints not started; the agent runs without /healthz, /readyz and /metrics',
+      );
+    }
   }
-  deps.onStarted?.(agent);
+  let agent: Agent;
+  try {
+    agent = await Agent.start({ config, log, ...(metrics ? { apiObserver: metrics.apiObserver } : {}) });
+  } catch (err) {
+    await ops?.stop();
+    return failed(err);
+  }
+  attachOps(agent);
+  const running = agent;
+  reloader = new ConfigReloader({
+    configFile: loaded.file,
+    config,
+    target: running,
+    fetchWorkflow: (id, managedCompanyId) =>
+      running.client.workflows.get(id, managedCompanyId ? { managedCompanyId } : undefined),
+    log,
+  });
+  if (reloadPending) void reloader.reload();
+  const control: StartedControl = { reload: () => reloader!.reload(), opsUrl: ops?.url };
+  deps.onStarted?.(agent, control);
   const signal = await stopSignal;
+  stopping = true;
   log.info({ signal }, 'stopping agent');
+  // The endpoints go first: their journal reader must be closed before the journal closes.
+  await ops?.stop();
   const report = await agent.stop();
+  offReload();
   log.flush();
   return report.failures.length === 0 ? 0 : 1;
 }

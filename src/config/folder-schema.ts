@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { count, durationMs, flag, pathText } from './schema-types.js';
+import { type SftpSourceConfig, sftpSourceDefaults, sftpSourceSchema } from './sftp-source-schema.js';
 
 export const FOLDER_MODES = ['single-file', 'payload-pdf', 'payload-word'] as const;
 
@@ -35,8 +36,8 @@ const localSourceSchema = z
   .describe('A folder on this machine or on a mounted network share.');
 
 export const sourceSchema = z
-  .discriminatedUnion('type', [localSourceSchema])
-  .describe('Where the files come from. type: local is the only kind for now.');
+  .discriminatedUnion('type', [localSourceSchema, sftpSourceSchema])
+  .describe('Where the files come from: type local (a folder here) or sftp (a folder on an SFTP server).');
 
 export const stabilitySchema = z
   .discriminatedUnion('kind', [
@@ -167,11 +168,15 @@ export const folderSchema = z
       .describe('Globs of files to leave alone, checked after include.'),
     archiveDir: pathText()
       .optional()
-      .describe('Where a submitted file is moved. Default: <source.path>/.archive (same disk: a rename).')
+      .describe(
+        'Where a submitted file is moved. Default: <source.path>/.archive (same disk: a rename); SFTP folders: <stateDir>/sftp/<name>/archive (local copies).',
+      )
       .meta({ examples: ['./archive/invoices'] }),
     errorDir: pathText()
       .optional()
-      .describe('Where a refused file is moved, with a .error.json beside it. Default: <source.path>/.error.')
+      .describe(
+        'Where a refused file is moved, with a .error.json beside it. Default: <source.path>/.error; SFTP folders: <stateDir>/sftp/<name>/error.',
+      )
       .meta({ examples: ['./error/invoices'] }),
     stability: stabilitySchema,
     concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
@@ -187,12 +192,29 @@ export const folderSchema = z
     mapping: mappingSchema.optional(),
     payloadPdf: payloadPdfSchema,
   })
-  .transform((folder) => ({
-    ...folder,
-    // Derived defaults: they depend on the source path, so they cannot be static defaults.
-    archiveDir: folder.archiveDir ?? path.join(folder.source.path, '.archive'),
-    errorDir: folder.errorDir ?? path.join(folder.source.path, '.error'),
-  }))
+  .superRefine((folder, ctx) => {
+    // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
+    if (folder.source.type === 'sftp' && folder.payloadPdf.pairing === 'index-csv') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['payloadPdf', 'pairing'],
+        message: 'index-csv is not supported for SFTP folders: drop a ZIP batch (PDFs + index.csv) instead',
+      });
+    }
+  })
+  .transform((folder) => {
+    const source: z.output<typeof localSourceSchema> | SftpSourceConfig =
+      folder.source.type === 'sftp' ? sftpSourceDefaults(folder.source) : folder.source;
+    // Derived defaults: they depend on the source path, so they cannot be static defaults. SFTP
+    // folders: '' = under the state folder, filled by withSftpFolderDefaults (schema.ts).
+    const local = folder.source.type === 'local' ? folder.source.path : undefined;
+    return {
+      ...folder,
+      source,
+      archiveDir: folder.archiveDir ?? (local === undefined ? '' : path.join(local, '.archive')),
+      errorDir: folder.errorDir ?? (local === undefined ? '' : path.join(local, '.error')),
+    };
+  })
   .describe('One drop folder: its files become jobs of one workflow.');
 
 export type FolderConfig = z.output<typeof folderSchema>;

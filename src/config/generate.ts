@@ -81,6 +81,19 @@ function pickVariant(node: JsonNode): JsonNode {
   return match ?? (variants[0] as JsonNode);
 }
 
+/** Shows a union's default (e.g. an output target's default folder) instead of the variant's examples. */
+function withDefaultValues(variant: JsonNode, defaults: unknown): JsonNode {
+  if (!defaults || typeof defaults !== 'object') return variant;
+  const values = defaults as Record<string, unknown>;
+  const properties = Object.fromEntries(
+    Object.entries(variant.properties ?? {}).map(([k, p]) => [
+      k,
+      k in values ? { ...p, examples: [values[k]] } : p,
+    ]),
+  );
+  return { ...variant, properties };
+}
+
 // `inComment`: the lines will be commented out as a whole, so optional parts are not commented again.
 function renderObjectBody(node: JsonNode, indent: string, inComment: boolean): string[] {
   const required = new Set(node.required ?? []);
@@ -99,13 +112,14 @@ function renderProperty(
   const inner = `${indent}  `;
   const lines = commentLines(describe(prop), indent);
   if (prop.oneOf) {
-    const chosen = pickVariant(prop);
+    const picked = pickVariant(prop);
+    const chosen = withDefaultValues(picked, prop.default);
     lines.push(
       `${indent}${key}:`,
       ...commentLines(chosen.description ?? '', inner),
       ...renderObjectBody(chosen, inner, inComment),
     );
-    for (const other of prop.oneOf.filter((v) => v !== chosen)) {
+    for (const other of prop.oneOf.filter((v) => v !== picked)) {
       lines.push(...commentLines(`Or: ${other.description ?? ''}`, indent));
       lines.push(...commentOut([`${indent}${key}:`, ...renderObjectBody(other, inner, true)], indent));
     }

@@ -13,6 +13,7 @@ export const SECRET_KEYS = new Set([
   'passphrase',
   'privateKey',
   'secret',
+  'secrets',
   'token',
 ]);
 

@@ -4,6 +4,8 @@
  */
 import path from 'node:path';
 import type { AgentConfig, FolderConfig } from './schema.js';
+import { resolveSftpConnectionPaths, type SftpConnectionConfig } from './sftp-schema.js';
+import { sftpFolderUrl } from './sftp-source-schema.js';
 
 export interface PathConflict {
   /** Config path of the offending value, e.g. `folders[1].source.path`. */
@@ -12,9 +14,17 @@ export interface PathConflict {
 }
 
 function resolveFolder(folder: FolderConfig, base: string): FolderConfig {
+  // A remote folder's path is the server's; only its local files (key, known_hosts, spool) resolve here.
+  const source =
+    folder.source.type === 'sftp'
+      ? {
+          ...resolveSftpConnectionPaths(folder.source, base),
+          spoolDir: path.resolve(base, folder.source.spoolDir),
+        }
+      : { ...folder.source, path: path.resolve(base, folder.source.path) };
   return {
     ...folder,
-    source: { ...folder.source, path: path.resolve(base, folder.source.path) },
+    source,
     archiveDir: path.resolve(base, folder.archiveDir),
     errorDir: path.resolve(base, folder.errorDir),
   };
@@ -37,7 +47,24 @@ export function resolveConfigPaths(config: AgentConfig, baseDir: string): AgentC
     stateDir: path.resolve(base, config.stateDir),
     sandbox: { ...config.sandbox, stateDir: path.resolve(base, config.sandbox.stateDir) },
     folders: config.folders.map((folder) => resolveFolder(folder, base)),
+    peppolInbox: { ...config.peppolInbox, target: resolveOutputTarget(config.peppolInbox.target, base) },
+    returns: {
+      ...config.returns,
+      statuses: {
+        ...config.returns.statuses,
+        target: resolveOutputTarget(config.returns.statuses.target, base),
+      },
+      proofs: { ...config.returns.proofs, target: resolveOutputTarget(config.returns.proofs.target, base) },
+    },
   };
+}
+
+/** A local output folder relative to the config file; a remote target's path is the server's (its key files are local). */
+export function resolveOutputTarget<T extends { type: string; path: string }>(target: T, base: string): T {
+  if (target.type === 'sftp') {
+    return resolveSftpConnectionPaths(target as unknown as SftpConnectionConfig, base) as unknown as T;
+  }
+  return target.type === 'local' ? { ...target, path: path.resolve(base, target.path) } : target;
 }
 
 /**
@@ -49,10 +76,11 @@ export function findPathConflicts(config: AgentConfig): PathConflict[] {
   const conflicts: PathConflict[] = [];
   const sources = new Map<string, number>();
   config.folders.forEach((folder, i) => {
-    const seen = sources.get(folder.source.path);
+    const key = folder.source.type === 'sftp' ? sftpFolderUrl(folder.source) : folder.source.path;
+    const seen = sources.get(key);
     if (seen !== undefined) {
       conflicts.push({ at: `folders[${i}].source.path`, message: `same folder as folders[${seen}]` });
-    } else sources.set(folder.source.path, i);
+    } else sources.set(key, i);
   });
   config.folders.forEach((folder, i) => {
     for (const key of ['archiveDir', 'errorDir'] as const) {

@@ -2,6 +2,7 @@
  * Value types the configuration schema is built from. Each accepts what a person writes in YAML
  * and what `${env:NAME}` substitution yields (always text), and outputs one plain type.
  */
+import cron from 'node-cron';
 import { z } from 'zod';
 import {
   BYTE_SIZE_PATTERN,
@@ -76,4 +77,15 @@ export function secretText() {
 /** An https:// URL (the service is only reached over TLS). */
 export function httpsUrl() {
   return z.url({ protocol: /^https$/, error: 'expected an https:// URL' });
+}
+
+/** A node-cron expression (5 fields, or 6 with seconds first); numeric fields, ranges, steps, names. */
+export function cronExpression(defaultValue: string) {
+  return z
+    .string()
+    .refine(
+      (v) => cron.validate(v),
+      'expected a cron expression such as */5 * * * * (minute hour day month weekday)',
+    )
+    .default(defaultValue);
 }

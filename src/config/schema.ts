@@ -6,6 +6,9 @@
 import { z } from 'zod';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import { folderSchema } from './folder-schema.js';
+import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
+import { opsSchema } from './ops-schema.js';
+import { returnsSchema } from './returns-schema.js';
 import {
   byteSize,
   count,
@@ -16,10 +19,12 @@ import {
   positiveNumber,
   secretText,
 } from './schema-types.js';
+import { withSftpFolderDefaults } from './sftp-source-schema.js';
 
 export { FOLDER_MODES, type FolderConfig, type FolderMode, type StabilityRule } from './folder-schema.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
 
 const tlsSchema = z
   .strictObject({
@@ -146,10 +151,18 @@ export const agentConfigSchema = z
     log: z
       .strictObject({
         level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written.'),
+        format: z
+          .enum(LOG_FORMATS)
+          .default('auto')
+          .describe('json: JSON lines; pretty: coloured text; auto: pretty on a terminal, JSON otherwise.'),
       })
       .prefault({})
-      .describe('Logging (JSON lines on standard output).'),
+      .describe('Logging on standard output (journald reads it).'),
     folders: z.array(folderSchema).default([]).describe('The drop folders.'),
+    peppolInbox: peppolInboxSchema,
+    webhooks: webhooksSchema,
+    ops: opsSchema,
+    returns: returnsSchema,
   })
   .superRefine((config, ctx) => {
     if (config.sandbox.enabled && config.service) {
@@ -174,6 +187,8 @@ export const agentConfigSchema = z
       } else names.set(folder.name.toLowerCase(), i);
     });
   })
+  // SFTP folders keep their spool and local copies under the state folder (sftp-source-schema.ts).
+  .overwrite(withSftpFolderDefaults)
   .meta({
     title: 'docex-agent configuration',
     description: `Configuration of docex-agent. Relative paths are relative to the folder of this file. Any text value may use \${env:NAME} (an environment variable) or \${file:PATH} (the content of a file, relative to this file, without its last newline; the file must not be readable by group or others). Write $\${ for a literal \${. Durations: 500ms, 2s, 10m, 2h, 1d or milliseconds. Sizes: 512KiB, 100MiB, 1GiB or bytes.`,

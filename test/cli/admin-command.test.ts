@@ -1,44 +1,26 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { Command } from 'commander';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerAdminCommand } from '../../src/cli/admin-command.js';
-import type { CliIo } from '../../src/cli/output/cli-io.js';
 import { loadServiceConnection } from '../../src/cli/service-connection.js';
 import { registerUsageCommand } from '../../src/cli/usage-command.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { type RunningSandbox, startSandbox } from '../../src/sandbox/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { addUsageEvents, departmentBody, userBody } from '../sandbox/admin/admin-harness.js';
+import { runCli } from './support/run-cli.js';
 
 let dir: string;
 let sandbox: RunningSandbox;
 let config: string;
 const M = SEED.managedCompanyId;
 
-interface Run {
-  stdout: string;
-  stderr: string;
-  exitCode: number;
-}
-
-/** A fresh program per run: commander keeps option values on its command objects. */
-async function cli(...args: string[]): Promise<Run> {
-  const out: Run = { stdout: '', stderr: '', exitCode: 0 };
-  const io: CliIo = {
-    stdout: { write: (t: string) => (out.stdout += t) },
-    stderr: { write: (t: string) => (out.stderr += t) },
-    setExitCode: (code) => {
-      out.exitCode = code;
-    },
-  };
-  const program = new Command().exitOverride();
-  registerAdminCommand(program, { io });
-  registerUsageCommand(program, { io });
-  await program.parseAsync(args, { from: 'user' });
-  return out;
-}
+const cli = (...args: string[]) =>
+  runCli((program, deps) => {
+    registerAdminCommand(program, deps);
+    registerUsageCommand(program, deps);
+  }, args);
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-admin-cli-'));

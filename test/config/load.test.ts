@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { REDACTED, redactedConfig } from '../../src/config/redact.js';
-import { DocexError } from '../../src/core/errors.js';
+import { thrownDocex } from '../api/support/caught.js';
 
 let dir: string;
 
@@ -37,16 +37,6 @@ service:
 ${extra}`;
 }
 
-function caught(fn: () => unknown): DocexError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(DocexError);
-    return err as DocexError;
-  }
-  throw new Error('expected an error');
-}
-
 describe('loadConfig', () => {
   it('substitutes ${env:NAME} and ${file:PATH}, the file relative to the config and without one trailing newline', () => {
     write('secrets/api-key', 'key-from-file\n\n');
@@ -70,14 +60,14 @@ describe('loadConfig', () => {
 
   it('names the config path and the variable when an environment variable is not set', () => {
     const file = write('agent.yaml', configText('${env:DOCEX_TEST_UNSET}', 'k'));
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_ENV');
     expect(err.message).toBe('service.clientSecret: environment variable DOCEX_TEST_UNSET is not set');
   });
 
   it('refuses an unreadable ${file:} with DOCEX_CONFIG_FILE naming the file', () => {
     const file = write('agent.yaml', configText('s', '${file:missing/api-key}'));
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_FILE');
     expect(err.message).toContain(path.join(dir, 'missing/api-key'));
     expect(err.message).toContain('ENOENT');
@@ -86,21 +76,21 @@ describe('loadConfig', () => {
   it('refuses a secret file readable by group or others, naming the path and not the content', () => {
     const secretFile = write('api-key', 'do-not-print-me', 0o644);
     const file = write('agent.yaml', configText('s', '${file:api-key}'));
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_SECRET_PERMISSIONS');
     expect(err.message).toContain(secretFile);
     expect(err.message).toContain('0644');
     expect(JSON.stringify(err.toJSON())).not.toContain('do-not-print-me');
 
     chmodSync(secretFile, 0o640);
-    expect(caught(() => loadConfig(file, { env: {} })).code).toBe('DOCEX_CONFIG_SECRET_PERMISSIONS');
+    expect(thrownDocex(() => loadConfig(file, { env: {} })).code).toBe('DOCEX_CONFIG_SECRET_PERMISSIONS');
     chmodSync(secretFile, 0o400);
     expect(loadConfig(file, { env: {} }).config.service?.apiKey).toBe('do-not-print-me');
   });
 
   it('refuses an unknown kind of reference', () => {
     const file = write('agent.yaml', configText('${vault:secret/x}', 'k'));
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_INVALID');
     expect(err.message).toContain('service.clientSecret: unknown reference ${vault:secret/x}');
   });
@@ -124,7 +114,7 @@ folders:
 `,
       ),
     );
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_INVALID');
     expect(err.details?.['problems']).toEqual([
       'folders[1].workflowId: Required',
@@ -137,14 +127,14 @@ folders:
 
   it('reports YAML syntax errors with their line, without quoting the line', () => {
     const file = write('agent.yaml', 'service:\n  clientSecret: [inline-secret\n');
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_YAML');
     expect(err.message).toMatch(/at line \d+, column \d+$/);
     expect(JSON.stringify(err.toJSON())).not.toContain('inline-secret');
   });
 
   it('refuses a missing configuration file with DOCEX_CONFIG_FILE', () => {
-    const err = caught(() => loadConfig(path.join(dir, 'nope.yaml')));
+    const err = thrownDocex(() => loadConfig(path.join(dir, 'nope.yaml')));
     expect(err.code).toBe('DOCEX_CONFIG_FILE');
   });
 
@@ -193,7 +183,7 @@ folders:
 `,
       ),
     );
-    const err = caught(() => loadConfig(file, { env: {} }));
+    const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.details?.['problems']).toEqual([
       'folders[2].source.path: same folder as folders[1]',
       'folders[0].archiveDir: is the source folder of folders[1]: its files would be sent again',
@@ -225,5 +215,10 @@ describe('redactedConfig', () => {
       clientId: 'agent-client',
     });
     expect(config.service?.clientSecret).toBe('the-client-secret');
+  });
+
+  it('hides webhook receiver secrets', () => {
+    const shown = JSON.stringify(redactedConfig({ webhooks: { secrets: ['whsec_c2VjcmV0'] } } as never));
+    expect(shown).not.toContain('whsec_c2VjcmV0');
   });
 });

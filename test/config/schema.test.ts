@@ -140,7 +140,7 @@ describe('agentConfigSchema', () => {
       folders: [
         { ...FOLDER, stabilty: { kind: 'settle' } },
         { ...FOLDER, name: 'INVOICES', source: { type: 'local', path: 'other' }, concurrency: 0 },
-        { ...FOLDER, name: 'c', source: { type: 'sftp', path: 'x' } },
+        { ...FOLDER, name: 'c', source: { type: 'ftp', path: 'x' } },
         { ...FOLDER, name: 'has space', mode: 'payload-excel' },
       ],
     });
