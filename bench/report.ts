@@ -126,8 +126,9 @@ const LIMITS = `## What limits these figures
   the real bytes, which bounds both columns. The agent reads the file twice (SHA-256 at the claim,
   then the streamed PUT with its MD5); "PUT only" is the journal's created → uploaded time.
 - Peak RSS is VmHWM of the agent process (compiled JavaScript, as installed), read before it stops.
-  About 135 MiB of it is there after a handful of small files: the CLI entry imports every
-  command's modules (sandbox, admin, PKI); the 1 GiB upload itself adds 10–20 MiB.
+  Commands load their modules on demand; with the return path and the Peppol inbox on (their
+  default) the agent's peak in a 256 MiB run is about 152–155 MiB, 138.5 MiB with both off
+  (\`npm run bench -- --only large --large-mib 256\`, config edited): they cost about 15 MiB.
 - The targets were set against a bare local HTTPS server (curl per file ≈ 90/s, keep-alive ≈
   4,700/s). Against this sandbox the curl script (two curls and a jq per file) makes about 20/s and
   the ceiling about 300–400/s, so "10× curl" asks for about 60 % of the ceiling here.
@@ -186,7 +187,8 @@ export function markdown(report: BenchReport): string {
     '',
     `| ${table[0]!.join(' | ')} |`,
     `|${table[0]!.map(() => '---').join('|')}|`,
-    ...table.slice(1).map((r) => `| ${r.join(' | ')} |`),
+    // A `|` inside a cell (a shell pipeline) would start a new column.
+    ...table.slice(1).map((r) => `| ${r.map((cell) => cell.replaceAll('|', '\\|')).join(' | ')} |`),
     '',
     '## Targets (issue 3)',
     ...targets(report).map((t) => `- ${t}`),
