@@ -26,6 +26,7 @@ import { openSftpServer } from '../../src/sources/sftp/server.js';
 import { caughtDocex } from '../api/support/caught.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';
+import { sampleWhile } from '../sources/sftp/support/sample-while.js';
 import { describeSshd, startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
 
 describe('remoteInside', () => {
@@ -87,16 +88,12 @@ describeSshd('SftpTarget (real sshd)', () => {
     const t = target(sshd, root, staging);
     mkdirSync(root);
     const seen = new Set<string>();
-    let done = false;
-    const watch = (async () => {
-      while (!done) {
+    await sampleWhile(
+      () => {
         for (const f of readdirSync(root, { recursive: true })) seen.add(String(f));
-        await new Promise((resolve) => setImmediate(resolve));
-      }
-    })();
-    await t.write('x.xml', Buffer.alloc(2 * 1024 * 1024, 1));
-    done = true;
-    await watch;
+      },
+      () => t.write('x.xml', Buffer.alloc(2 * 1024 * 1024, 1)),
+    );
     expect([...seen]).toEqual(['x.xml']);
     expect(readdirSync(root)).toEqual(['x.xml']);
     expect(readdirSync(staging)).toEqual([]);

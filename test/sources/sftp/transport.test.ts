@@ -26,9 +26,12 @@ import { SftpSession } from '../../../src/sources/sftp/session.js';
 import type { SftpServer } from '../../../src/sources/sftp/types.js';
 import { caughtDocex } from '../../api/support/caught.js';
 import { sshdEndpoint } from './support/endpoint.js';
+import { sampleWhile } from './support/sample-while.js';
 import { describeSshd, startSshd, type TestSshd } from './support/sshd.js';
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
+/** The file's size, or -1 while it does not exist. */
+const sizeOrAbsent = (file: string) => (existsSync(file) ? statSync(file).size : -1);
 
 describeSshd('SFTP transport on a server that refuses rename and remove (internal-sftp -P)', () => {
   let sshd: TestSshd;
@@ -277,26 +280,16 @@ describeSshd('SFTP transport (real sshd)', () => {
       writeFileSync(path.join(dir, 'big.bin'), randomBytes(size));
       const target = path.join(local, `watch-${n}.bin`);
       const sizesSeen = new Set<number>();
-      let done = false;
-      const watch = (async () => {
-        while (!done) {
-          try {
-            sizesSeen.add(statSync(target).size);
-          } catch {
-            sizesSeen.add(-1);
-          }
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })();
-      await open({ tuning: { requestSize: 32 * 1024, outstanding: 4 } }).download(
-        path.join(dir, 'big.bin'),
-        target,
-        size,
+      await sampleWhile(
+        () => sizesSeen.add(sizeOrAbsent(target)),
+        () =>
+          open({ tuning: { requestSize: 32 * 1024, outstanding: 4 } }).download(
+            path.join(dir, 'big.bin'),
+            target,
+            size,
+          ),
       );
-      done = true;
-      await watch;
-      expect(sizesSeen.has(-1)).toBe(true);
-      expect([...sizesSeen].filter((s) => s !== -1 && s !== size)).toEqual([]);
+      expect([...sizesSeen].sort((a, b) => a - b)).toEqual([-1, size]);
     });
 
     it('an aborted download stops with DOCEX_STOPPING, removes its .part file, and the server stays usable', async () => {
@@ -357,32 +350,22 @@ describeSshd('SFTP transport (real sshd)', () => {
       const data = randomBytes(8 * 1024 * 1024);
       const target = path.join(dir, 'proof.pdf');
       const sizesSeen = new Set<number>();
-      let done = false;
-      const watch = (async () => {
-        while (!done) {
-          try {
-            sizesSeen.add(statSync(target).size);
-          } catch {
-            sizesSeen.add(-1);
-          }
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })();
       // A slow stream in 64 KiB pieces: the upload takes many turns.
-      await open().uploadAtomic(
+      await sampleWhile(
+        () => sizesSeen.add(sizeOrAbsent(target)),
         () =>
-          Readable.from(
-            (function* () {
-              for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
-            })(),
+          open().uploadAtomic(
+            () =>
+              Readable.from(
+                (function* () {
+                  for (let i = 0; i < data.length; i += 65_536) yield data.subarray(i, i + 65_536);
+                })(),
+              ),
+            target,
           ),
-        target,
       );
-      done = true;
-      await watch;
       expect(md5(readFileSync(target))).toBe(md5(data));
-      expect(sizesSeen.has(-1)).toBe(true);
-      expect([...sizesSeen].filter((s) => s !== -1 && s !== data.length)).toEqual([]);
+      expect([...sizesSeen].sort((a, b) => a - b)).toEqual([-1, data.length]);
     });
 
     it('puts the temporary file in tempDir when given', async () => {
@@ -390,18 +373,15 @@ describeSshd('SFTP transport (real sshd)', () => {
       mkdirSync(path.join(dir, 'staging'));
       mkdirSync(path.join(dir, 'out'));
       const seenInOut = new Set<string>();
-      let done = false;
-      const watch = (async () => {
-        while (!done) {
+      await sampleWhile(
+        () => {
           for (const f of readdirSync(path.join(dir, 'out'))) seenInOut.add(f);
-          await new Promise((resolve) => setImmediate(resolve));
-        }
-      })();
-      await open().uploadAtomic(randomBytes(2 * 1024 * 1024), path.join(dir, 'out', 'x.xml'), {
-        tempDir: path.join(dir, 'staging'),
-      });
-      done = true;
-      await watch;
+        },
+        () =>
+          open().uploadAtomic(randomBytes(2 * 1024 * 1024), path.join(dir, 'out', 'x.xml'), {
+            tempDir: path.join(dir, 'staging'),
+          }),
+      );
       expect([...seenInOut]).toEqual(['x.xml']);
       expect(readdirSync(path.join(dir, 'staging'))).toEqual([]);
     });
