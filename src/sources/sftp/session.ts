@@ -5,13 +5,7 @@
  */
 
 import { readFile } from 'node:fs/promises';
-import {
-  Client,
-  type FileEntryWithStats,
-  type ServerHostKeyAlgorithm,
-  type SFTPWrapper,
-  type Stats,
-} from 'ssh2';
+import type { Client, FileEntryWithStats, ServerHostKeyAlgorithm, SFTPWrapper, Stats } from 'ssh2';
 import { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { SFTP_STATUS, sftpOpError } from './errors.js';
@@ -143,7 +137,9 @@ export class SftpSession {
       : undefined;
     let verdict: HostKeyVerdict | undefined;
     const serverHostKey = hostKeyAlgorithms(endpoint, knownHostsText);
-    const client = new Client();
+    // Loaded on first connect: an agent without SFTP folders or targets never holds ssh2 (~14 MiB).
+    const { Client: SshClient } = await import('ssh2');
+    const client = new SshClient();
     const sftp = await new Promise<SFTPWrapper>((resolve, reject) => {
       const fail = (err: Error) => {
         // A refused handshake can emit more errors while closing: never leave 'error' unheard.
