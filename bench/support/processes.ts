@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { AGENT_NODE_FLAGS } from '../../src/ops/node-flags.js';
 import type { RunningSandbox } from '../../src/sandbox/index.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -62,9 +63,14 @@ export async function startAgentProcess(
 ): Promise<ChildProcess> {
   const profileDir = process.env['BENCH_AGENT_PROF'];
   const prof = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
-  const child = spawn(process.execPath, [...prof, mainJs, 'start', '--config', configFile], {
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
+  // As the shipped launchers start it (systemd unit, container image).
+  const child = spawn(
+    process.execPath,
+    [...AGENT_NODE_FLAGS, ...prof, mainJs, 'start', '--config', configFile],
+    {
+      stdio: ['ignore', 'ignore', 'inherit'],
+    },
+  );
   const deadline = Date.now() + 30_000;
   while (!existsSync(journalFile)) {
     if (child.exitCode !== null) throw new Error(`agent exited early (${child.exitCode})`);
