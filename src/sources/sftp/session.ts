@@ -184,6 +184,9 @@ export class SftpSession {
           return verdict.ok;
         },
       });
+      // SFTP is request/answer: without TCP_NODELAY a small request can wait for the peer's
+      // delayed ACK (40 ms on Linux) behind Nagle's algorithm.
+      client.setNoDelay(true);
     });
     log.debug({ server, fingerprint: verdict?.fingerprint }, 'sftp connected');
     return new SftpSession(client, sftp, server);

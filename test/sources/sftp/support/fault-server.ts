@@ -284,6 +284,7 @@ export async function startFaultServer(knobs: FaultKnobs = {}): Promise<FaultSer
     new Promise<void>((resolve, reject) => {
       const srv = new ssh2.Server({ hostKeys: [hostKey.private] }, (client) => {
         state.stats.connections++;
+        client.setNoDelay(true);
         clients.add(client);
         client.on('close', () => clients.delete(client));
         client.on('error', () => {});
