@@ -284,7 +284,8 @@ export async function startFaultServer(knobs: FaultKnobs = {}): Promise<FaultSer
     new Promise<void>((resolve, reject) => {
       const srv = new ssh2.Server({ hostKeys: [hostKey.private] }, (client) => {
         state.stats.connections++;
-        client.setNoDelay(true);
+        // ssh2's server-side Connection has setNoDelay at run time; @types/ssh2 lists it only on Client.
+        (client as unknown as { setNoDelay(noDelay: boolean): void }).setNoDelay(true);
         clients.add(client);
         client.on('close', () => clients.delete(client));
         client.on('error', () => {});
