@@ -126,9 +126,10 @@ const LIMITS = `## What limits these figures
   the real bytes, which bounds both columns. The agent reads the file twice (SHA-256 at the claim,
   then the streamed PUT with its MD5); "PUT only" is the journal's created → uploaded time.
 - Peak RSS is VmHWM of the agent process (compiled JavaScript, as installed), read before it stops.
-  Commands load their modules on demand; with the return path and the Peppol inbox on (their
-  default) the agent's peak in a 256 MiB run is about 152–155 MiB, 138.5 MiB with both off
-  (\`npm run bench -- --only large --large-mib 256\`, config edited): they cost about 15 MiB.
+  The agent runs with the launchers' Node flags (src/ops/node-flags.ts: \`--max-semi-space-size=4\`);
+  with V8's default 16 MiB semi-spaces the 1 GiB run peaked at 158–164 MiB (heap total 58 MiB for
+  22 MiB used, against 33 MiB). Commands load their modules on demand (ssh2 with the first SFTP
+  connection); the return path and the Peppol inbox are on, as by default.
 - The targets were set against a bare local HTTPS server (curl per file ≈ 90/s, keep-alive ≈
   4,700/s). Against this sandbox the curl script (two curls and a jq per file) makes about 20/s and
   the ceiling about 300–400/s, so "10× curl" asks for about 60 % of the ceiling here.

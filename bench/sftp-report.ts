@@ -62,7 +62,8 @@ export const SFTP_NOTES = `## SFTP (issue 4)
   channel window at 16 MiB (ssh2's 2 MiB, refilled below 1 MiB, stalls the server whenever the
   agent is not scheduled for a moment: about 1.3× on this loaded machine), and splits a large file
   over the free transfer connections, which also spreads the server's encryption over more sshd
-  processes.
+  processes. Every session sets TCP_NODELAY: on Node 24 a small request otherwise waited 40 ms for
+  the server's delayed ACK (Nagle), which made small-request transfers crawl.
   The ratio moves with the load: with other work on the cores OpenSSH's two processes lose more
   than the agent (1.32–1.71× measured under load); on a quiet machine one connection already does
   about as well as three (0.73× at 500 MiB, 1.05× at 300 MiB), so the agent's single thread
