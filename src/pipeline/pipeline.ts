@@ -421,7 +421,8 @@ export class Pipeline {
         name: file.name,
         path: file.claimedPath,
         code: 'DOCEX_INPUT_SIDECAR_ORPHAN',
-        reason: `${JSON.stringify(file.name)} is a payload file whose PDF did not arrive within ${SIDECAR_WAIT_MS / 60_000} minutes; drop the PDF and its payload file together.`,
+        reason: `${JSON.stringify(file.name)} is a payload file whose PDF did not arrive within ${SIDECAR_WAIT_MS / 60_000} minutes.`,
+        fix: 'Drop the PDF and its payload file again, together.',
       },
       {
         folder: rt.config.name,

@@ -1,6 +1,6 @@
 /**
- * A drop-folder entry refused before it became a file of the pipeline: a symbolic link or a
- * special file (FIFO, socket, device). It is never opened or followed, so it has no content, no
+ * A drop-folder entry refused before it became a file of the pipeline: a symbolic link, a special
+ * file (FIFO, socket, device) or a name that is not UTF-8. It is never opened or followed, so it has no content, no
  * hash and no journal item; it is renamed as it is into the error folder with the same records
  * beside it as a refused file. A crash in between leaves it in the drop folder, refused again at
  * the next look: nothing was sent, so nothing can be doubled.
@@ -39,7 +39,7 @@ export async function refuseEntry(entry: RefusedEntry, to: EntryRefusal): Promis
     `Folder: ${to.folder} (workflow ${to.workflowId})`,
     `Refused at: ${record.rejectedAt}`,
     '',
-    'Drop the file itself (a regular file) and it will be taken.',
+    entry.fix,
   ].join('\n');
   await writeFileAtomic(`${placed}.error.json`, `${JSON.stringify(record, null, 2)}\n`);
   await writeFileAtomic(`${placed}.error.txt`, `${text}\n`);

@@ -40,8 +40,6 @@ import {
 
 const MAX_PEAK_RSS_BYTES = MAX_PEAK_RSS_MIB * 1024 * 1024;
 const SETTLE_TIMEOUT_MS = 90_000;
-/** How long a case that never gets an outcome (a known gap) is given once all others have one. */
-const GAP_GRACE_MS = 3_000;
 /** DOCEX_CORPUS_ONLY=<regex> drops only the cases whose name matches (debugging; "^$" = none: the baseline RSS). */
 const ONLY = process.env['DOCEX_CORPUS_ONLY'];
 const CASES = ONLY === undefined ? CORPUS : CORPUS.filter((c) => new RegExp(ONLY, 'i').test(c.name));
@@ -161,18 +159,9 @@ beforeAll(async () => {
   const dropStart = Date.now();
   for (const c of CASES) await c.write(path.join(dropDir(c.folder), c.file), ctx);
 
-  const known = CASES.filter((c) => c.gap === undefined);
   const dropped = Date.now();
-  const settled = await until(() => known.every((c) => outcomeOf(c) !== undefined), SETTLE_TIMEOUT_MS);
+  await until(() => CASES.every((c) => outcomeOf(c) !== undefined), SETTLE_TIMEOUT_MS);
   const settledAt = Date.now();
-  if (settled) {
-    // The known gaps get a fair chance to be handled, then until those that get taken are taken.
-    await until(() => CASES.every((c) => outcomeOf(c) !== undefined), GAP_GRACE_MS);
-    await until(
-      () => CASES.every((c) => outcomeOf(c) !== undefined || (c.gap !== undefined && isIn(gapDir(c), c))),
-      10_000,
-    );
-  }
 
   // Still alive and still working: a good file dropped after the corpus goes through.
   await put(path.join(dropDir('pdf'), 'after-the-corpus.pdf'), await validPdf(1, 'after the corpus'));
@@ -188,15 +177,10 @@ beforeAll(async () => {
       process.stdout.write(`${c.name}: ${outcomeOf(c) ?? 'no outcome'} ${reason}\n`);
     }
     process.stdout.write(
-      `corpus: written in ${dropped - dropStart} ms, all known cases placed ${settledAt - dropped} ms later\n`,
+      `corpus: written in ${dropped - dropStart} ms, all cases placed ${settledAt - dropped} ms later\n`,
     );
   }
 }, 180_000);
-
-/** Where a known gap leaves its file. */
-function gapDir(c: CorpusCase): string {
-  return c.gap?.stays === '.processing' ? path.join(dropDir(c.folder), '.processing') : dropDir(c.folder);
-}
 
 /** Is the case's file in `dir`? By its raw bytes when its name is not UTF-8. */
 function isIn(dir: string, c: CorpusCase): boolean {
@@ -269,37 +253,20 @@ function checkRefused(c: CorpusCase, code: string): void {
 function check(c: CorpusCase): void {
   if (c.expected.outcome === 'archived') checkArchived(c, c.expected.jobs);
   else checkRefused(c, c.expected.code);
+  expect(isIn(dropDir(c.folder), c), 'the file is still in the drop folder').toBe(false);
 }
 
 const table = CASES.map((c) => ({ ...c, expectedAs: expectedText(c.expected) }));
 
 describe('the bad-input corpus dropped on one running agent', () => {
-  it.each(table.filter((c) => c.gap === undefined))('$name ends in $expectedAs', (c) => {
+  it.each(table)('$name ends in $expectedAs', (c) => {
     check(c);
-  });
-
-  // Known gaps (see `gap` in corpus.ts): pinned as NOT yet reaching the outcome the issue asks for
-  // (a fix turns these red until the gap note goes), and as staying where the note says.
-  const gaps = table.filter((c) => c.gap !== undefined);
-  it.fails.each(gaps)('$name does not yet end in $expectedAs (known gap)', (c) => {
-    check(c);
-  });
-
-  it.each(gaps)('$name stays in the $gap.stays for now (known gap)', (c) => {
-    expect(isIn(gapDir(c), c), context()).toBe(true);
-    expect(outcomeOf(c)).toBeUndefined();
   });
 
   it('creates no job for a refused file: the sandbox holds only the archived cases’ jobs', () => {
-    const wanted = CASES.reduce(
-      (n, c) => n + (c.expected.outcome === 'archived' && c.gap === undefined ? c.expected.jobs : 0),
-      0,
-    );
-    // A known gap may have sent its file (the long name is uploaded, then never archived): not counted.
-    const gapFiles = new Set(CASES.filter((c) => c.gap !== undefined).map((c) => c.file));
-    const counted = jobs.filter((j) => !gapFiles.has(j.filename));
+    const wanted = CASES.reduce((n, c) => n + (c.expected.outcome === 'archived' ? c.expected.jobs : 0), 0);
     // + 1: the good file dropped after the corpus.
-    expect(counted.length, context()).toBe(wanted + 1);
+    expect(jobs.length, context()).toBe(wanted + 1);
   });
 
   // Runs whenever that case is dropped (always, unless DOCEX_CORPUS_ONLY leaves it out).

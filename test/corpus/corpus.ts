@@ -4,10 +4,6 @@
  * `error` with an exact code. Every file is generated here (hostile.ts builders), nothing opaque is
  * checked in. corpus.test.ts drops the whole table on one running agent; render.ts turns it into
  * docs/bad-inputs.md.
- *
- * `gap` marks a case the agent does not yet handle as the issue asks: the test then pins that the
- * expected outcome is NOT reached (it.fails), so fixing the agent turns the test red until the gap
- * note is removed, and the doc shows the gap.
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -93,14 +89,6 @@ export interface CorpusCase {
   /** How the file gets into the drop folder (complete, as rename-in expects). */
   write(target: string, ctx: DropContext): Promise<void>;
   expected: Expected;
-  /** A case the agent does not handle yet: where the file stays, and why (with the suspect code). */
-  gap?: Gap;
-}
-
-export interface Gap {
-  /** Where the file is left: never taken from the drop folder, or taken and never placed. */
-  stays: 'drop folder' | '.processing';
-  why: string;
 }
 
 /** Writes under an ignored temporary name, then renames in: the file appears complete. */
@@ -222,14 +210,6 @@ export const CORPUS: CorpusCase[] = [
       await fs.rename(temp, Buffer.concat([dir, Buffer.from('facture-\u00e9.pdf', 'latin1')]));
     },
     expected: error('DOCEX_INPUT_BAD_NAME'),
-    gap: {
-      stays: 'drop folder',
-      why:
-        'invisible to the agent, silently: the folder listing decodes the name to "facture-\ufffd.pdf", lstat of ' +
-        'that string answers ENOENT, so the name counts as gone (src/sources/local/local-source.ts scan() with ' +
-        'string names; observe-file.ts lookAt -> kind gone). Fix: list with encoding "buffer", and for a name ' +
-        'that does not round-trip through UTF-8 claim it by its bytes under a readable substitute name, then refuse it as DOCEX_INPUT_BAD_NAME',
-    },
   },
   {
     name: 'a PDF with a newline in its name',

@@ -73,27 +73,9 @@ export function renderBadInputs(): string {
     '',
     '| Input | Folder | Dropped as | Outcome |',
     '|---|---|---|---|',
-    ...CORPUS.map(
-      (c) =>
-        `| ${cell(c.name)} | \`${c.folder}\` | \`${cell(shownName(c))}\` | ${outcome(c)}${c.gap ? ' (not yet, see below)' : ''} |`,
-    ),
+    ...CORPUS.map((c) => `| ${cell(c.name)} | \`${c.folder}\` | \`${cell(shownName(c))}\` | ${outcome(c)} |`),
     '',
   ];
-  const gaps = CORPUS.filter((c) => c.gap !== undefined);
-  if (gaps.length > 0) {
-    lines.push(
-      '## Known gaps',
-      '',
-      'These cases do not reach their outcome yet. The test pins that (`it.fails`), so the fix makes it',
-      'fail until the `gap` note is removed from the table.',
-      '',
-      ...gaps.map(
-        (c) =>
-          `- **${cell(c.name)}** (stays in the ${c.gap!.stays === 'drop folder' ? 'drop folder' : '`.processing` folder'}): ${cell(c.gap!.why)}.`,
-      ),
-      '',
-    );
-  }
   return lines.join('\n');
 }
 

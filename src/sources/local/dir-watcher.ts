@@ -6,6 +6,7 @@
  * latency (the periodic rescan finds the file), never a file.
  */
 import { type FSWatcher, watch } from 'node:fs';
+import { nameOfBytes } from './entry-name.js';
 
 export interface DirWatchHandlers {
   /** A name in the folder was created, renamed in/out or written. */
@@ -22,9 +23,11 @@ export interface DirWatcher {
 export function watchDirectory(dir: string, handlers: DirWatchHandlers): DirWatcher {
   let watcher: FSWatcher | undefined = watch(
     dir,
-    { persistent: true, recursive: false },
+    { persistent: true, recursive: false, encoding: 'buffer' },
     (_event, filename) => {
-      if (typeof filename === 'string' && filename.length > 0) handlers.onName(filename);
+      const entry = filename && filename.length > 0 ? nameOfBytes(filename) : undefined;
+      // A name that is not UTF-8 can only be reached through the scan, which reads bytes.
+      if (entry !== undefined && entry.raw === undefined) handlers.onName(entry.name);
       else handlers.onRescan();
     },
   );

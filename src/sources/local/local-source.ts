@@ -11,6 +11,7 @@ import type { Logger } from '../../core/logger.js';
 import { createNameFilter } from '../glob.js';
 import { claimFile, PROCESSING_DIR, type RenameFn, releaseClaim } from './claim.js';
 import { type DirWatcher, watchDirectory } from './dir-watcher.js';
+import { entryPath, readEntries } from './entry-name.js';
 import { lookAt, type ProbeReadable } from './observe-file.js';
 import {
   dataNameOfMarker,
@@ -49,11 +50,37 @@ export interface LocalSourceOptions {
 }
 
 export interface RefusedEntry {
+  /** For people: a name that is not UTF-8 shows its bad bytes as U+FFFD. */
   name: string;
-  path: string;
+  /** For the move: bytes when the name has no UTF-8 form. */
+  path: string | Buffer;
   code: string;
   reason: string;
+  /** What the operator should do, the last line of the reason file. */
+  fix: string;
 }
+
+type RefusedKind = 'symlink' | 'special' | 'bad-name';
+
+const REFUSALS: Record<RefusedKind, (name: string) => Pick<RefusedEntry, 'code' | 'reason' | 'fix'>> = {
+  symlink: (name) => ({
+    code: 'DOCEX_INPUT_SYMLINK',
+    reason: `${JSON.stringify(name)} is a symbolic link; drop the file itself, not a link to it.`,
+    fix: 'Drop the file itself (a regular file) and it will be taken.',
+  }),
+  special: (name) => ({
+    code: 'DOCEX_INPUT_NOT_A_FILE',
+    reason: `${JSON.stringify(name)} is not a regular file (a pipe, socket or device).`,
+    fix: 'Drop the file itself (a regular file) and it will be taken.',
+  }),
+  'bad-name': (name) => ({
+    code: 'DOCEX_INPUT_BAD_NAME',
+    reason:
+      `${JSON.stringify(name)}: the file name is not valid UTF-8 (each \ufffd stands for a byte that is not); ` +
+      'it was probably written in a legacy encoding such as Latin-1.',
+    fix: 'Have the ERP write UTF-8 file names, or rename the file, and drop it again.',
+  }),
+};
 
 interface Pending {
   state?: StabilityState;
@@ -176,26 +203,27 @@ export class LocalSource {
   /** Streams the folder (opendir) so a 100,000-entry backlog is never held as one array. */
   async scan(): Promise<void> {
     this.scanNeeded = false;
-    let dir: Awaited<ReturnType<typeof fs.opendir>>;
     try {
-      dir = await fs.opendir(this.dir, { bufferSize: 256 });
+      for await (const { entry, dirent } of readEntries(this.dir, 256)) {
+        if (this.stopped) break;
+        if (dirent.isDirectory()) continue;
+        if (entry.raw !== undefined) {
+          await this.refuse(entry.name, 'bad-name', entryPath(this.dir, entry));
+          continue;
+        }
+        if (dirent.isSymbolicLink()) {
+          await this.refuse(entry.name, 'symlink');
+          continue;
+        }
+        this.notice(entry.name);
+        // Full: stop here (breaking closes the handle); a later scan picks up the rest once drained.
+        if (this.pending.size >= this.maxPending) {
+          this.scanNeeded = true;
+          break;
+        }
+      }
     } catch (err) {
       this.log.error({ folder: this.folderName, err }, 'folder scan failed');
-      return;
-    }
-    for await (const entry of dir) {
-      if (this.stopped) break;
-      if (entry.isDirectory()) continue;
-      if (entry.isSymbolicLink()) {
-        await this.refuse(entry.name, 'symlink');
-        continue;
-      }
-      this.notice(entry.name);
-      // Full: stop here (breaking closes the handle); a later scan picks up the rest once drained.
-      if (this.pending.size >= this.maxPending) {
-        this.scanNeeded = true;
-        break;
-      }
     }
   }
 
@@ -239,23 +267,14 @@ export class LocalSource {
     }
   }
 
-  private async refuse(name: string, kind: 'symlink' | 'special'): Promise<void> {
-    const refused: RefusedEntry =
-      kind === 'symlink'
-        ? {
-            name,
-            path: path.join(this.dir, name),
-            code: 'DOCEX_INPUT_SYMLINK',
-            reason: `${JSON.stringify(name)} is a symbolic link; drop the file itself, not a link to it.`,
-          }
-        : {
-            name,
-            path: path.join(this.dir, name),
-            code: 'DOCEX_INPUT_NOT_A_FILE',
-            reason: `${JSON.stringify(name)} is not a regular file (a pipe, socket or device).`,
-          };
+  private async refuse(
+    name: string,
+    kind: RefusedKind,
+    at: string | Buffer = path.join(this.dir, name),
+  ): Promise<void> {
+    const refused: RefusedEntry = { name, path: at, ...REFUSALS[kind](name) };
     if (!this.options.onRefused || this.paused || this.stopped) {
-      this.warnOnce(name, kind === 'symlink' ? 'symlink ignored' : 'special file ignored');
+      this.warnOnce(name, `${kind === 'special' ? 'special file' : kind} ignored`);
       return;
     }
     try {

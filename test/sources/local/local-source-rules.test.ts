@@ -241,6 +241,38 @@ describe('LocalSource: names and filters', () => {
     expect(readFileSync(path.join(outside, 'secret.pdf'), 'utf8')).toBe('not yours');
   });
 
+  it('moves a file whose name is not UTF-8 (Latin-1) to the error folder under its readable name, with the reason beside it', async () => {
+    const errorDir = path.join(makeTempDir(), 'error');
+    h = makeHarness(
+      {},
+      {
+        onRefused: async (entry) => {
+          await refuseEntry(entry, { folder: 'invoices', workflowId: 'wf', errorDir, now: 0 });
+        },
+      },
+    );
+    const latin1 = Buffer.from('facture-\u00e9.pdf', 'latin1');
+    writeFileSync(Buffer.concat([Buffer.from(`${h.dir}/`), latin1]), 'content');
+    h.write('plain.pdf', 'plain');
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.names()).toEqual(['plain.pdf']);
+    expect(readdirSync(h.dir, { encoding: 'buffer' }).filter((n) => n[0] !== 0x2e)).toEqual([]);
+    // Placed under its readable form (U+FFFD for the bad byte), its content untouched.
+    expect(readdirSync(errorDir).sort()).toEqual([
+      'facture-\ufffd.pdf',
+      'facture-\ufffd.pdf.error.json',
+      'facture-\ufffd.pdf.error.txt',
+    ]);
+    expect(readFileSync(path.join(errorDir, 'facture-\ufffd.pdf'), 'utf8')).toBe('content');
+    const record = JSON.parse(readFileSync(path.join(errorDir, 'facture-\ufffd.pdf.error.json'), 'utf8'));
+    expect(record).toMatchObject({ code: 'DOCEX_INPUT_BAD_NAME', file: 'facture-\ufffd.pdf' });
+    expect(readFileSync(path.join(errorDir, 'facture-\ufffd.pdf.error.txt'), 'utf8')).toContain(
+      'Have the ERP write UTF-8 file names',
+    );
+  });
+
   it('ignores sub-folders and what is in .processing', async () => {
     h = makeHarness();
     const sub = path.join(h.dir, 'archive');
