@@ -1,6 +1,6 @@
 /**
- * One agent process on one drop folder of a sandbox process: write its config, start it, drop
- * files (staged next to the folder, renamed in), wait until every file is archived or refused,
+ * One agent process on one drop folder of a sandbox process: write its config, start it and wait
+ * until it is ready, drop files (staged next to the folder, renamed in), wait until every file is archived or refused,
  * stop it, and read each file's drop→uploaded time from its journal.
  */
 import type { ChildProcess } from 'node:child_process';
@@ -12,7 +12,15 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { Journal } from '../../src/journal/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { cpuMs, peakRssMiB, type SandboxInfo, startAgentProcess, stopChild } from './processes.js';
+import {
+  cpuMs,
+  freePort,
+  peakRssMiB,
+  type SandboxInfo,
+  startAgentProcess,
+  stopChild,
+  waitReady,
+} from './processes.js';
 
 export interface AgentRun {
   inbox: string;
@@ -34,6 +42,8 @@ export async function startAgentRun(
   mkdirSync(inbox, { recursive: true });
   mkdirSync(staging, { recursive: true });
   const configFile = path.join(dir, 'agent.yaml');
+  // Polled for readiness; a free port, since the bench may run beside another agent.
+  const opsPort = await freePort();
   writeFileSync(
     configFile,
     stringify({
@@ -42,8 +52,7 @@ export async function startAgentRun(
       concurrency: options.concurrency,
       ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
       log: { level: 'warn' },
-      // Any free port: the bench may run beside another agent.
-      ops: { listen: '127.0.0.1:0' },
+      ops: { listen: `127.0.0.1:${opsPort}` },
       folders: [
         {
           name: 'bench',
@@ -60,6 +69,7 @@ export async function startAgentRun(
   );
   const journalFile = path.join(dir, 'state', JOURNAL_FILE);
   const child = await startAgentProcess(options.mainJs, configFile, journalFile);
+  await waitReady(child, opsPort);
   return {
     inbox,
     staging,

@@ -1,6 +1,7 @@
 /** Child processes of the benchmarks: the sandbox and the agent each in their own process. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -106,5 +107,35 @@ export function peakRssMiB(pid: number | undefined): number | undefined {
     return m ? Number(m[1]) / 1024 : undefined;
   } catch {
     return undefined;
+  }
+}
+
+/** A port free on 127.0.0.1 right now, for a child's listener that the bench then polls. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/**
+ * Polls the agent's /readyz until it answers 200: its folders are watched and its token and
+ * workflows fetched, so a file dropped from then on measures the agent's work, not its start-up.
+ */
+export async function waitReady(child: ChildProcess, opsPort: number, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`agent exited early (${child.exitCode})`);
+    const status = await fetch(`http://127.0.0.1:${opsPort}/readyz`).then(
+      (res) => res.status,
+      () => 0,
+    );
+    if (status === 200) return;
+    if (Date.now() > deadline) throw new Error(`agent not ready within ${timeoutMs} ms (/readyz ${status})`);
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
