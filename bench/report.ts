@@ -131,8 +131,11 @@ const LIMITS = `## What limits these figures
   22 MiB used, against 33 MiB). Commands load their modules on demand (ssh2 with the first SFTP
   connection); the return path and the Peppol inbox are on, as by default.
 - The targets were set against a bare local HTTPS server (curl per file ≈ 90/s, keep-alive ≈
-  4,700/s). Against this sandbox the curl script (two curls and a jq per file) makes about 20/s and
-  the ceiling about 300–400/s, so "10× curl" asks for about 60 % of the ceiling here.
+  4,700/s). Against this sandbox the curl script (two curls and a jq per file) made 9–33/s and the
+  ceiling 370–560/s on the machines this ran on. Process start-up, which the script pays three
+  times per file, varies most between machines: 9/s on the machine of the table above, 33/s on
+  the one of the run before (where the agent made 174 files/s, against 97–118 here). So "10× curl"
+  asked for 25–60 % of the ceiling, depending on the machine.
 
 ## Where the agent's time goes (CPU profile of the agent process during the burst)
 Before this work the journal took about 30 % of the agent's busy time (1.5 s of 5.3 s for 200

@@ -8,7 +8,8 @@ export const INPUT_ERROR_CODES = {
   DOCEX_INPUT_NOT_A_FILE: 'The path is a directory, device or socket, not a regular file.',
   DOCEX_INPUT_SYMLINK:
     'The path is a symbolic link; links are refused so a drop cannot point outside its folder.',
-  DOCEX_INPUT_BAD_NAME: 'The file name contains control characters (a newline, tab or NUL).',
+  DOCEX_INPUT_BAD_NAME:
+    'The file name contains control characters (a newline, tab or NUL), or is not valid UTF-8 (a Latin-1 name).',
   DOCEX_INPUT_EMPTY: 'The file has zero bytes.',
   DOCEX_INPUT_TOO_LARGE: 'The file is over the configured size limit, or too large to be checked.',
   DOCEX_INPUT_UNKNOWN_TYPE: 'The content is not a PDF, ZIP, XML, JSON or CSV file.',
