@@ -62,6 +62,13 @@ export interface RefusedEntry {
 
 type RefusedKind = 'symlink' | 'special' | 'bad-name';
 
+/** The warning when an entry cannot be moved to the error folder (no handler, paused, stopping). */
+const IGNORED: Record<RefusedKind, string> = {
+  symlink: 'symlink ignored',
+  special: 'special file ignored',
+  'bad-name': 'file name not UTF-8, ignored',
+};
+
 const REFUSALS: Record<RefusedKind, (name: string) => Pick<RefusedEntry, 'code' | 'reason' | 'fix'>> = {
   symlink: (name) => ({
     code: 'DOCEX_INPUT_SYMLINK',
@@ -274,7 +281,7 @@ export class LocalSource {
   ): Promise<void> {
     const refused: RefusedEntry = { name, path: at, ...REFUSALS[kind](name) };
     if (!this.options.onRefused || this.paused || this.stopped) {
-      this.warnOnce(name, `${kind === 'special' ? 'special file' : kind} ignored`);
+      this.warnOnce(name, IGNORED[kind]);
       return;
     }
     try {
