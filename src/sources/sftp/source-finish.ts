@@ -94,15 +94,11 @@ export class RemoteFinisher {
   }
 
   /** A file that never became an item (it could not be downloaded): to the error folder with `text`. */
-  async refuse(name: string, remoteFile: string, text: string): Promise<void> {
+  async refuse(name: string, remoteFile: string, sideFiles: readonly RemoteSideFile[]): Promise<void> {
     await this.move(
       name,
       { from: remoteFile, name },
-      {
-        kind: 'error',
-        dir: this.options.folder.remoteErrorDir,
-        sideFiles: [{ suffix: '.error.txt', content: text }],
-      },
+      { kind: 'error', dir: this.options.folder.remoteErrorDir, sideFiles },
     );
   }
 

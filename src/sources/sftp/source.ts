@@ -80,6 +80,15 @@ interface InFlight {
 }
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
+/**
+ * Failures that say nothing of the file: the server could not be reached, logged into, or kept
+ * connected. They never count towards refusing it; the file is tried again when the server is back.
+ */
+const SERVER_FAILURES: ReadonlySet<string> = new Set([
+  'DOCEX_SFTP_CONNECT',
+  'DOCEX_SFTP_AUTH',
+  'DOCEX_SFTP_HOST_KEY',
+]);
 /** Files of one folder between their claim and their remote finish, at most. */
 const MAX_IN_FLIGHT = 64;
 /**
@@ -384,11 +393,15 @@ export class SftpSource {
   }
 
   private async downloadFailed(entry: RemoteEntry, remoteFile: string, err: unknown): Promise<void> {
+    const code = isDocexError(err) ? err.code : DOWNLOAD_FAILED;
+    this.tracker.forget(entry.name);
+    if (SERVER_FAILURES.has(code)) {
+      this.log.warn({ ...this.ctx(entry.name, remoteFile), code, err, counted: false }, 'download failed');
+      return;
+    }
     const n = (this.failures.get(entry.name) ?? 0) + 1;
     const max = this.options.maxDownloadAttempts ?? 5;
-    const code = isDocexError(err) ? err.code : DOWNLOAD_FAILED;
     this.log.warn({ ...this.ctx(entry.name, remoteFile), code, err, try: n, of: max }, 'download failed');
-    this.tracker.forget(entry.name);
     if (n < max) {
       this.failures.set(entry.name, n);
       return;
@@ -396,8 +409,23 @@ export class SftpSource {
     // Never readable (permission denied, a file the server cannot serve): refuse it remotely, once.
     this.failures.delete(entry.name);
     const reason = `the file could not be downloaded after ${n} tries (${code}: ${err instanceof Error ? err.message : String(err)})`;
-    const text = `${entry.name} was not sent.\n\nReason: ${reason}\nCode:   ${DOWNLOAD_FAILED}\nFolder: ${this.options.folder.name}\n\nFix the file (or its permissions) and drop it again.\n`;
-    await this.finisher.exclusive(entry.name, () => this.finisher.refuse(entry.name, remoteFile, text));
+    const folder = this.options.folder.name;
+    const record = {
+      status: 'rejected',
+      file: entry.name,
+      folder,
+      code: DOWNLOAD_FAILED,
+      reason,
+      size: entry.size,
+      rejectedAt: new Date(this.options.clock.now()).toISOString(),
+    };
+    const text = `${entry.name} was not sent.\n\nReason: ${reason}\nCode:   ${DOWNLOAD_FAILED}\nFolder: ${folder}\n\nFix the file (or its permissions) and drop it again.\n`;
+    await this.finisher.exclusive(entry.name, () =>
+      this.finisher.refuse(entry.name, remoteFile, [
+        { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
+        { suffix: '.error.txt', content: text },
+      ]),
+    );
     this.log.error({ ...this.ctx(entry.name, remoteFile), code: DOWNLOAD_FAILED, reason }, 'file refused');
   }
 

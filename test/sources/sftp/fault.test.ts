@@ -71,6 +71,21 @@ describe('sftp folder source against a faulty server', () => {
     expect(readdirSafe(path.join(t.env.stateDir, 'sftp', FOLDER, 'spool', '.processing'))).toEqual([]);
   });
 
+  it("never refuses a file for connection drops, however many: they are the server's fault, not the file's", async () => {
+    // 30 breaks: after the transport's own retries, more failures reach the source than the 5 that
+    // refuse a file the server will not serve; none of them counts.
+    t.server.knobs.disconnectAfterBytes = 200 * 1024;
+    t.server.knobs.disconnectTimes = 30;
+    await t.env.start();
+    const pdf = await bigPdf('cut again and again');
+    t.env.drop('cut-often.pdf', pdf);
+    await expectArchivedOnce('cut-often.pdf', pdf);
+    expect(t.server.stats.disconnects).toBe(30);
+    const failed = t.env.h.logs.filter((l) => l.msg === 'download failed');
+    expect(failed.length).toBeGreaterThanOrEqual(5);
+    expect(failed.every((l) => l['code'] === 'DOCEX_SFTP_CONNECT' && l['counted'] === false)).toBe(true);
+  });
+
   it('keeps polling while a very slow download runs, and takes the file once', async () => {
     t.server.knobs.readDelayMs = 250;
     await t.env.start();
@@ -112,15 +127,24 @@ describe('sftp folder source against a faulty server', () => {
     expect(readFileSync(path.join(local, 'norename.pdf'))).toEqual(pdf);
   });
 
-  it('refuses a file the server never lets it read into the remote error folder with the reason beside it', async () => {
+  it('refuses a file the server never lets it read into the remote error folder with its .error.json and .error.txt', async () => {
     t.server.knobs.denyOpen = new Set(['locked.pdf']);
     await t.env.start();
     t.env.drop('locked.pdf', await makePdf('locked'));
-    await waitFor(() => t.env.refused().includes('locked.pdf'), 15_000);
-    expect(t.env.refused()).toEqual(['locked.pdf', 'locked.pdf.error.txt']);
+    await waitFor(() => t.env.refused().includes('locked.pdf.error.txt'), 15_000);
+    expect(t.env.refused()).toEqual(['locked.pdf', 'locked.pdf.error.json', 'locked.pdf.error.txt']);
     const reason = readFileSync(path.join(t.env.remote, '.error', 'locked.pdf.error.txt'), 'utf8');
     expect(reason).toContain('DOCEX_SFTP_DOWNLOAD_FAILED');
     expect(reason).toContain('DOCEX_SFTP_PERMISSION');
+    const record = JSON.parse(
+      readFileSync(path.join(t.env.remote, '.error', 'locked.pdf.error.json'), 'utf8'),
+    );
+    expect(record).toMatchObject({
+      status: 'rejected',
+      file: 'locked.pdf',
+      code: 'DOCEX_SFTP_DOWNLOAD_FAILED',
+    });
+    expect(record.reason).toContain('DOCEX_SFTP_PERMISSION');
     expect(t.env.remoteFiles()).toEqual([]);
     expect(t.env.remoteFiles('.processing')).toEqual([]);
     expect(await t.env.jobsFor('locked.pdf')).toBe(0);
