@@ -93,7 +93,7 @@ export class RemoteFinisher {
     await this.move(item.fileName, { from: remoteFile, name: item.fileName, markers, companions }, outcome);
   }
 
-  /** A file that never became an item (it could not be downloaded): to the error folder with `text`. */
+  /** A file that never became an item (it could not be downloaded): to the error folder with its reason files. */
   async refuse(name: string, remoteFile: string, sideFiles: readonly RemoteSideFile[]): Promise<void> {
     await this.move(
       name,
