@@ -2,6 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DirWatcher, watchDirectory } from '../../../src/sources/local/dir-watcher.js';
+import { waitFor } from '../../pipeline/support/agent-harness.js';
 import { makeTempDir } from './support.js';
 
 let watcher: DirWatcher | undefined;
@@ -11,14 +12,6 @@ afterEach(() => {
   watcher = undefined;
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function until(check: () => boolean, timeoutMs = 5_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
 
 describe('watchDirectory', () => {
   it('hands over a UTF-8 name as text, and asks for a rescan for a name that is not UTF-8', async () => {
@@ -33,9 +26,9 @@ describe('watchDirectory', () => {
       },
     });
     writeFileSync(path.join(dir, 'facture été.pdf'), 'x');
-    await until(() => names.includes('facture été.pdf'));
+    await waitFor(() => names.includes('facture été.pdf'));
     writeFileSync(Buffer.concat([Buffer.from(`${dir}/`), Buffer.from('facture-\u00e9.pdf', 'latin1')]), 'x');
-    await until(() => rescans > 0);
+    await waitFor(() => rescans > 0);
     // The lossy form of the Latin-1 name never reaches the source: lstat of it would say "gone".
     expect(names.filter((n) => n.includes('\ufffd'))).toEqual([]);
   });
