@@ -12,15 +12,8 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { Journal } from '../../src/journal/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import {
-  cpuMs,
-  freePort,
-  peakRssMiB,
-  type SandboxInfo,
-  startAgentProcess,
-  stopChild,
-  waitReady,
-} from './processes.js';
+import { freePort } from '../../test/support/free-port.js';
+import { cpuMs, peakRssMiB, type SandboxInfo, startAgentProcess, stopChild, waitReady } from './processes.js';
 
 export interface AgentRun {
   inbox: string;

@@ -1,7 +1,6 @@
 /** Child processes of the benchmarks: the sandbox and the agent each in their own process. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { type AddressInfo, createServer } from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -108,18 +107,6 @@ export function peakRssMiB(pid: number | undefined): number | undefined {
   } catch {
     return undefined;
   }
-}
-
-/** A port free on 127.0.0.1 right now, for a child's listener that the bench then polls. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as AddressInfo;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 /**

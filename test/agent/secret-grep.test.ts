@@ -20,7 +20,6 @@ import {
   rmSync,
   writeFileSync,
 } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -37,6 +36,7 @@ import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.j
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
 import { FAULT_PASSWORD, type FaultServer, startFaultServer } from '../sources/sftp/support/fault-server.js';
 import { startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
+import { freePort } from '../support/free-port.js';
 
 let dir: string;
 let sandbox: TestSandbox;
@@ -85,15 +85,6 @@ function pemBodyLines(pem: string): string[] {
     .split('\n')
     .map((l) => l.trim())
     .filter((l) => l.length >= 16 && !l.startsWith('-----'));
-}
-
-/** A loopback port nobody listens on right now (the webhook receiver's listen is host:port). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** Writes under a dot-name, then renames into the served remote folder. */

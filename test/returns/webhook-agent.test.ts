@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { freePort } from '../support/free-port.js';
 
 const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
 const SEEDED = readdirSync(SEED_DIR).filter((f) => f.endsWith('.xml')).length;
@@ -21,15 +21,6 @@ afterEach(async () => {
 afterAll(async () => {
   await h.cleanup();
 });
-
-/** A loopback port nobody listens on right now (the receiver's listen is host:port). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise((r) => server.close(r));
-  return port;
-}
 
 describe('the agent with its inbox and webhook receiver', () => {
   it('saves the incoming documents, and webhooks nudge the follower and poll the inbox', async () => {

@@ -9,10 +9,10 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, it } from 'vitest';
+import { freePort } from '../../../support/free-port.js';
 
 export const SSHD_PATH = process.env.DOCEX_SSHD_PATH ?? '/usr/sbin/sshd';
 export const sshdAvailable = existsSync(SSHD_PATH) && existsSync('/usr/bin/ssh-keygen');
@@ -83,17 +83,6 @@ export function generateKey(dir: string, name: string): string {
   const file = path.join(dir, name);
   execFileSync('/usr/bin/ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', name, '-f', file]);
   return file;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = net.createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() => resolve(typeof address === 'object' && address ? address.port : 0));
-    });
-  });
 }
 
 function childPids(pid: number): number[] {
