@@ -257,8 +257,20 @@ function serveSftp(sftp: SFTPWrapper, client: Connection, server: FaultServer): 
   });
 }
 
+/**
+ * ssh2's ed25519 key generation strips leading zero bytes of the public key, so about one pair in
+ * 256 cannot be parsed back (mscdex/ssh2#1390, #1513); draw again until both halves parse.
+ */
+export function newHostKey(): { private: string; public: string } {
+  for (;;) {
+    const pair = utils.generateKeyPairSync('ed25519');
+    if (!(utils.parseKey(pair.private) instanceof Error) && !(utils.parseKey(pair.public) instanceof Error))
+      return pair;
+  }
+}
+
 export async function startFaultServer(knobs: FaultKnobs = {}): Promise<FaultServer> {
-  let hostKey = utils.generateKeyPairSync('ed25519');
+  let hostKey = newHostKey();
   let listener: Server | undefined;
   const clients = new Set<Connection>();
   const state: FaultServer = {
@@ -272,7 +284,7 @@ export async function startFaultServer(knobs: FaultKnobs = {}): Promise<FaultSer
     restart: async (options = {}) => {
       await close();
       if (options.newHostKey) {
-        hostKey = utils.generateKeyPairSync('ed25519');
+        hostKey = newHostKey();
         state.fingerprint = fingerprintOfPublicKeyLine(hostKey.public);
       }
       await listen(state.port);
