@@ -95,6 +95,11 @@ interface Pending {
 }
 
 const CLAIM_RETRY_MS = 30_000;
+/**
+ * Names looked at per pass while intake is paused: the ones next in line keep their settle
+ * clocks running, and a backlog of thousands is not stat'ed twice a second for nothing.
+ */
+export const PAUSED_LOOKAHEAD = 256;
 const MAX_WARNED = 1_000;
 
 export class LocalSource {
@@ -110,6 +115,10 @@ export class LocalSource {
   private paused = false;
   private stopped = true;
   private ticking: Promise<void> | undefined;
+  /** The stat loop runs on its timer (not with statIntervalMs 0, where tests call tick()). */
+  private looping = false;
+  /** Asked for a pass while one runs: run another right after it. */
+  private again = false;
 
   constructor(private readonly options: LocalSourceOptions) {
     this.dir = path.resolve(options.folder.path);
@@ -156,13 +165,16 @@ export class LocalSource {
       this.every(folder.pollIntervalMs ?? 5_000, () => this.requestScan());
     }
     await this.scan();
-    this.every(this.options.statIntervalMs ?? 500, () => void this.tick());
+    const statIntervalMs = this.options.statIntervalMs ?? 500;
+    this.every(statIntervalMs, () => void this.tick());
+    this.looping = statIntervalMs > 0;
     this.every(this.options.rescanIntervalMs ?? 60_000, () => this.requestScan());
     this.log.info({ folder: this.folderName, pending: this.pending.size }, 'folder source started');
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.looping = false;
     for (const t of this.timers.splice(0)) clearInterval(t);
     this.watcher?.close();
     this.watcher = undefined;
@@ -176,6 +188,8 @@ export class LocalSource {
 
   resume(): void {
     this.paused = false;
+    // The pipeline has room now: claim at once rather than at the next period.
+    this.wake();
   }
 
   get pendingCount(): number {
@@ -188,6 +202,13 @@ export class LocalSource {
 
   private requestScan(): void {
     this.scanNeeded = true;
+  }
+
+  /** A pass now rather than at the next period (a name arrived, intake resumed); passes never overlap. */
+  private wake(): void {
+    if (!this.looping || this.stopped) return;
+    if (this.ticking) this.again = true;
+    else void this.tick();
   }
 
   /** A name seen by the scan or the watcher; markers wake their data file up. */
@@ -205,6 +226,7 @@ export class LocalSource {
       return;
     }
     this.pending.set(name, {});
+    this.wake();
   }
 
   /** Streams the folder (opendir) so a 100,000-entry backlog is never held as one array. */
@@ -243,9 +265,21 @@ export class LocalSource {
   }
 
   private async runTick(): Promise<void> {
-    if (this.scanNeeded && this.pending.size < this.maxPending / 2) await this.scan();
+    do {
+      this.again = false;
+      await this.pass();
+    } while (this.again && !this.stopped);
+  }
+
+  private async pass(): Promise<void> {
+    if (this.scanNeeded && this.pending.size < this.maxPending / 2) {
+      await this.scan();
+      this.again = false; // the names it noticed are in this pass
+    }
+    let lookedWhilePaused = 0;
     for (const name of [...this.pending.keys()]) {
       if (this.stopped) return;
+      if (this.paused && ++lookedWhilePaused > PAUSED_LOOKAHEAD) return;
       try {
         await this.step(name);
       } catch (err) {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { isDocexError } from '../../../src/core/errors.js';
-import type { ClaimedFile } from '../../../src/sources/local/local-source.js';
+import { type ClaimedFile, PAUSED_LOOKAHEAD } from '../../../src/sources/local/local-source.js';
 import { type Harness, makeHarness, makeTempDir } from './support.js';
 
 const harnesses: Harness[] = [];
@@ -54,6 +54,16 @@ describe('LocalSource: start-up and events', () => {
     await until(() => h.source.pendingCount === 1);
     await h.step(0);
     expect(h.names()).toEqual(['r.pdf']);
+  });
+
+  it('claims a renamed-in file on its watch event, without waiting for the stat period', async () => {
+    // A stat period of a minute: only the watch event can have woken the loop in time.
+    const h = harness({ stability: { kind: 'rename-in' } }, { watch: true, statIntervalMs: 60_000 });
+    await h.source.start();
+    const temp = h.write('now.pdf.part');
+    renameSync(temp, path.join(h.dir, 'now.pdf'));
+    await until(() => h.claimed.length === 1);
+    expect(h.names()).toEqual(['now.pdf']);
   });
 
   it('in polling mode finds new files by rescanning, without a watch', async () => {
@@ -120,6 +130,41 @@ describe('LocalSource: backpressure and bounds', () => {
     h.source.resume();
     await h.step(0);
     expect(h.names()).toEqual(['held.pdf']);
+  });
+
+  it('while paused looks only at the next PAUSED_LOOKAHEAD names each pass, and claims all once resumed', async () => {
+    let looks = 0;
+    const h = harness(
+      { stability: { kind: 'rename-in' } },
+      {
+        probeReadable: async () => {
+          looks++;
+          return true;
+        },
+      },
+    );
+    const files = PAUSED_LOOKAHEAD + 44;
+    for (let i = 0; i < files; i++) h.write(`b-${String(i).padStart(3, '0')}.pdf`);
+    await h.source.start();
+    h.source.pause();
+    await h.step(0);
+    expect(looks).toBe(PAUSED_LOOKAHEAD);
+    expect(h.claimed).toEqual([]);
+    h.source.resume();
+    await h.step(0);
+    expect(h.claimed).toHaveLength(files);
+  });
+
+  it('claims at once when resumed, without waiting for the stat period', async () => {
+    const h = harness({ stability: { kind: 'rename-in' } }, { statIntervalMs: 60_000 });
+    h.write('waiting.pdf');
+    await h.source.start();
+    h.source.pause();
+    await h.step(0);
+    expect(h.claimed).toEqual([]);
+    h.source.resume();
+    await until(() => h.claimed.length === 1);
+    expect(h.names()).toEqual(['waiting.pdf']);
   });
 
   it('never holds more than maxPending names and drains a larger backlog by rescanning', async () => {
