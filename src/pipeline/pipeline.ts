@@ -8,6 +8,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
+import { sharedAbortController } from '../core/abort.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
@@ -64,7 +65,8 @@ export class Pipeline {
   private readonly tries = new Map<number, number>();
   private readonly timers = new Map<number, NodeJS.Timeout>();
   private readonly running = new Set<Promise<void>>();
-  private readonly abort = new AbortController();
+  // One signal shared by every call in flight (concurrency of them, up to 256).
+  private readonly abort = sharedAbortController();
   private readonly held = new Map<number, Buffer>();
   private readonly orphanTimers = new Map<string, NodeJS.Timeout>();
   private readonly ctx: StepContext;

@@ -6,11 +6,12 @@
  * flight and at most `follow.maxCallsPerMinute` API calls started per minute, then rewrites the
  * status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
  */
-import { setMaxListeners } from 'node:events';
+
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
 import type { CallOptions } from '../api/index.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
+import { sharedAbortController } from '../core/abort.js';
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -51,11 +52,6 @@ export interface FollowerOptions {
 /** Status files may take about 1/this of the follower's time (see writeStatuses). */
 const STATUS_COST_SHARE = 20;
 
-function unlimitedListeners(controller: AbortController): AbortController {
-  setMaxListeners(0, controller.signal);
-  return controller;
-}
-
 export class Follower {
   readonly window: CallWindow;
   private readonly poll: CronPlan;
@@ -70,8 +66,8 @@ export class Follower {
   /** Jobs due at the last firing of the schedule, in due order (a Set: queued once). */
   private readonly sweep = new Set<string>();
   private readonly inFlight = new Map<string, Promise<void>>();
-  // One signal shared by every call in flight (follow.concurrency of them, each adding a listener).
-  private readonly abort = unlimitedListeners(new AbortController());
+  // One signal shared by every call in flight (follow.concurrency of them).
+  private readonly abort = sharedAbortController();
   private wakeUp: (() => void) | undefined;
   private loopDone: Promise<void> | undefined;
   private lastWebhookAt = Number.NEGATIVE_INFINITY;
