@@ -169,3 +169,98 @@ describe('recovery order', () => {
     journal.close();
   });
 });
+
+describe('agent concurrency', () => {
+  /** Folders of `files` PDFs each; creates block until `release()`, and the most in flight is kept. */
+  async function blockedCreates(options: {
+    folders: string[];
+    folderConcurrency: number;
+    concurrency: number;
+    files: number;
+  }) {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-slots-'));
+    dirs.push(dir);
+    const config = agentConfigSchema.parse({
+      sandbox: { enabled: true },
+      stateDir: path.join(dir, 'state'),
+      folders: options.folders.map((name) => ({
+        name,
+        source: { type: 'local', path: path.join(dir, name) },
+        workflowId: 'wf',
+        concurrency: options.folderConcurrency,
+      })),
+    });
+    const journal = Journal.open(path.join(dir, 'state', 'j.sqlite'), {
+      clock: new ManualClock(),
+      log: silentLogger(),
+    });
+    const seen = { inFlight: 0, maxInFlight: 0, creates: 0 };
+    let release: () => void = () => {};
+    const gate = new Promise<void>((r) => {
+      release = r;
+    });
+    const jobs = {
+      createSingleFile: async () => {
+        seen.creates++;
+        seen.inFlight++;
+        seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+        await gate;
+        seen.inFlight--;
+        return {
+          id: `job_${seen.creates}`,
+          fileUploadUrl: 'https://files.invalid/u?sig=x',
+          uploadExpiresAt: '2099-01-01T00:00:00.000Z',
+        };
+      },
+      uploadFile: async () => ({ md5: 'm', size: 1 }),
+    } as unknown as PipelineJobs;
+    const pipeline = new Pipeline({
+      journal,
+      jobs,
+      clock: new ManualClock(),
+      log: silentLogger(),
+      maxFileBytes: 1 << 20,
+      uploadMarginMs: 0,
+      lookupMarginMs: 0,
+      folders: new Map(
+        config.folders.map((f) => [f.name, { config: f, mode: 'single-file' as const, workflow }]),
+      ),
+      concurrency: options.concurrency,
+    });
+    for (const folder of options.folders) {
+      const processing = path.join(dir, folder, '.processing');
+      mkdirSync(processing, { recursive: true });
+      for (let i = 0; i < options.files; i++) {
+        const p = path.join(processing, `f${i}.pdf`);
+        writeFileSync(p, await makePdf(`${folder} ${i}`));
+        pipeline.accept(folder, {
+          name: `f${i}.pdf`,
+          originalPath: path.join(dir, folder, `f${i}.pdf`),
+          claimedPath: p,
+        });
+      }
+    }
+    return { journal, pipeline, seen, release };
+  }
+
+  const waitUntil = async (done: () => boolean) => {
+    for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
+  };
+
+  it('never has more files in flight than the agent concurrency, across folders', async () => {
+    const run = await blockedCreates({
+      folders: ['a', 'b'],
+      folderConcurrency: 4,
+      concurrency: 3,
+      files: 10,
+    });
+    await waitUntil(() => run.seen.inFlight === 3);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(run.seen.maxInFlight).toBe(3);
+    run.release();
+    await run.pipeline.idle();
+    expect(run.seen.maxInFlight).toBe(3);
+    expect(run.journal.stats().files.done).toBe(20);
+    run.journal.close();
+  });
+});
