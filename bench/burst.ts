@@ -14,6 +14,7 @@ import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
 import { cpuMs, type SandboxInfo, startSandboxProcess } from './support/processes.js';
+import { SandboxControl } from './support/sandbox-control.js';
 import { RawClient, secretFiles } from './support/service.js';
 import { percentile, pool, round } from './support/stats.js';
 
@@ -195,6 +196,52 @@ async function withSandboxCpu(
   const before = cpuMs(sandbox.child.pid);
   const result = await run();
   return { ...result, sandboxCpuMsPerFile: perFile(cpuMs(sandbox.child.pid), before, files) };
+}
+
+export interface BurstRemoteResult {
+  scenario: 'burst-remote';
+  files: number;
+  concurrency: number;
+  /** Added by the sandbox to every create and every PUT. */
+  latencyMs: number;
+  agent: BurstResult['agent'];
+  ceiling: ColumnResult;
+  agentVsCeiling: number;
+}
+
+/**
+ * The burst against a service that is not on loopback: the sandbox answers every create and PUT
+ * `latencyMs` later. Agent and ceiling only (the curl script's figure is the loopback burst's).
+ */
+export async function benchBurstRemote(
+  options: BurstOptions & { latencyMs: number },
+): Promise<BurstRemoteResult> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-remote-'));
+  const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
+  const control = new SandboxControl(sandbox.info, 1);
+  try {
+    await control.addFault({ route: '/jobs/single-file', method: 'POST', latencyMs: options.latencyMs });
+    await control.addFault({ route: '/upload/:jobId', method: 'PUT', latencyMs: options.latencyMs });
+    const agent = (await withSandboxCpu(sandbox, options.files, () =>
+      agentColumn(path.join(dir, 'agent'), sandbox.info, options),
+    )) as BurstResult['agent'];
+    const ceiling = await withSandboxCpu(sandbox, options.files, () =>
+      ceilingColumn(path.join(dir, 'raw'), sandbox.info, options),
+    );
+    return {
+      scenario: 'burst-remote',
+      files: options.files,
+      concurrency: options.concurrency,
+      latencyMs: options.latencyMs,
+      agent,
+      ceiling,
+      agentVsCeiling: round(agent.filesPerSecond / ceiling.filesPerSecond, 2),
+    };
+  } finally {
+    await control.close();
+    await sandbox.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 export async function benchBurst(options: BurstOptions): Promise<BurstResult> {

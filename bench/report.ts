@@ -6,7 +6,7 @@ import {
   backlogRows,
   returnPathRows,
 } from './backlog-returns-report.js';
-import type { BurstResult } from './burst.js';
+import type { BurstRemoteResult, BurstResult } from './burst.js';
 import type { LargeFileResult } from './large-file.js';
 import type { ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
@@ -18,6 +18,7 @@ export interface BenchReport {
   machine: Machine;
   quick: boolean;
   burst?: BurstResult | { error: string };
+  burstRemote?: BurstRemoteResult | { error: string };
   largeFile?: LargeFileResult | { error: string };
   getJob?: GetJobResult | { error: string };
   sftp?: SftpBenchResult | { error: string };
@@ -61,6 +62,27 @@ export function rows(report: BenchReport): string[][] {
       `${b.ceiling.p50Ms}`,
       `${b.ceiling.p95Ms}`,
       `agent ${b.agentVsCeiling}× (target ≥ 0.5×)`,
+    ]);
+  }
+  const r = report.burstRemote;
+  if (isError(r)) out.push(['burst, remote service', 'failed', r.error, '', '', '']);
+  else if (r) {
+    const name = `burst ${r.files}, service +${r.latencyMs} ms per call, c=${r.concurrency}`;
+    out.push([
+      name,
+      'agent (own process)',
+      `${r.agent.filesPerSecond} files/s`,
+      `${r.agent.p50Ms}`,
+      `${r.agent.p95Ms}`,
+      `agent ${r.agentVsCeiling}× the ceiling`,
+    ]);
+    out.push([
+      name,
+      r.ceiling.column,
+      `${r.ceiling.filesPerSecond} files/s`,
+      `${r.ceiling.p50Ms}`,
+      `${r.ceiling.p95Ms}`,
+      '',
     ]);
   }
   const l = report.largeFile;

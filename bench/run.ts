@@ -3,13 +3,14 @@
  * docs/benchmarks.md and docs/benchmarks.json (a full run of every scenario, or --write).
  *   --quick                 small sizes (about a minute), prints only unless --write
  *   --files N --concurrency C        burst (default 2000, 8)
+ *   --service-latency-ms L           burst-remote: the sandbox answers creates and PUTs L ms later (25)
  *   --large-mib M                    large file (default 1024)
  *   --requests N --get-concurrency C GET /jobs/{id} (default 5000, 32)
  *   --sftp-mib M --sftp-files N      SFTP download size and listing size (default 500, 10000)
  *   --backlog-files N --backlog-seconds S   backlog at start-up (default 100000, 60; 0 s: drain it all)
  *   --return-events N --peppol-docs N        return path (default 10000, 10000)
  *   --return-concurrency C --baseline-docs N  follower concurrency (8), curl baseline cap (2000)
- *   --only burst,large,get-job,sftp,backlog,return-path  a subset
+ *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path  a subset
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  * The same options can be given as BENCH_FILES, BENCH_CONCURRENCY, BENCH_LARGE_MIB, BENCH_REQUESTS.
  */
@@ -18,7 +19,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchBacklog } from './backlog.js';
-import { benchBurst } from './burst.js';
+import { benchBurst, benchBurstRemote } from './burst.js';
 import { benchLargeFile } from './large-file.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
 import { benchReturnPath } from './return-path.js';
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     write: { type: 'boolean', default: false },
     files: { type: 'string' },
     concurrency: { type: 'string' },
+    'service-latency-ms': { type: 'string' },
     'large-mib': { type: 'string' },
     requests: { type: 'string' },
     'get-concurrency': { type: 'string' },
@@ -61,6 +63,7 @@ const num = (flag: string | undefined, env: string, full: number, small: number)
   Number(flag ?? process.env[env] ?? (quick ? small : full));
 const files = num(values.files, 'BENCH_FILES', 2000, 200);
 const concurrency = num(values.concurrency, 'BENCH_CONCURRENCY', 8, 8);
+const serviceLatencyMs = num(values['service-latency-ms'], 'BENCH_SERVICE_LATENCY_MS', 25, 25);
 const largeMiB = num(values['large-mib'], 'BENCH_LARGE_MIB', 1024, 128);
 const requests = num(values.requests, 'BENCH_REQUESTS', 5000, 1000);
 const getConcurrency = num(values['get-concurrency'], 'BENCH_GET_CONCURRENCY', 32, 32);
@@ -72,7 +75,7 @@ const returnEvents = num(values['return-events'], 'BENCH_RETURN_EVENTS', 10_000,
 const peppolDocs = num(values['peppol-docs'], 'BENCH_PEPPOL_DOCS', 10_000, 500);
 const returnConcurrency = num(values['return-concurrency'], 'BENCH_RETURN_CONCURRENCY', 8, 8);
 const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 100);
-const only = new Set((values.only ?? 'burst,large,get-job,sftp,backlog,return-path').split(','));
+const only = new Set((values.only ?? 'burst,burst-remote,large,get-job,sftp,backlog,return-path').split(','));
 const timeoutMs = 10 * 60_000;
 
 async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { error: string }> {
@@ -86,11 +89,19 @@ async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { er
 }
 
 const report: BenchReport = { machine: machine(), quick };
-const mainJs = ['burst', 'large', 'backlog', 'return-path'].some((s) => only.has(s)) ? buildAgent() : '';
+const mainJs = ['burst', 'burst-remote', 'large', 'backlog', 'return-path'].some((s) => only.has(s))
+  ? buildAgent()
+  : '';
 try {
   if (only.has('burst')) {
     report.burst = await attempt(`burst (${files} files, concurrency ${concurrency})`, () =>
       benchBurst({ mainJs, files, concurrency, timeoutMs }),
+    );
+  }
+  if (only.has('burst-remote')) {
+    report.burstRemote = await attempt(
+      `burst, service ${serviceLatencyMs} ms away (${files} files, concurrency ${concurrency})`,
+      () => benchBurstRemote({ mainJs, files, concurrency, timeoutMs, latencyMs: serviceLatencyMs }),
     );
   }
   if (only.has('large')) {

@@ -58,6 +58,11 @@ export class SandboxControl {
     await this.call('POST', '/clock/advance', { ms });
   }
 
+  /** A fault rule (src/sandbox/faults.ts), e.g. `{ route: '/upload/:jobId', latencyMs: 25 }`. */
+  async addFault(fault: { route: string; method?: string; latencyMs?: number }): Promise<void> {
+    await this.call('POST', '/faults', fault);
+  }
+
   async addPeppolDocument(xml: string): Promise<void> {
     await this.call('POST', '/peppol-documents', { xml });
   }
