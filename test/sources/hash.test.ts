@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -24,6 +24,17 @@ describe('hashFile', () => {
       sha256: createHash('sha256').update(content).digest('hex'),
       size: content.length,
     });
+  });
+
+  it('hashes every byte exactly once across the boundaries of its reused read buffer', async () => {
+    const chunk = 256 * 1024;
+    for (const size of [1, chunk - 1, chunk, chunk + 1, 4 * chunk + 3]) {
+      // Random bytes: a stale or doubled piece of the buffer would change the digest.
+      const content = randomBytes(size);
+      const p = path.join(dir, `r-${size}`);
+      writeFileSync(p, content);
+      expect(await hashFile(p)).toEqual({ sha256: sha256(content), size });
+    }
   });
 
   it('hashes an empty file', async () => {
