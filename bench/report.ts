@@ -168,8 +168,16 @@ of the WAL off the event loop (group commit), the URL scrub is one checkpoint pe
 and TLS contexts are built once per agent instead of once per connection: the journal is about
 10 % of the agent's CPU. What remains is spread thin: about 25 file-system calls per file (claim
 rename, SHA-256 read, inspection, the result record written with fsync, the archive rename), the
-HTTP client, and about 25 % idle time waiting for the sandbox, since each file's slot is held from
-the claim to the archive while the ceiling client holds it only for create + PUT.
+HTTP client, and about 25 % idle time waiting for the sandbox.
+
+The burst is CPU-bound on two cores: during it the machine is about 85 % busy (vmstat: 53 % user,
+30 % system), the agent spending about 9 ms of CPU per file and the sandbox 5.5–6, where the
+ceiling client costs the sandbox 3.5 and almost nothing itself. Holding a slot only for the service
+calls (the checks and the archive of other files running beside them, four files in process per
+slot) was tried and measured: 100–112 files/s against 101–110 before on loopback, and 79.5 against
+84 with the service 25 ms away, so it was not kept. That second setting is the burst-remote
+scenario (\`npm run bench -- --only burst-remote\`): with a service that is not on the same two cores
+the agent made 84–91 files/s against the ceiling's 126–127, 0.66–0.72×.
 `;
 
 /** Each target of issue 3 with the figure of this run. */
