@@ -116,8 +116,18 @@ async function until(
   done: () => Promise<boolean> | boolean,
 ) {
   const deadline = Date.now() + timeoutMs;
-  while (!(await done())) {
-    if (Date.now() > deadline) throw new Error(`return path: ${what} not reached in ${timeoutMs} ms`);
+  let lastError: unknown;
+  for (;;) {
+    try {
+      if (await done()) return;
+    } catch (err) {
+      // The sandbox may not answer while it turns 10,000 rows into events (a full run once hit a
+      // 10 s connect timeout there): busy is not broken, so ask again until the deadline.
+      lastError = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`return path: ${what} not reached in ${timeoutMs} ms`, { cause: lastError });
+    }
     await new Promise((r) => setTimeout(r, pollMs));
   }
 }
