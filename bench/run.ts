@@ -12,9 +12,11 @@
  *   --return-concurrency C --baseline-docs N  follower concurrency (8), curl baseline cap (2000)
  *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path  a subset
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
+ *   --merge                          with --write: this run's scenarios replace theirs in the saved report
+ *                                    (named with their date in the .md), the others are kept
  * The same options can be given as BENCH_FILES, BENCH_CONCURRENCY, BENCH_LARGE_MIB, BENCH_REQUESTS.
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -48,6 +50,7 @@ const { values } = parseArgs({
     'baseline-docs': { type: 'string' },
     only: { type: 'string' },
     render: { type: 'boolean', default: false },
+    merge: { type: 'boolean', default: false },
   },
 });
 const docs = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'docs');
@@ -153,12 +156,24 @@ process.stdout.write(`${consoleTable(report)}\n`);
 // The docs hold full runs only: a quick or partial run prints, unless --write.
 if ((!quick && values.only === undefined) || values.write) {
   mkdirSync(docs, { recursive: true });
-  writeFileSync(path.join(docs, 'benchmarks.json'), `${JSON.stringify(report, null, 2)}\n`);
-  writeFileSync(path.join(docs, 'benchmarks.md'), markdown(report));
+  const jsonFile = path.join(docs, 'benchmarks.json');
+  let written = report;
+  if (values.merge && existsSync(jsonFile)) {
+    const saved = JSON.parse(readFileSync(jsonFile, 'utf8')) as BenchReport;
+    const { machine: m, quick: _quick, ...scenarios } = report;
+    written = {
+      ...saved,
+      ...scenarios,
+      merged: [...(saved.merged ?? []), { date: m.date, scenarios: Object.keys(scenarios) }],
+    };
+  }
+  writeFileSync(jsonFile, `${JSON.stringify(written, null, 2)}\n`);
+  writeFileSync(path.join(docs, 'benchmarks.md'), markdown(written));
   process.stdout.write('written: docs/benchmarks.md, docs/benchmarks.json\n');
 }
 const failed = [
   report.burst,
+  report.burstRemote,
   report.largeFile,
   report.getJob,
   report.sftp,

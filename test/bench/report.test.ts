@@ -59,5 +59,14 @@ describe('benchmark report', () => {
     expect(md).toContain('Test CPU, 2 cores');
     expect(md).toContain('Node v20.19.0');
     expect(md).toContain('| agent (own process) | 100 files/s | 10 | 20 |');
+    expect(md).not.toContain('merged in');
+  });
+
+  it('names the scenarios run again and merged in, with their date', () => {
+    const md = markdown({
+      ...report,
+      merged: [{ date: '2026-11-25T01:50:00.000Z', scenarios: ['returnPath'] }],
+    });
+    expect(md).toContain('- Run again on 2026-11-25T01:50:00.000Z and merged in: returnPath');
   });
 });
