@@ -24,80 +24,98 @@ const workflow = {
   validated: true,
 } as unknown as Workflow;
 
-describe('pipeline scheduling', () => {
-  it('pauses intake when a folder backlog reaches its high mark and resumes once it drains; never more in flight than the folder allows', async () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bp-'));
-    dirs.push(dir);
-    const processing = path.join(dir, 'in', '.processing');
+/** Folders of `files` PDFs each; creates block until `release()`, and the most in flight is kept. */
+async function blockedCreates(options: {
+  folders: string[];
+  folderConcurrency: number;
+  concurrency: number;
+  files: number;
+  onBacklog?: (folder: string, full: boolean) => void;
+}) {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-slots-'));
+  dirs.push(dir);
+  const config = agentConfigSchema.parse({
+    sandbox: { enabled: true },
+    stateDir: path.join(dir, 'state'),
+    folders: options.folders.map((name) => ({
+      name,
+      source: { type: 'local', path: path.join(dir, name) },
+      workflowId: 'wf',
+      concurrency: options.folderConcurrency,
+    })),
+  });
+  const journal = Journal.open(path.join(dir, 'state', 'j.sqlite'), {
+    clock: new ManualClock(),
+    log: silentLogger(),
+  });
+  const seen = { inFlight: 0, maxInFlight: 0, creates: 0 };
+  let release: () => void = () => {};
+  const gate = new Promise<void>((r) => {
+    release = r;
+  });
+  const jobs = {
+    createSingleFile: async () => {
+      seen.creates++;
+      seen.inFlight++;
+      seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
+      await gate;
+      seen.inFlight--;
+      return {
+        id: `job_${seen.creates}`,
+        fileUploadUrl: 'https://files.invalid/u?sig=x',
+        uploadExpiresAt: '2099-01-01T00:00:00.000Z',
+      };
+    },
+    uploadFile: async () => ({ md5: 'm', size: 1 }),
+  } as unknown as PipelineJobs;
+  const pipeline = new Pipeline({
+    journal,
+    jobs,
+    clock: new ManualClock(),
+    log: silentLogger(),
+    maxFileBytes: 1 << 20,
+    uploadMarginMs: 0,
+    lookupMarginMs: 0,
+    folders: new Map(
+      config.folders.map((f) => [f.name, { config: f, mode: 'single-file' as const, workflow }]),
+    ),
+    concurrency: options.concurrency,
+    ...(options.onBacklog ? { onBacklog: options.onBacklog } : {}),
+  });
+  for (const folder of options.folders) {
+    const processing = path.join(dir, folder, '.processing');
     mkdirSync(processing, { recursive: true });
-    const config = agentConfigSchema.parse({
-      sandbox: { enabled: true },
-      stateDir: path.join(dir, 'state'),
-      folders: [
-        {
-          name: 'pdf',
-          source: { type: 'local', path: path.join(dir, 'in') },
-          workflowId: 'wf',
-          concurrency: 2,
-        },
-      ],
-    });
-    const journal = Journal.open(path.join(dir, 'state', 'j.sqlite'), {
-      clock: new ManualClock(),
-      log: silentLogger(),
-    });
-    let inFlight = 0;
-    let maxInFlight = 0;
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    let n = 0;
-    // A fake service: only what the scheduler needs to be observed (creates block until released).
-    const jobs = {
-      createSingleFile: async () => {
-        inFlight++;
-        maxInFlight = Math.max(maxInFlight, inFlight);
-        await gate;
-        inFlight--;
-        return {
-          id: `job_${++n}`,
-          fileUploadUrl: 'https://files.invalid/u?sig=x',
-          uploadExpiresAt: '2099-01-01T00:00:00.000Z',
-        };
-      },
-      uploadFile: async () => ({ md5: 'm', size: 1 }),
-    } as unknown as PipelineJobs;
-    const events: boolean[] = [];
-    const pipeline = new Pipeline({
-      journal,
-      jobs,
-      clock: new ManualClock(),
-      log: silentLogger(),
-      maxFileBytes: 1 << 20,
-      uploadMarginMs: 0,
-      lookupMarginMs: 0,
-      folders: new Map([['pdf', { config: config.folders[0]!, mode: 'single-file', workflow }]]),
-      concurrency: 8,
-      onBacklog: (_folder, full) => events.push(full),
-    });
-    for (let i = 0; i < 20; i++) {
+    for (let i = 0; i < options.files; i++) {
       const p = path.join(processing, `f${i}.pdf`);
-      writeFileSync(p, await makePdf(`bp ${i}`));
-      pipeline.accept('pdf', {
+      writeFileSync(p, await makePdf(`${folder} ${i}`));
+      pipeline.accept(folder, {
         name: `f${i}.pdf`,
-        originalPath: path.join(dir, 'in', `f${i}.pdf`),
+        originalPath: path.join(dir, folder, `f${i}.pdf`),
         claimedPath: p,
       });
     }
+  }
+  return { journal, pipeline, seen, release };
+}
+
+describe('pipeline scheduling', () => {
+  it('pauses intake when a folder backlog reaches its high mark and resumes once it drains; never more in flight than the folder allows', async () => {
+    const events: boolean[] = [];
+    const run = await blockedCreates({
+      folders: ['pdf'],
+      folderConcurrency: 2,
+      concurrency: 8,
+      files: 20,
+      onBacklog: (_folder, full) => events.push(full),
+    });
     expect(events).toEqual([true]);
     await new Promise((r) => setTimeout(r, 200));
-    expect(maxInFlight).toBe(2);
-    release();
-    await pipeline.idle();
+    expect(run.seen.maxInFlight).toBe(2);
+    run.release();
+    await run.pipeline.idle();
     expect(events).toEqual([true, false]);
-    expect(journal.stats().files.done).toBe(20);
-    journal.close();
+    expect(run.journal.stats().files.done).toBe(20);
+    run.journal.close();
   });
 });
 
@@ -171,78 +189,6 @@ describe('recovery order', () => {
 });
 
 describe('agent concurrency', () => {
-  /** Folders of `files` PDFs each; creates block until `release()`, and the most in flight is kept. */
-  async function blockedCreates(options: {
-    folders: string[];
-    folderConcurrency: number;
-    concurrency: number;
-    files: number;
-  }) {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-slots-'));
-    dirs.push(dir);
-    const config = agentConfigSchema.parse({
-      sandbox: { enabled: true },
-      stateDir: path.join(dir, 'state'),
-      folders: options.folders.map((name) => ({
-        name,
-        source: { type: 'local', path: path.join(dir, name) },
-        workflowId: 'wf',
-        concurrency: options.folderConcurrency,
-      })),
-    });
-    const journal = Journal.open(path.join(dir, 'state', 'j.sqlite'), {
-      clock: new ManualClock(),
-      log: silentLogger(),
-    });
-    const seen = { inFlight: 0, maxInFlight: 0, creates: 0 };
-    let release: () => void = () => {};
-    const gate = new Promise<void>((r) => {
-      release = r;
-    });
-    const jobs = {
-      createSingleFile: async () => {
-        seen.creates++;
-        seen.inFlight++;
-        seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
-        await gate;
-        seen.inFlight--;
-        return {
-          id: `job_${seen.creates}`,
-          fileUploadUrl: 'https://files.invalid/u?sig=x',
-          uploadExpiresAt: '2099-01-01T00:00:00.000Z',
-        };
-      },
-      uploadFile: async () => ({ md5: 'm', size: 1 }),
-    } as unknown as PipelineJobs;
-    const pipeline = new Pipeline({
-      journal,
-      jobs,
-      clock: new ManualClock(),
-      log: silentLogger(),
-      maxFileBytes: 1 << 20,
-      uploadMarginMs: 0,
-      lookupMarginMs: 0,
-      folders: new Map(
-        config.folders.map((f) => [f.name, { config: f, mode: 'single-file' as const, workflow }]),
-      ),
-      concurrency: options.concurrency,
-    });
-    for (const folder of options.folders) {
-      const processing = path.join(dir, folder, '.processing');
-      mkdirSync(processing, { recursive: true });
-      for (let i = 0; i < options.files; i++) {
-        const p = path.join(processing, `f${i}.pdf`);
-        writeFileSync(p, await makePdf(`${folder} ${i}`));
-        pipeline.accept(folder, {
-          name: `f${i}.pdf`,
-          originalPath: path.join(dir, folder, `f${i}.pdf`),
-          claimedPath: p,
-        });
-      }
-    }
-    return { journal, pipeline, seen, release };
-  }
-
   const waitUntil = async (done: () => boolean) => {
     for (let i = 0; i < 200 && !done(); i++) await new Promise((r) => setTimeout(r, 10));
   };
