@@ -6,7 +6,6 @@
  * flight and at most `follow.maxCallsPerMinute` API calls started per minute, then rewrites the
  * status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
  */
-
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
 import type { CallOptions } from '../api/index.js';
