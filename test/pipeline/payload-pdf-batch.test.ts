@@ -132,7 +132,8 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
       ]),
     );
     const errorDir = path.join(h.dir, 'error', folder);
-    await waitFor(() => listFiles(errorDir).includes('batch.zip.error.txt'));
+    // The data file is moved last, after its reason files are written: wait for it.
+    await waitFor(() => listFiles(errorDir).includes('batch.zip'));
     expect(listFiles(errorDir)).toEqual(['batch.zip', 'batch.zip.error.json', 'batch.zip.error.txt']);
     const text = readFileSync(path.join(errorDir, 'batch.zip.error.txt'), 'utf8');
     expect(text).toMatch(/row 3 \[letters\/b\.pdf\]: rule \d+/);
@@ -329,13 +330,10 @@ describe('payload-pdf batches (folder drop: index.csv naming PDFs beside it)', (
     await waitFor(() => h.logs.some((l) => l['code'] === 'DOCEX_BATCH_PENDING' && l['folder'] === folder));
     await h.advance(BATCH_WAIT_MS + 1000);
     const errorDir = path.join(h.dir, 'error', folder);
-    await waitFor(() => listFiles(errorDir).includes('index.csv.error.txt'));
-    expect(listFiles(errorDir)).toEqual([
-      'a.pdf',
-      'index.csv',
-      'index.csv.error.json',
-      'index.csv.error.txt',
-    ]);
+    const refused = ['a.pdf', 'index.csv', 'index.csv.error.json', 'index.csv.error.txt'];
+    // The reason files are written before the files move: wait for all of them.
+    await waitFor(() => refused.every((name) => listFiles(errorDir).includes(name)));
+    expect(listFiles(errorDir)).toEqual(refused);
     expect(readFileSync(path.join(errorDir, 'index.csv.error.txt'), 'utf8')).toContain('"zz.pdf"');
     expect(itemOf(agent, folder, 'index.csv')?.state).toBe('rejected');
     expect((await h.jobs()).length).toBe(before);
