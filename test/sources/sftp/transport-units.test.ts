@@ -1,9 +1,10 @@
 /** Pure parts of the transport: request sizing, range splitting, names, error mapping. */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { DocexError } from '../../../src/core/errors.js';
 import {
   DEFAULT_TUNING,
@@ -45,7 +46,7 @@ function shortReadingSession(content: Buffer, maxAnswer: number): SftpSession {
 
 describe('download sizing', () => {
   it('keeps requests within the server limit and the same bytes in flight', () => {
-    const base = { requestSize: 261_120, outstanding: 16, splitAbove: 1, windowBytes: 0 };
+    const base = { ...DEFAULT_TUNING, requestSize: 261_120, outstanding: 16, splitAbove: 1 };
     expect(effectiveTuning(base, 261_120)).toMatchObject({ requestSize: 261_120, outstanding: 16 });
     expect(effectiveTuning(base, 32_768)).toMatchObject({ requestSize: 32_768, outstanding: 128 });
     expect(effectiveTuning(base, undefined)).toMatchObject({ requestSize: 32_768 });
@@ -96,6 +97,48 @@ describe('download over a server that answers short reads', () => {
     expect(bytes).toBe(content.length);
     expect(readFileSync(target).equals(content)).toBe(true);
     expect(readdirSync(dir)).toEqual(['a.bin']);
+  });
+});
+
+describe('flushing behind the download', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-flush-behind-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  afterEach(() => vi.restoreAllMocks());
+
+  async function fileHandlePrototype(): Promise<{ datasync(): Promise<void> }> {
+    const handle = await fs.open(path.join(dir, 'probe'), 'w');
+    await handle.close();
+    return Object.getPrototypeOf(handle) as { datasync(): Promise<void> };
+  }
+
+  const download = (content: Buffer, target: string) =>
+    downloadFile({
+      sessions: [shortReadingSession(content, 32_768)],
+      remotePath: '/a.bin',
+      localPath: target,
+      expectedSize: content.length,
+      tuning: { ...DEFAULT_TUNING, requestSize: 32_768, outstanding: 4, flushBehindBytes: 128 * 1024 },
+      server: 'sftp://fake@h:22',
+    });
+
+  it('starts disk flushes while the download runs, not only the final fsync', async () => {
+    const datasync = vi.spyOn(await fileHandlePrototype(), 'datasync');
+    const content = randomBytes(2 * 1024 * 1024);
+    const target = path.join(dir, 'flushed.bin');
+    expect(await download(content, target)).toBe(content.length);
+    expect(readFileSync(target).equals(content)).toBe(true);
+    // 2 MiB in 128 KiB steps, one flush at a time (the final fsync is not a datasync): 1 to 16.
+    expect(datasync.mock.calls.length).toBeGreaterThanOrEqual(1);
+    expect(datasync.mock.calls.length).toBeLessThanOrEqual(16);
+  });
+
+  it('a background flush that fails fails the download and leaves no file behind', async () => {
+    vi.spyOn(await fileHandlePrototype(), 'datasync').mockRejectedValue(
+      Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }),
+    );
+    const target = path.join(dir, 'unflushed.bin');
+    await expect(download(randomBytes(1024 * 1024), target)).rejects.toThrow(/EIO/);
+    expect(readdirSync(dir).filter((f) => f.startsWith('unflushed'))).toEqual([]);
   });
 });
 
