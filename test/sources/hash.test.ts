@@ -26,9 +26,18 @@ describe('hashFile', () => {
     });
   });
 
-  it('hashes every byte exactly once across the boundaries of its reused read buffer', async () => {
+  it('hashes every byte exactly once across the boundaries of its two alternating read buffers', async () => {
     const chunk = 1024 * 1024;
-    for (const size of [1, chunk - 1, chunk, chunk + 1, 4 * chunk + 3]) {
+    for (const size of [
+      1,
+      chunk - 1,
+      chunk,
+      chunk + 1,
+      2 * chunk,
+      2 * chunk + 1,
+      3 * chunk - 1,
+      4 * chunk + 3,
+    ]) {
       // Random bytes: a stale or doubled piece of the buffer would change the digest.
       const content = randomBytes(size);
       const p = path.join(dir, `r-${size}`);
