@@ -37,6 +37,8 @@ export interface SftpBenchResult {
   opensshMs: number;
   /** OpenSSH's connect + login alone (`sftp -b` with a `pwd`): the part of opensshMs that is not transfer. */
   opensshConnectMs: number;
+  /** A `sync` right after OpenSSH's `get`: writing out the dirty pages `sftp` left (it never fsyncs). */
+  opensshFlushMs: number;
   agentMs: number;
   /** The agent's transport held to one connection (pipelined READs, no split). */
   agentOneConnectionMs: number;
@@ -50,6 +52,8 @@ export interface SftpBenchResult {
   ratio: number;
   /** (opensshMs − opensshConnectMs) / agentMs: against OpenSSH's transfer time alone. */
   ratioTransferOnly: number;
+  /** (opensshMs + opensshFlushMs) / agentMs: both copies on disk (the agent fsyncs before it answers). */
+  ratioBothOnDisk: number;
   sizesVerified: boolean;
   listFiles: number;
   listMs: number;
@@ -139,17 +143,24 @@ export async function benchSftp(options: {
     const opensshMs: number[] = [];
     const agentMs: number[] = [];
     const singleMs: number[] = [];
+    const opensshFlushMs: number[] = [];
+    // Every column starts with no dirty pages: `sftp` leaves its file unflushed, and the kernel's
+    // writeback of it would otherwise fall inside the next column's time.
+    const flush = () => timed(() => execFileSync('sync'));
     for (let r = 0; r < options.rounds; r++) {
       connectMs.push(timed(() => opensshSftp(sshd, 'pwd\n')));
       opensshMs.push(timed(() => opensshSftp(sshd, `get ${remote} ${opensshTarget}\n`)));
+      opensshFlushMs.push(flush());
       check(opensshTarget);
       const t = performance.now();
       await server.download(remote, agentTarget, options.bytes);
       agentMs.push(performance.now() - t);
+      flush();
       check(agentTarget);
       const t1 = performance.now();
       await single.download(remote, agentTarget, options.bytes);
       singleMs.push(performance.now() - t1);
+      flush();
       check(agentTarget);
     }
     const plain = new SftpClient();
@@ -189,12 +200,14 @@ export async function benchSftp(options: {
     const a = median(agentMs);
     const a1 = median(singleMs);
     const c = median(connectMs);
+    const f = median(opensshFlushMs);
     return {
       bytes: options.bytes,
       rounds: options.rounds,
       transfers: DEFAULT_TRANSFERS,
       opensshMs: Math.round(o),
       opensshConnectMs: Math.round(c),
+      opensshFlushMs: Math.round(f),
       agentMs: Math.round(a),
       agentOneConnectionMs: Math.round(a1),
       plainGetMs: Math.round(plainGetMs),
@@ -204,6 +217,7 @@ export async function benchSftp(options: {
       plainGetMiBps: mibps(options.bytes, plainGetMs),
       ratio: Math.round((o / a) * 100) / 100,
       ratioTransferOnly: Math.round(((o - c) / a) * 100) / 100,
+      ratioBothOnDisk: Math.round(((o + f) / a) * 100) / 100,
       sizesVerified,
       listFiles: options.files,
       listMs: Math.round(listMs),
