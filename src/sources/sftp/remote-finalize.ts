@@ -57,7 +57,7 @@ export async function freeRemoteName(
   return numberedRemoteName(name, Date.now());
 }
 
-async function removeIfThere(server: RemoteOps, file: string): Promise<void> {
+export async function removeIfThere(server: RemoteOps, file: string): Promise<void> {
   if ((await server.stat(file)) !== undefined) await server.remove(file);
 }
 

@@ -17,7 +17,8 @@ import type { JournalItem } from '../../journal/index.js';
 import { createNameFilter } from '../glob.js';
 import { PROCESSING_DIR } from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
-import { RENAME_REFUSED, type RemoteSideFile } from './remote-finalize.js';
+import { BAD_NAME_CODE, badNameFiles, badNameReason, mayBeUndecodable } from './bad-name.js';
+import { RENAME_REFUSED, type RemoteSideFile, removeIfThere } from './remote-finalize.js';
 import { REMOTE_PROCESSING_DIR, remoteJoin } from './remote-paths.js';
 import { RemoteFinisher, type RemoteMarker } from './source-finish.js';
 import { reconcile, sameRemoteFile } from './source-reconcile.js';
@@ -105,6 +106,8 @@ export class SftpSource {
   /** Downloads run beside the polls, a few at a time (the server's transfer pool). */
   private readonly transfers: PQueue;
   private readonly failures = new Map<string, number>();
+  /** Listed names no request can reach (not UTF-8 on the server), reported once each. */
+  private readonly badNames = new Set<string>();
   private readonly abort = new AbortController();
   private readonly processingDir: string;
   private readonly spoolProcessing: string;
@@ -265,6 +268,7 @@ export class SftpSource {
       // Claim ahead of the pipeline only so far: the rest stays on the server for the next polls.
       if (this.stopped || this.paused || this.inFlight.size >= max) return;
       if (this.inFlight.has(entry.name) || this.finisher.busy(entry.name)) continue;
+      if (mayBeUndecodable(entry.name) && (await this.unreachable(entry.name))) continue;
       const markerInfo = marker && {
         path: remoteJoin(folder.remotePath, marker.name),
         suffix: marker.name.slice(entry.name.length),
@@ -279,11 +283,40 @@ export class SftpSource {
     }
   }
 
-  /** Failed-download counts of files no longer on the server are dropped (a new file may reuse the name). */
+  /** Failed-download counts and bad names no longer on the server are dropped (a new file may reuse the name). */
   private pruneFailures(entries: readonly RemoteEntry[], claimed: readonly string[]): void {
-    if (this.failures.size === 0) return;
+    if (this.failures.size === 0 && this.badNames.size === 0) return;
     const present = new Set([...claimed, ...entries.map((e) => e.name)]);
     for (const name of this.failures.keys()) if (!present.has(name)) this.failures.delete(name);
+    for (const name of this.badNames) if (!present.has(name)) this.badNames.delete(name);
+  }
+
+  /**
+   * A listed name with U+FFFD that a stat cannot find is not UTF-8 on the server (bad-name.ts):
+   * said once, with reason files in the remote error folder, and left alone.
+   */
+  private async unreachable(name: string): Promise<boolean> {
+    if (this.badNames.has(name)) return true;
+    const { server, folder, clock } = this.options;
+    const original = remoteJoin(folder.remotePath, name);
+    if ((await server.stat(original)) !== undefined) return false;
+    this.badNames.add(name);
+    this.log.error(
+      { ...this.ctx(name, original), code: BAD_NAME_CODE },
+      `file not taken: ${badNameReason(folder.remotePath)}`,
+    );
+    try {
+      await server.mkdirp(folder.remoteErrorDir);
+      for (const side of badNameFiles(name, folder.name, folder.remotePath, clock.now())) {
+        const target = remoteJoin(folder.remoteErrorDir, `${name}${side.suffix}`);
+        // Those of an earlier run: renames never replace a file.
+        await removeIfThere(server, target);
+        await server.uploadAtomic(side.content, target);
+      }
+    } catch (err) {
+      this.log.warn({ ...this.ctx(name), err }, 'reason files for a name that is not UTF-8 not written');
+    }
+    return true;
   }
 
   private async take(entry: RemoteEntry, marker: InFlight['marker']): Promise<void> {
