@@ -26,7 +26,7 @@ import { benchLargeFile } from './large-file.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
 import { benchReturnPath } from './return-path.js';
 import { benchGetJob } from './sandbox-get-job.js';
-import { benchSftp } from './sftp.js';
+import { benchSftpAsAgent } from './sftp.js';
 import { buildAgent, removeAgentBuild } from './support/build-agent.js';
 import { machine } from './support/stats.js';
 
@@ -119,7 +119,7 @@ try {
   }
   if (only.has('sftp')) {
     report.sftp = await attempt(`sftp (${sftpMiB} MiB download, ${sftpFiles} files listed)`, () =>
-      benchSftp({ bytes: sftpMiB * 1024 * 1024, files: sftpFiles, rounds: quick ? 1 : 3 }),
+      benchSftpAsAgent({ bytes: sftpMiB * 1024 * 1024, files: sftpFiles, rounds: quick ? 1 : 3 }),
     );
   }
   if (only.has('backlog')) {

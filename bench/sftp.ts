@@ -6,9 +6,10 @@
  *      `get` with its defaults, the starting point of the issue;
  *   2. list + settle of a folder of many files: two listings through the control connection fed
  *      to the SFTP source's ListingTracker (the settle wait itself is not counted).
- * `npx tsx bench/sftp.ts [--mib 500] [--files 10000] [--rounds 3]` runs it alone.
+ * `npx tsx bench/sftp.ts [--mib 500] [--files 10000] [--rounds 3]` runs it alone; `npm run bench`
+ * runs it in a process with the agent's Node flags.
  */
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
   closeSync,
@@ -25,6 +26,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SftpClient from 'ssh2-sftp-client';
 import { silentLogger } from '../src/core/logger.js';
+import { AGENT_NODE_FLAGS } from '../src/ops/node-flags.js';
 import { DEFAULT_TRANSFERS, openSftpServer } from '../src/sources/sftp/server.js';
 import { ListingTracker } from '../src/sources/sftp/stability.js';
 import { startSshd, type TestSshd } from '../test/sources/sftp/support/sshd.js';
@@ -229,6 +231,29 @@ export async function benchSftp(options: {
     await sshd.stop();
     rmSync(local, { recursive: true, force: true });
   }
+}
+
+type SftpBenchOptions = Parameters<typeof benchSftp>[0];
+
+/**
+ * The scenario in a node process started with the agent's Node flags (src/ops/node-flags.ts): the
+ * transport measured is the agent's, so it runs with the agent's heap and GC settings.
+ */
+export function benchSftpAsAgent(options: SftpBenchOptions): Promise<SftpBenchResult> {
+  const args = [
+    '--import',
+    'tsx',
+    ...AGENT_NODE_FLAGS,
+    fileURLToPath(import.meta.url),
+    ...['--mib', String(options.bytes / 1024 / 1024), '--files', String(options.files)],
+    ...['--rounds', String(options.rounds)],
+  ];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { maxBuffer: 1024 * 1024 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${err.message}\n${stderr}`));
+      else resolve(JSON.parse(stdout) as SftpBenchResult);
+    });
+  });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {

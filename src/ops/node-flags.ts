@@ -6,5 +6,12 @@
  * the agent reserves but whose objects live microseconds (its working set is ~25 MiB). At 4 MiB
  * the 1 GiB upload's peak RSS drops by about 20 MiB (heap total 58 → 33 MiB) with no measurable
  * CPU cost per file in the 2,000-file burst (docs/benchmarks.md).
+ *
+ * --single-threaded-gc: the agent's live heap is ~25-35 MiB, and its garbage is mostly the
+ * external buffers of streams (SSH packets, upload chunks), which start a full GC every few tens
+ * of MiB. V8's helper threads for those GCs took 0.7-1.0 s of CPU per 500 MiB SFTP download, on
+ * cores the SSH server, the libuv pool and the TLS peer need. Done on the main thread, the 500 MiB
+ * download ran 309-351 MiB/s against 250-292 (same sshd, one process each, in alternation); the
+ * 1 GiB upload and the 2,000-file burst did not get slower.
  */
-export const AGENT_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4'];
+export const AGENT_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=4', '--single-threaded-gc'];
