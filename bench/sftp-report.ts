@@ -68,12 +68,17 @@ export const SFTP_NOTES = `## SFTP (issue 4)
   the writeback of the file \`sftp\` left dirty fell into the next column (a 0.6–0.7× artefact in
   the agent's first column of earlier runs). Every session sets TCP_NODELAY: on Node 24 a small
   request otherwise waited 40 ms for the server's delayed ACK (Nagle).
-- Where the rest goes (A/B with \`sync\` between columns, 6 rounds × 2, 500 MiB): OpenSSH 1.85–1.92 s
-  (incl. ~0.3 s connect), the agent 2.0–2.1 s on one connection, 2.0–2.1 s split over three,
-  1.9–2.0 s over two: the split changes little on loopback, the agent's receiving side does. Per
-  500 MiB the agent spends ~2.2 s of CPU (its main thread 1.2–1.5 s: decryption and ssh2's packet
-  handling; V8's GC threads 0.7–1.0 s: ssh2 allocates a buffer for every socket read, for every
-  SSH packet that spans two reads and for every 255 KiB READ answer it reassembles; 0.2 s of
-  writes), the sshd 1.1 s, on two cores. ssh2 caps SSH packets at 35,000 bytes, so larger packets,
-  which would cut that garbage, are not possible without patching it.
+- Where the time goes: per 500 MiB the agent's transport spent ~2.2 s of CPU with V8's default
+  GC (its main thread 1.2–1.5 s: decryption and ssh2's packet handling; V8's GC helper threads
+  0.7–1.0 s, because ssh2 allocates a buffer for every socket read, for every SSH packet that spans
+  two reads and for every 255 KiB READ answer it reassembles; 0.2 s of writes), the sshd ~1.1 s,
+  on two cores. ssh2 caps SSH packets at 35,000 bytes, so larger packets, which would cut that
+  garbage, are not possible without patching it. With the agent's \`--single-threaded-gc\`
+  (src/ops/node-flags.ts) the helper threads stop competing with the sshd: 309–351 MiB/s against
+  250–292 MiB/s without it (flags flipped between runs). This scenario therefore runs in a node
+  process started with the agent's flags.
+- One connection or three: in the A/B runs with synced columns one connection was as fast as
+  three or faster on loopback (the split adds sshd processes on the same two cores); the split is
+  kept for remote servers, where one connection's 4 MiB of requests in flight bounds it by the
+  round trip.
 `;
