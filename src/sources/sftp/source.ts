@@ -261,7 +261,7 @@ export class SftpSource {
   private async pollDropFolder(claimed: readonly string[]): Promise<void> {
     const { folder } = this.options;
     const entries = await this.options.server.list(folder.remotePath);
-    this.pruneFailures(entries, claimed);
+    this.forgetVanished(entries, claimed);
     const verdict = this.tracker.feed(entries, this.options.clock.now());
     const max = this.options.maxInFlight ?? MAX_IN_FLIGHT;
     for (const { entry, marker } of verdict.ready) {
@@ -284,7 +284,7 @@ export class SftpSource {
   }
 
   /** Failed-download counts and bad names no longer on the server are dropped (a new file may reuse the name). */
-  private pruneFailures(entries: readonly RemoteEntry[], claimed: readonly string[]): void {
+  private forgetVanished(entries: readonly RemoteEntry[], claimed: readonly string[]): void {
     if (this.failures.size === 0 && this.badNames.size === 0) return;
     const present = new Set([...claimed, ...entries.map((e) => e.name)]);
     for (const name of this.failures.keys()) if (!present.has(name)) this.failures.delete(name);
