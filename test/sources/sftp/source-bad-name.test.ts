@@ -5,35 +5,16 @@
  */
 import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { makePdf, waitFor } from '../../pipeline/support/agent-harness.js';
-import { makeSftpAgent, type SftpAgentEnv } from './support/sftp-agent.js';
-import { describeSshd, startSshd, type TestSshd } from './support/sshd.js';
+import { sshdAgentSuite } from './support/sftp-agent.js';
+import { describeSshd } from './support/sshd.js';
 
 describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
-  let sshd: TestSshd;
-  let env: SftpAgentEnv;
-
-  beforeAll(async () => {
-    sshd = await startSshd();
-    env = await makeSftpAgent(
-      {
-        host: sshd.host,
-        port: sshd.port,
-        username: sshd.username,
-        privateKeyFile: sshd.privateKeyPath,
-        hostKey: { knownHostsFile: sshd.knownHostsFile },
-      },
-      sshd.files,
-    );
-  });
-
-  afterAll(async () => {
-    await env?.cleanup();
-    await sshd?.stop();
-  });
+  const suite = sshdAgentSuite();
 
   it('leaves the file in place, says why once (log and remote reason files), and takes the others', async () => {
+    const { env } = suite;
     const latin1 = Buffer.from('café.pdf', 'latin1');
     const temp = path.join(env.remote, '.latin1.uploading');
     writeFileSync(temp, await makePdf('latin-1 name'));
@@ -63,6 +44,7 @@ describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
   });
 
   it('takes a file whose UTF-8 name holds a real U+FFFD like any other', async () => {
+    const { env } = suite;
     const name = 'real-\uFFFD.pdf';
     env.drop(name, await makePdf('genuine replacement character'));
     await env.start(env.config());

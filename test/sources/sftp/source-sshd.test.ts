@@ -5,35 +5,16 @@
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { makePdf, md5, waitFor } from '../../pipeline/support/agent-harness.js';
-import { makeSftpAgent, type SftpAgentEnv } from './support/sftp-agent.js';
-import { describeSshd, startSshd, type TestSshd } from './support/sshd.js';
+import { sshdAgentSuite } from './support/sftp-agent.js';
+import { describeSshd } from './support/sshd.js';
 
 describeSshd('sftp folder source against a real sshd', () => {
-  let sshd: TestSshd;
-  let env: SftpAgentEnv;
-
-  beforeAll(async () => {
-    sshd = await startSshd();
-    env = await makeSftpAgent(
-      {
-        host: sshd.host,
-        port: sshd.port,
-        username: sshd.username,
-        privateKeyFile: sshd.privateKeyPath,
-        hostKey: { knownHostsFile: sshd.knownHostsFile },
-      },
-      sshd.files,
-    );
-  });
-
-  afterAll(async () => {
-    await env?.cleanup();
-    await sshd?.stop();
-  });
+  const suite = sshdAgentSuite();
 
   it('takes 20 remote PDFs exactly once across a restart in the middle, and archives each remotely', async () => {
+    const { env, sshd } = suite;
     const names = Array.from({ length: 20 }, (_, i) => `invoice-${String(i + 1).padStart(2, '0')}.pdf`);
     const pdfs = new Map<string, Buffer>();
     for (const name of names) {

@@ -5,9 +5,11 @@
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import type { Agent } from '../../../../src/agent/agent.js';
 import type { AgentConfig } from '../../../../src/config/index.js';
 import { type Harness, listFiles, makeHarness } from '../../../pipeline/support/agent-harness.js';
+import { startSshd, type TestSshd } from './sshd.js';
 
 export const WF_PDF = 'wf_pdf_email';
 export const FOLDER = 'remote';
@@ -19,6 +21,31 @@ export interface SftpLogin {
   password?: string;
   privateKeyFile?: string;
   hostKey: { sha256?: string[]; knownHostsFile?: string };
+}
+
+/** Key login to the test sshd, its host key pinned through its known_hosts file. */
+export function sshdLogin(sshd: TestSshd): SftpLogin {
+  return {
+    host: sshd.host,
+    port: sshd.port,
+    username: sshd.username,
+    privateKeyFile: sshd.privateKeyPath,
+    hostKey: { knownHostsFile: sshd.knownHostsFile },
+  };
+}
+
+/** One sshd and one agent env for the tests of a describe block: started before them, stopped after. */
+export function sshdAgentSuite(): { sshd: TestSshd; env: SftpAgentEnv } {
+  const suite = {} as { sshd: TestSshd; env: SftpAgentEnv };
+  beforeAll(async () => {
+    suite.sshd = await startSshd();
+    suite.env = await makeSftpAgent(sshdLogin(suite.sshd), suite.sshd.files);
+  });
+  afterAll(async () => {
+    await suite.env?.cleanup();
+    await suite.sshd?.stop();
+  });
+  return suite;
 }
 
 export interface SftpAgentEnv {
