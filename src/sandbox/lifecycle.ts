@@ -20,6 +20,8 @@ export const STEP_MS = { scheduled: 2000, inProgress: 3000, final: 5000 } as con
 export class Lifecycle {
   /** Event id -> its next transition time; only due events are read from the store. */
   private readonly active = new Map<string, number>();
+  /** No entry of `active` is due before this: a tick before it reads none (a frozen clock costs nothing). */
+  private earliestDue = Number.POSITIVE_INFINITY;
   /** Job id -> end of its upload window. */
   private readonly awaiting = new Map<string, number>();
   private readonly finalizing = new Set<string>();
@@ -45,7 +47,7 @@ export class Lifecycle {
       this.processUploadLater(jobId);
     }
     for (const event of this.ctx.store.iterate<SendingEventRecord>('sending-event')) {
-      if (!isFinalSendingEvent(event)) this.active.set(event.id, event.nextTransitionAt);
+      if (!isFinalSendingEvent(event)) this.track(event);
     }
   }
 
@@ -77,8 +79,17 @@ export class Lifecycle {
   tick(): void {
     const now = this.ctx.clock.now();
     this.expireJobs(now);
+    // Every request ticks: copying and walking every active event each time made a sandbox
+    // holding 16,000 events answer at a quarter of its speed.
+    if (this.earliestDue > now) return;
+    this.earliestDue = Number.POSITIVE_INFINITY;
     for (const [id, due] of [...this.active]) {
-      if (due > now || this.finalizing.has(id)) continue;
+      // A finalising event is looked at again when its finalisation ends (startFinalize).
+      if (this.finalizing.has(id)) continue;
+      if (due > now) {
+        this.earliestDue = Math.min(this.earliestDue, due);
+        continue;
+      }
       const event = this.ctx.store.get<SendingEventRecord>('sending-event', id);
       if (!event || isFinalSendingEvent(event)) {
         this.active.delete(id);
@@ -112,8 +123,13 @@ export class Lifecycle {
         return;
       }
     }
-    this.active.set(event.id, event.nextTransitionAt);
+    this.track(event);
     if (changed) this.ctx.store.put('sending-event', event);
+  }
+
+  private track(event: SendingEventRecord): void {
+    this.active.set(event.id, event.nextTransitionAt);
+    this.earliestDue = Math.min(this.earliestDue, event.nextTransitionAt);
   }
 
   private setBusiness(event: SendingEventRecord, status: BusinessStatus, at: number): void {
@@ -135,7 +151,12 @@ export class Lifecycle {
       () => this.finalize(id, at),
       { sendingEventId: id },
       'sending event finalisation failed',
-    ).finally(() => this.finalizing.delete(id));
+    ).finally(() => {
+      this.finalizing.delete(id);
+      // Still active: the finalisation failed, and the next tick tries again.
+      const due = this.active.get(id);
+      if (due !== undefined) this.earliestDue = Math.min(this.earliestDue, due);
+    });
   }
 
   /** Serial background work (proofs, upload processing); a failure is logged, never thrown. */
@@ -263,7 +284,7 @@ export class Lifecycle {
       nextTransitionAt: now + this.step(STEP_MS.scheduled),
     });
     this.ctx.store.insert('sending-event', event, { companyId: event.companyId, parentId: event.jobId });
-    this.active.set(event.id, event.nextTransitionAt);
+    this.track(event);
     // No sending.event.file.ready for the original: that event announces generated files only.
     return event;
   }

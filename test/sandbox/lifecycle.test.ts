@@ -92,4 +92,31 @@ describe('sending event lifecycle', () => {
     });
     expect(Date.parse(done.endDate)).toBeGreaterThan(Date.parse(at));
   });
+
+  it('finalises an event again at the next tick after its finalisation failed, the clock standing still', async () => {
+    const job = await wordJob('retry@example.com');
+    const store = t.sandbox.ctx.store;
+    const transaction = store.transaction.bind(store);
+    let failures = 0;
+    store.transaction = ((fn: () => unknown) => {
+      if (failures === 0) {
+        failures++;
+        throw new Error('disk hiccup');
+      }
+      return transaction(fn);
+    }) as typeof store.transaction;
+    try {
+      // Due and final: its first finalisation fails on the store.
+      await t.advance(10_000);
+      expect(failures).toBe(1);
+      // No more time passes: only the ticks of the requests and the timer can finish it.
+      const done = await until(async () => {
+        const e = await eventOf(job.body.id);
+        return e.status === 'SUCCESS' ? e : undefined;
+      });
+      expect(done.businessStatus).toBe('SUCCESS');
+    } finally {
+      store.transaction = transaction;
+    }
+  });
 });
