@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { pipeline, Transform, type TransformCallback } from 'node:stream';
+import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -73,6 +73,53 @@ export interface UploadOptions {
   onProgress?: (bytes: number) => void;
   /** The caller's logger (with its folder, file and job fields) for this upload's lines. */
   log?: Logger;
+  /**
+   * The whole file, already read, and the mtime it had then: sent from memory instead of opening
+   * and streaming the file again. The file is still looked at after the answer, as a streamed one.
+   */
+  content?: HeldContent;
+}
+
+export interface HeldContent {
+  bytes: Buffer;
+  mtimeMs: number;
+}
+
+/** What one attempt sends: the file streamed and hashed on the way, or bytes held in memory. */
+interface AttemptBody {
+  body: Readable | Buffer;
+  stamp: SourceStamp;
+  /** Bytes handed to the request so far. */
+  sent(): number;
+  md5(): string;
+  abandon(): void;
+  readError(): NodeJS.ErrnoException | undefined;
+}
+
+async function streamedBody(filePath: string, onProgress?: (bytes: number) => void): Promise<AttemptBody> {
+  const source = await openSource(filePath);
+  const hasher = new HashingStream(onProgress);
+  // pipeline() destroys the file stream if undici abandons the body (reset, timeout).
+  pipeline(source.stream, hasher, () => {});
+  return {
+    body: hasher,
+    stamp: { size: source.size, mtimeMs: source.mtimeMs },
+    sent: () => hasher.bytes,
+    md5: () => hasher.digestHex(),
+    abandon: () => hasher.destroy(),
+    readError: source.readError,
+  };
+}
+
+function heldBody(content: HeldContent, md5: () => string): AttemptBody {
+  return {
+    body: content.bytes,
+    stamp: { size: content.bytes.length, mtimeMs: content.mtimeMs },
+    sent: () => content.bytes.length,
+    md5,
+    abandon: () => {},
+    readError: () => undefined,
+  };
 }
 
 /** `"abc"`, `W/"abc"` or `abc` to `abc`, lower case. */
@@ -102,6 +149,13 @@ export async function uploadFile(
   const log = options.log ?? deps.log;
   const signal = options.signal;
   let stamp: SourceStamp | undefined;
+  const held = options.content;
+  let md5OfHeld: string | undefined;
+  const heldMd5 = () => {
+    md5OfHeld ??= createHash('md5').update(held!.bytes).digest('hex');
+    return md5OfHeld;
+  };
+  if (held) options.onProgress?.(held.bytes.length);
   // Once an attempt got no answer or a 5xx, the store may hold the file: a later 409 is ambiguous.
   let mayHaveLanded = false;
   return withRetry(
@@ -116,17 +170,14 @@ export async function uploadFile(
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
     },
     async (attempt) => {
-      const source = await openSource(filePath);
-      const first: SourceStamp = stamp ?? { size: source.size, mtimeMs: source.mtimeMs };
+      const source = held ? heldBody(held, heldMd5) : await streamedBody(filePath, options.onProgress);
+      const first: SourceStamp = stamp ?? source.stamp;
       stamp = first;
-      if (!isSameStamp(first, source)) {
-        source.stream.destroy();
-        throw sourceChangedError(first, source, { bytes: 0, uploaded: false });
+      if (!isSameStamp(first, source.stamp)) {
+        source.abandon();
+        throw sourceChangedError(first, source.stamp, { bytes: 0, uploaded: false });
       }
       const { size } = first;
-      const hasher = new HashingStream(options.onProgress);
-      // pipeline() destroys the file stream if undici abandons the body (reset, timeout).
-      pipeline(source.stream, hasher, () => {});
       const started = performance.now();
       let answer: Dispatcher.ResponseData;
       try {
@@ -137,18 +188,18 @@ export async function uploadFile(
             'content-length': String(size),
             'content-type': options.contentType ?? 'application/octet-stream',
           },
-          body: hasher,
+          body: source.body,
           ...(signal ? { signal } : {}),
         });
       } catch (err) {
-        hasher.destroy();
-        observeUpload(deps, 'error', hasher.bytes, started);
+        source.abandon();
+        observeUpload(deps, 'error', source.sent(), started);
         if (signal?.aborted) throw err;
         const readError = source.readError();
         if (readError) throw sourceReadError(readError);
         const now = await currentStamp(filePath);
         if (now && !isSameStamp(first, now)) {
-          throw sourceChangedError(first, now, { bytes: hasher.bytes, uploaded: false });
+          throw sourceChangedError(first, now, { bytes: source.sent(), uploaded: false });
         }
         mayHaveLanded = true;
         throw transportError(err, 'PUT', UPLOAD_ROUTE);
@@ -156,7 +207,7 @@ export async function uploadFile(
       const text = redactUrlParts(await answer.body.text().catch(() => ''), url);
       const status = answer.statusCode;
       const ms = Math.round(performance.now() - started);
-      observeUpload(deps, status, hasher.bytes, started);
+      observeUpload(deps, status, source.sent(), started);
       log.debug({ method: 'PUT', route: UPLOAD_ROUTE, status, size, ms, attempt }, 'api request');
       const raw = { status, headers: answer.headers, text };
       if (status === 409 && mayHaveLanded) throw maybeDoneError(raw, clock.now());
@@ -165,10 +216,10 @@ export async function uploadFile(
         throw answerError(raw, 'PUT', UPLOAD_ROUTE, clock.now(), API_ERROR_CODES.uploadExpired);
       }
       if (status < 200 || status > 299) throw answerError(raw, 'PUT', UPLOAD_ROUTE, clock.now());
-      const md5 = hasher.bytes === size ? hasher.digestHex() : `incomplete-${hasher.bytes}`;
+      const md5 = source.sent() === size ? source.md5() : `incomplete-${source.sent()}`;
       const now = await currentStamp(filePath);
       if (now && !isSameStamp(first, now)) {
-        throw sourceChangedError(first, now, { bytes: hasher.bytes, uploaded: true, md5 });
+        throw sourceChangedError(first, now, { bytes: source.sent(), uploaded: true, md5 });
       }
       const etag = normaliseEtag(answer.headers['etag']);
       if (etag !== md5) {

@@ -26,6 +26,8 @@ export interface JobTarget {
   /** Size and mtime recorded at claim; a file that differs is refused, never half-sent. */
   size: number | undefined;
   mtimeMs: number | undefined;
+  /** The file's bytes as read at its claim (a small file, this run): uploaded from memory. */
+  bytes?: Buffer | undefined;
   /** The create request; `jobName` is the journal's deterministic name. */
   create(jobName: string | undefined): Promise<JobCreated>;
   /** Records (and for files, places) a refusal. */
@@ -173,6 +175,8 @@ async function uploadJob(
     const result = await ctx.jobs.uploadFile(url, target.filePath, {
       signal: ctx.signal,
       log: itemLog(ctx, item),
+      // The stat above matched the claim, whose bytes these are.
+      ...(target.bytes && st ? { content: { bytes: target.bytes, mtimeMs: st.mtimeMs } } : {}),
     });
     // On disk before the file moves to the archive.
     const next = await ctx.journal.commitMove(item.id, 'uploaded', { md5: result.md5 });

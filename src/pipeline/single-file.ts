@@ -21,6 +21,7 @@ export async function driveSingleFile(
     filePath: item.claimedPath ?? '',
     size: item.size,
     mtimeMs: item.mtimeMs,
+    bytes: options.rehash ? undefined : ctx.held?.get(item.id),
     create: (jobName) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },

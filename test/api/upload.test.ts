@@ -4,7 +4,9 @@ import {
   createWriteStream,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   rmSync,
+  statSync,
   truncateSync,
   writeFileSync,
 } from 'node:fs';
@@ -279,5 +281,50 @@ describe('upload to a pre-signed URL', () => {
     expect(received[0]!.md5).toBe(md5);
     expect(err.code).toBe('DOCEX_SOURCE_CHANGED');
     expect(err.details).toMatchObject({ sizeNow: 2 * 1024 * 1024 + 1024, uploaded: true, md5 });
+  });
+
+  describe('from bytes held in memory', () => {
+    it('sends the held bytes, not what the file holds now, with their MD5', async () => {
+      const { file } = makeFile('held.pdf', 4096);
+      const held = randomBytes(4096);
+      const heldMd5 = createHash('md5').update(held).digest('hex');
+      const { server, received } = await filesHost((got) => ({ status: 200, etag: `"${got.md5}"` }));
+      const { mtimeMs } = statSync(file);
+      const result = await uploadFile(deps, `${server.url}/upload/job_12`, file, {
+        content: { bytes: held, mtimeMs },
+      });
+      await server.close();
+      // Same size and mtime, other bytes: only a sender that did not read the file again sends these.
+      expect(result).toEqual({ md5: heldMd5, size: 4096 });
+      expect(received.map((r) => r.md5)).toEqual([heldMd5]);
+      expect(received[0]!.headers['content-length']).toBe('4096');
+    });
+
+    it('sends the same bytes again after a 503', async () => {
+      const { file, md5 } = makeFile('held-retry.pdf', 2048);
+      const { server, received } = await filesHost((got, n) =>
+        n === 1 ? { status: 503 } : { status: 200, etag: `"${got.md5}"` },
+      );
+      const result = await uploadFile(deps, `${server.url}/upload/job_13`, file, {
+        content: { bytes: readFileSync(file), mtimeMs: statSync(file).mtimeMs },
+      });
+      await server.close();
+      expect(result.md5).toBe(md5);
+      expect(received.map((r) => r.md5)).toEqual([md5, md5]);
+    });
+
+    it('reports a file that changed during the upload as DOCEX_SOURCE_CHANGED with what was sent', async () => {
+      const { file, md5 } = makeFile('held-grows.pdf', 2048);
+      const content = { bytes: readFileSync(file), mtimeMs: statSync(file).mtimeMs };
+      const { server } = await filesHost((got) => {
+        // Asked once before the body (size 0) and once after it: the file grows in between.
+        if (got.size > 0) appendFileSync(file, 'more');
+        return { status: 200, etag: `"${got.md5}"` };
+      });
+      const err = await caughtDocex(uploadFile(deps, `${server.url}/upload/job_14`, file, { content }));
+      await server.close();
+      expect(err.code).toBe('DOCEX_SOURCE_CHANGED');
+      expect(err.details).toMatchObject({ sizeAtOpen: 2048, sizeNow: 2052, uploaded: true, md5 });
+    });
   });
 });
