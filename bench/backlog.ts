@@ -7,8 +7,7 @@
  * for its own time to first upload and rate, capped at `baselineFiles` files.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PDFDocument } from 'pdf-lib';
@@ -22,6 +21,7 @@ import {
   startAgentProcess,
   startSandboxProcess,
 } from './support/processes.js';
+import { scratchDir } from './support/scratch.js';
 import { secretFiles } from './support/service.js';
 import { round } from './support/stats.js';
 
@@ -210,7 +210,7 @@ async function agentColumn(dir: string, info: SandboxInfo, options: BacklogOptio
 }
 
 export async function benchBacklog(options: BacklogOptions): Promise<BacklogResult> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-backlog-'));
+  const dir = scratchDir('docex-bench-backlog-');
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   try {
     const agentDir = path.join(dir, 'agent');
@@ -237,6 +237,5 @@ export async function benchBacklog(options: BacklogOptions): Promise<BacklogResu
     };
   } finally {
     await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -7,12 +7,12 @@
  * here), which fell on the agent's SHA-256 but was hidden in curl's upload.
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, mkdirSync, mkdtempSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
-import os from 'node:os';
+import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
 import { type SandboxInfo, startSandboxProcess } from './support/processes.js';
+import { scratchDir } from './support/scratch.js';
 import { RawClient } from './support/service.js';
 import { round } from './support/stats.js';
 
@@ -88,7 +88,7 @@ async function curlUpload(info: SandboxInfo, file: string, timeoutMs: number): P
 }
 
 export async function benchLargeFile(options: LargeFileOptions): Promise<LargeFileResult> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-large-'));
+  const dir = scratchDir('docex-bench-large-');
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   try {
     const run = await startAgentRun(path.join(dir, 'agent'), sandbox.info, {
@@ -136,6 +136,5 @@ export async function benchLargeFile(options: LargeFileOptions): Promise<LargeFi
     };
   } finally {
     await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -11,8 +11,7 @@
  * and a download, $P at a time), capped at `baselineDocs` documents.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
@@ -27,6 +26,7 @@ import {
   stopChild,
 } from './support/processes.js';
 import { SandboxControl } from './support/sandbox-control.js';
+import { scratchDir } from './support/scratch.js';
 import { secretFiles } from './support/service.js';
 import { pool, round } from './support/stats.js';
 
@@ -283,7 +283,7 @@ async function curlBaseline(
 }
 
 export async function benchReturnPath(options: ReturnPathOptions): Promise<ReturnPathResult> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-returns-'));
+  const dir = scratchDir('docex-bench-returns-');
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   const control = new SandboxControl(sandbox.info, options.concurrency);
   try {
@@ -334,6 +334,5 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
   } finally {
     await control.close();
     await sandbox.stop();
-    rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -28,6 +28,7 @@ import { benchReturnPath } from './return-path.js';
 import { benchGetJob } from './sandbox-get-job.js';
 import { benchSftpAsAgent } from './sftp.js';
 import { buildAgent, removeAgentBuild } from './support/build-agent.js';
+import { removeScratchDirs } from './support/scratch.js';
 import { machine } from './support/stats.js';
 
 const { values } = parseArgs({
@@ -150,6 +151,7 @@ try {
   }
 } finally {
   removeAgentBuild();
+  removeScratchDirs();
 }
 
 process.stdout.write(`${consoleTable(report)}\n`);

@@ -11,17 +11,7 @@
  */
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  closeSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  rmSync,
-  statSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
-import os from 'node:os';
+import { closeSync, mkdirSync, openSync, rmSync, statSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import SftpClient from 'ssh2-sftp-client';
@@ -30,6 +20,7 @@ import { AGENT_NODE_FLAGS } from '../src/ops/node-flags.js';
 import { DEFAULT_TRANSFERS, openSftpServer } from '../src/sources/sftp/server.js';
 import { ListingTracker } from '../src/sources/sftp/stability.js';
 import { startSshd, type TestSshd } from '../test/sources/sftp/support/sshd.js';
+import { scratchDir } from './support/scratch.js';
 
 export interface SftpBenchResult {
   bytes: number;
@@ -114,7 +105,7 @@ export async function benchSftp(options: {
   rounds: number;
 }): Promise<SftpBenchResult> {
   const sshd = await startSshd();
-  const local = mkdtempSync(path.join(os.tmpdir(), 'docex-bench-sftp-'));
+  const local = scratchDir('docex-bench-sftp-');
   const endpoint = {
     host: sshd.host,
     port: sshd.port,
@@ -229,7 +220,6 @@ export async function benchSftp(options: {
   } finally {
     await Promise.all([server.close(), single.close()]);
     await sshd.stop();
-    rmSync(local, { recursive: true, force: true });
   }
 }
 
