@@ -9,13 +9,17 @@ import type { Job } from '../domain/wire.js';
 import type { JournalItem } from '../journal/index.js';
 import type { StepContext } from './types.js';
 
-export async function findJobByName(ctx: StepContext, item: JournalItem): Promise<Job | undefined> {
+type CallOptions = Parameters<StepContext['jobs']['iterate']>[1];
+
+export async function findJobByName(
+  ctx: StepContext,
+  item: JournalItem,
+  // The create's own options: the same managed company, the item's log fields.
+  options: CallOptions,
+): Promise<Job | undefined> {
   if (!item.jobName) return undefined;
   const from = new Date(item.updatedAt - ctx.lookupMarginMs);
-  for await (const job of ctx.jobs.iterate(
-    { workflowId: item.workflowId, from, pageSize: 200 },
-    { signal: ctx.signal },
-  )) {
+  for await (const job of ctx.jobs.iterate({ workflowId: item.workflowId, from, pageSize: 200 }, options)) {
     if (job.name === item.jobName) return job;
   }
   return undefined;

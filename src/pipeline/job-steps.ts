@@ -104,10 +104,15 @@ async function createJob(ctx: StepContext, item: JournalItem, target: JobTarget)
  * job cannot be uploaded to (its URL was in the lost answer and the interface hands out no new
  * one), so a new attempt is recorded and the orphan expires after its window.
  */
-async function resolveIntent(ctx: StepContext, item: JournalItem, target: JobTarget): Promise<JournalItem> {
+async function resolveIntent(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  target: JobTarget,
+): Promise<JournalItem> {
   let found: Awaited<ReturnType<typeof findJobByName>>;
   try {
-    found = await findJobByName(ctx, item);
+    found = await findJobByName(ctx, item, callOptions(ctx, rt, item));
   } catch (err) {
     const outcome = classifyFailure(err, 'create');
     throw new RetryLater(outcome.code, outcome.reason);
@@ -224,7 +229,7 @@ export async function runJobSteps(
         break;
       case 'creating':
         // Only an intent found on arrival may have reached the service; one made in this loop has not.
-        item = steps === 0 ? await resolveIntent(ctx, item, target) : await createJob(ctx, item, target);
+        item = steps === 0 ? await resolveIntent(ctx, rt, item, target) : await createJob(ctx, item, target);
         break;
       case 'created':
         item = await uploadJob(ctx, rt, item, target);

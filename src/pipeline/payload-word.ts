@@ -11,6 +11,7 @@ import { classifyFailure } from './failures.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
 import { findJobByName } from './job-lookup.js';
+import { callOptions } from './job-steps.js';
 import { planPayload } from './payload-plan.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
@@ -25,7 +26,7 @@ async function createRow(
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, row: item.rowIndex });
   try {
     if (lookUpFirst) {
-      const found = await findJobByName(ctx, item);
+      const found = await findJobByName(ctx, item, callOptions(ctx, rt, item));
       if (found) {
         log.info({ jobId: found.id }, 'row job found by name');
         item = ctx.journal.transition(item.id, 'created', { jobId: found.id, note: 'job found by name' });
@@ -34,10 +35,7 @@ async function createRow(
     }
     const created = await ctx.jobs.createPayloadWord(
       { ...request, jobName: item.jobName ?? request.jobName },
-      {
-        signal: ctx.signal,
-        ...(rt.config.managedCompanyId ? { managedCompanyId: rt.config.managedCompanyId } : {}),
-      },
+      callOptions(ctx, rt, item),
     );
     item = ctx.journal.transition(item.id, 'created', { jobId: created.id });
     log.info({ jobId: created.id }, 'row job created');

@@ -110,6 +110,46 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     expect(h.logs.some((l) => String(l['msg']).startsWith('job found by name'))).toBe(true);
   });
 
+  it("looks a lost create up among the managed company's jobs, where the create went", async () => {
+    let calls = 0;
+    const lossy = clientWith(h.client, (real) => ({
+      createSingleFile: async (request, opts) => {
+        const created = await real.createSingleFile(request, opts);
+        if (++calls === 1)
+          throw transportError(
+            Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
+            'POST',
+            '/jobs/single-file',
+          );
+        return created;
+      },
+    }));
+    const managed = h.config(
+      [
+        {
+          name: 'managed',
+          workflowId: SEED.workflows.managedPdfEmail,
+          managedCompanyId: SEED.managedCompanyId,
+        },
+      ],
+      { shutdownGraceMs: 100 },
+    );
+    const agent = await h.startAgent(managed, { client: lossy });
+    h.drop('managed', 'lost-managed.pdf', await makePdf('lost create answer, managed company'));
+    const item = () => agent.journal.byPath(path.join(h.folderPath('managed'), 'lost-managed.pdf'))[0];
+    await waitFor(() => item()?.state === 'done');
+    const found = h.logs.find(
+      (l) => String(l['msg']).startsWith('job found by name') && l['file'] === 'lost-managed.pdf',
+    );
+    expect(found).toBeDefined();
+    // The lookup's own request lines carry the file too.
+    expect(
+      h.logs.some(
+        (l) => l['msg'] === 'api request' && l['route'] === '/jobs' && l['file'] === 'lost-managed.pdf',
+      ),
+    ).toBe(true);
+  });
+
   it('confirms an upload whose answer was lost through the job status after the 409 of the retry', async () => {
     let calls = 0;
     const lossy = clientWith(h.client, (real) => ({
