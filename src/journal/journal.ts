@@ -113,6 +113,10 @@ export class Journal {
         ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
         : { size: input.size, sha256: input.sha256 };
       this.record(id, undefined, state, now, detail);
+      if (state === 'claimed' && input.validatedNote !== undefined) {
+        this.applyChecked(id, 'validated', { note: input.validatedNote }, now);
+        this.applyChecked(id, 'creating', {}, now);
+      }
       const item = this.mustGet(id);
       return earlier ? { kind: 'duplicate', earlier, item } : { kind: 'claimed', item };
     });
@@ -183,25 +187,31 @@ export class Journal {
 
   private move(itemId: number, to: ItemState, fields: TransitionFields, durableNow: boolean): JournalItem {
     const now = this.clock.now();
-    let hadUrl = false;
-    const item = this.tx(durableNow, () => {
-      const current = this.mustGet(itemId);
-      const check = checkTransition({ ...current, childStates: this.childStates(current) }, to);
-      if (!check.ok) {
-        throw new DocexError('DOCEX_JOURNAL_TRANSITION', `item ${itemId}: ${check.reason}`, {
-          details: { itemId, from: current.state, to },
-        });
-      }
-      hadUrl = current.hasUploadUrl;
-      this.record(itemId, current.state, to, now, applyMove(this.stmts, current, to, fields, now));
-      return this.mustGet(itemId);
-    });
+    const { item, hadUrl } = this.tx(durableNow, () => this.applyChecked(itemId, to, fields, now));
     this.log.debug({ itemId, to, jobId: item.jobId, attempt: item.attempt }, 'journal transition');
     if (hadUrl && !item.hasUploadUrl) {
       if (to === 'uploaded') this.scheduleScrub();
       else this.scrubWal();
     }
     return item;
+  }
+
+  /** One legal move with its history entry, inside the caller's transaction. */
+  private applyChecked(
+    itemId: number,
+    to: ItemState,
+    fields: TransitionFields,
+    now: number,
+  ): { item: JournalItem; hadUrl: boolean } {
+    const current = this.mustGet(itemId);
+    const check = checkTransition({ ...current, childStates: this.childStates(current) }, to);
+    if (!check.ok) {
+      throw new DocexError('DOCEX_JOURNAL_TRANSITION', `item ${itemId}: ${check.reason}`, {
+        details: { itemId, from: current.state, to },
+      });
+    }
+    this.record(itemId, current.state, to, now, applyMove(this.stmts, current, to, fields, now));
+    return { item: this.mustGet(itemId), hadUrl: current.hasUploadUrl };
   }
 
   /** Drops the upload URL (after the upload is confirmed); the WAL is checkpointed so no copy stays. */

@@ -22,6 +22,12 @@ export interface ClaimInput {
   mode: ItemMode;
   /** The folder lets the same content through again. */
   allowDuplicates?: boolean;
+  /**
+   * A single file that already passed its checks (this note, as `validated` records it): it is
+   * recorded validated and with its create intent in the claim's own transaction, one commit
+   * instead of three. Ignored for a duplicate.
+   */
+  validatedNote?: string;
 }
 
 export type ClaimResult =

@@ -24,6 +24,13 @@ export interface IntakeFile {
 /** Records the claim of a file now in `.processing/`; answers the item to drive (maybe already rejected). */
 export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: IntakeFile): Promise<JournalItem> {
   const digest = await readAndHash(file.claimedPath, HOLD_MAX_BYTES);
+  const unchanged = digest.statSize === digest.size;
+  // A small single file the pipeline drives next is checked now, from memory: one that passes is
+  // claimed validated with its create intent, one journal commit instead of three.
+  const checked =
+    ctx.held && rt.mode === 'single-file' && digest.bytes && unchanged
+      ? await inspect(ctx, rt, file.name, file.claimedPath, digest.bytes)
+      : undefined;
   const result = ctx.journal.claim({
     folder: rt.config.name,
     sourcePath: file.originalPath,
@@ -35,6 +42,7 @@ export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: Intak
     workflowId: rt.config.workflowId,
     mode: rt.mode,
     allowDuplicates: rt.config.allowDuplicates,
+    ...(checked?.ok ? { validatedNote: checked.kind } : {}),
   });
   const log = ctx.log.child({ folder: rt.config.name, file: file.name });
   if (result.kind === 'duplicate') {
@@ -44,10 +52,11 @@ export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: Intak
     });
     return result.item;
   }
-  if (digest.statSize !== digest.size) {
+  if (!unchanged) {
     return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
   }
-  if (digest.bytes) ctx.held?.set(result.item.id, digest.bytes);
+  // Only for an item this claim made: held bytes also tell its drive that a recorded intent is fresh.
+  if (digest.bytes && result.kind === 'claimed') ctx.held?.set(result.item.id, digest.bytes);
   log.info({ itemId: result.item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
   return result.item;
 }
@@ -98,17 +107,27 @@ async function inspectAndMove(
   filePath: string,
   bytes: Buffer | undefined,
 ): Promise<JournalItem> {
-  const inspection = await inspectFile({
-    path: filePath,
-    fileName: item.fileName,
-    inputSourceType: rt.workflow.inputSource.type,
-    maxBytes: ctx.maxFileBytes,
-    ...(bytes ? { bytes } : {}),
-  });
+  const inspection = await inspect(ctx, rt, item.fileName, filePath, bytes);
   if (!inspection.ok) {
     return rejectItem(ctx, rt, item, inspection.code, inspection.reason, {
       ...(inspection.details ? { details: inspection.details } : {}),
     });
   }
   return ctx.journal.transition(item.id, 'validated', { note: `${inspection.kind}` });
+}
+
+function inspect(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  fileName: string,
+  filePath: string,
+  bytes: Buffer | undefined,
+): ReturnType<typeof inspectFile> {
+  return inspectFile({
+    path: filePath,
+    fileName,
+    inputSourceType: rt.workflow.inputSource.type,
+    maxBytes: ctx.maxFileBytes,
+    ...(bytes ? { bytes } : {}),
+  });
 }

@@ -28,6 +28,8 @@ export interface JobTarget {
   mtimeMs: number | undefined;
   /** The file's bytes as read at its claim (a small file, this run): uploaded from memory. */
   bytes?: Buffer | undefined;
+  /** A `creating` item whose intent this process recorded and has not acted on: no lookup first. */
+  freshIntent?: boolean;
   /** The create request; `jobName` is the journal's deterministic name. */
   create(jobName: string | undefined): Promise<JobCreated>;
   /** Records (and for files, places) a refusal. */
@@ -229,7 +231,10 @@ export async function runJobSteps(
         break;
       case 'creating':
         // Only an intent found on arrival may have reached the service; one made in this loop has not.
-        item = steps === 0 ? await resolveIntent(ctx, rt, item, target) : await createJob(ctx, item, target);
+        item =
+          steps === 0 && !target.freshIntent
+            ? await resolveIntent(ctx, rt, item, target)
+            : await createJob(ctx, item, target);
         break;
       case 'created':
         item = await uploadJob(ctx, rt, item, target);

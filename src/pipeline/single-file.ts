@@ -16,12 +16,15 @@ export async function driveSingleFile(
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
   let item = start;
+  const held = options.rehash ? undefined : ctx.held?.get(item.id);
   if (item.state === 'claimed') item = await validateItem(ctx, rt, item, options.rehash ?? false);
   item = await runJobSteps(ctx, rt, item, {
     filePath: item.claimedPath ?? '',
     size: item.size,
     mtimeMs: item.mtimeMs,
-    bytes: options.rehash ? undefined : ctx.held?.get(item.id),
+    bytes: held,
+    // Claimed validated with its intent by this process moments ago (intake.ts): nothing was sent yet.
+    freshIntent: held !== undefined && start.state === 'creating',
     create: (jobName) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },

@@ -93,6 +93,21 @@ describe('Journal on a real SQLite file', () => {
     expect(journal.unfinished()).toEqual([]);
   });
 
+  it('records a claim that passed its checks as validated with its intent, in one transaction', () => {
+    const item = claimed({ validatedNote: 'pdf' });
+    expect(item).toMatchObject({ state: 'creating', attempt: 1 });
+    expect(parseJobName(item.jobName!)).toMatchObject({ sha12: item.sha256.slice(0, 12), attempt: 1 });
+    expect(journal.history(item.id).map((e) => [e.from, e.to, e.at, e.detail?.['note']])).toEqual([
+      [undefined, 'claimed', h.clock.now(), undefined],
+      ['claimed', 'validated', h.clock.now(), 'pdf'],
+      ['validated', 'creating', h.clock.now(), undefined],
+    ]);
+    // The same content again is still a duplicate, refused at its claim, never validated.
+    const again = journal.claim(claimInput({ sourcePath: '/drop/again.pdf', validatedNote: 'pdf' }));
+    expect(again.kind).toBe('duplicate');
+    expect(journal.history(again.item.id).map((e) => e.to)).toEqual(['rejected']);
+  });
+
   it('refuses an illegal move with DOCEX_JOURNAL_TRANSITION and changes nothing', () => {
     const item = claimed();
     expect(thrownCode(() => journal.transition(item.id, 'uploaded', { md5: 'x' }))).toBe(

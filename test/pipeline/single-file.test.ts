@@ -55,6 +55,21 @@ describe('single-file folders end to end (real sandbox, real files, real journal
     await agent.stop();
   });
 
+  it('sends a fresh small file with one create and one PUT, its claim, checks and intent in one commit', async () => {
+    const agent = await h.startAgent(h.config([{ name: 'fresh', workflowId: SEED.workflows.pdfEmail }]));
+    h.drop('fresh', 'fresh.pdf', await makePdf('fresh'));
+    const item = () => agent.journal.byPath(path.join(h.folderPath('fresh'), 'fresh.pdf'))[0];
+    await waitFor(() => item()?.state === 'done');
+    const history = agent.journal.history(item()!.id);
+    expect(history.map((e) => e.to)).toEqual(['claimed', 'validated', 'creating', 'created', 'uploaded', 'done']);
+    expect(new Set(history.slice(0, 3).map((e) => e.at)).size).toBe(1);
+    // No lookup by name: this process recorded the intent and knows nothing was sent before.
+    const calls = h.logs
+      .filter((l) => l['msg'] === 'api request' && l['file'] === 'fresh.pdf')
+      .map((l) => `${l['method']} ${l['route']}`);
+    expect(calls).toEqual(['POST /jobs/single-file', 'PUT {fileUploadUrl}']);
+  });
+
   it("writes the API client's own lines (create, upload) with the file, folder and job fields", async () => {
     const agent = await h.startAgent(h.config([{ name: 'traced', workflowId: SEED.workflows.pdfEmail }]));
     h.drop('traced', 'traced.pdf', await makePdf('traced'));
