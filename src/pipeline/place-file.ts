@@ -8,7 +8,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
-import { ensureDir, freeName } from '../sources/local/claim.js';
+import { freeName, inDir } from '../sources/local/claim.js';
 import { tempNameFor, writeFileAtomic } from './outcome-files.js';
 
 export interface SideFile {
@@ -86,14 +86,24 @@ export function fitName(name: string, suffixBytes: number): string {
  * Places `filePath` as `dir/name` (or `dir/stem.2.ext` when taken) with its side files beside it.
  * Answers the placed path.
  */
-export async function placeFile(
+export function placeFile(
   filePath: string,
   dir: string,
   name: string,
   sideFiles: readonly SideFile[],
   options: PlaceOptions = {},
 ): Promise<string> {
-  await ensureDir(dir);
+  // The first write into a missing `dir` fails before anything moved: made then, and placed again.
+  return inDir(dir, () => placeInto(filePath, dir, name, sideFiles, options));
+}
+
+async function placeInto(
+  filePath: string,
+  dir: string,
+  name: string,
+  sideFiles: readonly SideFile[],
+  options: PlaceOptions,
+): Promise<string> {
   const reserve = Math.max(
     0,
     ...sideFiles.map((f) => byteLength(f.suffix)),

@@ -44,4 +44,19 @@ describe('placeFile', () => {
     const listed = readdirSync(path.join(dir, 'archive')).sort();
     expect(listed).toEqual([path.basename(placed), `${path.basename(placed)}.result.json`].sort());
   });
+
+  it('makes the target folder when it is missing, and again after it was removed, moving markers along', async () => {
+    const archive = path.join(dir, 'archive', '2026-11-25');
+    for (const name of ['a.pdf', 'b.pdf']) {
+      const from = path.join(dir, name);
+      writeFileSync(from, '%PDF-1.4');
+      writeFileSync(`${from}.done`, '');
+      const placed = await placeFile(from, archive, name, [{ suffix: '.result.json', content: '{}' }], {
+        markerSuffixes: ['.done'],
+      });
+      expect(placed).toBe(path.join(archive, name));
+      expect(readdirSync(archive).sort()).toEqual([name, `${name}.done`, `${name}.result.json`]);
+      rmSync(path.join(dir, 'archive'), { recursive: true });
+    }
+  });
 });

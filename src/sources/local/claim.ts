@@ -64,6 +64,22 @@ export async function ensureDir(dir: string): Promise<void> {
 }
 
 /**
+ * Runs `op`, which writes into `dir`; when it fails with ENOENT and `dir` is missing, makes `dir`
+ * and runs it once more. A folder is not made ahead of every file (each mkdir is a round trip
+ * through the thread pool), yet one that was never made or that an operator removed is made.
+ */
+export async function inDir<T>(dir: string, op: () => Promise<T>): Promise<T> {
+  try {
+    return await op();
+  } catch (err) {
+    const cause = (err as { cause?: unknown }).cause;
+    if ((errno(err) !== 'ENOENT' && errno(cause) !== 'ENOENT') || (await exists(dir))) throw err;
+    await ensureDir(dir);
+    return op();
+  }
+}
+
+/**
  * Moves `sourcePath` into `processingDir` by rename (same filesystem: the `.processing` folder sits
  * beside the file). When two claimers race on one file exactly one rename succeeds; the other sees
  * ENOENT and gets `lost`. `expected` is the stable observation the claim was decided on.
@@ -74,10 +90,9 @@ export async function claimFile(
   expected: FileStamp,
   rename: RenameFn = fs.rename,
 ): Promise<ClaimResult> {
-  await ensureDir(processingDir);
   const target = path.join(processingDir, await freeName(processingDir, path.basename(sourcePath)));
   try {
-    await rename(sourcePath, target);
+    await inDir(processingDir, () => rename(sourcePath, target));
   } catch (err) {
     if (errno(err) === 'ENOENT') return { outcome: 'lost' };
     throw new DocexError('DOCEX_SOURCE_CLAIM_FAILED', 'could not move the file into .processing', {

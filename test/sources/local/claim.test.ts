@@ -45,6 +45,18 @@ describe('claimFile', () => {
     expect(statSync(processing).mode & 0o777).toBe(0o750);
   });
 
+  it('makes .processing again after an operator removed it', async () => {
+    const first = drop('first.pdf');
+    expect((await claimFile(first.path, processing, first)).outcome).toBe('claimed');
+    rmSync(processing, { recursive: true });
+    const second = drop('second.pdf');
+    expect(await claimFile(second.path, processing, second)).toMatchObject({
+      outcome: 'claimed',
+      claimedPath: path.join(processing, 'second.pdf'),
+    });
+    expect(statSync(processing).mode & 0o777).toBe(0o750);
+  });
+
   it('lets exactly one of many racing claimers win the same file', async () => {
     for (let round = 0; round < 20; round++) {
       const f = drop(`race-${round}.pdf`);
