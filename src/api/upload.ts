@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import { type Dispatcher, request } from 'undici';
 import type { Clock } from '../core/clock.js';
+import { GarbagePacer } from '../core/collect.js';
 import type { Logger } from '../core/logger.js';
 import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
 import { answerError, type RawAnswer } from './exchange.js';
@@ -45,9 +46,13 @@ export interface UploadResult {
   size: number;
 }
 
+/** Between young-generation GCs while a file streams (see core/collect.ts). */
+const COLLECT_EVERY_BYTES = 16 * 1024 * 1024;
+
 /** Passes bytes through while hashing them, so nothing is held in memory. */
 export class HashingStream extends Transform {
   private readonly hash = createHash('md5');
+  private readonly pacer = new GarbagePacer(COLLECT_EVERY_BYTES);
   bytes = 0;
 
   constructor(private readonly onProgress?: (bytes: number) => void) {
@@ -57,6 +62,7 @@ export class HashingStream extends Transform {
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
     this.hash.update(chunk);
     this.bytes += chunk.length;
+    this.pacer.passed(chunk.length);
     this.onProgress?.(this.bytes);
     done(null, chunk);
   }
