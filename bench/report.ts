@@ -143,54 +143,81 @@ const LIMITS = `## What limits these figures
   every token, records every job, writes and fsyncs every upload, and parses every PDF.
 - Burst: the agent's folder uses the rename-in rule (no settle wait; the default 2 s stat-loop rule
   adds the settle time to every file's latency, not to throughput). The agent also hashes (SHA-256)
-  and inspects each file, records six journal moves (two of them waited for on disk, through a shared fsync) and archives each file
-  with its result record; the two scripts only create and PUT. For the scripts every file counts as
-  dropped when the run starts.
+  and inspects each file, records six journal moves in four transactions (claimed, validated and
+  the create intent in one at the claim; created and uploaded each waited for on disk, through a
+  shared fsync), archives each file beside its result record and writes a status file for each
+  job (two new files per file, each fsynced); the two scripts only create and PUT. For the scripts
+  every file counts as dropped when the run starts. An untimed burst of 500 files through the
+  keep-alive client warms the sandbox before the first column: the agent's column, first, used to
+  meet a cold sandbox (392 files/s at 3.0 ms of sandbox CPU per file in a first ceiling run, 622 at
+  2.3 in the next).
+- Scenario folders are removed when the whole run ends, not after each scenario: this machine's
+  root file system is ext4 without a journal, which skips recently deleted inodes when it allocates
+  one. After 10,000 files were deleted, each file created near them cost about 200 µs of kernel CPU
+  instead of 16 µs, minutes later still. The agent's burst column paid most for it: three new
+  files per file (its result record and status file, the sandbox's stored upload), the ceiling's
+  one.
 - Large file: a sparse file, read once before each column (as a file an ERP just wrote sits in the
   page cache; the first reader of a sparse file zero-fills its page cache, about 3 s for 1 GiB here),
   with dirty pages flushed between columns; the sandbox writes and fsyncs the real bytes, which
   bounds both columns and makes the ratio move by ±0.1 between runs. The agent reads the file twice
   (SHA-256 at the claim, about 1 s, then the streamed PUT with its MD5); "PUT only" is the
   journal's created → uploaded time.
-- Peak RSS during the large file: the agent idles at about 105 MiB (54 MiB of it the node binary
-  and libraries). The SHA-256 reads into one reused buffer (a read stream's fresh chunks raised the
-  resident set by 30–40 MiB until V8 collected them); the PUT streams 64 KiB chunks, whose garbage
-  still lifts it by up to about 35 MiB (16 KiB chunks saved 2–3 MiB and cost 10–15 % of the PUT's
-  speed). Start-up peaks at about 138 MiB while the first Peppol documents are saved: another
-  thread's malloc arena grows by about 27 MiB and is freed right after (V8's background compiler,
-  most likely; not pinned down).
+- Peak RSS during the large file: the agent idles at about 105–110 MiB (54 MiB of it the node
+  binary and libraries). The SHA-256 reads into one reused buffer (a read stream's fresh chunks
+  raised the resident set by 30–40 MiB until V8 collected them). The PUT streams 64 KiB chunks, each
+  a buffer outside V8's heap: V8 collected them only after tens of MiB, and the resident set sat at
+  149 MiB through the whole upload; a young-generation GC every 16 MiB (src/core/collect.ts) holds
+  it at about 125 MiB. The peak is now start-up: loading the agent's modules lifts the resident set
+  to 134–136 MiB for about 80 ms, then it settles at 105–110.
 - Peak RSS is VmHWM of the agent process (compiled JavaScript, as installed), read before it stops.
   The agent runs with the launchers' Node flags (src/ops/node-flags.ts: \`--max-semi-space-size=4
-  --single-threaded-gc\`; the SFTP scenario runs in a process with them too);
+  --single-threaded-gc --expose-gc\`; the SFTP scenario runs in a process with them too);
   with V8's default 16 MiB semi-spaces the 1 GiB run peaked at 158–164 MiB (heap total 58 MiB for
   22 MiB used, against 33 MiB). Commands load their modules on demand (ssh2 with the first SFTP
   connection); the return path and the Peppol inbox are on, as by default.
 - The targets were set against a bare local HTTPS server (curl per file ≈ 90/s, keep-alive ≈
-  4,700/s). Against this sandbox the curl script (two curls and a jq per file) made 9–33/s and the
-  ceiling 370–560/s on the machines this ran on. Process start-up, which the script pays three
-  times per file, varies most between machines: 9/s on the machine of the table above, 33/s on
-  the one of the run before (where the agent made 174 files/s, against 97–118 here). So "10× curl"
-  asked for 25–60 % of the ceiling, depending on the machine.
+  4,700/s). Against this sandbox the curl script (two curls and a jq per file) made 9–37/s and the
+  ceiling 350–950/s on the machines this ran on. Process start-up, which the script pays three
+  times per file, varies most between machines: 34–37/s on the machine of the table above, 9/s on
+  the one of the run before (where the agent made 102 files/s, 11.4× curl). So "10× curl" asked
+  for 25–75 % of the ceiling, depending on the machine.
 
-## Where the agent's time goes (CPU profile of the agent process during the burst)
-Before this work the journal took about 30 % of the agent's busy time (1.5 s of 5.3 s for 200
-files): six transactions per file, each
-with synchronous=FULL, plus a TRUNCATE checkpoint after every upload. Now the moves the agent acts
-on next ("created" before the PUT, "uploaded" before the archive) commit NORMAL and share one fsync
-of the WAL off the event loop (group commit), the URL scrub is one checkpoint per second of uploads,
-and TLS contexts are built once per agent instead of once per connection: the journal is about
-10 % of the agent's CPU. What remains is spread thin: about 25 file-system calls per file (claim
-rename, SHA-256 read, inspection, the result record written with fsync, the archive rename), the
-HTTP client, and about 25 % idle time waiting for the sandbox.
+## Where the agent's time goes (burst, measured with perf and V8 CPU profiles of the agent)
+The ceiling is the sandbox alone: 1.0–1.4 ms of its CPU per file on one core, 470–950 files/s
+in this session's runs (the column lasts 3–4 s, and single runs spread widely). Its per-request
+tick used to walk every sending event, which made it slow down through a run (239 files/s after
+16,000 uploads, 923 after the fix). Half of it would leave the agent about 2–2.5 ms of one core
+per file, with its thread pool, the kernel's file-system work and the sandbox (1.8–2.9 ms per
+agent file) on the same two cores. The agent spends 3.8–4.3 ms of CPU per file as the column runs
+it (a new process, 2,000 files: 194–284 files/s) and 3.2–3.4 ms once warm (a second and third
+burst into the same process: 280–300 files/s). Where it goes, per file:
+- The journal, about a fifth of the main thread: six moves in four SQLite transactions (WAL, each
+  about 80 µs: the changed pages written to the WAL one pwrite each, fcntl locks), two of them
+  waited for on disk through the shared WAL fsync.
+- About 20 file-system calls (watch and claim, the SHA-256 read, the upload's two stats, the
+  archive with its result record), each a round trip through libuv's thread pool: 15–40 µs of CPU
+  and a context switch on two cores, where the call itself costs 2–8 µs.
+- Two new files (the result record, the job's status file), each created and fsynced; on this file
+  system creating a file near recently deleted ones costs up to 0.5 ms of kernel CPU (see above).
+- GC about 7 %, undici about 4 %, pdf-lib's parse of the PDF about 4 %, the return path's status
+  files about 2 %, and the JIT's warm-up in a new process.
 
-The burst is CPU-bound on two cores: during it the machine is about 85 % busy (vmstat: 53 % user,
-30 % system), the agent spending about 9 ms of CPU per file and the sandbox 5.5–6, where the
-ceiling client costs the sandbox 3.5 and almost nothing itself. Holding a slot only for the service
-calls (the checks and the archive of other files running beside them, four files in process per
-slot) was tried and measured: 100–112 files/s against 101–110 before on loopback, and 79.5 against
-84 with the service 25 ms away, so it was not kept. That second setting is the burst-remote
-scenario (\`npm run bench -- --only burst-remote\`): with a service that is not on the same two cores
-the agent made 84–91 files/s against the ceiling's 126–127, 0.66–0.72×.
+Cut this session, each measured with the two builds alternated against one warm sandbox (six
+rounds, medians): the upload sends the bytes read at the claim instead of opening and streaming
+the file again (4.75 → 4.12 ms/file, 231 → 261 files/s); claimed, validated and the create intent
+in one transaction (4.11 → 3.85 ms, 268 → 279 files/s); no mkdir per file for \`.processing/\` and
+the archive day (4.13 → 3.81 ms, 262 → 284 files/s). Single runs of one build spread by about
+15 %, so each gain is known to within about that. Tried and not kept: the result record without
+its fsync (no change: creating the file is the cost, not flushing it).
+
+Earlier work: the moves the agent acts on next ("created" before the PUT, "uploaded" before the
+archive) commit NORMAL and share one fsync of the WAL off the event loop (group commit), the URL
+scrub is one checkpoint per second of uploads, and TLS contexts are built once per agent. Holding
+a slot only for the service calls (the checks and the archive of other files running beside them)
+was measured and not kept: 100–112 files/s against 101–110 before on loopback, 79.5 against 84
+with the service 25 ms away. That second setting is the burst-remote scenario
+(\`npm run bench -- --only burst-remote\`), where the service is not on the agent's two cores.
 `;
 
 /** Each target of issue 3 with the figure of this run. */
