@@ -71,7 +71,8 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
       pollIntervalMs: source.pollIntervalMs,
     },
     clock: deps.clock,
-    log: deps.log.child({ folder: folder.name }),
+    // LocalSource names its folder on each line itself.
+    log: deps.log,
     onReady: async (file) => {
       deps.pipeline.accept(folder.name, {
         name: file.name,

@@ -61,13 +61,32 @@ describe('single-file folders end to end (real sandbox, real files, real journal
     const item = () => agent.journal.byPath(path.join(h.folderPath('fresh'), 'fresh.pdf'))[0];
     await waitFor(() => item()?.state === 'done');
     const history = agent.journal.history(item()!.id);
-    expect(history.map((e) => e.to)).toEqual(['claimed', 'validated', 'creating', 'created', 'uploaded', 'done']);
+    expect(history.map((e) => e.to)).toEqual([
+      'claimed',
+      'validated',
+      'creating',
+      'created',
+      'uploaded',
+      'done',
+    ]);
     expect(new Set(history.slice(0, 3).map((e) => e.at)).size).toBe(1);
     // No lookup by name: this process recorded the intent and knows nothing was sent before.
     const calls = h.logs
       .filter((l) => l['msg'] === 'api request' && l['file'] === 'fresh.pdf')
       .map((l) => `${l['method']} ${l['route']}`);
     expect(calls).toEqual(['POST /jobs/single-file', 'PUT {fileUploadUrl}']);
+  });
+
+  it('names the folder and the file at most once on every log line', async () => {
+    const agent = await h.startAgent(h.config([{ name: 'once', workflowId: SEED.workflows.pdfEmail }]));
+    h.drop('once', 'once.pdf', await makePdf('once'));
+    await waitFor(
+      () => agent.journal.byPath(path.join(h.folderPath('once'), 'once.pdf'))[0]?.state === 'done',
+    );
+    const mine = h.lines.filter((l) => l.includes('"once"'));
+    expect(mine.length).toBeGreaterThan(3);
+    const twice = mine.filter((l) => /"folder":.*"folder":|"file":.*"file":/.test(l));
+    expect(twice).toEqual([]);
   });
 
   it("writes the API client's own lines (create, upload) with the file, folder and job fields", async () => {

@@ -37,6 +37,8 @@ export interface Harness {
   sandbox: TestSandbox;
   client: DocexClient;
   logs: Array<Record<string, unknown>>;
+  /** The same lines as written (JSON.parse keeps only the last of two equal keys). */
+  lines: string[];
   log: Logger;
   config(
     folders: Array<Partial<FolderInput> & { name: string; workflowId: string }>,
@@ -96,10 +98,12 @@ export async function makeHarness(options: { uploadWindowMs?: number } = {}): Pr
     ...(options.uploadWindowMs ? { uploadWindowMs: options.uploadWindowMs } : {}),
   });
   const logs: Array<Record<string, unknown>> = [];
+  const lines: string[] = [];
   const log = pino(
     { level: 'debug' },
     new Writable({
       write(chunk, _enc, done) {
+        lines.push(String(chunk));
         logs.push(JSON.parse(String(chunk)));
         done();
       },
@@ -119,6 +123,7 @@ export async function makeHarness(options: { uploadWindowMs?: number } = {}): Pr
     sandbox,
     client,
     logs,
+    lines,
     log,
     folderPath,
     config(folders, extra = {}) {
