@@ -75,7 +75,7 @@ export class HashingStream extends Transform {
 export interface UploadOptions {
   signal?: AbortSignal;
   contentType?: string;
-  /** Bytes read from the file so far in this attempt (for progress logs of big files). */
+  /** Bytes read from the file so far in this attempt (for progress logs of big files; not for `content`). */
   onProgress?: (bytes: number) => void;
   /** The caller's logger (with its folder, file and job fields) for this upload's lines. */
   log?: Logger;
@@ -117,12 +117,12 @@ async function streamedBody(filePath: string, onProgress?: (bytes: number) => vo
   };
 }
 
-function heldBody(content: HeldContent, md5: () => string): AttemptBody {
+function heldBody(content: HeldContent): AttemptBody {
   return {
     body: content.bytes,
     stamp: { size: content.bytes.length, mtimeMs: content.mtimeMs },
     sent: () => content.bytes.length,
-    md5,
+    md5: () => createHash('md5').update(content.bytes).digest('hex'),
     abandon: () => {},
     readError: () => undefined,
   };
@@ -156,12 +156,6 @@ export async function uploadFile(
   const signal = options.signal;
   let stamp: SourceStamp | undefined;
   const held = options.content;
-  let md5OfHeld: string | undefined;
-  const heldMd5 = () => {
-    md5OfHeld ??= createHash('md5').update(held!.bytes).digest('hex');
-    return md5OfHeld;
-  };
-  if (held) options.onProgress?.(held.bytes.length);
   // Once an attempt got no answer or a 5xx, the store may hold the file: a later 409 is ambiguous.
   let mayHaveLanded = false;
   return withRetry(
@@ -176,7 +170,7 @@ export async function uploadFile(
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
     },
     async (attempt) => {
-      const source = held ? heldBody(held, heldMd5) : await streamedBody(filePath, options.onProgress);
+      const source = held ? heldBody(held) : await streamedBody(filePath, options.onProgress);
       const first: SourceStamp = stamp ?? source.stamp;
       stamp = first;
       if (!isSameStamp(first, source.stamp)) {

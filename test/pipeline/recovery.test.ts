@@ -33,6 +33,23 @@ afterAll(async () => {
 const folder = () =>
   h.config([{ name: 'pdf', workflowId: SEED.workflows.pdfEmail }], { shutdownGraceMs: 100 });
 
+/** A client whose first single-file create reaches the service but whose answer is lost (reset). */
+function losingFirstCreateAnswer() {
+  let calls = 0;
+  return clientWith(h.client, (real) => ({
+    createSingleFile: async (request, opts) => {
+      const created = await real.createSingleFile(request, opts);
+      if (++calls === 1)
+        throw transportError(
+          Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
+          'POST',
+          '/jobs/single-file',
+        );
+      return created;
+    },
+  }));
+}
+
 async function jobsOf(content: Buffer) {
   const sha12 = createHash('sha256').update(content).digest('hex').slice(0, 12);
   return (await h.jobs()).filter((j) => j.name.includes(sha12));
@@ -86,19 +103,7 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
   });
 
   it('finds a job whose create answer was lost by its name, creates a new attempt, and only that one gets the file', async () => {
-    let calls = 0;
-    const lossy = clientWith(h.client, (real) => ({
-      createSingleFile: async (request, opts) => {
-        const created = await real.createSingleFile(request, opts);
-        if (++calls === 1)
-          throw transportError(
-            Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
-            'POST',
-            '/jobs/single-file',
-          );
-        return created;
-      },
-    }));
+    const lossy = losingFirstCreateAnswer();
     const agent = await h.startAgent(folder(), { client: lossy });
     const pdf = await makePdf('lost create answer');
     h.drop('pdf', 'lost.pdf', pdf);
@@ -111,19 +116,7 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
   });
 
   it("looks a lost create up among the managed company's jobs, where the create went", async () => {
-    let calls = 0;
-    const lossy = clientWith(h.client, (real) => ({
-      createSingleFile: async (request, opts) => {
-        const created = await real.createSingleFile(request, opts);
-        if (++calls === 1)
-          throw transportError(
-            Object.assign(new Error('reset'), { code: 'ECONNRESET' }),
-            'POST',
-            '/jobs/single-file',
-          );
-        return created;
-      },
-    }));
+    const lossy = losingFirstCreateAnswer();
     const managed = h.config(
       [
         {
