@@ -20,7 +20,7 @@ import { AGENT_NODE_FLAGS } from '../src/ops/node-flags.js';
 import { DEFAULT_TRANSFERS, openSftpServer } from '../src/sources/sftp/server.js';
 import { ListingTracker } from '../src/sources/sftp/stability.js';
 import { startSshd, type TestSshd } from '../test/sources/sftp/support/sshd.js';
-import { scratchDir } from './support/scratch.js';
+import { removeScratchDirs, scratchDir } from './support/scratch.js';
 
 export interface SftpBenchResult {
   bytes: number;
@@ -251,10 +251,15 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     const at = process.argv.indexOf(`--${name}`);
     return at >= 0 ? Number(process.argv[at + 1]) : fallback;
   };
-  const result = await benchSftp({
-    bytes: arg('mib', 500) * 1024 * 1024,
-    files: arg('files', 10_000),
-    rounds: arg('rounds', 3),
-  });
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  try {
+    const result = await benchSftp({
+      bytes: arg('mib', 500) * 1024 * 1024,
+      files: arg('files', 10_000),
+      rounds: arg('rounds', 3),
+    });
+    process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
+  } finally {
+    // This process's own scratch folder (bench/run.ts removes only those it made itself).
+    removeScratchDirs();
+  }
 }
