@@ -5,11 +5,10 @@
  * upload URL for an existing job, so a found job that still awaits its file cannot be used: the
  * caller records a new attempt and the orphan expires on its own after its upload window.
  */
+import type { CallOptions } from '../api/index.js';
 import type { Job } from '../domain/wire.js';
 import type { JournalItem } from '../journal/index.js';
 import type { StepContext } from './types.js';
-
-type CallOptions = Parameters<StepContext['jobs']['iterate']>[1];
 
 export async function findJobByName(
   ctx: StepContext,
