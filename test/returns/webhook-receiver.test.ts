@@ -182,9 +182,8 @@ describe('webhook receiver', () => {
     // Whole seconds: the same mtime can be set again below.
     utimesSync(file, 1_800_000_000, 1_800_000_000);
     await startReceiver();
-    expect((await post(body('msg_before'), signed(body('msg_before'), { id: 'msg_before' }))).status).toBe(
-      202,
-    );
+    const before = body('msg_before');
+    expect((await post(before, signed(before, { id: 'msg_before' }))).status).toBe(202);
     // Rewritten in place: same inode, same size, mtime set back. No change check can see that.
     const replaced = newWebhookSecret();
     expect(replaced.length).toBe(secret.length);
