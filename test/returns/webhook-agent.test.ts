@@ -5,7 +5,6 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
-import { freePort } from '../support/free-port.js';
 
 const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
 const SEEDED = readdirSync(SEED_DIR).filter((f) => f.endsWith('.xml')).length;
@@ -24,11 +23,11 @@ afterAll(async () => {
 
 describe('the agent with its inbox and webhook receiver', () => {
   it('saves the incoming documents, and webhooks nudge the follower and poll the inbox', async () => {
-    const port = await freePort();
     const inbox = path.join(h.dir, 'out', 'peppol-inbox');
     const config = h.config([{ name: 'pdf', workflowId: SEED.workflows.pdfEmail }], {
       peppolInbox: { target: { type: 'local', path: inbox } },
-      webhooks: { enabled: true, listen: `127.0.0.1:${port}` },
+      // Port 0: the receiver's own port, read back below (a port picked beforehand can be taken meanwhile).
+      webhooks: { enabled: true, listen: '127.0.0.1:0' },
     });
     const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
     const xmls = () => (existsSync(inbox) ? readdirSync(inbox).filter((f) => f.endsWith('.xml')) : []);
@@ -44,7 +43,7 @@ describe('the agent with its inbox and webhook receiver', () => {
     };
 
     const created = await h.client.webhooks.create({
-      url: `http://127.0.0.1:${port}/docex/webhooks`,
+      url: agent.inbound!.receiver!.url,
       eventTypes: ['sending.event.status.changed', 'peppol.document.received'],
     });
     storeWebhookSecret(config.stateDir, created.id, created.secret!);

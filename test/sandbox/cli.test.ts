@@ -27,6 +27,8 @@ describe('docex-agent sandbox', () => {
         '0',
         '--files-port',
         '0',
+        '--admin-port',
+        '0',
         '--upload-window',
         '10m',
       ],
