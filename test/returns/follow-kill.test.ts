@@ -5,7 +5,16 @@
  * name with the bytes the service holds, and no temp file left behind.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,11 +72,19 @@ function runAgent(): Run {
   return { child, started, proofWritten, exited, tail };
 }
 
-const day = () => new Date().toISOString().slice(0, 10);
-const status = (name: string): StatusDocument | undefined => {
-  const file = path.join(dir, 'out', 'statuses', day(), `${name}.status.json`);
-  return existsSync(file) ? (JSON.parse(readFileSync(file, 'utf8')) as StatusDocument) : undefined;
+/**
+ * A file's status and the day folder it is in (its claim's UTC day): looked up in every day folder,
+ * since a run may cross midnight.
+ */
+const statusOf = (name: string): { day: string; doc: StatusDocument } | undefined => {
+  const root = path.join(dir, 'out', 'statuses');
+  for (const day of existsSync(root) ? readdirSync(root) : []) {
+    const file = path.join(root, day, `${name}.status.json`);
+    if (existsSync(file)) return { day, doc: JSON.parse(readFileSync(file, 'utf8')) as StatusDocument };
+  }
+  return undefined;
 };
+const status = (name: string): StatusDocument | undefined => statusOf(name)?.doc;
 
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-kill-'));
@@ -154,12 +171,13 @@ describe('the follower killed with SIGKILL while writing proofs', () => {
     const proofsRoot = path.join(dir, 'out', 'proofs');
     const expected: string[] = [];
     for (const name of names) {
-      const s = status(name);
+      const found = statusOf(name);
+      const s = found?.doc;
       expect(s?.final, `${name}; ${context}`).toBe(true);
       const event = s!.jobs[0]!.sendingEvents[0]!;
       for (const doc of event.documents.filter((d) => d.type !== 'ORIGINAL')) {
         expect(doc.proof, `${name} ${doc.type}`).toBe(
-          `${day()}/${name.replace('.pdf', '')}/${event.sendingEventId}-${doc.type}.pdf`,
+          `${found!.day}/${name.replace('.pdf', '')}/${event.sendingEventId}-${doc.type}.pdf`,
         );
         expected.push(doc.proof!);
         const url = (
