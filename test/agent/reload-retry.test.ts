@@ -74,7 +74,8 @@ const logsOf = (msg: string, file: string) => h.logs.filter((l) => l['msg'] === 
 describe('reload and files waiting for a retry', () => {
   it('cancels the retry of a removed folder: the file stays in .processing and no "folder not running" is logged', async () => {
     writeConfig(['invoices', 'orders']);
-    const retryMs = 300;
+    // Long enough for the reload (which fetches workflows) to come first on a loaded machine.
+    const retryMs = 1500;
     const { agent, reloader } = await startFromFile({
       retryDelayMs: () => retryMs,
       client: clientWith(h.client, () => ({

@@ -45,7 +45,9 @@ describe('download of a pre-signed URL', () => {
     const server = await startTlsServer(pki, async (_req, res) => {
       res.writeHead(200, { 'content-length': body.length, 'content-type': 'application/pdf' });
       res.write(body.subarray(0, 1024 * 1024));
-      await new Promise((r) => setTimeout(r, 150));
+      // Until the client has made its file (a fixed wait can be too short on a loaded machine).
+      for (let i = 0; i < 500 && readdirSync(dir).length === 0; i++)
+        await new Promise((r) => setTimeout(r, 10));
       seenWhileStreaming = readdirSync(dir);
       res.end(body.subarray(1024 * 1024));
     });

@@ -10,7 +10,7 @@ import type { Workflow } from '../../src/domain/wire.js';
 import { Journal } from '../../src/journal/index.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import type { PipelineJobs } from '../../src/pipeline/types.js';
-import { makePdf } from './support/agent-harness.js';
+import { makePdf, waitFor } from './support/agent-harness.js';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -109,7 +109,9 @@ describe('pipeline scheduling', () => {
       onBacklog: (_folder, full) => events.push(full),
     });
     expect(events).toEqual([true]);
-    await new Promise((r) => setTimeout(r, 200));
+    await waitFor(() => run.seen.inFlight === 2);
+    // Given time to start more, it does not.
+    await new Promise((r) => setTimeout(r, 100));
     expect(run.seen.maxInFlight).toBe(2);
     run.release();
     await run.pipeline.idle();

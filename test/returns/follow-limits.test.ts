@@ -40,7 +40,13 @@ describe('following under faults and limits', () => {
       '/sending-events/:id/files/:fileReference/download-url',
       '/download/:blobId',
     ]) {
-      const answer = await h.sandbox.control('POST', '/faults', { route, errorRate: 0.2, status: 503 });
+      // The first call of each route fails for sure, so the faults bite in every run, not almost every.
+      const answer = await h.sandbox.control('POST', '/faults', {
+        route,
+        errorRate: 0.2,
+        failNext: 1,
+        status: 503,
+      });
       expect(answer.status).toBe(201);
     }
     // No retries inside the client: every injected fault reaches the follower, which must cope.
