@@ -16,7 +16,7 @@ import { cpuMs, type SandboxInfo, startSandboxProcess } from './support/processe
 import { SandboxControl } from './support/sandbox-control.js';
 import { scratchDir } from './support/scratch.js';
 import { RawClient, secretFiles } from './support/service.js';
-import { percentile, pool, round } from './support/stats.js';
+import { medianRun, percentile, pool, rotate, round } from './support/stats.js';
 
 export interface BurstOptions {
   /** The compiled agent CLI (support/build-agent.ts). */
@@ -25,6 +25,8 @@ export interface BurstOptions {
   concurrency: number;
   /** Per column. */
   timeoutMs: number;
+  /** Runs of each column, their order rotated each round; the median run is reported (default 1). */
+  rounds?: number;
 }
 
 export interface ColumnResult {
@@ -36,6 +38,8 @@ export interface ColumnResult {
   p95Ms: number;
   /** CPU the sandbox process spent per file during this column (what the service side costs). */
   sandboxCpuMsPerFile?: number | undefined;
+  /** Files/s of every run of the column, in run order (the figures above are the median run's). */
+  runs?: number[];
 }
 
 export interface BurstResult {
@@ -188,14 +192,42 @@ function perFile(end: number | undefined, start: number | undefined, files: numb
 }
 
 /** Runs one column and adds what the sandbox process spent on it. */
-async function withSandboxCpu(
+async function withSandboxCpu<R extends ColumnResult>(
   sandbox: { child: { pid?: number | undefined } },
   files: number,
-  run: () => Promise<ColumnResult>,
-): Promise<ColumnResult> {
+  run: () => Promise<R>,
+): Promise<R> {
   const before = cpuMs(sandbox.child.pid);
   const result = await run();
   return { ...result, sandboxCpuMsPerFile: perFile(cpuMs(sandbox.child.pid), before, files) };
+}
+
+type Column = (dir: string) => Promise<ColumnResult>;
+type Medians<C extends Record<string, Column>> = { [K in keyof C]: Awaited<ReturnType<C[K]>> };
+
+/**
+ * Runs every column `rounds` times, each round in another order (so no column always meets the
+ * sandbox right after the same other one), each run in its own folder. Answers each column's
+ * median run by files/s, with the files/s of all its runs: single runs here spread by 15 % and more.
+ */
+async function inRounds<C extends Record<string, Column>>(
+  dir: string,
+  rounds: number,
+  columns: C,
+): Promise<Medians<C>> {
+  const names = Object.keys(columns);
+  const runs = new Map<string, ColumnResult[]>(names.map((name) => [name, []]));
+  for (let round = 0; round < rounds; round++) {
+    for (const name of rotate(names, round)) {
+      runs.get(name)!.push(await columns[name]!(path.join(dir, `${name}-${round + 1}`)));
+    }
+  }
+  return Object.fromEntries(
+    names.map((name) => {
+      const all = runs.get(name)!;
+      return [name, { ...medianRun(all, (r) => r.filesPerSecond), runs: all.map((r) => r.filesPerSecond) }];
+    }),
+  ) as Medians<C>;
 }
 
 /** Files of the untimed warm-up burst (or the run's size, when smaller). */
@@ -237,12 +269,10 @@ export async function benchBurstRemote(
     await control.addFault({ route: '/jobs/single-file', method: 'POST', latencyMs: options.latencyMs });
     await control.addFault({ route: '/upload/:jobId', method: 'PUT', latencyMs: options.latencyMs });
     await warmUpSandbox(path.join(dir, 'warm-up'), sandbox.info, options);
-    const agent = (await withSandboxCpu(sandbox, options.files, () =>
-      agentColumn(path.join(dir, 'agent'), sandbox.info, options),
-    )) as BurstResult['agent'];
-    const ceiling = await withSandboxCpu(sandbox, options.files, () =>
-      ceilingColumn(path.join(dir, 'raw'), sandbox.info, options),
-    );
+    const { agent, ceiling } = await inRounds(dir, options.rounds ?? 1, {
+      agent: (at) => withSandboxCpu(sandbox, options.files, () => agentColumn(at, sandbox.info, options)),
+      ceiling: (at) => withSandboxCpu(sandbox, options.files, () => ceilingColumn(at, sandbox.info, options)),
+    });
     return {
       scenario: 'burst-remote',
       files: options.files,
@@ -263,16 +293,12 @@ export async function benchBurst(options: BurstOptions): Promise<BurstResult> {
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   try {
     await warmUpSandbox(path.join(dir, 'warm-up'), sandbox.info, options);
-    const agent = (await withSandboxCpu(sandbox, options.files, () =>
-      agentColumn(path.join(dir, 'agent'), sandbox.info, options),
-    )) as BurstResult['agent'];
-    const ceiling = await withSandboxCpu(sandbox, options.files, () =>
-      ceilingColumn(path.join(dir, 'raw'), sandbox.info, options),
-    );
-    const curl = await withSandboxCpu(sandbox, options.files, () =>
-      curlColumn(path.join(dir, 'curl'), sandbox.info, options),
-    );
-    const pdfBytes = readFileSync(path.join(dir, 'raw', 'bench-000000.pdf')).length;
+    const { agent, ceiling, curl } = await inRounds(dir, options.rounds ?? 1, {
+      agent: (at) => withSandboxCpu(sandbox, options.files, () => agentColumn(at, sandbox.info, options)),
+      ceiling: (at) => withSandboxCpu(sandbox, options.files, () => ceilingColumn(at, sandbox.info, options)),
+      curl: (at) => withSandboxCpu(sandbox, options.files, () => curlColumn(at, sandbox.info, options)),
+    });
+    const pdfBytes = readFileSync(path.join(dir, 'warm-up', 'bench-000000.pdf')).length;
     return {
       scenario: 'burst',
       files: options.files,

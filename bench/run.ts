@@ -3,6 +3,7 @@
  * docs/benchmarks.md and docs/benchmarks.json (a full run of every scenario, or --write).
  *   --quick                 small sizes (about a minute), prints only unless --write
  *   --files N --concurrency C        burst (default 2000, 8)
+ *   --rounds R                       burst and burst-remote: runs of each column, median reported (3; quick 1)
  *   --service-latency-ms L           burst-remote: the sandbox answers creates and PUTs L ms later (25)
  *   --large-mib M                    large file (default 1024)
  *   --requests N --get-concurrency C GET /jobs/{id} (default 5000, 32)
@@ -14,7 +15,7 @@
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  *   --merge                          with --write: this run's scenarios replace theirs in the saved report
  *                                    (named with their date in the .md), the others are kept
- * The same options can be given as BENCH_FILES, BENCH_CONCURRENCY, BENCH_LARGE_MIB, BENCH_REQUESTS.
+ * The same options can be given as BENCH_FILES, BENCH_CONCURRENCY, BENCH_ROUNDS, BENCH_LARGE_MIB, BENCH_REQUESTS.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -37,6 +38,7 @@ const { values } = parseArgs({
     write: { type: 'boolean', default: false },
     files: { type: 'string' },
     concurrency: { type: 'string' },
+    rounds: { type: 'string' },
     'service-latency-ms': { type: 'string' },
     'large-mib': { type: 'string' },
     requests: { type: 'string' },
@@ -67,6 +69,7 @@ const num = (flag: string | undefined, env: string, full: number, small: number)
   Number(flag ?? process.env[env] ?? (quick ? small : full));
 const files = num(values.files, 'BENCH_FILES', 2000, 200);
 const concurrency = num(values.concurrency, 'BENCH_CONCURRENCY', 8, 8);
+const rounds = num(values.rounds, 'BENCH_ROUNDS', 3, 1);
 const serviceLatencyMs = num(values['service-latency-ms'], 'BENCH_SERVICE_LATENCY_MS', 25, 25);
 const largeMiB = num(values['large-mib'], 'BENCH_LARGE_MIB', 1024, 128);
 const requests = num(values.requests, 'BENCH_REQUESTS', 5000, 1000);
@@ -98,14 +101,14 @@ const mainJs = ['burst', 'burst-remote', 'large', 'backlog', 'return-path'].some
   : '';
 try {
   if (only.has('burst')) {
-    report.burst = await attempt(`burst (${files} files, concurrency ${concurrency})`, () =>
-      benchBurst({ mainJs, files, concurrency, timeoutMs }),
+    report.burst = await attempt(`burst (${files} files, concurrency ${concurrency}, ${rounds} rounds)`, () =>
+      benchBurst({ mainJs, files, concurrency, timeoutMs, rounds }),
     );
   }
   if (only.has('burst-remote')) {
     report.burstRemote = await attempt(
-      `burst, service ${serviceLatencyMs} ms away (${files} files, concurrency ${concurrency})`,
-      () => benchBurstRemote({ mainJs, files, concurrency, timeoutMs, latencyMs: serviceLatencyMs }),
+      `burst, service ${serviceLatencyMs} ms away (${files} files, concurrency ${concurrency}, ${rounds} rounds)`,
+      () => benchBurstRemote({ mainJs, files, concurrency, timeoutMs, rounds, latencyMs: serviceLatencyMs }),
     );
   }
   if (only.has('large')) {

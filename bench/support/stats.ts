@@ -10,6 +10,22 @@ export function percentile(values: readonly number[], q: number): number {
 
 export const round = (n: number, digits = 1): number => Number(n.toFixed(digits));
 
+/**
+ * The run with the median of `key` (the lower middle of an even count), so the figures reported
+ * together (throughput, latency, CPU) come from one run, not from different ones.
+ */
+export function medianRun<T>(runs: readonly T[], key: (run: T) => number): T {
+  if (runs.length === 0) throw new Error('medianRun: no runs');
+  const sorted = [...runs].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor((sorted.length - 1) / 2)]!;
+}
+
+/** `[a, b, c]` rotated left by `by`: each round runs the columns in another order. */
+export function rotate<T>(items: readonly T[], by: number): T[] {
+  const k = ((by % items.length) + items.length) % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
 export interface Machine {
   cpu: string;
   cores: number;

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { BurstResult } from '../../bench/burst.js';
 import { type BenchReport, consoleTable, markdown, rows } from '../../bench/report.js';
-import { percentile } from '../../bench/support/stats.js';
+import { medianRun, percentile, rotate } from '../../bench/support/stats.js';
 
 const machine = {
   cpu: 'Test CPU',
@@ -45,6 +46,25 @@ describe('benchmark report', () => {
     expect(percentile([], 0.95)).toBe(0);
   });
 
+  it('medianRun answers the whole median run (the lower middle of an even count)', () => {
+    const runs = [
+      { fps: 300, p95: 1 },
+      { fps: 100, p95: 2 },
+      { fps: 200, p95: 3 },
+    ];
+    expect(medianRun(runs, (r) => r.fps)).toEqual({ fps: 200, p95: 3 });
+    expect(medianRun(runs.slice(0, 2), (r) => r.fps)).toEqual({ fps: 100, p95: 2 });
+    expect(() => medianRun([], (r: number) => r)).toThrow();
+  });
+
+  it('rotate puts every column in every position once over as many rounds', () => {
+    expect([0, 1, 2].map((r) => rotate(['a', 'b', 'c'], r))).toEqual([
+      ['a', 'b', 'c'],
+      ['b', 'c', 'a'],
+      ['c', 'a', 'b'],
+    ]);
+  });
+
   it('puts the ratios against their targets next to the columns, and a failed scenario as failed', () => {
     const table = rows(report);
     expect(table).toHaveLength(5);
@@ -52,6 +72,18 @@ describe('benchmark report', () => {
     expect(table[3]).toContain('agent 0.5× (target ≥ 0.5×)');
     expect(table[4]).toEqual(['large file', 'failed', 'curl -T exited 7', '', '', '']);
     expect(consoleTable(report).split('\n')).toHaveLength(5);
+  });
+
+  it('shows the median run of a column run several times, with every run', () => {
+    const table = rows({
+      ...report,
+      burst: {
+        ...(report.burst as BurstResult),
+        agent: { ...column('agent', 120), runs: [90, 120, 130], peakRssMiB: 90 },
+      },
+    });
+    expect(table[1]![2]).toBe('120 files/s, median of 90 / 120 / 130');
+    expect(table[2]![2]).toBe('10 files/s');
   });
 
   it('writes the machine and the table as markdown', () => {
