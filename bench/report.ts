@@ -213,6 +213,27 @@ the archive day (4.13 → 3.81 ms, 262 → 284 files/s). Single runs of one buil
 15 %, so each gain is known to within about that. Tried and not kept: the result record without
 its fsync (no change: creating the file is the cost, not flushing it).
 
+Measured in a later session (same machine kind; figures are medians of builds or settings
+alternated against one warm sandbox):
+- The sandbox's CPU per file follows its pace, not the agent's requests. Counted per route, the
+  agent sends one create and one PUT per file (plus, per run, two token requests, one workflow read
+  and the Peppol inbox polls). The keep-alive client alone at concurrency 1, 2 and 8 made
+  372–393, 514–634 and 641–866 files/s at 2.4–2.6, 1.7–2.0 and 1.3–1.7 ms of sandbox CPU per file.
+  At the agent's pace the service side alone takes 2–2.5 ms of the two cores per file, so half the
+  ceiling (400–430 files/s) leaves the agent at most about 2.5 ms per file; it uses 3.6–4.5 (user
+  2.4–3.2, system 1.2–1.5).
+- Per file (\`strace -c\` over 1,000 files): 66 pwrite (SQLite's WAL frames, about 8 pages per
+  transaction), 32 fcntl, 3.2 fsync, 11 statx, 3 rename, 143 futex. The journal alone, driven as the
+  pipeline drives it (8 files at once, its four transactions each): 0.64–0.86 ms of CPU per file.
+  A file-system call through the thread pool costs 11–37 µs of CPU, the same call made
+  synchronously 2–3 µs.
+- Tried and not kept: synchronous lstat, stat, rename, unlink and link (271.7 against 254.8 files/s,
+  0.3 ms less per file; a hung network mount would then stop the event loop, and with it the health
+  endpoint and every other folder); concurrency 16 (no change: the agent is short of CPU, not
+  waiting); two libuv threads (no change); 16 MiB semi-spaces or parallel GC (within noise, and
+  167–176 MiB peak RSS); no \`items.state\` index and no AUTOINCREMENT in the journal (within noise);
+  the return path off (259.6 against 256.8 files/s).
+
 Earlier work: the moves the agent acts on next ("created" before the PUT, "uploaded" before the
 archive) commit NORMAL and share one fsync of the WAL off the event loop (group commit), the URL
 scrub is one checkpoint per second of uploads, and TLS contexts are built once per agent. Holding
