@@ -3,7 +3,7 @@
  * docs/benchmarks.md and docs/benchmarks.json (a full run of every scenario, or --write).
  *   --quick                 small sizes (about a minute), prints only unless --write
  *   --files N --concurrency C        burst (default 2000, 8)
- *   --rounds R                       burst and burst-remote: runs of each column, median reported (3; quick 1)
+ *   --rounds R                       burst, burst-remote, large: runs of each column, median reported (3; quick 1)
  *   --service-latency-ms L           burst-remote: the sandbox answers creates and PUTs L ms later (25)
  *   --large-mib M                    large file (default 1024)
  *   --requests N --get-concurrency C GET /jobs/{id} (default 5000, 32)
@@ -112,8 +112,8 @@ try {
     );
   }
   if (only.has('large')) {
-    report.largeFile = await attempt(`large file (${largeMiB} MiB)`, () =>
-      benchLargeFile({ mainJs, bytes: largeMiB * 1024 * 1024, timeoutMs }),
+    report.largeFile = await attempt(`large file (${largeMiB} MiB, ${rounds} rounds)`, () =>
+      benchLargeFile({ mainJs, bytes: largeMiB * 1024 * 1024, timeoutMs, rounds }),
     );
   }
   if (only.has('get-job')) {

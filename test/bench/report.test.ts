@@ -86,6 +86,29 @@ describe('benchmark report', () => {
     expect(table[2]![2]).toBe('10 files/s');
   });
 
+  it('shows the large file median runs and the highest peak RSS of its runs', () => {
+    const table = rows({
+      ...report,
+      largeFile: {
+        scenario: 'large-file',
+        bytes: 1024 * 1024 * 1024,
+        agentDropToUploadedMiBps: 110,
+        agentPutMiBps: 120,
+        agentSeconds: 9.3,
+        agentPeakRssMiB: 140,
+        curlMiBps: 105,
+        curlSeconds: 9.8,
+        agentVsCurl: 1.05,
+        agentPutVsCurl: 1.14,
+        runs: { agentMiBps: [100, 110, 115], curlMiBps: [105, 104, 108], agentPeakRssMiB: [131, 140, 135] },
+      },
+    });
+    expect(table.find((r) => r[1] === 'agent drop→uploaded')![2]).toBe(
+      '110 MiB/s, median of 100 / 110 / 115',
+    );
+    expect(table.find((r) => r[1] === 'agent peak RSS')![2]).toBe('140 MiB, highest of 131 / 140 / 135');
+  });
+
   it('writes the machine and the table as markdown', () => {
     const md = markdown(report);
     expect(md).toContain('Test CPU, 2 cores');
