@@ -170,11 +170,12 @@ const LIMITS = `## What limits these figures
   one.
 - Large file: the agent and curl three times each, alternating which goes first; the table gives
   the median run of each (the PUT-only figure is of the agent's median run) and the highest peak
-  RSS of the three agent runs. A sparse file, read once before each column (as a file an ERP just wrote sits in the
-  page cache; the first reader of a sparse file zero-fills its page cache, about 3 s for 1 GiB here),
-  with dirty pages flushed between columns; the sandbox writes and fsyncs the real bytes, which
-  bounds both columns and makes the ratio move by ±0.1 between runs. The agent reads the file twice
-  (SHA-256 at the claim, about 1 s, then the streamed PUT with its MD5); "PUT only" is the
+  RSS of the three agent runs. A sparse file, read once before each column (as a file an ERP just
+  wrote sits in the page cache; the first reader of a sparse file zero-fills its page cache, about
+  3 s for 1 GiB here), with dirty pages flushed between columns; the sandbox writes and fsyncs the
+  real bytes, which bounds both columns: single runs of either move by 10–20 %. The agent reads the
+  file twice (SHA-256 at the claim, about 0.7 s, which the job name and the duplicate check need
+  before the create; then the streamed PUT with the MD5 its ETag check needs); "PUT only" is the
   journal's created → uploaded time.
 - Peak RSS during the large file: the agent idles at about 105–110 MiB (54 MiB of it the node
   binary and libraries). The SHA-256 reads into one reused buffer (a read stream's fresh chunks
