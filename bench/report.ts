@@ -148,10 +148,11 @@ const LIMITS = `## What limits these figures
 - The sandbox is the counterpart of every column. Its clock is frozen for the benchmark, so the
   emulated service's later work (sending-event lifecycle, proof PDFs) does not run; it still checks
   every token, records every job, writes and fsyncs every upload, and parses every PDF.
-- Burst (and burst-remote): each column runs three times against the one sandbox, in another order
-  each round (agent, ceiling, curl; then ceiling, curl, agent; then curl, agent, ceiling). The table
-  gives each column's median run (its files/s, latencies and CPU figures are that run's) and the
-  files/s of all three; a ratio is of two medians. One build's runs spread by 15 % and more here.
+- Burst (and burst-remote): each column runs three times (\`--rounds\`) against the one sandbox, in
+  another order each round (agent, ceiling, curl; then ceiling, curl, agent; then curl, agent,
+  ceiling). The table gives each column's median run (its files/s, latencies and CPU figures are
+  that run's) and the files/s of every run; a ratio is of two medians. One build's runs spread by
+  15 % and more here.
 - Burst: the agent's folder uses the rename-in rule (no settle wait; the default 2 s stat-loop rule
   adds the settle time to every file's latency, not to throughput). The agent also hashes (SHA-256)
   and inspects each file, records six journal moves in four transactions (claimed, validated and
@@ -168,7 +169,7 @@ const LIMITS = `## What limits these figures
   instead of 16 µs, minutes later still. The agent's burst column paid most for it: three new
   files per file (its result record and status file, the sandbox's stored upload), the ceiling's
   one.
-- Large file: the agent and curl three times each, alternating which goes first; the table gives
+- Large file: the agent and curl three times each (\`--rounds\`), alternating which goes first; the table gives
   the median run of each (the PUT-only figure is of the agent's median run) and the highest peak
   RSS of the three agent runs. A sparse file, read once before each column (as a file an ERP just
   wrote sits in the page cache; the first reader of a sparse file zero-fills its page cache, about
