@@ -169,9 +169,9 @@ const LIMITS = `## What limits these figures
   instead of 16 µs, minutes later still. The agent's burst column paid most for it: three new
   files per file (its result record and status file, the sandbox's stored upload), the ceiling's
   one.
-- Large file: the agent and curl three times each (\`--rounds\`), alternating which goes first; the table gives
-  the median run of each (the PUT-only figure is of the agent's median run) and the highest peak
-  RSS of the three agent runs. A sparse file, read once before each column (as a file an ERP just
+- Large file: the agent and curl three times each (\`--rounds\`), alternating which goes first;
+  the table gives the median run of each (the PUT-only figure is of the agent's median run) and
+  the highest peak RSS of the agent's runs. A sparse file, read once before each column (as a file an ERP just
   wrote sits in the page cache; the first reader of a sparse file zero-fills its page cache, about
   3 s for 1 GiB here), with dirty pages flushed between columns; the sandbox writes and fsyncs the
   real bytes, which bounds both columns: single runs of either move by 10–20 %. The agent reads the
