@@ -171,13 +171,13 @@ const LIMITS = `## What limits these figures
   one.
 - Large file: the agent and curl three times each (\`--rounds\`), alternating which goes first;
   the table gives the median run of each (the PUT-only figure is of the agent's median run) and
-  the highest peak RSS of the agent's runs. A sparse file, read once before each column (as a file an ERP just
-  wrote sits in the page cache; the first reader of a sparse file zero-fills its page cache, about
-  3 s for 1 GiB here), with dirty pages flushed between columns; the sandbox writes and fsyncs the
-  real bytes, which bounds both columns: single runs of either move by 10–20 %. The agent reads the
-  file twice (SHA-256 at the claim, about 0.7 s, which the job name and the duplicate check need
-  before the create; then the streamed PUT with the MD5 its ETag check needs); "PUT only" is the
-  journal's created → uploaded time.
+  the highest peak RSS of the agent's runs. A sparse file, read once before each column (as a file
+  an ERP just wrote sits in the page cache; the first reader of a sparse file zero-fills its page
+  cache, about 3 s for 1 GiB here), with dirty pages flushed between columns; the sandbox writes
+  and fsyncs the real bytes, which bounds both columns: single runs of either move by 10–20 %. The
+  agent reads the file twice (SHA-256 at the claim, about 0.7 s, which the job name and the
+  duplicate check need before the create; then the streamed PUT with the MD5 its ETag check
+  needs); "PUT only" is the journal's created → uploaded time.
 - Peak RSS during the large file: the agent idles at about 105–110 MiB (54 MiB of it the node
   binary and libraries). The SHA-256 reads into one reused buffer (a read stream's fresh chunks
   raised the resident set by 30–40 MiB until V8 collected them). The PUT streams 64 KiB chunks, each
