@@ -14,7 +14,7 @@ import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/
 import { type SandboxInfo, startSandboxProcess } from './support/processes.js';
 import { scratchDir } from './support/scratch.js';
 import { RawClient } from './support/service.js';
-import { medianRun, round } from './support/stats.js';
+import { medianRun, rotate, round } from './support/stats.js';
 
 export interface LargeFileOptions {
   /** The compiled agent CLI (support/build-agent.ts). */
@@ -152,7 +152,7 @@ export async function benchLargeFile(options: LargeFileOptions): Promise<LargeFi
         curlRuns.push(await curlRun(path.join(dir, `curl-${round}`), sandbox.info, options));
       };
       // The agent first in odd rounds, curl first in even ones.
-      for (const column of round % 2 === 1 ? [runAgent, runCurl] : [runCurl, runAgent]) await column();
+      for (const column of rotate([runAgent, runCurl], round - 1)) await column();
     }
     const mibps = (ms: number) => round(options.bytes / MIB / (ms / 1000));
     // Median by time: the median throughput's run.

@@ -30,11 +30,11 @@ export interface BenchReport {
 
 const isError = (r: object | undefined): r is { error: string } => r !== undefined && 'error' in r;
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(0)} MiB`;
+/** `, median of a / b / c` for a figure taken from several runs; nothing for one run. */
+const ofRuns = (runs: readonly (number | undefined)[] | undefined, what: string) =>
+  runs && runs.length > 1 ? `, ${what} ${runs.map((r) => r ?? '?').join(' / ')}` : '';
 /** A column's files/s; of several runs, the median one and every run's figure. */
-const throughput = (c: ColumnResult) =>
-  c.runs && c.runs.length > 1
-    ? `${c.filesPerSecond} files/s, median of ${c.runs.join(' / ')}`
-    : `${c.filesPerSecond} files/s`;
+const throughput = (c: ColumnResult) => `${c.filesPerSecond} files/s${ofRuns(c.runs, 'median of')}`;
 
 /** Rows of [scenario, column, figure, p50, p95, ratio]. */
 export function rows(report: BenchReport): string[][] {
@@ -89,8 +89,6 @@ export function rows(report: BenchReport): string[][] {
   if (isError(l)) out.push(['large file', 'failed', l.error, '', '', '']);
   else if (l) {
     const name = `large file ${mib(l.bytes)}`;
-    const ofRuns = (runs: readonly (number | undefined)[] | undefined, what: string) =>
-      runs && runs.length > 1 ? `, ${what} ${runs.map((r) => r ?? '?').join(' / ')}` : '';
     out.push([
       name,
       'agent drop→uploaded',
