@@ -6,7 +6,8 @@ import { HttpProblem, problem, type SandboxRequest, STATUS_TITLES, sendProblem }
 /**
  * Injected faults, per route pattern (`/jobs/single-file`, `/upload/:jobId`, or `*`), applied
  * before the route's handler. They let tests and demos show how the agent copes with a flaky
- * service: errors, latency, bursts of 429 and connections reset in the middle of an upload.
+ * service: errors, latency, bursts of 429, connections reset in the middle of an upload, and
+ * answers lost after the work was done.
  */
 export const faultSchema = z.object({
   route: z.string().min(1),
@@ -20,6 +21,12 @@ export const faultSchema = z.object({
   resetMidUploadRate: z.number().min(0).max(1).optional(),
   /** Deterministic: the next N matching requests fail with `status`. */
   failNext: z.number().int().min(0).optional(),
+  /**
+   * The lost answer: the request is carried out, then the connection is cut before the answer (a
+   * rate, or the next N matching requests). What tests exactly once: the service did the work.
+   */
+  dropAnswerRate: z.number().min(0).max(1).optional(),
+  dropAnswerNext: z.number().int().min(0).optional(),
   /** Uploads only: the file is turned into sending events this long after the 200 answer. */
   processingDelayMs: z.number().int().min(0).max(3_600_000).optional(),
 });
@@ -27,6 +34,8 @@ export type Fault = z.infer<typeof faultSchema>;
 
 export class FaultInjector {
   private rules: Fault[] = [];
+  /** Answers cut off after the work was done, since start. */
+  answersDropped = 0;
   /** Aborted by stop(): latency sleeps end at once instead of holding the shutdown. */
   private readonly stopping = new AbortController();
 
@@ -87,6 +96,22 @@ export class FaultInjector {
     return false;
   }
 
+  /** Whether this request's answer is lost (decided once per request, before its handler runs). */
+  shouldDropAnswer(req: SandboxRequest): boolean {
+    for (const rule of this.matching(req)) {
+      if (rule.dropAnswerNext !== undefined && rule.dropAnswerNext > 0) {
+        rule.dropAnswerNext--;
+        this.answersDropped++;
+        return true;
+      }
+      if (rule.dropAnswerRate !== undefined && this.random() < rule.dropAnswerRate) {
+        this.answersDropped++;
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** Whether this upload should be cut off part-way (decided once per request). */
   shouldResetUpload(req: SandboxRequest): boolean {
     return this.matching(req).some(
@@ -107,4 +132,19 @@ export class FaultInjector {
   private fail(res: ServerResponse, status: number, detail = 'injected fault'): void {
     sendProblem(res, problem(status, detail));
   }
+}
+
+/**
+ * The handler runs as usual, but whatever it answers never leaves: when it answers, the socket is
+ * destroyed, so the client sees a reset with the work already done.
+ */
+export function loseAnswer(res: ServerResponse): void {
+  const cut = () => {
+    res.socket?.destroy();
+    return res;
+  };
+  res.writeHead = cut as unknown as ServerResponse['writeHead'];
+  res.setHeader = (() => res) as unknown as ServerResponse['setHeader'];
+  res.write = (() => true) as unknown as ServerResponse['write'];
+  res.end = cut as unknown as ServerResponse['end'];
 }

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { SandboxContext } from './context.js';
-import type { FaultInjector } from './faults.js';
+import { type FaultInjector, loseAnswer } from './faults.js';
 import { type Caller, HttpProblem, problem, type Router, type SandboxRequest, sendProblem } from './http.js';
 import type { InFlight } from './in-flight.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -53,6 +53,7 @@ export function createRequestHandler(options: HandlerOptions) {
         route: matched.route.pattern,
       };
       if (!control && (await faults.apply(req, res))) return;
+      if (!control && faults.shouldDropAnswer(req)) loseAnswer(res);
       if (options.authenticate) req.caller = options.authenticate(req);
       await matched.route.handler(req, res);
     } catch (err) {

@@ -48,6 +48,26 @@ describe('faults', () => {
     await t.control('DELETE', '/faults');
   });
 
+  it('dropAnswer does the work, then cuts the connection before the answer (next N)', async () => {
+    await t.control('POST', '/faults', { route: '/jobs/single-file', method: 'POST', dropAnswerNext: 1 });
+    const before = ((await t.control('GET', '/jobs')).body.items as unknown[]).length;
+    await expect(
+      t.api('POST', '/jobs/single-file', {
+        body: { workflowId: SEED.workflows.pdfEmail, filename: 'lost-answer.pdf', jobName: 'lost-answer' },
+      }),
+    ).rejects.toThrow();
+    const jobs = (await t.control('GET', '/jobs')).body.items as { name: string }[];
+    expect(jobs).toHaveLength(before + 1);
+    expect(jobs.filter((j) => j.name === 'lost-answer')).toHaveLength(1);
+    expect((await t.control('GET', '/state')).body.answersDropped).toBe(1);
+    // Only the next one: the following create is answered.
+    const ok = await t.api('POST', '/jobs/single-file', {
+      body: { workflowId: SEED.workflows.pdfEmail, filename: 'answered.pdf' },
+    });
+    expect(ok.status).toBe(201);
+    await t.control('DELETE', '/faults');
+  });
+
   it('fails exactly the next N requests with failNext and the given status', async () => {
     await t.control('POST', '/faults', { route: '/jobs/single-file', failNext: 1, status: 502 });
     const failed = await t.api('POST', '/jobs/single-file', {

@@ -71,6 +71,7 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
       counts,
       sendingEvents: { active, byBusinessStatus },
       faults: deps.faults.list(),
+      answersDropped: deps.faults.answersDropped,
       settings: ctx.settings,
     });
   });
