@@ -19,6 +19,7 @@ import {
   type JournalItem,
 } from '../journal/index.js';
 import { claimItem } from '../pipeline/intake.js';
+import { FreshIntents } from '../pipeline/send-gate.js';
 import { driveSingleFile } from '../pipeline/single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
 import { hashFile } from '../sources/hash.js';
@@ -83,6 +84,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
       lookupMarginMs: 15 * 60_000,
       keepFiles: true,
       signal: new AbortController().signal,
+      intents: new FreshIntents(),
     };
     // A rerun after a failure resumes the unfinished item of this very file instead of a duplicate.
     const { sha256 } = await hashFile(filePath);

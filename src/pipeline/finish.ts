@@ -4,6 +4,7 @@
  * state decides which; a file already moved (crash after the rename) is left alone.
  */
 import fs from 'node:fs/promises';
+import { crashPoint } from '../core/crash-points.js';
 import type { JournalItem } from '../journal/index.js';
 import { archiveDayDir, errorRecord, errorText, resultRecord } from './outcome-files.js';
 import { placeFile } from './place-file.js';
@@ -25,6 +26,10 @@ export interface RejectionExtras {
   details?: Record<string, unknown>;
   /** A longer report (the bad rows of a payload file) for the .error.txt. */
   report?: string;
+  /** The .error.txt's first line, when "was not sent" is not the whole truth (a parked file). */
+  headline?: string;
+  /** More files beside the error record (a parked file's rows not sent). */
+  sideFiles?: { suffix: string; content: string }[];
 }
 
 function companions(rt: FolderRuntime, item: JournalItem): string[] {
@@ -65,6 +70,7 @@ export async function archiveItem(
       { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
     );
     log.info({ archived: placed }, 'file archived');
+    crashPoint('mid-archive');
   } else {
     log.warn({ itemId: item.id }, 'file already moved out of .processing');
   }
@@ -87,7 +93,8 @@ export async function placeRejected(
     item.fileName,
     [
       { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
-      { suffix: '.error.txt', content: errorText(record, extras.report) },
+      { suffix: '.error.txt', content: errorText(record, extras.report, extras.headline) },
+      ...(extras.sideFiles ?? []),
     ],
     { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
   );

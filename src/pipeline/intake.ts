@@ -4,6 +4,7 @@
  * judged complete is refused, never half-sent.
  */
 import fs from 'node:fs/promises';
+import { crashPoint } from '../core/crash-points.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
@@ -55,8 +56,12 @@ export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: Intak
   if (!unchanged) {
     return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
   }
-  // Only for an item this claim made: held bytes also tell its drive that a recorded intent is fresh.
-  if (digest.bytes && result.kind === 'claimed') ctx.held?.set(result.item.id, digest.bytes);
+  if (result.kind === 'claimed') {
+    if (digest.bytes) ctx.held?.set(result.item.id, digest.bytes);
+    // Claimed validated with its intent, by this process, moments ago: nothing was sent for it.
+    if (result.item.state === 'creating') ctx.intents.recorded(result.item);
+  }
+  crashPoint('after-claim');
   log.info({ itemId: result.item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
   return result.item;
 }

@@ -8,11 +8,13 @@ import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isApiError, type JobCreated } from '../api/index.js';
+import { crashPoint } from '../core/crash-points.js';
 import { normaliseJobStatus } from '../domain/wire.js';
 import { fileChange, type JournalItem, recoveryAction } from '../journal/index.js';
-import { classifyFailure } from './failures.js';
+import { callOptions, itemLog } from './call-options.js';
 import type { RejectionExtras } from './finish.js';
-import { findJobByName } from './job-lookup.js';
+import { classifyFailure } from './retry-policy.js';
+import { recordIntent, type SendOutcome, sendOnce } from './send-gate.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /** Create intents per item at most: an upload window missed this often means something else is wrong. */
@@ -28,29 +30,10 @@ export interface JobTarget {
   mtimeMs: number | undefined;
   /** The file's bytes as read at its claim (a small file, this run): uploaded from memory. */
   bytes?: Buffer | undefined;
-  /** A `creating` item whose intent this process recorded and has not acted on: no lookup first. */
-  freshIntent?: boolean;
   /** The create request; `jobName` is the journal's deterministic name. */
   create(jobName: string | undefined): Promise<JobCreated>;
   /** Records (and for files, places) a refusal. */
   reject(item: JournalItem, code: string, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
-}
-
-export function callOptions(ctx: StepContext, rt: FolderRuntime, item?: JournalItem) {
-  return {
-    signal: ctx.signal,
-    ...(item ? { log: itemLog(ctx, item) } : {}),
-    ...(rt.config.managedCompanyId ? { managedCompanyId: rt.config.managedCompanyId } : {}),
-  };
-}
-
-/** The API client's lines for this item carry the same fields as the pipeline's. */
-function itemLog(ctx: StepContext, item: JournalItem) {
-  return ctx.log.child({
-    folder: item.folder,
-    file: item.fileName,
-    ...(item.jobId ? { jobId: item.jobId } : {}),
-  });
 }
 
 async function md5Of(filePath: string): Promise<string> {
@@ -67,26 +50,44 @@ function newAttempt(ctx: StepContext, item: JournalItem, note: string): JournalI
       reason: `no upload succeeded in ${item.attempt} job attempts`,
     });
   }
-  return ctx.journal.transition(item.id, 'creating', { note });
+  return recordIntent(ctx, item.id, note);
 }
 
-/** `creating` → `created`: the POST, with the name recorded before it was sent. */
-async function createJob(ctx: StepContext, item: JournalItem, target: JobTarget): Promise<JournalItem> {
-  let created: JobCreated;
+/**
+ * `creating` → `created`: the create, through the send gate. A job found by name instead (the
+ * answer of an earlier send was lost) cannot be uploaded to: its URL was in that answer and the
+ * interface hands out no new one, so a new attempt is recorded and the orphan expires unused.
+ */
+async function createJob(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  target: JobTarget,
+): Promise<JournalItem> {
+  let outcome: SendOutcome<JobCreated>;
   try {
-    created = await target.create(item.jobName);
+    outcome = await sendOnce(ctx, rt, item, (jobName) => target.create(jobName));
   } catch (err) {
-    const outcome = classifyFailure(err, 'create');
-    if (outcome.kind === 'reject') {
+    if (err instanceof RetryLater) throw err;
+    const failure = classifyFailure(err, 'create');
+    if (failure.kind === 'reject') {
       return target.reject(
         item,
-        outcome.code,
-        outcome.reason,
-        outcome.details ? { details: outcome.details } : {},
+        failure.code,
+        failure.reason,
+        failure.details ? { details: failure.details } : {},
       );
     }
-    throw new RetryLater(outcome.code, outcome.reason);
+    throw new RetryLater(failure.code, failure.reason);
   }
+  if (outcome.kind === 'found') {
+    ctx.log.warn(
+      { folder: item.folder, file: item.fileName, jobId: outcome.job.id, status: outcome.job.status },
+      'job found by name without its upload URL; creating a new attempt',
+    );
+    return newAttempt(ctx, item, `orphan job ${outcome.job.id}: its create answer was lost`);
+  }
+  const created = outcome.answer;
   const deadline = created.uploadExpiresAt ? Date.parse(created.uploadExpiresAt) : Number.NaN;
   // On disk before the PUT: with the job id, a repeated upload is answered 409 and checked.
   const next = await ctx.journal.commitMove(item.id, 'created', {
@@ -94,38 +95,12 @@ async function createJob(ctx: StepContext, item: JournalItem, target: JobTarget)
     uploadUrl: created.fileUploadUrl,
     uploadDeadline: Number.isFinite(deadline) ? deadline : ctx.clock.now() + DEFAULT_WINDOW_MS,
   });
+  crashPoint('after-created');
   ctx.log.info(
     { folder: item.folder, file: item.fileName, jobId: created.id, attempt: next.attempt },
     'job created',
   );
   return next;
-}
-
-/**
- * `creating` found on arrival (a crash or a lost answer): look the job up by name first. A found
- * job cannot be uploaded to (its URL was in the lost answer and the interface hands out no new
- * one), so a new attempt is recorded and the orphan expires after its window.
- */
-async function resolveIntent(
-  ctx: StepContext,
-  rt: FolderRuntime,
-  item: JournalItem,
-  target: JobTarget,
-): Promise<JournalItem> {
-  let found: Awaited<ReturnType<typeof findJobByName>>;
-  try {
-    found = await findJobByName(ctx, item, callOptions(ctx, rt, item));
-  } catch (err) {
-    const outcome = classifyFailure(err, 'create');
-    throw new RetryLater(outcome.code, outcome.reason);
-  }
-  if (!found) return createJob(ctx, item, target);
-  ctx.log.warn(
-    { folder: item.folder, file: item.fileName, jobId: found.id, status: found.status },
-    'job found by name without its upload URL; creating a new attempt',
-  );
-  const next = newAttempt(ctx, item, `orphan job ${found.id}: its create answer was lost`);
-  return next.state === 'creating' ? createJob(ctx, next, target) : next;
 }
 
 /** 409 or a maybe-landed retry: the job's status says whether the service has the file. */
@@ -186,6 +161,7 @@ async function uploadJob(
       ...(target.bytes && st ? { content: { bytes: target.bytes, mtimeMs: st.mtimeMs } } : {}),
     });
     // On disk before the file moves to the archive.
+    crashPoint('after-upload');
     const next = await ctx.journal.commitMove(item.id, 'uploaded', { md5: result.md5 });
     ctx.log.info(
       { folder: item.folder, file: item.fileName, jobId: item.jobId, size: result.size },
@@ -227,14 +203,10 @@ export async function runJobSteps(
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     switch (item.state) {
       case 'validated':
-        item = await createJob(ctx, ctx.journal.transition(item.id, 'creating'), target);
+        item = recordIntent(ctx, item.id);
         break;
       case 'creating':
-        // Only an intent found on arrival may have reached the service; one made in this loop has not.
-        item =
-          steps === 0 && !target.freshIntent
-            ? await resolveIntent(ctx, rt, item, target)
-            : await createJob(ctx, item, target);
+        item = await createJob(ctx, rt, item, target);
         break;
       case 'created':
         item = await uploadJob(ctx, rt, item, target);

@@ -3,9 +3,9 @@
  * `<file>.error.json` and `<file>.error.txt` in the error folder. The records are built by pure
  * functions; `writeFileAtomic` makes sure an ERP never reads half a file (temp name, fsync, rename).
  */
-import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { tempBaseName } from '../core/temp-name.js';
 import type { JournalItem } from '../journal/index.js';
 
 export interface ResultRecord {
@@ -73,9 +73,9 @@ export function errorRecord(item: JournalItem, now: number, details?: Record<str
 }
 
 /** The plain-text twin of the error record, for an operator who opens the error folder. */
-export function errorText(record: ErrorRecord, report?: string): string {
+export function errorText(record: ErrorRecord, report?: string, headline?: string): string {
   const lines = [
-    `${record.file} was not sent.`,
+    headline ?? `${record.file} was not sent.`,
     '',
     `Reason: ${record.reason}`,
     `Code:   ${record.code}`,
@@ -93,14 +93,9 @@ export function archiveDayDir(archiveDir: string, now: number): string {
   return path.join(archiveDir, iso(now).slice(0, 10));
 }
 
-/**
- * A hidden temp name beside `target`: short and fixed-length (a name built from a long target
- * would pass 255 bytes) and the same for every attempt at one target, so a temp file left by a
- * crash is overwritten and renamed away by the next attempt instead of staying forever.
- */
+/** The hidden temp name beside `target` (see tempBaseName: the same for every attempt). */
 export function tempNameFor(target: string, kind = 'tmp'): string {
-  const tag = createHash('sha256').update(path.basename(target)).digest('hex').slice(0, 12);
-  return path.join(path.dirname(target), `.docex-${tag}.${kind}`);
+  return path.join(path.dirname(target), tempBaseName(target, kind));
 }
 
 /**

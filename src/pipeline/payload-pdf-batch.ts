@@ -12,14 +12,17 @@
  * there yet is waited for up to BATCH_WAIT_MS after the index was taken, then the batch is refused
  * with the missing names. A PDF no index names stays in `.processing/` until one does.
  */
+
 import fs, { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { crashPoint } from '../core/crash-points.js';
 import { fileChange, isFinal, type JournalItem } from '../journal/index.js';
 import { type BatchInput, folderBatchInput, settledBatchInput, zipBatchInput } from './batch-inputs.js';
 import { type BatchPlan, planBatch } from './batch-plan.js';
+import { callOptions } from './call-options.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
-import { callOptions, runJobSteps } from './job-steps.js';
+import { runJobSteps } from './job-steps.js';
 import { archiveDayDir } from './outcome-files.js';
 import { payloadPdfBatchFromIndexCsv } from './payload/index.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -180,7 +183,10 @@ async function driveRows(
       throw new RetryLater(plan.code, `rows recorded but the batch no longer builds: ${plan.reason}`);
     return refuse(ctx, rt, item, input, plan);
   }
-  if (recorded.length === 0) ctx.journal.addRows(item.id, plan.rows);
+  if (recorded.length === 0) {
+    ctx.journal.addRows(item.id, plan.rows);
+    crashPoint('after-rows');
+  }
   await sendRows(ctx, rt, item, input, plan);
   return finishBatch(ctx, rt, item, input, plan.report);
 }

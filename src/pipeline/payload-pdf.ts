@@ -9,9 +9,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
+import { callOptions } from './call-options.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
-import { callOptions, runJobSteps } from './job-steps.js';
+import { runJobSteps } from './job-steps.js';
 import { checkRows, formatRowReport, payloadPdfFromSidecar } from './payload/index.js';
 import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
 import { sidecarPathOf } from './sidecar.js';
@@ -90,16 +91,18 @@ export async function drivePayloadPdf(
   if (item.state === 'done') return item;
 
   let rows = ctx.journal.rowsOf(item.id);
-  const plan = await readSidecar(ctx, rt, item);
-  if (plan.ok === 'wait') throw new RetryLater('DOCEX_SIDECAR_PENDING', 'waiting for the sidecar');
-  if (!plan.ok) {
-    if (rows.length > 0)
-      throw new RetryLater(plan.code, `row recorded but the sidecar no longer builds: ${plan.reason}`);
-    return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
-  }
-  if (rows.length === 0) rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
-  let row = rows[0]!;
-  if (!isFinal(row.state)) {
+  let row = rows[0];
+  // A final row needs no sidecar: only the moves are left (a crash after them finds it gone).
+  if (row === undefined || !isFinal(row.state)) {
+    const plan = await readSidecar(ctx, rt, item);
+    if (plan.ok === 'wait') throw new RetryLater('DOCEX_SIDECAR_PENDING', 'waiting for the sidecar');
+    if (!plan.ok) {
+      if (rows.length > 0)
+        throw new RetryLater(plan.code, `row recorded but the sidecar no longer builds: ${plan.reason}`);
+      return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
+    }
+    if (rows.length === 0) rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
+    row = rows[0]!;
     const request = plan.request;
     row = await runJobSteps(ctx, rt, row, {
       filePath: item.claimedPath!,

@@ -1,52 +1,61 @@
 /**
  * Drives a payload-word file: validate it, cut it into rows (journal child items, all recorded in
  * one transaction before any job is created), create one job per good row, then archive the file.
- * A payload-word job has no upload, so a row whose create answer was lost is found by its name
- * and simply recorded: exactly once without an orphan.
+ * A payload-word job has no upload: the service sends the document as soon as the job exists, so
+ * every create goes through the send gate, and a row whose create answer was lost is found by its
+ * name and simply recorded: exactly once without an orphan.
  */
 
+import { crashPoint } from '../core/crash-points.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
-import { classifyFailure } from './failures.js';
+import { callOptions } from './call-options.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
-import { findJobByName } from './job-lookup.js';
-import { callOptions } from './job-steps.js';
 import { planPayload } from './payload-plan.js';
+import { classifyFailure } from './retry-policy.js';
+import { recordIntent, type SendOutcome, sendOnce } from './send-gate.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
+/**
+ * One row from wherever the journal has it to `done` or `rejected`. The create goes through the
+ * send gate: made once for a fresh intent, and after anything else (a crash, a lost answer, an
+ * error of ours after the call) only once a lookup by name found no job.
+ */
 async function createRow(
   ctx: StepContext,
   rt: FolderRuntime,
   row: JournalItem,
   request: PayloadJobRequest,
-  lookUpFirst: boolean,
 ): Promise<JournalItem> {
-  let item = row.state === 'validated' ? ctx.journal.transition(row.id, 'creating') : row;
+  let item = row.state === 'validated' ? recordIntent(ctx, row.id) : row;
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, row: item.rowIndex });
-  try {
-    if (lookUpFirst) {
-      const found = await findJobByName(ctx, item, callOptions(ctx, rt, item));
-      if (found) {
-        log.info({ jobId: found.id }, 'row job found by name');
-        item = ctx.journal.transition(item.id, 'created', { jobId: found.id, note: 'job found by name' });
-        return ctx.journal.transition(item.id, 'done');
+  if (item.state === 'creating') {
+    let outcome: SendOutcome<{ id: string }>;
+    try {
+      outcome = await sendOnce(ctx, rt, item, (jobName) =>
+        ctx.jobs.createPayloadWord({ ...request, jobName }, callOptions(ctx, rt, item)),
+      );
+    } catch (err) {
+      if (err instanceof RetryLater) throw err;
+      const failure = classifyFailure(err, 'create');
+      if (failure.kind === 'reject') {
+        return ctx.journal.transition(item.id, 'rejected', { code: failure.code, reason: failure.reason });
       }
+      throw new RetryLater(failure.code, failure.reason);
     }
-    const created = await ctx.jobs.createPayloadWord(
-      { ...request, jobName: item.jobName ?? request.jobName },
-      callOptions(ctx, rt, item),
-    );
-    item = ctx.journal.transition(item.id, 'created', { jobId: created.id });
-    log.info({ jobId: created.id }, 'row job created');
-    return ctx.journal.transition(item.id, 'done');
-  } catch (err) {
-    const outcome = classifyFailure(err, 'create');
-    if (outcome.kind === 'reject') {
-      return ctx.journal.transition(item.id, 'rejected', { code: outcome.code, reason: outcome.reason });
+    if (outcome.kind === 'found') {
+      log.info({ jobId: outcome.job.id }, 'row job found by name');
+      item = ctx.journal.transition(item.id, 'created', { jobId: outcome.job.id, note: 'job found by name' });
+    } else {
+      item = ctx.journal.transition(item.id, 'created', { jobId: outcome.answer.id });
+      log.info({ jobId: outcome.answer.id }, 'row job created');
     }
-    throw new RetryLater(outcome.code, outcome.reason);
+    crashPoint('after-created');
   }
+  // A payload-word job has no upload: once the service has it, the row is done.
+  if (item.state === 'created') item = ctx.journal.transition(item.id, 'done');
+  return item;
 }
 
 export async function drivePayloadWord(
@@ -62,27 +71,39 @@ export async function drivePayloadWord(
     return item;
   }
   if (item.state === 'done') return item;
-  const plan = await planPayload(rt, item);
   let rows = ctx.journal.rowsOf(item.id);
+  // Every row final: only the archive is left (a crash after the file's move finds it gone).
+  if (rows.length > 0 && rows.every((r) => isFinal(r.state))) return archiveRows(ctx, rt, item, undefined);
+  const plan = await planPayload(rt, item);
   if (!plan.ok) {
     if (rows.length === 0)
       return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
     throw new RetryLater(plan.code, `rows recorded but the file no longer builds: ${plan.reason}`);
   }
-  if (rows.length === 0) rows = ctx.journal.addRows(item.id, plan.rows);
+  if (rows.length === 0) {
+    rows = ctx.journal.addRows(item.id, plan.rows);
+    crashPoint('after-rows');
+  }
   for (const row of rows) {
     if (isFinal(row.state)) continue;
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     const request = plan.byRow.get(row.rowIndex ?? -1);
     if (!request) throw new RetryLater('DOCEX_INTERNAL', `no request for row ${row.rowIndex}`);
-    // A row found in `creating` may have reached the service before a crash: look it up first.
-    await createRow(ctx, rt, row, request, row.state === 'creating');
+    await createRow(ctx, rt, row, request);
   }
-  const done = await archiveItem(ctx, rt, item, {
+  return archiveRows(ctx, rt, item, plan.report);
+}
+
+function archiveRows(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  report: string | undefined,
+): Promise<JournalItem> {
+  return archiveItem(ctx, rt, item, {
     rows: ctx.journal
       .rowsOf(item.id)
       .map((r) => ({ label: r.label, state: r.state, jobId: r.jobId, reason: r.rejectReason })),
-    ...(plan.report ? { report: plan.report } : {}),
+    ...(report ? { report } : {}),
   });
-  return done;
 }

@@ -12,16 +12,19 @@ import { sharedAbortController } from '../core/abort.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
-import { placeRejected, rejectItem } from './finish.js';
+import { placeRejected } from './finish.js';
 import { claimItem, type IntakeFile } from './intake.js';
+import { parkItem } from './park.js';
 import { drivePayloadPdf, SIDECAR_WAIT_MS } from './payload-pdf.js';
 import { drivePayloadWord } from './payload-word.js';
 import { refuseEntry } from './refuse-entry.js';
+import { defaultRetryDelay, nextTry, stepFailure } from './retry-policy.js';
+import { FreshIntents } from './send-gate.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
-import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
+import type { FolderRuntime, StepContext } from './types.js';
 
-export interface PipelineOptions extends Omit<StepContext, 'signal'> {
+export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' | 'held'> {
   /** Read live: a reload adds and removes folders in this map (see Agent.addFolder/removeFolder). */
   folders: ReadonlyMap<string, FolderRuntime>;
   /** Files in flight across all folders (config.concurrency). */
@@ -34,18 +37,11 @@ export interface PipelineOptions extends Omit<StepContext, 'signal'> {
   onFinished?: (item: JournalItem) => void;
 }
 
-/** Tries of a file failing with DOCEX_INTERNAL before it is refused (while no job exists yet). */
-export const UNEXPECTED_FAILURE_LIMIT = 5;
-
 export interface RecoverySummary {
   resumed: number;
   reclaimed: number;
   placed: number;
   skipped: number;
-}
-
-function defaultRetryDelay(n: number): number {
-  return Math.min(60_000, 1_000 * 2 ** Math.min(n - 1, 6));
 }
 
 /** Sooner deadline, higher priority (p-queue runs the greatest first). */
@@ -75,7 +71,7 @@ export class Pipeline {
 
   constructor(private readonly options: PipelineOptions) {
     this.global = new PQueue({ concurrency: options.concurrency });
-    this.ctx = { ...options, signal: this.abort.signal, held: this.held };
+    this.ctx = { ...options, signal: this.abort.signal, held: this.held, intents: new FreshIntents() };
   }
 
   /**
@@ -320,22 +316,30 @@ export class Pipeline {
         { folder: item.folder, file: item.fileName, state: final.state },
         'file finished',
       );
-      if (isFinal(final.state)) this.options.onFinished?.(final);
+      if (isFinal(final.state)) {
+        this.ctx.intents.forget(item.id);
+        this.options.onFinished?.(final);
+      }
     } catch (err) {
       if (this.stopping) return;
       const n = (this.tries.get(item.id) ?? 0) + 1;
       this.tries.set(item.id, n);
-      const delay = (this.options.retryDelayMs ?? defaultRetryDelay)(n);
-      const code = err instanceof RetryLater ? err.code : 'DOCEX_INTERNAL';
-      if (
-        code === 'DOCEX_INTERNAL' &&
-        n >= UNEXPECTED_FAILURE_LIMIT &&
-        (await this.refuseUnsent(rt, item, err, n))
-      ) {
-        return;
-      }
+      const failure = stepFailure(err);
+      const next = nextTry(failure, n, this.options.retryDelayMs);
+      if (next.kind === 'park' && (await this.park(rt, item, next.reason))) return;
+      const delay = next.kind === 'wait' ? next.delayMs : defaultRetryDelay(n);
       this.options.log.warn(
-        { folder: item.folder, file: item.fileName, jobId: item.jobId, code, err, retryInMs: delay, try: n },
+        {
+          folder: item.folder,
+          file: item.fileName,
+          jobId: item.jobId,
+          code: failure.code,
+          failure: failure.kind,
+          // A bug's stack is what a report of it needs; an expected failure's message says it all.
+          ...(failure.kind === 'internal' ? { err } : { reason: failure.message }),
+          retryInMs: delay,
+          try: n,
+        },
         'file must wait',
       );
       const timer = setTimeout(() => {
@@ -348,36 +352,21 @@ export class Pipeline {
     }
   }
 
-  /**
-   * A file the agent keeps failing on for a reason of its own (a bug, a hostile input no check
-   * caught) would otherwise be retried forever in `.processing/`. Before any job exists it is
-   * refused instead, so the operator sees it in the error folder; once a job was created the upload
-   * is still owed, so it keeps its retries.
-   */
-  private async refuseUnsent(
-    rt: FolderRuntime,
-    item: JournalItem,
-    err: unknown,
-    tries: number,
-  ): Promise<boolean> {
+  /** The retry policy gave up on the file: to the error folder with what became of each document. */
+  private async park(rt: FolderRuntime, item: JournalItem, reason: string): Promise<boolean> {
     const fresh = this.options.journal.get(item.id);
-    if (!fresh || !['claimed', 'validated', 'creating'].includes(fresh.state)) return false;
-    const message = err instanceof Error ? err.message : String(err);
+    if (!fresh) return false;
     try {
-      const refused = await rejectItem(
-        this.ctx,
-        rt,
-        fresh,
-        'DOCEX_INTERNAL',
-        `the agent failed ${tries} times on this file (${message}); it was not sent: report this error`,
-      );
+      const parked = await parkItem(this.ctx, rt, fresh, reason);
+      if (!parked) return false;
       this.tries.delete(item.id);
-      this.options.onFinished?.(refused);
+      this.ctx.intents.forget(item.id);
+      this.options.onFinished?.(parked);
       return true;
-    } catch (refuseErr) {
+    } catch (parkErr) {
       this.options.log.error(
-        { folder: item.folder, file: item.fileName, err: refuseErr },
-        'file could not be refused',
+        { folder: item.folder, file: item.fileName, err: parkErr },
+        'file could not be parked',
       );
       return false;
     }

@@ -4,9 +4,10 @@
  * the same code resumes a file after a crash.
  */
 import type { JournalItem } from '../journal/index.js';
+import { callOptions } from './call-options.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
-import { callOptions, runJobSteps } from './job-steps.js';
+import { runJobSteps } from './job-steps.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
 export async function driveSingleFile(
@@ -23,8 +24,6 @@ export async function driveSingleFile(
     size: item.size,
     mtimeMs: item.mtimeMs,
     bytes: held,
-    // Claimed validated with its intent by this process moments ago (intake.ts): nothing was sent yet.
-    freshIntent: held !== undefined && start.state === 'creating',
     create: (jobName) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },

@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Workflow } from '../domain/wire.js';
 import type { Journal } from '../journal/index.js';
+import type { FreshIntents } from './send-gate.js';
 
 /** The calls the pipeline makes; a DocexClient's `jobs` fits. */
 export type PipelineJobs = Pick<
@@ -32,6 +33,8 @@ export interface StepContext {
   keepFiles?: boolean;
   /** Aborted when the agent stops past its grace time. */
   signal: AbortSignal;
+  /** Create intents this process recorded and has not sent yet (the send gate's memory). */
+  intents: FreshIntents;
   /** Content of small files read at their claim, by item id, while the item is driven. */
   held?: Map<number, Buffer>;
 }

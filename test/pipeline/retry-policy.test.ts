@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
 import { DocexError } from '../../src/core/errors.js';
-import { classifyFailure } from '../../src/pipeline/failures.js';
+import { classifyFailure } from '../../src/pipeline/retry-policy.js';
 
 const http = (status: number, code = `DOCEX_API_${status}`) =>
   new ApiError(code, `answered ${status}`, { status, method: 'POST', route: '/jobs/single-file' });

@@ -1,0 +1,81 @@
+/**
+ * The one door to an irreversible call (a job create: for payload-word the service sends the
+ * document at once). A create is made only for an intent the journal holds on disk, and at most
+ * once per intent without looking first: an intent is "fresh" only between the moment this
+ * process recorded it and the moment it sends. Anything else found in `creating` (a crash, a lost
+ * answer, an error of our own after the call) may have reached the service, so the job is looked
+ * up by its deterministic name, and only a lookup that finds nothing lets the call go out again.
+ */
+
+import { crashPoint } from '../core/crash-points.js';
+import type { Job } from '../domain/wire.js';
+import type { JournalItem } from '../journal/index.js';
+import { callOptions } from './call-options.js';
+import { findJobByName } from './job-lookup.js';
+import { classifyFailure } from './retry-policy.js';
+import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
+
+/** Intents recorded by this process and not yet acted on, by item and attempt. */
+export class FreshIntents {
+  private readonly keys = new Set<string>();
+
+  /** The journal recorded this `creating` move moments ago, in this process. */
+  recorded(item: JournalItem): void {
+    this.keys.add(keyOf(item));
+  }
+
+  /** True once per intent: the caller may send without a lookup. */
+  take(item: JournalItem): boolean {
+    return this.keys.delete(keyOf(item));
+  }
+
+  /** Forgets an item's intents (it left the pipeline). */
+  forget(itemId: number): void {
+    for (const key of this.keys) if (key.startsWith(`${itemId}:`)) this.keys.delete(key);
+  }
+}
+
+function keyOf(item: JournalItem): string {
+  return `${item.id}:${item.attempt}`;
+}
+
+/** Records a new intent (`creating`, a new job name) and marks it fresh. */
+export function recordIntent(ctx: StepContext, itemId: number, note?: string): JournalItem {
+  const item = ctx.journal.transition(itemId, 'creating', note === undefined ? {} : { note });
+  ctx.intents.recorded(item);
+  return item;
+}
+
+export type SendOutcome<T> = { kind: 'sent'; answer: T } | { kind: 'found'; job: Job };
+
+/**
+ * Sends the create of a `creating` item once, or answers the job the service already has under
+ * its name. Throws RetryLater when the lookup fails (nothing is sent then); errors of `send` are
+ * the caller's to classify, and whatever they are, the intent is spent: the next call looks up.
+ */
+export async function sendOnce<T>(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+  send: (jobName: string) => Promise<T>,
+): Promise<SendOutcome<T>> {
+  if (item.state !== 'creating' || !item.jobName) {
+    throw new RetryLater('DOCEX_INTERNAL', `item ${item.id} in ${item.state} has no intent to send`);
+  }
+  if (!ctx.intents.take(item)) {
+    let found: Job | undefined;
+    try {
+      found = await findJobByName(ctx, item, callOptions(ctx, rt, item));
+    } catch (err) {
+      const outcome = classifyFailure(err, 'create');
+      throw new RetryLater(outcome.code, `job lookup by name failed: ${outcome.reason}`);
+    }
+    if (found) return { kind: 'found', job: found };
+  }
+  // The intent, and the name to find the job by, are on disk before anything is sent.
+  await ctx.journal.flush();
+  crashPoint('before-create');
+  const answer = await send(item.jobName);
+  crashPoint('after-create');
+  return { kind: 'sent', answer };
+}
