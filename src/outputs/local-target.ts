@@ -1,9 +1,11 @@
-import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
+import { crashPoint } from '../core/crash-points.js';
 import { DocexError } from '../core/errors.js';
+import { KeyedQueue } from '../core/keyed-queue.js';
+import { tempBaseName } from '../core/temp-name.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
 /** Resolves `relPath` inside `root`, refusing anything that would leave it. */
@@ -18,6 +20,8 @@ export function resolveInside(root: string, relPath: string): string {
 /** An output folder on this machine: temp name beside the target, fsync, rename. */
 export class LocalTarget implements OutputTarget {
   readonly description: string;
+  /** Writes of one target one after the other: they share its temp name. */
+  private readonly writing = new KeyedQueue();
 
   constructor(
     private readonly root: string,
@@ -28,15 +32,23 @@ export class LocalTarget implements OutputTarget {
 
   async write(relPath: string, content: OutputContent): Promise<void> {
     const target = resolveInside(this.root, relPath);
-    // Hidden, short and fixed-length (a name built from a long target could pass 255 bytes). A kill
-    // mid-write can leave one behind: never under a final name, safe to delete.
-    const temp = path.join(path.dirname(target), `.docex-${randomBytes(6).toString('hex')}.tmp`);
+    // One temp name per target: a kill mid-write leaves it, and the write done again replaces it.
+    const temp = path.join(path.dirname(target), tempBaseName(target));
+    await this.writing.run(target, () => this.writeVia(relPath, target, temp, content));
+  }
+
+  private async writeVia(
+    relPath: string,
+    target: string,
+    temp: string,
+    content: OutputContent,
+  ): Promise<void> {
     try {
       await fs.mkdir(path.dirname(target), { recursive: true });
       if (typeof content === 'function') {
-        await pipeline(content(), createWriteStream(temp, { flags: 'wx', mode: this.fileMode, flush: true }));
+        await pipeline(content(), createWriteStream(temp, { flags: 'w', mode: this.fileMode, flush: true }));
       } else {
-        const handle = await fs.open(temp, 'wx', this.fileMode);
+        const handle = await fs.open(temp, 'w', this.fileMode);
         try {
           await handle.writeFile(content);
           await handle.sync();
@@ -44,6 +56,7 @@ export class LocalTarget implements OutputTarget {
           await handle.close();
         }
       }
+      crashPoint('mid-output');
       await fs.rename(temp, target);
     } catch (err) {
       await fs.rm(temp, { force: true }).catch(() => {});

@@ -6,6 +6,7 @@
  */
 import path from 'node:path/posix';
 import { DocexError, isDocexError } from '../core/errors.js';
+import { KeyedQueue } from '../core/keyed-queue.js';
 import type { Logger } from '../core/logger.js';
 import type { SftpServer } from '../sources/sftp/types.js';
 import type { OutputContent, OutputTarget } from './types.js';
@@ -43,8 +44,15 @@ export class SftpTarget implements OutputTarget {
     this.made.add(dir);
   }
 
+  /** Writes of one target one after the other: they share its temp name. */
+  private readonly writing = new KeyedQueue();
+
   async write(relPath: string, content: OutputContent): Promise<void> {
     const target = remoteInside(this.options.root, relPath);
+    return this.writing.run(target, () => this.writeOnce(relPath, target, content));
+  }
+
+  private async writeOnce(relPath: string, target: string, content: OutputContent): Promise<void> {
     const { staging, log } = this.options;
     try {
       if (this.renameRefused && staging) return await this.writeToStaging(relPath, content);

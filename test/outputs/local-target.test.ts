@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempBaseName } from '../../src/core/temp-name.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { caughtDocex } from '../api/support/caught.js';
 
@@ -53,5 +54,26 @@ describe('LocalTarget', () => {
     );
     expect(failing.code).toBe('DOCEX_OUTPUT_WRITE');
     expect(readdirSync(root)).toEqual(['file']);
+  });
+
+  it('replaces the temp file a killed write left behind when the same output is written again', async () => {
+    const target = new LocalTarget(root);
+    await target.write('proofs/job_1/proof.pdf', 'first');
+    // What a SIGKILL between the temp write and the rename leaves: a hidden half file.
+    const dir = path.join(root, 'proofs/job_1');
+    const temp = path.join(dir, tempBaseName(path.join(dir, 'again.pdf')));
+    writeFileSync(temp, 'half of a proof');
+    await target.write('proofs/job_1/again.pdf', 'the whole proof');
+    expect(readdirSync(dir).sort()).toEqual(['again.pdf', 'proof.pdf']);
+    expect(readFileSync(path.join(dir, 'again.pdf'), 'utf8')).toBe('the whole proof');
+  });
+
+  it('writes one output twice at once without mixing the two (the writes share a temp name)', async () => {
+    const target = new LocalTarget(root);
+    const big = (c: string) => () => Readable.from(Array.from({ length: 64 }, () => c.repeat(4096)));
+    await Promise.all([target.write('same.csv', big('a')), target.write('same.csv', big('b'))]);
+    const text = readFileSync(path.join(root, 'same.csv'), 'utf8');
+    expect(text).toBe('b'.repeat(64 * 4096));
+    expect(readdirSync(root)).toEqual(['same.csv']);
   });
 });

@@ -2,10 +2,10 @@
  * Remote operations that take more than one SFTP request: rename with its server differences,
  * mkdir -p, and the atomic upload (temp name, fsync where offered, rename into place).
  */
-import { randomBytes } from 'node:crypto';
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
 import { DocexError } from '../../core/errors.js';
+import { tempBaseName } from '../../core/temp-name.js';
 import { SFTP_STATUS, sftpOpError, sftpStatus } from './errors.js';
 import type { SftpSession } from './session.js';
 import type { UploadContent, UploadOptions } from './types.js';
@@ -145,9 +145,9 @@ export async function writeRemoteFile(
   return position;
 }
 
+/** The same for every attempt at one target: a crash's leftover is overwritten by the next write. */
 export function tempNameFor(remotePath: string, tempDir?: string): string {
-  const base = path.basename(remotePath);
-  return path.join(tempDir ?? path.dirname(remotePath), `.${base}.${randomBytes(4).toString('hex')}.tmp`);
+  return path.join(tempDir ?? path.dirname(remotePath), tempBaseName(remotePath));
 }
 
 /** Temp name, write, fsync, rename over the target. A failure removes the temp file. */

@@ -143,11 +143,13 @@ describe('flushing behind the download', () => {
 });
 
 describe('names and descriptions', () => {
-  it('temporary names are hidden, unique, and beside the file or in tempDir', () => {
+  it('temporary names are hidden, one per target, and beside the file or in tempDir', () => {
     expect(partName('/spool/a.pdf')).toMatch(/^\/spool\/a\.pdf\.[0-9a-f]{8}\.part$/);
-    expect(tempNameFor('/out/a.pdf')).toMatch(/^\/out\/\.a\.pdf\.[0-9a-f]{8}\.tmp$/);
-    expect(tempNameFor('/out/a.pdf', '/staging')).toMatch(/^\/staging\/\.a\.pdf\.[0-9a-f]{8}\.tmp$/);
-    expect(tempNameFor('/out/a.pdf')).not.toBe(tempNameFor('/out/a.pdf'));
+    expect(tempNameFor('/out/a.pdf')).toMatch(/^\/out\/\.docex-[0-9a-f]{12}\.tmp$/);
+    expect(tempNameFor('/out/a.pdf', '/staging')).toMatch(/^\/staging\/\.docex-[0-9a-f]{12}\.tmp$/);
+    // The same for every attempt at one target (a crash's leftover is replaced), another for another.
+    expect(tempNameFor('/out/a.pdf')).toBe(tempNameFor('/out/a.pdf'));
+    expect(tempNameFor('/out/a.pdf', '/staging')).not.toBe(tempNameFor('/out/b.pdf', '/staging'));
   });
 
   it('describes a server without secrets, brackets an IPv6 host', () => {
