@@ -1,7 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
 import { DocexError } from '../../src/core/errors.js';
-import { classifyFailure } from '../../src/pipeline/retry-policy.js';
+import {
+  classifyFailure,
+  defaultRetryDelay,
+  INTERNAL_TRY_LIMIT,
+  nextTry,
+  stepFailure,
+  TRANSIENT_TRY_LIMIT,
+} from '../../src/pipeline/retry-policy.js';
+import { RetryLater } from '../../src/pipeline/types.js';
 
 const http = (status: number, code = `DOCEX_API_${status}`) =>
   new ApiError(code, `answered ${status}`, { status, method: 'POST', route: '/jobs/single-file' });
@@ -39,5 +47,49 @@ describe('classifyFailure: one place maps an error to what happens to the file',
     const changed = new DocexError(API_ERROR_CODES.sourceChanged, 'changed', { details: { sizeNow: 3 } });
     expect(classifyFailure(changed, 'upload')).toMatchObject({ kind: 'reject', details: { sizeNow: 3 } });
     expect(classifyFailure(new DocexError(API_ERROR_CODES.sourceRead, 'EIO'), 'upload').kind).toBe('reject');
+  });
+});
+
+describe('nextTry: how long a failing step waits, and when its file is parked', () => {
+  const fail = (err: unknown) => stepFailure(err);
+
+  it('parks after three internal failures in a row (a bug, a journal move refused, an unexpected answer)', () => {
+    for (const err of [
+      new Error('a bug'),
+      new DocexError('DOCEX_JOURNAL_TRANSITION', 'created -> created is not a legal move'),
+      new RetryLater(API_ERROR_CODES.responseInvalid, 'unexpected answer'),
+    ]) {
+      expect(fail(err).kind).toBe('internal');
+      expect(nextTry(fail(err), 2).kind).toBe('wait');
+      expect(nextTry(fail(err), INTERNAL_TRY_LIMIT)).toMatchObject({ kind: 'park' });
+    }
+  });
+
+  it('waits out a service or disk that is unwell for about a day before parking', () => {
+    for (const err of [
+      new RetryLater('DOCEX_NETWORK', 'reset'),
+      new RetryLater('DOCEX_API_503', 'unavailable'),
+      Object.assign(new Error('no space left'), { code: 'ENOSPC' }),
+    ]) {
+      expect(fail(err).kind).toBe('transient');
+      expect(nextTry(fail(err), TRANSIENT_TRY_LIMIT - 1)).toEqual({ kind: 'wait', delayMs: 60_000 });
+      expect(nextTry(fail(err), TRANSIENT_TRY_LIMIT).kind).toBe('park');
+    }
+    expect(fail(Object.assign(new Error('x'), { code: 'ENOSPC' })).code).toBe('DOCEX_LOCAL_IO');
+  });
+
+  it('never parks an expected wait by count (a sidecar, a batch, an upload settling): those have bounds of their own', () => {
+    for (const code of [
+      'DOCEX_SIDECAR_PENDING',
+      'DOCEX_BATCH_PENDING',
+      'DOCEX_UPLOAD_PENDING',
+      'DOCEX_STOPPING',
+    ]) {
+      expect(nextTry(fail(new RetryLater(code, 'waiting')), 100_000).kind).toBe('wait');
+    }
+  });
+
+  it('backs off 1 s doubling to 60 s', () => {
+    expect([1, 2, 3, 6, 7, 20].map(defaultRetryDelay)).toEqual([1_000, 2_000, 4_000, 32_000, 60_000, 60_000]);
   });
 });
