@@ -22,6 +22,8 @@ export interface ChaosAgentConfigInput {
   archiveDir: string;
   errorDir: string;
   sftp?: SftpFolder;
+  /** The folder's mode settings (workflowId, mode, payloadPdf, mapping); default single PDFs. */
+  folder?: Record<string, unknown>;
 }
 
 export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, unknown> {
@@ -60,6 +62,7 @@ export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, u
         // Files are renamed in complete: no settle wait.
         stability: { kind: 'rename-in' },
         concurrency: input.concurrency,
+        ...input.folder,
       },
     ],
   };

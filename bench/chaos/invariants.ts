@@ -4,10 +4,21 @@
  * its file's MD5, nothing was submitted twice, and no output folder holds a partial file.
  * Files are matched by content (MD5), so a file placed twice under a second free name is caught.
  */
+import { parseJobName } from '../../src/journal/job-name.js';
 
 export interface InputFile {
   name: string;
   md5: string;
+  /** A companion of an item's file (a sidecar, an indexed PDF): archived beside it, no record of its own. */
+  companion?: boolean;
+}
+
+/** A document the service must end with exactly once (see modes.ts): one job, found by its name. */
+export interface ExpectedDocumentSet {
+  itemName: string;
+  itemSha256: string;
+  itemMd5: string;
+  documents: readonly { rowIndex: number | undefined; uploadMd5?: string | undefined }[];
 }
 
 export interface ObservedJob {
@@ -41,11 +52,19 @@ export interface InvariantOptions {
    * no side files are expected there and the jobs are checked elsewhere.
    */
   placementOnly?: boolean;
+  /**
+   * Count per document, not per file: each document of each set has exactly one job (with its
+   * upload, for upload modes), matched by the deterministic job name. Without it, uploads are
+   * matched to input files by MD5.
+   */
+  sets?: readonly ExpectedDocumentSet[];
 }
 
 export interface InvariantReport {
   ok: boolean;
   files: number;
+  /** Documents counted (rows, PDFs of a batch; a plain file is one). */
+  documents?: number;
   archived: number;
   refused: number;
   /** Input names placed nowhere, or archived without an uploaded job. */
@@ -91,6 +110,7 @@ export function checkInvariants(
   const mismatches: string[] = [];
   const partial: string[] = [];
   const known = new Set(inputs.map((f) => f.md5));
+  const companionMd5s = new Set(inputs.filter((f) => f.companion).map((f) => f.md5));
 
   const data = (entries: readonly FolderEntry[]) =>
     entries.filter((e) => !isSideFile(e.path) && !isPartialName(e.path));
@@ -114,15 +134,15 @@ export function checkInvariants(
   }
   const paths = new Set(seen.archive.map((e) => e.path));
   const errorPaths = new Set(seen.error.map((e) => e.path));
-  for (const e of options.placementOnly ? [] : archived) {
+  for (const e of options.placementOnly ? [] : archived.filter((a) => !companionMd5s.has(a.md5 ?? ''))) {
     if (!paths.has(`${e.path}.result.json`)) violations.push(`archived ${e.path} has no .result.json`);
   }
-  for (const e of refused) {
+  for (const e of refused.filter((r) => !companionMd5s.has(r.md5 ?? ''))) {
     for (const suffix of ['.error.json', '.error.txt']) {
       if (!errorPaths.has(`${e.path}${suffix}`)) violations.push(`refused ${e.path} has no ${suffix}`);
     }
   }
-  const checkJobs = !options.placementOnly;
+  const checkJobs = !options.placementOnly && options.sets === undefined;
 
   for (const file of inputs) {
     const inArchive = archivedBy.get(file.md5) ?? 0;
@@ -152,8 +172,21 @@ export function checkInvariants(
     if (inError > 0 && options.expectArchived) violations.push(`${file.name} was refused`);
   }
 
+  let documents: number | undefined;
+  if (options.sets && !options.placementOnly) {
+    const refusedItems = new Set(refused.map((e) => e.md5 ?? ''));
+    const byDocument = checkDocuments(options.sets, seen.jobs, refusedItems);
+    documents = byDocument.documents;
+    for (const name of byDocument.lost) lost.add(name);
+    for (const name of byDocument.duplicates) duplicates.add(name);
+    violations.push(...byDocument.violations);
+  }
+
+  const uploadMd5s = new Set(
+    (options.sets ?? []).flatMap((set) => set.documents.map((d) => d.uploadMd5 ?? '')),
+  );
   for (const job of uploads) {
-    if (known.has(job.uploadedMd5!)) continue;
+    if (known.has(job.uploadedMd5!) || uploadMd5s.has(job.uploadedMd5!)) continue;
     mismatches.push(`job ${job.id}`);
     violations.push(`job ${job.id} (${job.name}) holds an upload matching no input file's MD5`);
   }
@@ -166,6 +199,7 @@ export function checkInvariants(
   return {
     ok: violations.length === 0,
     files: inputs.length,
+    ...(documents === undefined ? {} : { documents }),
     archived: archived.length,
     refused: refused.length,
     lost: [...lost],
@@ -174,6 +208,48 @@ export function checkInvariants(
     partial,
     violations,
   };
+}
+
+/**
+ * Per document: jobs are matched by the tag of their deterministic name (the item file's SHA-256
+ * and the payload row). Upload modes count the jobs that hold the document's bytes (an orphan job
+ * without upload, left by a lost create answer, is allowed); payload-word jobs count as sent.
+ */
+export function checkDocuments(
+  sets: readonly ExpectedDocumentSet[],
+  jobs: readonly ObservedJob[],
+  refusedItemMd5s: ReadonlySet<string>,
+): { documents: number; lost: string[]; duplicates: string[]; violations: string[] } {
+  const byKey = new Map<string, ObservedJob[]>();
+  for (const job of jobs) {
+    const parsed = parseJobName(job.name);
+    if (!parsed) continue;
+    const key = `${parsed.sha12}:${parsed.rowIndex ?? '-'}`;
+    byKey.set(key, [...(byKey.get(key) ?? []), job]);
+  }
+  const lost: string[] = [];
+  const duplicates: string[] = [];
+  const violations: string[] = [];
+  let documents = 0;
+  for (const set of sets) {
+    const refused = refusedItemMd5s.has(set.itemMd5);
+    for (const doc of set.documents) {
+      documents++;
+      const label = doc.rowIndex === undefined ? set.itemName : `${set.itemName} row ${doc.rowIndex}`;
+      const named = byKey.get(`${set.itemSha256.slice(0, 12)}:${doc.rowIndex ?? '-'}`) ?? [];
+      const sent = doc.uploadMd5 === undefined ? named : named.filter((j) => j.uploadedMd5 === doc.uploadMd5);
+      if (sent.length > 1) {
+        duplicates.push(label);
+        violations.push(`${label} was sent ${sent.length} times (jobs ${sent.map((j) => j.id).join(', ')})`);
+      } else if (sent.length === 0 && !refused) {
+        lost.push(label);
+        violations.push(`${label} has no job that holds it`);
+      } else if (sent.length > 0 && refused) {
+        violations.push(`${label} was sent, but its file was refused`);
+      }
+    }
+  }
+  return { documents, lost, duplicates, violations };
 }
 
 /** One report of two checks (the local and the remote side of an SFTP folder). */

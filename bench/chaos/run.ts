@@ -2,9 +2,13 @@
  * `npm run chaos [-- options]`: the fault scenarios in a row, a table on stdout, and (a full run,
  * or --write) docs/chaos.md and docs/chaos.json. Exits 1 when any invariant failed.
  *   --quick            small sizes (about a minute or two for all), prints only unless --write
- *   --only a,b         a subset: kill, service-faults, token-down, slow-link, disk-full, clock-jump;
+ *   --only a,b         a subset: kill, lost-answers, service-faults, token-down, slow-link, disk-full, clock-jump;
  *                      mixed (all faults at a low dose, the test suite's small run) only when named
- *   --files N          every scenario's file count
+ *   --modes a,b|all    intake modes (bench/chaos/modes.ts): pdf, zip-pdfs, data-csv, data-xml, ubl,
+ *                      word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
+ *                      pdf only. Each scenario runs once per mode (a cell of the matrix); with more
+ *                      than one mode, modes other than pdf drop --set-files sets (default 100, quick 20)
+ *   --files N          every scenario's file count (document sets in a mode other than pdf)
  *   --kills K          kills of the kill scenario (default 20; quick 5)
  *   --outage-s S       how long the token endpoint is down (default 60; quick 8)
  *   --seed N           the random moments (kills, stalls), to replay a failing run
@@ -16,7 +20,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machine } from '../support/stats.js';
-import { type ChaosReport, consoleTable, markdown, passed } from './report.js';
+import { CHAOS_MODES, type ChaosMode, modeNamed } from './modes.js';
+import { type ChaosReport, cellKey, consoleTable, markdown, modeOf, passed } from './report.js';
 import type { ChaosSizes, Scenario } from './scenario.js';
 import { EXTRA_SCENARIOS, SCENARIOS } from './scenarios/index.js';
 
@@ -26,6 +31,8 @@ const { values } = parseArgs({
     write: { type: 'boolean', default: false },
     merge: { type: 'boolean', default: false },
     only: { type: 'string' },
+    modes: { type: 'string' },
+    'set-files': { type: 'string' },
     files: { type: 'string' },
     kills: { type: 'string' },
     'outage-s': { type: 'string' },
@@ -52,14 +59,26 @@ if (unknown.length > 0) {
 }
 const chosen: Scenario[] = only ? all.filter((s) => only.includes(s.name)) : [...SCENARIOS];
 
+const modes: ChaosMode[] =
+  values.modes === 'all'
+    ? [...CHAOS_MODES]
+    : (values.modes ?? 'pdf').split(',').map((m) => modeNamed(m.trim()));
+const setFiles = num(values['set-files']) ?? (sizes.quick ? 20 : 100);
+
 const report: ChaosReport = { machine: machine(), quick: sizes.quick, seed: sizes.seed, results: [] };
 for (const scenario of chosen) {
-  process.stderr.write(`chaos: ${scenario.name} (${scenario.fault}) ...\n`);
-  const result = await scenario.run(sizes);
-  report.results.push(result);
-  process.stderr.write(
-    `chaos: ${scenario.name} ${passed(result) ? 'held' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(0)} s\n`,
-  );
+  for (const mode of modes) {
+    // Single PDFs keep each scenario's own size; a set of another mode is several files and jobs.
+    const cellSizes: ChaosSizes =
+      mode.name === 'pdf' ? sizes : { ...sizes, mode, files: sizes.files ?? setFiles };
+    const cell = `${scenario.name}/${mode.name}`;
+    process.stderr.write(`chaos: ${cell} (${scenario.fault}) ...\n`);
+    const result = await scenario.run(cellSizes);
+    report.results.push(result);
+    process.stderr.write(
+      `chaos: ${cell} ${passed(result) ? 'held' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(0)} s\n`,
+    );
+  }
 }
 process.stdout.write(`${consoleTable(report)}\n`);
 
@@ -70,11 +89,14 @@ if (values.write || (!sizes.quick && !only)) {
   let written = report;
   if (values.merge && existsSync(jsonFile)) {
     const saved = JSON.parse(readFileSync(jsonFile, 'utf8')) as ChaosReport;
-    const fresh = new Map(report.results.map((r) => [r.scenario, r]));
-    const kept = saved.results.filter((r) => !fresh.has(r.scenario));
+    const fresh = new Map(report.results.map((r) => [cellKey(r), r]));
+    const kept = saved.results.filter((r) => !fresh.has(cellKey(r)));
     const order = all.map((s) => s.name);
+    const modeOrder = CHAOS_MODES.map((m) => m.name);
     const results = [...kept, ...report.results].sort(
-      (a, b) => order.indexOf(a.scenario) - order.indexOf(b.scenario),
+      (a, b) =>
+        order.indexOf(a.scenario) - order.indexOf(b.scenario) ||
+        modeOrder.indexOf(modeOf(a)) - modeOrder.indexOf(modeOf(b)),
     );
     const merged = {
       machine: report.machine,

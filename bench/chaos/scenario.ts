@@ -1,5 +1,6 @@
 /** What a chaos scenario is and answers, and the frame every scenario runs in. */
 import type { InvariantReport } from './invariants.js';
+import type { ChaosMode } from './modes.js';
 import { createWorld, type World, type WorldOptions } from './world.js';
 
 export interface ChaosSizes {
@@ -12,10 +13,16 @@ export interface ChaosSizes {
   outageMs?: number;
   /** Seed of the random moments (kills, stalls). */
   seed: number;
+  /** What is dropped (modes.ts); default single PDFs. */
+  mode?: ChaosMode;
+  /** A compiled agent CLI (buildAgent), where a scenario starts many agents; default tsx. */
+  agentEntry?: string;
 }
 
 export interface ScenarioResult {
   scenario: string;
+  /** The intake mode (modes.ts); absent in reports written before modes existed: single PDFs. */
+  mode?: string;
   fault: string;
   /** How many faults were injected, and of what kind. */
   injected: number;
@@ -78,7 +85,12 @@ export async function runInWorld(
   body: (world: World) => Promise<Injected>,
 ): Promise<ScenarioResult> {
   const started = Date.now();
-  const base = { scenario: scenario.name, fault: scenario.fault, files: worldOptions.files };
+  const base = {
+    scenario: scenario.name,
+    mode: worldOptions.mode?.name ?? 'pdf',
+    fault: scenario.fault,
+    files: worldOptions.files,
+  };
   let world: World | undefined;
   try {
     world = await createWorld(worldOptions);

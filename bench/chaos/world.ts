@@ -3,8 +3,9 @@
  * a drop folder with its archive and error folders, N distinct PDFs staged beside it, and the agent
  * process(es) run on it. A scenario drops, injects, lets the agent finish, then `check()`s.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -25,6 +26,7 @@ import {
   type InvariantReport,
   mergeReports,
 } from './invariants.js';
+import type { ChaosMode, DocumentSet } from './modes.js';
 import { type ControlClient, controlClient, countDataFiles, listFolder, md5 } from './observe.js';
 import {
   type AgentProcess,
@@ -52,6 +54,10 @@ export interface WorldOptions {
   sftp?: SftpFolder;
   /** The agent's HTTP time-outs (`service.timeouts`), e.g. `{ headersMs: '5s' }`. */
   timeouts?: Record<string, string>;
+  /** What is dropped (modes.ts); default single PDFs. `files` then counts document sets. */
+  mode?: ChaosMode;
+  /** A compiled agent CLI (buildAgent); default the sources under tsx. */
+  agentEntry?: string;
 }
 
 export interface World {
@@ -63,16 +69,21 @@ export interface World {
   control: ControlClient;
   proxies: { api?: TcpFaultProxy; auth?: TcpFaultProxy; files?: TcpFaultProxy };
   inputs: InputFile[];
-  /** Renames staged files into the drop folder (all still staged when `count` is absent). */
+  /** The document sets dropped (a single PDF is a set of one). */
+  sets: DocumentSet[];
+  /** Renames staged sets into the drop folder (all still staged when `count` is absent). */
   drop(count?: number): number;
   staged(): number;
-  startAgent(): AgentProcess;
+  startAgent(env?: Record<string, string>): AgentProcess;
   agents: AgentProcess[];
   /** Names of the files claimed and not yet placed (in `.processing/`). */
   inFlight(): string[];
   placed(): number;
-  /** Waits until every input is archived or refused; throws with the agent's last lines on time-out. */
-  waitPlaced(timeoutMs: number): Promise<void>;
+  /**
+   * Waits until every input (or the files of the first `sets` sets) is archived or refused; throws
+   * with the agent's last lines on time-out.
+   */
+  waitPlaced(timeoutMs: number, sets?: number): Promise<void>;
   /** Files named in a warning (a retry, a broken transfer) by any agent process of this world. */
   affected(): Set<string>;
   /** Stops the running agent with SIGTERM; answers its exit code. */
@@ -88,6 +99,17 @@ async function makePdf(text: string, padBytes: number): Promise<Buffer> {
   if (padBytes > 0)
     await doc.attach(randomBytes(padBytes), 'pad.bin', { mimeType: 'application/octet-stream' });
   return Buffer.from(await doc.save());
+}
+
+async function pdfSet(i: number, content: Buffer): Promise<DocumentSet> {
+  const name = `doc-${String(i).padStart(5, '0')}.pdf`;
+  return {
+    itemName: name,
+    itemSha256: createHash('sha256').update(content).digest('hex'),
+    itemMd5: md5(content),
+    files: [{ name, content }],
+    documents: [{ rowIndex: undefined, uploadMd5: md5(content) }],
+  };
 }
 
 export async function createWorld(options: WorldOptions): Promise<World> {
@@ -139,20 +161,37 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     archiveDir,
     errorDir,
     ...(sftp ? { sftp } : {}),
+    ...(options.mode ? { folder: options.mode.folder } : {}),
   });
   writeFileSync(configFile, stringify(config));
 
   const inputs: InputFile[] = [];
+  const sets: DocumentSet[] = [];
   for (let i = 0; i < options.files; i++) {
-    const name = `doc-${String(i).padStart(5, '0')}.pdf`;
-    const content = await makePdf(
-      `${options.name} document ${i} ${randomBytes(8).toString('hex')}`,
-      options.padBytes ?? 0,
-    );
-    writeFileSync(path.join(staging, name), content);
-    inputs.push({ name, md5: md5(content) });
+    const tag = randomBytes(8).toString('hex');
+    const set = options.mode
+      ? await options.mode.make(i, tag)
+      : await pdfSet(i, await makePdf(`${options.name} document ${i} ${tag}`, options.padBytes ?? 0));
+    mkdirSync(path.join(staging, String(i)));
+    for (const file of set.files) {
+      writeFileSync(path.join(staging, String(i), file.name), file.content);
+      inputs.push({ name: file.name, md5: md5(file.content), companion: file.name !== set.itemName });
+    }
+    sets.push(set);
   }
   let next = 0;
+  let wanted = 0;
+  const oneAtATime = options.mode?.oneSetAtATime === true;
+  // Companions first, the item's file last: what an ERP that knows the pairing does.
+  const pump = () => {
+    for (; next < wanted; next++) {
+      const set = sets[next]!;
+      if (oneAtATime && existsSync(path.join(inbox, set.itemName))) return;
+      for (const file of set.files) {
+        renameSync(path.join(staging, String(next), file.name), path.join(inbox, file.name));
+      }
+    }
+  };
   const agents: AgentProcess[] = [];
   const placedHere = () => countDataFiles(archiveDir) + countDataFiles(errorDir);
   // SFTP: placed once the local copy and the remote file are both where they belong.
@@ -174,19 +213,18 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     control,
     proxies,
     inputs,
+    sets,
     agents,
     drop(count) {
-      const end = Math.min(inputs.length, count === undefined ? inputs.length : next + count);
-      const n = end - next;
-      for (; next < end; next++) {
-        const name = inputs[next]!.name;
-        renameSync(path.join(staging, name), path.join(inbox, name));
-      }
+      const end = Math.min(sets.length, count === undefined ? sets.length : wanted + count);
+      const n = end - wanted;
+      wanted = end;
+      pump();
       return n;
     },
-    staged: () => inputs.length - next,
-    startAgent() {
-      const agent = startAgentProcess(configFile);
+    staged: () => sets.length - next,
+    startAgent(env) {
+      const agent = startAgentProcess(configFile, env, options.agentEntry);
       agents.push(agent);
       return agent;
     },
@@ -198,16 +236,21 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       }
     },
     placed,
-    async waitPlaced(timeoutMs) {
+    async waitPlaced(timeoutMs, setCount) {
       const deadline = Date.now() + timeoutMs;
-      while (placed() < inputs.length) {
+      const want =
+        setCount === undefined
+          ? inputs.length
+          : sets.slice(0, setCount).reduce((n, set) => n + set.files.length, 0);
+      while (placed() < want) {
+        pump();
         const agent = current();
         if (agent && agent.child.exitCode !== null) {
           throw new Error(`agent exited (${agent.child.exitCode}):\n${agent.tail.join('\n')}`);
         }
         if (Date.now() > deadline) {
           throw new Error(
-            `${placed()} of ${inputs.length} files placed after ${timeoutMs} ms; last agent lines:\n${agent?.tail.slice(-15).join('\n') ?? '(no agent)'}`,
+            `${placed()} of ${want} files placed after ${timeoutMs} ms; last agent lines:\n${agent?.tail.slice(-15).join('\n') ?? '(no agent)'}`,
           );
         }
         await new Promise((r) => setTimeout(r, 200));
@@ -237,7 +280,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
           error: listFolder(errorDir),
           leftInInbox,
         },
-        checkOptions,
+        { ...checkOptions, sets },
       );
       if (!sftp) return report;
       // The remote side too: each file in the remote archive or error folder exactly once.

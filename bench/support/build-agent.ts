@@ -10,11 +10,14 @@ import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 export const AGENT_BUILD_DIR = path.join(root, 'node_modules', '.cache', 'docex-bench');
-const DIST = path.join(AGENT_BUILD_DIR, 'dist');
 
-/** Compiles src/ (type errors do not stop the emit) and answers the CLI entry. */
-export function buildAgent(): string {
-  rmSync(AGENT_BUILD_DIR, { recursive: true, force: true });
+/**
+ * Compiles src/ (type errors do not stop the emit) and answers the CLI entry. `buildDir`: another
+ * folder under node_modules/.cache (two test files building at once must not share one).
+ */
+export function buildAgent(buildDir = AGENT_BUILD_DIR): string {
+  const DIST = path.join(buildDir, 'dist');
+  rmSync(buildDir, { recursive: true, force: true });
   try {
     execFileSync(
       path.join(root, 'node_modules', '.bin', 'tsc'),
@@ -28,10 +31,10 @@ export function buildAgent(): string {
     recursive: true,
   });
   // The CLI reads its version from ../package.json, and "type": "module" makes the .js files ESM.
-  cpSync(path.join(root, 'package.json'), path.join(AGENT_BUILD_DIR, 'package.json'));
+  cpSync(path.join(root, 'package.json'), path.join(buildDir, 'package.json'));
   return path.join(DIST, 'cli', 'main.js');
 }
 
-export function removeAgentBuild(): void {
-  rmSync(AGENT_BUILD_DIR, { recursive: true, force: true });
+export function removeAgentBuild(buildDir = AGENT_BUILD_DIR): void {
+  rmSync(buildDir, { recursive: true, force: true });
 }

@@ -53,7 +53,7 @@ describe('the chaos report', () => {
     expect([held, broken, skipped, crashed].map(passed)).toEqual([true, false, true, false]);
   });
 
-  it('has the columns the issue asks for, with lost and duplicate counts per scenario', () => {
+  it('has a row per scenario and mode, with lost and duplicate documents', () => {
     const report: ChaosReport = {
       machine: machine(),
       quick: true,
@@ -61,20 +61,23 @@ describe('the chaos report', () => {
       results: [held, broken, skipped, crashed],
     };
     const table = rows(report);
-    expect(table[0]!.slice(1, 6)).toEqual([
+    expect(table[0]!.slice(1, 7)).toEqual([
+      'mode',
       'fault',
       'injected',
       'files affected',
-      'files lost',
+      'lost',
       'duplicates',
     ]);
-    expect(table[1]!.slice(2, 6)).toEqual(['3', '5', '0', '0']);
-    expect(table[2]!.slice(4, 6)).toEqual(['1', '2']);
+    // A result written before modes existed dropped single PDFs.
+    expect(table[1]![1]).toBe('pdf');
+    expect(table[1]!.slice(3, 7)).toEqual(['3', '5', '0', '0']);
+    expect(table[2]!.slice(5, 7)).toEqual(['1', '2']);
     expect(table[2]!.at(-1)).toBe('FAILED: 1 violations');
     expect(table[3]!.at(-1)).toBe('not run: cannot mount a tmpfs');
     expect(table[4]!.at(-1)).toBe('FAILED: agent start did not happen');
     const md = markdown(report);
-    expect(md).toContain('| kill | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 12 s | ok |');
+    expect(md).toContain('| kill | pdf | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 10 | 12 s | ok |');
     expect(md).toContain('violation: a.pdf is in neither archive nor error');
   });
 });

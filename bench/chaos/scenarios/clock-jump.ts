@@ -30,7 +30,7 @@ export const clockJumpScenario: Scenario = {
     const jumps = sizes.quick ? 2 : 4;
     // Many uploads in flight at once, so each jump catches many files mid-window.
     const concurrency = 12;
-    return runInWorld(this, { name: 'clock', files, concurrency }, async (world) => {
+    return runInWorld(this, { name: 'clock', files, mode: sizes.mode, concurrency }, async (world) => {
       const { control } = world;
       await control.call('POST', '/faults', { route: '/upload/:jobId', latencyMs: 1_500 });
       const agent = world.startAgent();

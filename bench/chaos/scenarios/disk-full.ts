@@ -70,22 +70,26 @@ export const diskFullScenario: Scenario = {
       };
     }
     try {
-      return await runInWorld(this, { name: 'disk', files, foldersRoot: mount.dir }, async (world) => {
-        world.drop();
-        const ballast = path.join(mount.dir, 'ballast');
-        const filled = fillUp(ballast);
-        const agent = world.startAgent();
-        await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
-        await sleep(fullMs);
-        const refusedWrites = world.agents.reduce((n, a) => n + (a.seen.get('file must wait') ?? 0), 0);
-        const placedWhileFull = world.placed();
-        rmSync(ballast);
-        await finish(world, 120_000 + files * 300);
-        return {
-          injected: refusedWrites,
-          injectedDetail: `${refusedWrites} writes refused with the disk full for ${fullMs / 1000} s (ballast ${Math.round(filled / 1024)} KiB; ${placedWhileFull} files placed meanwhile)`,
-        };
-      });
+      return await runInWorld(
+        this,
+        { name: 'disk', files, mode: sizes.mode, foldersRoot: mount.dir },
+        async (world) => {
+          world.drop();
+          const ballast = path.join(mount.dir, 'ballast');
+          const filled = fillUp(ballast);
+          const agent = world.startAgent();
+          await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
+          await sleep(fullMs);
+          const refusedWrites = world.agents.reduce((n, a) => n + (a.seen.get('file must wait') ?? 0), 0);
+          const placedWhileFull = world.placed();
+          rmSync(ballast);
+          await finish(world, 120_000 + files * 300);
+          return {
+            injected: refusedWrites,
+            injectedDetail: `${refusedWrites} writes refused with the disk full for ${fullMs / 1000} s (ballast ${Math.round(filled / 1024)} KiB; ${placedWhileFull} files placed meanwhile)`,
+          };
+        },
+      );
     } finally {
       mount.unmount();
     }

@@ -3,6 +3,7 @@ import type { Scenario } from '../scenario.js';
 import { clockJumpScenario } from './clock-jump.js';
 import { diskFullScenario } from './disk-full.js';
 import { killScenario } from './kill.js';
+import { lostAnswersScenario } from './lost-answers.js';
 import { mixedScenario } from './mixed.js';
 import { serviceFaultsScenario } from './service-faults.js';
 import { sftpDropsScenario } from './sftp-drops.js';
@@ -11,6 +12,7 @@ import { tokenDownScenario } from './token-down.js';
 
 export const SCENARIOS: readonly Scenario[] = [
   killScenario,
+  lostAnswersScenario,
   serviceFaultsScenario,
   tokenDownScenario,
   slowLinkScenario,

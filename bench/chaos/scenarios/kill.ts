@@ -12,7 +12,7 @@ export const killScenario: Scenario = {
     const files = sizes.files ?? (sizes.quick ? 150 : 1_000);
     const kills = sizes.kills ?? (sizes.quick ? 5 : 20);
     const random = rng(sizes.seed);
-    return runInWorld(this, { name: 'kill', files }, async (world) => {
+    return runInWorld(this, { name: 'kill', files, mode: sizes.mode }, async (world) => {
       const batch = Math.ceil(files / (kills + 1));
       world.drop(batch);
       const inFlight = new Set<string>();

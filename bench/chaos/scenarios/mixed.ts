@@ -11,40 +11,44 @@ export const mixedScenario: Scenario = {
   run(sizes) {
     const files = sizes.files ?? 24;
     const random = rng(sizes.seed + 7);
-    return runInWorld(this, { name: 'mixed', files, proxies: { files: true } }, async (world) => {
-      const { control } = world;
-      await control.call('POST', '/faults', { route: '*', errorRate: 0.1, status: 503 });
-      await control.call('POST', '/faults', { route: '*', burst429: { count: 5, retryAfterSeconds: 1 } });
-      world.proxies.files!.set({ resetAfterBytes: 600, resetShare: 0.2 });
-      world.drop(Math.ceil(files / 2));
-      const first = world.startAgent();
-      await within(Promise.race([first.started, first.exited]), 60_000, 'agent start');
-      await within(
-        (async () => {
-          while (world.placed() < Math.ceil(files / 6)) await sleep(50);
-        })(),
-        60_000,
-        'the first files archived',
-      );
-      world.drop();
-      await sleep(Math.floor(random() * 300));
-      const inFlight = world.inFlight().length;
-      first.child.kill('SIGKILL');
-      await first.exited;
-      const last = world.startAgent();
-      await within(Promise.race([last.started, last.exited]), 60_000, 'agent start');
-      await finish(world, 60_000);
-      const injected = await world.sandbox.injected();
-      const resets = world.proxies.files!.counters.resets;
-      const total = Object.values(injected).reduce((a, b) => a + b, 0) + resets + 1;
-      const detail = Object.entries(injected)
-        .sort()
-        .map(([k, v]) => `${v}× ${k}`)
-        .join(', ');
-      return {
-        injected: total,
-        injectedDetail: `1 SIGKILL (${inFlight} files in flight), ${resets} link resets, ${detail}`,
-      };
-    });
+    return runInWorld(
+      this,
+      { name: 'mixed', files, mode: sizes.mode, proxies: { files: true } },
+      async (world) => {
+        const { control } = world;
+        await control.call('POST', '/faults', { route: '*', errorRate: 0.1, status: 503 });
+        await control.call('POST', '/faults', { route: '*', burst429: { count: 5, retryAfterSeconds: 1 } });
+        world.proxies.files!.set({ resetAfterBytes: 600, resetShare: 0.2 });
+        world.drop(Math.ceil(files / 2));
+        const first = world.startAgent();
+        await within(Promise.race([first.started, first.exited]), 60_000, 'agent start');
+        await within(
+          (async () => {
+            while (world.placed() < Math.ceil(files / 6)) await sleep(50);
+          })(),
+          60_000,
+          'the first files archived',
+        );
+        world.drop();
+        await sleep(Math.floor(random() * 300));
+        const inFlight = world.inFlight().length;
+        first.child.kill('SIGKILL');
+        await first.exited;
+        const last = world.startAgent();
+        await within(Promise.race([last.started, last.exited]), 60_000, 'agent start');
+        await finish(world, 60_000);
+        const injected = await world.sandbox.injected();
+        const resets = world.proxies.files!.counters.resets;
+        const total = Object.values(injected).reduce((a, b) => a + b, 0) + resets + 1;
+        const detail = Object.entries(injected)
+          .sort()
+          .map(([k, v]) => `${v}× ${k}`)
+          .join(', ');
+        return {
+          injected: total,
+          injectedDetail: `1 SIGKILL (${inFlight} files in flight), ${resets} link resets, ${detail}`,
+        };
+      },
+    );
   },
 };

@@ -9,7 +9,7 @@ export const serviceFaultsScenario: Scenario = {
   fault: '20% 5xx, resets mid-upload, 429 bursts',
   run(sizes) {
     const files = sizes.files ?? (sizes.quick ? 150 : 1_000);
-    return runInWorld(this, { name: 'service', files }, async (world) => {
+    return runInWorld(this, { name: 'service', files, mode: sizes.mode }, async (world) => {
       const { control } = world;
       // Three rules of about 7% each: together about 20% of requests fail.
       for (const status of [500, 502, 503])

@@ -40,6 +40,7 @@ export const sftpDropsScenario: Scenario = {
         this,
         {
           name: 'sftp',
+          mode: sizes.mode,
           files,
           padBytes: 192 * 1024,
           sftp: {

@@ -16,6 +16,7 @@ export const slowLinkScenario: Scenario = {
       this,
       {
         name: 'link',
+        mode: sizes.mode,
         files,
         padBytes: 48 * 1024,
         proxies: { api: true, files: true },

@@ -12,38 +12,42 @@ export const tokenDownScenario: Scenario = {
   run(sizes) {
     const files = sizes.files ?? (sizes.quick ? 120 : 600);
     const outageMs = sizes.outageMs ?? (sizes.quick ? 8_000 : 60_000);
-    return runInWorld(this, { name: 'token', files, proxies: { auth: true } }, async (world) => {
-      const auth = world.proxies.auth!;
-      const agent = world.startAgent();
-      await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
-      world.drop(Math.ceil(files / 3));
-      await within(
-        (async () => {
-          while (world.placed() < Math.ceil(files / 6)) await sleep(100);
-        })(),
-        60_000,
-        'a first sixth of the files archived',
-      );
-      // Down: new connections reset, and the agent's kept-alive one with them.
-      auth.set({ refuse: true });
-      auth.resetAll();
-      // Every token the agent holds is now expired in the service's eyes.
-      await world.control.call('POST', '/clock/advance', { ms: (TOKEN_LIFETIME_SECONDS + 60) * 1000 });
-      const until = Date.now() + outageMs;
-      const steps = 4;
-      for (let i = 0; i < steps && world.staged() > 0; i++) {
-        world.drop(Math.ceil((files * 2) / 3 / steps));
-        await sleep(Math.max(0, Math.min(outageMs / steps, until - Date.now())));
-      }
-      await sleep(Math.max(0, until - Date.now()));
-      const during = world.placed();
-      auth.set({});
-      world.drop();
-      await finish(world, 120_000 + files * 200);
-      return {
-        injected: auth.counters.refused,
-        injectedDetail: `${auth.counters.refused} token connections reset over ${Math.round(outageMs / 1000)} s (${during} files placed by its end)`,
-      };
-    });
+    return runInWorld(
+      this,
+      { name: 'token', files, mode: sizes.mode, proxies: { auth: true } },
+      async (world) => {
+        const auth = world.proxies.auth!;
+        const agent = world.startAgent();
+        await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
+        world.drop(Math.ceil(files / 3));
+        await within(
+          (async () => {
+            while (world.placed() < Math.ceil(files / 6)) await sleep(100);
+          })(),
+          60_000,
+          'a first sixth of the files archived',
+        );
+        // Down: new connections reset, and the agent's kept-alive one with them.
+        auth.set({ refuse: true });
+        auth.resetAll();
+        // Every token the agent holds is now expired in the service's eyes.
+        await world.control.call('POST', '/clock/advance', { ms: (TOKEN_LIFETIME_SECONDS + 60) * 1000 });
+        const until = Date.now() + outageMs;
+        const steps = 4;
+        for (let i = 0; i < steps && world.staged() > 0; i++) {
+          world.drop(Math.ceil((files * 2) / 3 / steps));
+          await sleep(Math.max(0, Math.min(outageMs / steps, until - Date.now())));
+        }
+        await sleep(Math.max(0, until - Date.now()));
+        const during = world.placed();
+        auth.set({});
+        world.drop();
+        await finish(world, 120_000 + files * 200);
+        return {
+          injected: auth.counters.refused,
+          injectedDetail: `${auth.counters.refused} token connections reset over ${Math.round(outageMs / 1000)} s (${during} files placed by its end)`,
+        };
+      },
+    );
   },
 };

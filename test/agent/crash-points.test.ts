@@ -1,0 +1,97 @@
+/**
+ * A crash at every point where it changes what recovery must do, in every intake mode: a real
+ * agent process is armed with DOCEX_TEST_CRASH_AT, ends itself with SIGKILL there, and the next
+ * start must finish the drop with exactly one job per document (per payload row, per PDF of a
+ * batch) and every file placed once. Sets are dropped one at a time, one crash point each.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHAOS_MODES, type ChaosMode } from '../../bench/chaos/modes.js';
+import { within } from '../../bench/chaos/scenario.js';
+import { createWorld, type World } from '../../bench/chaos/world.js';
+import { AGENT_BUILD_DIR, buildAgent, removeAgentBuild } from '../../bench/support/build-agent.js';
+import type { CrashPoint } from '../../src/core/crash-points.js';
+
+const SINGLE: readonly CrashPoint[] = [
+  'after-claim',
+  'before-create',
+  'after-create',
+  'after-created',
+  'after-upload',
+  'mid-archive',
+];
+const ROWS_WITH_UPLOAD: readonly CrashPoint[] = [
+  'after-claim',
+  'after-rows',
+  'before-create',
+  'after-create',
+  'after-created',
+  'after-upload',
+  'mid-archive',
+];
+const ROWS_WITHOUT_UPLOAD = ROWS_WITH_UPLOAD.filter((p) => p !== 'after-upload');
+
+function pointsOf(mode: ChaosMode): readonly CrashPoint[] {
+  if (mode.folder['mode'] === 'payload-word') return ROWS_WITHOUT_UPLOAD;
+  if (mode.folder['mode'] === 'payload-pdf') return ROWS_WITH_UPLOAD;
+  return SINGLE;
+}
+
+const PER_DOCUMENT: readonly CrashPoint[] = [
+  'before-create',
+  'after-create',
+  'after-created',
+  'after-upload',
+];
+
+/** A set of several documents crashes at its second one, half way through the file. */
+const occurrence = (documents: number, point: CrashPoint) =>
+  documents > 1 && PER_DOCUMENT.includes(point) ? 2 : 1;
+
+let agentEntry: string;
+const buildDir = path.join(AGENT_BUILD_DIR, '..', `docex-crash-points-${process.pid}`);
+beforeAll(() => {
+  // Some hundred agent starts: compiled JavaScript starts in a fraction of tsx's time.
+  agentEntry = buildAgent(buildDir);
+}, 120_000);
+afterAll(() => removeAgentBuild(buildDir));
+
+describe.each(CHAOS_MODES.map((mode) => [mode.name, mode] as const))(
+  'crash points, mode %s',
+  (_name, mode) => {
+    const points = pointsOf(mode);
+    let world: World;
+    beforeAll(async () => {
+      world = await createWorld({
+        name: `crash-${mode.name}`,
+        files: points.length,
+        mode,
+        concurrency: 2,
+        agentEntry,
+      });
+    }, 60_000);
+    afterAll(async () => {
+      await world?.close();
+    });
+
+    it(`ends with one job per document after a SIGKILL at each of: ${points.join(', ')}`, async () => {
+      for (const [k, point] of points.entries()) {
+        world.drop(1);
+        const nth = occurrence(world.sets[k]!.documents.length, point);
+        const armed = world.startAgent({ DOCEX_TEST_CRASH_AT: `${point}:${nth}` });
+        const context = () => `${mode.name} at ${point}:\n${armed.tail.slice(-15).join('\n')}`;
+        await within(armed.exited, 60_000, `the crash at ${point}`).catch((err: Error) => {
+          throw new Error(`${err.message}; ${context()}`);
+        });
+        expect(armed.child.signalCode, context()).toBe('SIGKILL');
+        const next = world.startAgent();
+        await within(Promise.race([next.started, next.exited]), 60_000, 'the restart');
+        await world.waitPlaced(60_000, k + 1);
+        expect(await world.stopAgent(), `${mode.name} after ${point}`).toBe(0);
+      }
+      const report = await world.check({ expectArchived: true });
+      expect(report.violations, mode.name).toEqual([]);
+      expect(report.documents).toBe(world.sets.reduce((n, set) => n + set.documents.length, 0));
+    }, 240_000);
+  },
+);
