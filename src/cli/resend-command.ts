@@ -8,7 +8,8 @@ import { type ServiceCliDeps, serviceCommandOptions } from './webhooks-command.j
 export function registerResendCommand(program: Command, deps: ServiceCliDeps = {}): void {
   serviceCommandOptions(program.command('resend <sendingEventId>'))
     .description('re-send a sending event in a final state (not a re-send itself): all its tasks run again')
-    .action(async (id: string, opts: { config: string; output: 'json' | 'table' }) => {
+    .option('--again', 're-send an event that was already re-sent once more', false)
+    .action(async (id: string, opts: { config: string; output: 'json' | 'table'; again: boolean }) => {
       const { resendCommand } = await import('./resend-runner.js');
       await resendCommand(id, opts, deps);
     });

@@ -49,15 +49,37 @@ function markForPoll(run: ServiceRun, jobId: string): void {
   }
 }
 
+/** The re-sends of `source` the service lists (its job's events that name it as their source). */
+async function resendsOf(run: ServiceRun, source: SendingEvent): Promise<SendingEvent[]> {
+  const found: SendingEvent[] = [];
+  for await (const event of run.client.sendingEvents.iterate({ jobId: source.jobId })) {
+    if (event.resendOf === source.id) found.push(event);
+  }
+  return found;
+}
+
+/**
+ * A re-send runs every task again (a second letter, a second registered mail): it is made once.
+ * An event already re-sent is re-sent again only with `again`; after a lost answer the service's
+ * list says whether the re-send was made, and it is never repeated blindly.
+ */
 export async function resendCommand(
   id: string,
-  opts: { config: string; output?: OutputFormat },
+  opts: { config: string; output?: OutputFormat; again?: boolean },
   deps: ServiceCliDeps = {},
 ): Promise<void> {
   await withServiceClient(deps, opts, async (run) => {
     const source = await run.client.sendingEvents.get(id);
     const refusal = resendRefusal(source);
     if (refusal) throw refusal;
+    const earlier = await resendsOf(run, source);
+    if (earlier.length > 0 && !opts.again) {
+      throw new DocexError(
+        'DOCEX_RESEND_DONE',
+        `sending event ${id} was already re-sent as ${earlier.map((e) => e.id).join(', ')}; pass --again to re-send it once more`,
+        { details: { sendingEventId: id, resends: earlier.map((e) => e.id) } },
+      );
+    }
     let created: SendingEvent;
     try {
       created = await run.client.sendingEvents.resend(id);
@@ -67,7 +89,18 @@ export async function resendCommand(
           cause: err,
         });
       }
-      throw err;
+      if (isApiError(err) && err.status !== undefined) throw err;
+      // No answer: the service may have made it. Its list tells; nothing is sent again here.
+      const known = new Set(earlier.map((e) => e.id));
+      const made = (await resendsOf(run, source)).find((e) => !known.has(e.id));
+      if (!made) {
+        throw new DocexError(
+          'DOCEX_RESEND_UNANSWERED',
+          `the re-send of ${id} got no answer and the service lists no new re-send of it: it was not made; run the command again`,
+          { cause: err },
+        );
+      }
+      created = made;
     }
     markForPoll(run, created.jobId);
     await run.print({

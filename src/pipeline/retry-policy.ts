@@ -61,7 +61,7 @@ function systemErrorCode(err: unknown): string {
 export function failureClass(code: string): FailureClass {
   if (WAITING_CODES.has(code)) return 'waiting';
   // A payload file whose rows are recorded but no longer build: its bytes changed under us.
-  if (INTERNAL_CODES.has(code) || code.startsWith('DOCEX_INPUT_')) return 'internal';
+  if (INTERNAL_CODES.has(code) || /^DOCEX_INPUT_/.test(code)) return 'internal';
   return 'transient';
 }
 

@@ -123,6 +123,40 @@ describe('docex-agent resend', () => {
     }
   });
 
+  it('refuses to re-send an event already re-sent, unless --again says so', async () => {
+    const id = await newEvent();
+    await t.advance(120_000);
+    expect((await cli('resend', id, '--config', config)).exitCode).toBe(0);
+    const twice = await cli('resend', id, '--config', config);
+    expect(twice.exitCode).toBe(1);
+    expect(twice.stderr).toMatch(
+      /^error DOCEX_RESEND_DONE: sending event .* was already re-sent as .*--again/,
+    );
+    const jobId = (await client.sendingEvents.get(id)).jobId;
+    expect((await client.sendingEvents.list({ jobId })).items).toHaveLength(2);
+    expect((await cli('resend', id, '--config', config, '--again')).exitCode).toBe(0);
+    expect((await client.sendingEvents.list({ jobId })).items).toHaveLength(3);
+  });
+
+  it('finds a re-send whose answer was lost in the service list and reports it, without re-sending', async () => {
+    const id = await newEvent();
+    await t.advance(120_000);
+    await t.control('POST', '/faults', {
+      route: '/sending-events/:id/resend',
+      method: 'POST',
+      dropAnswerNext: 1,
+    });
+    try {
+      const run = await cli('resend', id, '--config', config, '-o', 'json');
+      expect(run.exitCode, run.stderr).toBe(0);
+      expect(JSON.parse(run.stdout).resendOf).toBe(id);
+    } finally {
+      await t.control('DELETE', '/faults');
+    }
+    const jobId = (await client.sendingEvents.get(id)).jobId;
+    expect((await client.sendingEvents.list({ jobId })).items).toHaveLength(2);
+  });
+
   it('refuses an event that has not reached a final state', async () => {
     const id = await newEvent();
     const run = await cli('resend', id, '--config', config);

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 
 /** Environment variables share the prefix but are not error codes. */
-const NOT_CODES = new Set(['DOCEX_LOG_LEVEL', 'DOCEX_REQUIRE_SSHD']);
+const NOT_CODES = new Set(['DOCEX_LOG_LEVEL', 'DOCEX_REQUIRE_SSHD', 'DOCEX_TEST_CRASH_AT']);
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
