@@ -6,8 +6,8 @@
  *                      mixed (all faults at a low dose, the test suite's small run) only when named
  *   --modes a,b|all    intake modes (bench/chaos/modes.ts): pdf, zip-pdfs, data-csv, data-xml, ubl,
  *                      word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
- *                      pdf only. Each scenario runs once per mode (a cell of the matrix); with more
- *                      than one mode, modes other than pdf drop --set-files sets (default 100, quick 20)
+ *                      all. Each scenario runs once per mode (a cell of the matrix); modes other than
+ *                      pdf drop --set-files document sets (default 100, quick 20)
  *   --files N          every scenario's file count (document sets in a mode other than pdf)
  *   --kills K          kills of the kill scenario (default 20; quick 5)
  *   --outage-s S       how long the token endpoint is down (default 60; quick 8)
@@ -60,9 +60,9 @@ if (unknown.length > 0) {
 const chosen: Scenario[] = only ? all.filter((s) => only.includes(s.name)) : [...SCENARIOS];
 
 const modes: ChaosMode[] =
-  values.modes === 'all'
+  (values.modes ?? 'all') === 'all'
     ? [...CHAOS_MODES]
-    : (values.modes ?? 'pdf').split(',').map((m) => modeNamed(m.trim()));
+    : (values.modes ?? '').split(',').map((m) => modeNamed(m.trim()));
 const setFiles = num(values['set-files']) ?? (sizes.quick ? 20 : 100);
 
 const report: ChaosReport = { machine: machine(), quick: sizes.quick, seed: sizes.seed, results: [] };

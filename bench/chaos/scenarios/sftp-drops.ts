@@ -17,8 +17,13 @@ export const sftpDropsScenario: Scenario = {
   async run(sizes): Promise<ScenarioResult> {
     const files = sizes.files ?? (sizes.quick ? 40 : 200);
     const drops = sizes.quick ? 3 : 10;
-    if (!sshdAvailable) {
-      const skipped = 'no /usr/sbin/sshd here (install openssh-server)';
+    const pairing = (sizes.mode?.folder['payloadPdf'] as { pairing?: string } | undefined)?.pairing;
+    const skipped = !sshdAvailable
+      ? 'no /usr/sbin/sshd here (install openssh-server)'
+      : pairing === 'index-csv'
+        ? 'index-csv pairing is not offered on SFTP folders (the configuration refuses it)'
+        : undefined;
+    if (skipped) {
       return {
         scenario: this.name,
         fault: this.fault,
