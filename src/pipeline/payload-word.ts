@@ -22,7 +22,7 @@ import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
  * send gate: made once for a fresh intent, and after anything else (a crash, a lost answer, an
  * error of ours after the call) only once a lookup by name found no job.
  */
-async function createRow(
+export async function createRow(
   ctx: StepContext,
   rt: FolderRuntime,
   row: JournalItem,

@@ -1,0 +1,184 @@
+/**
+ * A model-based test of exactly once for payload-word rows, whose create is the sending itself:
+ * fast-check generates sequences of row steps, each meeting a fault (the answer lost, an error of
+ * ours before or after the call, a crash right after the job was recorded) and crashes (the
+ * process's memory gone, the journal reopened from its SQLite file). After every command no row
+ * may have more than one job at the service; at the end, driven without faults, every row has
+ * exactly one job and is done. The seed is printed by fast-check on failure (replay with it).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { createLogger } from '../../src/core/logger.js';
+import type { Job, PayloadJobRequest } from '../../src/domain/wire.js';
+import { isFinal, Journal, type JournalItem } from '../../src/journal/index.js';
+import { createRow } from '../../src/pipeline/payload-word.js';
+import { FreshIntents } from '../../src/pipeline/send-gate.js';
+import type { FolderRuntime, PipelineJobs, StepContext } from '../../src/pipeline/types.js';
+
+const ROWS = 3;
+type Fault = 'none' | 'answer-lost' | 'error-before-call' | 'error-after-call' | 'crash-after-recorded';
+
+/** The service as far as the gate sees it: jobs by name, a create that may meet a fault. */
+class FakeService {
+  readonly jobs: Job[] = [];
+  fault: Fault = 'none';
+
+  api(): PipelineJobs {
+    const create = async (request: PayloadJobRequest): Promise<{ id: string }> => {
+      if (this.fault === 'error-before-call') throw new Error('a bug before the call');
+      const job = { id: `job_${this.jobs.length + 1}`, name: request.jobName ?? '' } as Job;
+      this.jobs.push(job);
+      if (this.fault === 'answer-lost') {
+        throw new ApiError(API_ERROR_CODES.network, 'connection reset', {
+          method: 'POST',
+          route: '/jobs/payload-word',
+        });
+      }
+      if (this.fault === 'error-after-call') throw new Error('a bug after the call');
+      return { id: job.id };
+    };
+    const jobs = this.jobs;
+    return {
+      createPayloadWord: create,
+      async *iterate() {
+        yield* [...jobs];
+      },
+    } as unknown as PipelineJobs;
+  }
+}
+
+class World {
+  readonly dir = mkdtempSync(path.join(tmpdir(), 'docex-gate-model-'));
+  readonly clock = new ManualClock();
+  readonly service = new FakeService();
+  /** Set: the next 'row job created' line ends the process (the log line sits between the two moves). */
+  crashArmed = false;
+  journal: Journal;
+  intents = new FreshIntents();
+  fileId: number;
+
+  constructor() {
+    this.journal = this.open();
+    const claim = this.journal.claim({
+      folder: 'letters',
+      sourcePath: '/in/letters.csv',
+      claimedPath: '/in/.processing/letters.csv',
+      fileName: 'letters.csv',
+      size: 10,
+      mtimeMs: 1,
+      sha256: 'ab'.repeat(32),
+      workflowId: 'wf_payload_word_email',
+      mode: 'payload-word',
+    });
+    this.fileId = claim.item.id;
+    this.journal.transition(this.fileId, 'validated');
+    this.journal.addRows(
+      this.fileId,
+      Array.from({ length: ROWS }, (_, rowIndex) => ({ rowIndex })),
+    );
+  }
+
+  private open(): Journal {
+    const log = createLogger({ level: 'silent' });
+    return Journal.open(path.join(this.dir, 'journal.db'), { clock: this.clock, log });
+  }
+
+  /** Memory gone, the journal read again from its file. */
+  crash(): void {
+    this.journal.close();
+    this.journal = this.open();
+    this.intents = new FreshIntents();
+  }
+
+  rows(): JournalItem[] {
+    return this.journal.rowsOf(this.fileId);
+  }
+
+  async step(rowIndex: number, fault: Fault): Promise<void> {
+    const row = this.rows()[rowIndex]!;
+    if (isFinal(row.state)) return;
+    this.service.fault = fault === 'crash-after-recorded' ? 'none' : fault;
+    this.crashArmed = fault === 'crash-after-recorded';
+    const lines = {
+      write: (line: string) => {
+        if (this.crashArmed && line.includes('"msg":"row job created"')) {
+          this.crashArmed = false;
+          throw new Error('crashed');
+        }
+      },
+    };
+    const ctx: StepContext = {
+      journal: this.journal,
+      jobs: this.service.api(),
+      clock: this.clock,
+      log: createLogger({ level: 'info', destination: lines }),
+      maxFileBytes: 1 << 20,
+      uploadMarginMs: 0,
+      lookupMarginMs: 60_000,
+      signal: new AbortController().signal,
+      intents: this.intents,
+    };
+    const rt = { config: {} } as FolderRuntime;
+    const request = { workflowId: 'wf_payload_word_email', payload: {} } as unknown as PayloadJobRequest;
+    try {
+      await createRow(ctx, rt, row, request);
+    } catch (err) {
+      if ((err as Error).message === 'crashed') this.crash();
+    }
+  }
+
+  jobsPerRow(): number[] {
+    return this.rows().map((row) => this.service.jobs.filter((j) => j.name === row.jobName).length);
+  }
+
+  close(): void {
+    this.journal.close();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
+
+const command = fc.oneof(
+  fc.record({
+    kind: fc.constant('step' as const),
+    row: fc.integer({ min: 0, max: ROWS - 1 }),
+    fault: fc.constantFrom<Fault>(
+      'none',
+      'answer-lost',
+      'error-before-call',
+      'error-after-call',
+      'crash-after-recorded',
+    ),
+  }),
+  fc.record({ kind: fc.constant('crash' as const) }),
+);
+
+describe('the send gate, model-based (payload-word rows)', () => {
+  it('never makes a second job for a row, whatever faults and crashes come, and ends with one job per row', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
+        const world = new World();
+        try {
+          for (const c of commands) {
+            if (c.kind === 'crash') world.crash();
+            else await world.step(c.row, c.fault);
+            for (const n of world.jobsPerRow()) expect(n).toBeLessThanOrEqual(1);
+          }
+          // Then the service behaves: a few rounds bring every row to done.
+          for (let round = 0; round < 3; round++) {
+            for (let row = 0; row < ROWS; row++) await world.step(row, 'none');
+          }
+          expect(world.rows().map((r) => r.state)).toEqual(Array(ROWS).fill('done'));
+          expect(world.jobsPerRow()).toEqual(Array(ROWS).fill(1));
+        } finally {
+          world.close();
+        }
+      }),
+      { numRuns: 60 },
+    );
+  }, 120_000);
+});
