@@ -24,6 +24,8 @@ export interface ChaosAgentConfigInput {
   sftp?: SftpFolder;
   /** The folder's mode settings (workflowId, mode, payloadPdf, mapping); default single PDFs. */
   folder?: Record<string, unknown>;
+  /** Where statuses, proofs and the Peppol inbox are written (checked for partial files). */
+  outputsDir: string;
 }
 
 export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, unknown> {
@@ -37,6 +39,11 @@ export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, u
     },
     stateDir: input.stateDir,
     concurrency: input.concurrency,
+    returns: {
+      statuses: { target: { type: 'local', path: `${input.outputsDir}/statuses` } },
+      proofs: { target: { type: 'local', path: `${input.outputsDir}/proofs` } },
+    },
+    peppolInbox: { target: { type: 'local', path: `${input.outputsDir}/peppol-inbox` } },
     shutdownGraceMs: '2s',
     log: { level: 'info' },
     // Any free port: scenarios may run beside another agent.

@@ -38,7 +38,6 @@ export interface ChaosMode {
   name: string;
   /** The drop folder's settings besides name, source, archive and error folders. */
   folder: Record<string, unknown>;
-  /** Payload rows per set, for modes that have them (a small default keeps runs short). */
   make(index: number, tag: string): Promise<DocumentSet>;
   /** Sets must be dropped one at a time (a fixed index name in the folder). */
   oneSetAtATime?: boolean;
@@ -74,7 +73,13 @@ function set(item: DroppedFile, documents: ExpectedDocument[], companions: Dropp
   };
 }
 
-const ROWS = 3;
+let rowsPerSet = 3;
+
+/** Documents in a set of a payload-word, ZIP or batch mode (3 by default; `--rows`). */
+export function setRowsPerSet(n: number): void {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`rows must be a whole number >= 1, not ${n}`);
+  rowsPerSet = n;
+}
 const rows = (n: number) => Array.from({ length: n }, (_, i) => i);
 const UBL = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/base-example.xml', import.meta.url));
 
@@ -114,7 +119,7 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
     folder: { workflowId: SEED.workflows.pdfEmail },
     async make(i, tag) {
       const entries = await Promise.all(
-        rows(ROWS).map(async (r) => ({
+        rows(rowsPerSet).map(async (r) => ({
           name: `page-${r}.pdf`,
           content: await makePdf(`zip ${i} ${r} ${tag}`),
         })),
@@ -163,11 +168,11 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
     name: 'word-csv',
     folder: { workflowId: SEED.workflows.payloadWordEmail, mode: 'payload-word' },
     async make(i, tag) {
-      const lines = rows(ROWS).map((r) => `w${i}-${r}@example.com;${tag}-${r}`);
+      const lines = rows(rowsPerSet).map((r) => `w${i}-${r}@example.com;${tag}-${r}`);
       const csv = Buffer.from(`EMAIL_ADDRESS;data.name\r\n${lines.join('\r\n')}\r\n`);
       return set(
         { name: `letters-${pad(i)}.csv`, content: csv },
-        rows(ROWS).map((r) => ({ rowIndex: r })),
+        rows(rowsPerSet).map((r) => ({ rowIndex: r })),
       );
     },
   },
@@ -175,7 +180,7 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
     name: 'word-json',
     folder: { workflowId: SEED.workflows.payloadWordEmail, mode: 'payload-word' },
     async make(i, tag) {
-      const requests = rows(ROWS).map((r) => ({
+      const requests = rows(rowsPerSet).map((r) => ({
         payload: {
           channelIdentifiers: [{ kind: 'EMAIL_ADDRESS', value: `j${i}-${r}@example.com` }],
           extraInfoIdentifiers: [],
@@ -184,7 +189,7 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
       }));
       return set(
         { name: `letters-${pad(i)}.json`, content: Buffer.from(JSON.stringify(requests)) },
-        rows(ROWS).map((r) => ({ rowIndex: r })),
+        rows(rowsPerSet).map((r) => ({ rowIndex: r })),
       );
     },
   },
@@ -198,13 +203,13 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
       },
     },
     async make(i, tag) {
-      const letters = rows(ROWS).map(
+      const letters = rows(rowsPerSet).map(
         (r) => `<Letter><Email>x${i}-${r}@example.com</Email><Name>${tag}-${r}</Name></Letter>`,
       );
       const xml = Buffer.from(`<?xml version="1.0"?><Letters>${letters.join('')}</Letters>`);
       return set(
         { name: `letters-${pad(i)}.xml`, content: xml },
-        rows(ROWS).map((r) => ({ rowIndex: r })),
+        rows(rowsPerSet).map((r) => ({ rowIndex: r })),
       );
     },
   },
@@ -230,7 +235,7 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
     },
     async make(i, tag) {
       const pdfs = await Promise.all(
-        rows(ROWS).map(async (r) => ({
+        rows(rowsPerSet).map(async (r) => ({
           name: `p${r}.pdf`,
           content: await makePdf(`batch ${i} ${r} ${tag}`),
         })),
@@ -259,7 +264,7 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
     },
     async make(i, tag) {
       const pdfs = await Promise.all(
-        rows(ROWS).map(async (r) => ({
+        rows(rowsPerSet).map(async (r) => ({
           name: `s${pad(i)}-${r}.pdf`,
           content: await makePdf(`indexed ${i} ${r} ${tag}`),
         })),

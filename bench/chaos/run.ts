@@ -8,6 +8,7 @@
  *                      word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
  *                      all. Each scenario runs once per mode (a cell of the matrix); modes other than
  *                      pdf drop --set-files document sets (default 100, quick 20)
+ *   --rows N           documents per set of the payload-word, ZIP and batch modes (default 3)
  *   --files N          every scenario's file count (document sets in a mode other than pdf)
  *   --kills K          kills of the kill scenario (default 20; quick 5)
  *   --outage-s S       how long the token endpoint is down (default 60; quick 8)
@@ -20,7 +21,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { machine } from '../support/stats.js';
-import { CHAOS_MODES, type ChaosMode, modeNamed } from './modes.js';
+import { CHAOS_MODES, type ChaosMode, modeNamed, setRowsPerSet } from './modes.js';
 import { type ChaosReport, cellKey, consoleTable, markdown, modeOf, passed } from './report.js';
 import type { ChaosSizes, Scenario } from './scenario.js';
 import { EXTRA_SCENARIOS, SCENARIOS } from './scenarios/index.js';
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     only: { type: 'string' },
     modes: { type: 'string' },
     'set-files': { type: 'string' },
+    rows: { type: 'string' },
     files: { type: 'string' },
     kills: { type: 'string' },
     'outage-s': { type: 'string' },
@@ -63,6 +65,7 @@ const modes: ChaosMode[] =
   (values.modes ?? 'all') === 'all'
     ? [...CHAOS_MODES]
     : (values.modes ?? '').split(',').map((m) => modeNamed(m.trim()));
+if (values.rows !== undefined) setRowsPerSet(num(values.rows)!);
 const setFiles = num(values['set-files']) ?? (sizes.quick ? 20 : 100);
 
 const report: ChaosReport = { machine: machine(), quick: sizes.quick, seed: sizes.seed, results: [] };

@@ -156,6 +156,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     authUrl: via(proxies.auth, urls.auth),
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     stateDir: path.join(dir, 'state'),
+    outputsDir: path.join(dir, 'out'),
     concurrency: options.concurrency ?? 4,
     inbox,
     archiveDir,
@@ -279,6 +280,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
           archive: listFolder(archiveDir),
           error: listFolder(errorDir),
           leftInInbox,
+          outputs: listFolder(path.join(dir, 'out')),
         },
         { ...checkOptions, sets },
       );
