@@ -6,6 +6,8 @@
 export const CRASH_POINTS = [
   /** A file's claim is recorded; nothing checked or sent yet. */
   'after-claim',
+  /** A file's inspection (its bytes parsed) is recorded as started and has not ended. */
+  'mid-inspection',
   /** A payload file's rows are recorded, before any job is asked for. */
   'after-rows',
   /** The create intent is on disk; the request is not sent. */

@@ -263,6 +263,25 @@ export class Journal {
     }));
   }
 
+  /**
+   * Records that the file at `path` is being inspected (parsed), before the parse starts; a record
+   * still there at the next start means a crash interrupted it. Committed like a claim (NORMAL): a
+   * killed process loses nothing of it.
+   */
+  inspectionStarting(path: string): void {
+    this.tx(false, () => this.stmts.inspectionStarting.run(path, this.clock.now()));
+  }
+
+  inspectionEnded(path: string): void {
+    this.tx(false, () => this.stmts.inspectionEnded.run(path));
+  }
+
+  /** How many inspections of the file at `path` a crash interrupted (0 when none). */
+  interruptedInspections(path: string): number {
+    const row = this.stmts.interruptedInspections.get(path);
+    return typeof row?.['n'] === 'number' ? row['n'] : 0;
+  }
+
   history(itemId: number): HistoryEntry[] {
     return this.stmts.history.all(itemId).map((r) => ({
       itemId: r['item_id'] as number,

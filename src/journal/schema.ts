@@ -65,6 +65,17 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX history_item ON history (item_id, id);
     `,
   },
+  {
+    // A file whose inspection is under way: a row left behind is an inspection a crash interrupted.
+    version: 2,
+    sql: `
+      CREATE TABLE inspections (
+        path TEXT PRIMARY KEY,
+        started_at INTEGER NOT NULL,
+        interrupted INTEGER NOT NULL DEFAULT 0
+      );
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);

@@ -73,6 +73,12 @@ export function prepareStatements(db: Database.Database) {
     ),
     history: p('SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id'),
     counts: p('SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
+    inspectionStarting: p(
+      `INSERT INTO inspections (path, started_at) VALUES (?, ?)
+       ON CONFLICT (path) DO UPDATE SET interrupted = interrupted + 1, started_at = excluded.started_at`,
+    ),
+    inspectionEnded: p('DELETE FROM inspections WHERE path = ?'),
+    interruptedInspections: p('SELECT interrupted + 1 AS n FROM inspections WHERE path = ?'),
   };
 }
 

@@ -121,18 +121,32 @@ async function inspectAndMove(
   return ctx.journal.transition(item.id, 'validated', { note: `${inspection.kind}` });
 }
 
-function inspect(
+/**
+ * Inspection parses dropped bytes, the one step a hostile file could crash the process in: it is
+ * recorded before it starts and cleared after, so a restart can tell a file that keeps killing
+ * the agent (see quarantinePoison) and set it aside instead of crashing again.
+ */
+async function inspect(
   ctx: StepContext,
   rt: FolderRuntime,
   fileName: string,
   filePath: string,
   bytes: Buffer | undefined,
 ): ReturnType<typeof inspectFile> {
-  return inspectFile({
-    path: filePath,
-    fileName,
-    inputSourceType: rt.workflow.inputSource.type,
-    maxBytes: ctx.maxFileBytes,
-    ...(bytes ? { bytes } : {}),
-  });
+  ctx.journal.inspectionStarting(filePath);
+  crashPoint('mid-inspection');
+  try {
+    return await inspectFile({
+      path: filePath,
+      fileName,
+      inputSourceType: rt.workflow.inputSource.type,
+      maxBytes: ctx.maxFileBytes,
+      ...(bytes ? { bytes } : {}),
+    });
+  } finally {
+    ctx.journal.inspectionEnded(filePath);
+  }
 }
+
+/** Crashes during a file's inspection after which it is set aside as poison. */
+export const POISON_CRASHES = 2;

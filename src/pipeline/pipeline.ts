@@ -12,8 +12,8 @@ import { sharedAbortController } from '../core/abort.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
-import { placeRejected } from './finish.js';
-import { claimItem, type IntakeFile } from './intake.js';
+import { placeRejected, rejectItem } from './finish.js';
+import { claimItem, type IntakeFile, POISON_CRASHES } from './intake.js';
 import { parkItem } from './park.js';
 import { drivePayloadPdf, SIDECAR_WAIT_MS } from './payload-pdf.js';
 import { drivePayloadWord } from './payload-word.js';
@@ -42,6 +42,8 @@ export interface RecoverySummary {
   reclaimed: number;
   placed: number;
   skipped: number;
+  /** Files set aside as poison: their inspection was interrupted by crashes POISON_CRASHES times. */
+  quarantined: number;
 }
 
 /** Sooner deadline, higher priority (p-queue runs the greatest first). */
@@ -131,7 +133,7 @@ export class Pipeline {
    * `only`: one folder's (a folder added by a reload).
    */
   async recover(only?: string): Promise<RecoverySummary> {
-    const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0 };
+    const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0, quarantined: 0 };
     const { journal, log } = this.options;
     for (const rt of this.options.folders.values()) {
       if (only !== undefined && rt.config.name !== only) continue;
@@ -140,6 +142,11 @@ export class Pipeline {
       // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
       const intake = intakeOf(rt.config);
       for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
+        // Before anything else reads it: a file that crashed the agent twice must not a third time.
+        if (await this.quarantinePoison(rt, file)) {
+          summary.quarantined++;
+          continue;
+        }
         const newest = journal.byPath(file.path)[0];
         const sameFile =
           newest &&
@@ -183,6 +190,38 @@ export class Pipeline {
       summary.resumed++;
     }
     return summary;
+  }
+
+  /** Sets a file aside as poison when crashes interrupted its inspection POISON_CRASHES times. */
+  private async quarantinePoison(rt: FolderRuntime, file: { name: string; path: string }): Promise<boolean> {
+    const { journal, log, clock } = this.options;
+    const crashes = journal.interruptedInspections(file.path);
+    if (crashes < POISON_CRASHES) return false;
+    const code = 'DOCEX_INPUT_POISON';
+    const reason = `the agent crashed ${crashes} times while inspecting this file; it was set aside so it cannot crash the agent again`;
+    const item = journal.byPath(file.path).find((i) => !isFinal(i.state));
+    if (item) {
+      await rejectItem(this.ctx, rt, item, code, reason);
+    } else {
+      await refuseEntry(
+        {
+          name: file.name,
+          path: file.path,
+          code,
+          reason,
+          fix: 'Do not drop this file again as it is: send it to the agent’s maintainers, with the log lines of the crashes.',
+        },
+        {
+          folder: rt.config.name,
+          workflowId: rt.config.workflowId,
+          errorDir: rt.config.errorDir,
+          now: clock.now(),
+        },
+      );
+    }
+    journal.inspectionEnded(file.path);
+    log.error({ folder: rt.config.name, file: file.name, code, crashes }, 'poison file set aside');
+    return true;
   }
 
   /** Files queued or running, all folders. */

@@ -4,6 +4,7 @@
  * start must finish the drop with exactly one job per document (per payload row, per PDF of a
  * batch) and every file placed once. Sets are dropped one at a time, one crash point each.
  */
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAOS_MODES, type ChaosMode } from '../../bench/chaos/modes.js';
@@ -95,3 +96,39 @@ describe.each(CHAOS_MODES.map((mode) => [mode.name, mode] as const))(
     }, 240_000);
   },
 );
+
+describe('a file that crashes the agent while it is inspected', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await createWorld({ name: 'crash-poison', files: 2, concurrency: 1, agentEntry });
+  }, 60_000);
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('is set aside as poison at the start after its second crash, and the agent goes on with the next file', async () => {
+    world.drop(1);
+    for (let crash = 1; crash <= 2; crash++) {
+      const armed = world.startAgent({ DOCEX_TEST_CRASH_AT: 'mid-inspection' });
+      await within(armed.exited, 60_000, `crash ${crash} while inspecting`);
+      expect(armed.child.signalCode).toBe('SIGKILL');
+    }
+    // The third start must not inspect it again (it would crash again): it goes to error/ first.
+    const agent = world.startAgent({ DOCEX_TEST_CRASH_AT: 'mid-inspection:2' });
+    await within(Promise.race([agent.started, agent.exited]), 60_000, 'the third start');
+    world.drop(1);
+    await world.waitPlaced(60_000);
+    expect(await world.stopAgent()).toBe(0);
+    const poisoned = world.sets[0]!.itemName;
+    const record = JSON.parse(readFileSync(path.join(world.errorDir, `${poisoned}.error.json`), 'utf8')) as {
+      code: string;
+      reason: string;
+    };
+    expect(record).toMatchObject({ code: 'DOCEX_INPUT_POISON' });
+    expect(record.reason).toMatch(/crashed 2 times while inspecting/);
+    expect(agent.tail.some((l) => l.includes('"msg":"poison file set aside"'))).toBe(true);
+    const report = await world.check();
+    expect(report.violations).toEqual([]);
+    expect(report).toMatchObject({ archived: 1, refused: 1 });
+  }, 180_000);
+});

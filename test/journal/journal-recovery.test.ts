@@ -119,3 +119,25 @@ describe('restart after a crash', () => {
     });
   });
 });
+
+describe('inspections a crash interrupted', () => {
+  it('counts an inspection that never ended across reopenings; an ended one leaves nothing', () => {
+    const file = '/srv/in/.processing/poison.pdf';
+    journal.inspectionStarting(file);
+    journal.inspectionEnded(file);
+    expect(journal.interruptedInspections(file)).toBe(0);
+
+    journal.inspectionStarting(file);
+    journal.close();
+    journal = h.open();
+    expect(journal.interruptedInspections(file)).toBe(1);
+    // Inspected again after the restart, and interrupted again.
+    journal.inspectionStarting(file);
+    journal.close();
+    journal = h.open();
+    expect(journal.interruptedInspections(file)).toBe(2);
+    expect(journal.interruptedInspections('/srv/in/.processing/other.pdf')).toBe(0);
+    journal.inspectionEnded(file);
+    expect(journal.interruptedInspections(file)).toBe(0);
+  });
+});

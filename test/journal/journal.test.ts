@@ -192,7 +192,8 @@ describe('Journal on a real SQLite file', () => {
   it('keeps a versioned schema: migrations recorded once, a newer journal refused', () => {
     journal.close();
     const db = new Database(h.file);
-    expect(db.prepare('SELECT version FROM schema_migrations').all()).toEqual([{ version: SCHEMA_VERSION }]);
+    const versions = Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 }));
+    expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual(versions);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
       SCHEMA_VERSION + 1,
