@@ -1,5 +1,6 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { NamesProfile } from '../domain/names-profile.js';
 import type { WebhookEventType } from '../domain/wire.js';
 import type { Router } from './http.js';
 import type { Store } from './store.js';
@@ -28,6 +29,8 @@ export interface SandboxSettings {
   maxUploadBytes: number;
   /** Validity of pre-signed download URLs (10 minutes). */
   downloadUrlValidityMs: number;
+  /** The names it speaks: the specification's or the live service's reference (names-profile.ts). */
+  names: NamesProfile;
 }
 
 /** A webhook event, before it is fanned out to the company's subscriptions. */

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createLogger, type Logger } from '../core/logger.js';
+import type { NamesProfile } from '../domain/names-profile.js';
 import { type AdminCredentials, loadAdminCredentials, registerAdminRoutes } from './admin/index.js';
 import { writeSecretFile } from './atomic-file.js';
 import { authenticate, createTokenHandler, newCredentials, type SandboxCredentials } from './auth.js';
@@ -40,6 +41,8 @@ export interface SandboxOptions {
   uploadWindowMs?: number;
   speed?: number;
   maxUploadBytes?: number;
+  /** The names the sandbox speaks: the specification's (default) or the live reference's. */
+  names?: NamesProfile;
   clock?: Clock;
   log?: Logger;
   tickIntervalMs?: number;
@@ -141,6 +144,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     speed: options.speed ?? 1,
     maxUploadBytes: options.maxUploadBytes ?? 5 * GIB,
     downloadUrlValidityMs: 10 * 60 * 1000,
+    names: options.names ?? 'spec',
   };
   const urls: SandboxUrls = { api: '', auth: '', files: '', control: '', admin: '' };
   const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
@@ -239,7 +243,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const timer = setInterval(() => lifecycle.tick(), options.tickIntervalMs ?? 250);
   timer.unref();
   log.info(
-    { api: urls.api, auth: urls.auth, files: urls.files, admin: urls.admin, stateDir },
+    { api: urls.api, auth: urls.auth, files: urls.files, admin: urls.admin, stateDir, names: settings.names },
     'sandbox started',
   );
 

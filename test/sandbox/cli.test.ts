@@ -10,7 +10,7 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('docex-agent sandbox', () => {
-  it('starts, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {
+  it('starts with the names profile asked for, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {
     const stateDir = path.join(dir, 'state');
     const child = spawn(
       process.execPath,
@@ -31,6 +31,8 @@ describe('docex-agent sandbox', () => {
         '0',
         '--upload-window',
         '10m',
+        '--names',
+        'reference',
       ],
       { cwd: root, env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
@@ -53,11 +55,37 @@ describe('docex-agent sandbox', () => {
     });
     expect(out).toContain(path.join(stateDir, 'credentials.json'));
     expect(out).toContain(path.join(stateDir, 'agent-config.yaml'));
+    expect(out).toMatch(/names: +reference\n/);
     expect(existsSync(path.join(stateDir, 'sandbox.json'))).toBe(true);
     const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.kill('SIGTERM');
     });
     expect(exit, out).toEqual({ code: 0, signal: null });
+  });
+
+  it('refuses a names profile it does not know, before starting anything', async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'src/cli/main.ts',
+        'sandbox',
+        '--state-dir',
+        path.join(dir, 'never'),
+        '--names',
+        'live',
+      ],
+      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
+    );
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(err).toContain('Allowed choices are spec, reference');
+    expect(existsSync(path.join(dir, 'never'))).toBe(false);
   });
 });

@@ -15,6 +15,7 @@ import { DocexClient } from '../../../src/api/index.js';
 import { type AgentConfig, type AgentConfigInput, agentConfigSchema } from '../../../src/config/index.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import type { Logger } from '../../../src/core/logger.js';
+import type { NamesProfile } from '../../../src/domain/names-profile.js';
 import type { PipelineJobs } from '../../../src/pipeline/types.js';
 import { sandboxClientOptions } from '../../api/support/sandbox-client.js';
 import { startTestSandbox, type TestSandbox } from '../../sandbox/sandbox-harness.js';
@@ -89,13 +90,16 @@ export async function waitFor<T>(
   }
 }
 
-export async function makeHarness(options: { uploadWindowMs?: number } = {}): Promise<Harness> {
+export async function makeHarness(
+  options: { uploadWindowMs?: number; names?: NamesProfile } = {},
+): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-pipe-'));
   const clock = new ManualClock(Date.now());
   const sandbox = await startTestSandbox({
     stateDir: path.join(dir, 'sandbox'),
     clock,
     ...(options.uploadWindowMs ? { uploadWindowMs: options.uploadWindowMs } : {}),
+    ...(options.names ? { names: options.names } : {}),
   });
   const logs: Array<Record<string, unknown>> = [];
   const lines: string[] = [];
