@@ -273,6 +273,8 @@ export const webhookSubscriptionSchema = z.looseObject({
   id: z.string(),
   url: z.string(),
   eventTypes: z.array(z.string()),
+  /** The internal name (the live reference's field; decisions, Names of the live service). */
+  name: z.string().optional(),
   enabled: z.boolean().optional(),
   description: z.string().optional().nullable(),
   createdAt: timestamp.optional(),
