@@ -10,6 +10,7 @@ import type { NamesProfile } from '../domain/names-profile.js';
 import { type AdminCredentials, loadAdminCredentials, registerAdminRoutes } from './admin/index.js';
 import { writeSecretFile } from './atomic-file.js';
 import { authenticate, createTokenHandler, newCredentials, type SandboxCredentials } from './auth.js';
+import { createPdfTextExtractor } from './content/pdf-text.js';
 import { SandboxClock, type SandboxContext, type SandboxSettings, type SandboxUrls } from './context.js';
 import { FaultInjector } from './faults.js';
 import { Router } from './http.js';
@@ -148,7 +149,8 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   };
   const urls: SandboxUrls = { api: '', auth: '', files: '', control: '', admin: '' };
   const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
-  const base = { store, clock, log, settings, urls, signer, blobDir, newId: idFactory(clock) };
+  const pdfText = createPdfTextExtractor();
+  const base = { store, clock, log, settings, urls, signer, blobDir, pdfText, newId: idFactory(clock) };
   const dispatcher = new WebhookDispatcher(base);
   const ctx: SandboxContext = { ...base, emit: (event) => dispatcher.enqueue(event) };
 
@@ -221,6 +223,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     urls.admin = await listen(adminServer, host, options.adminPort ?? 0);
   } catch (err) {
     await Promise.all(servers.map((s) => (s.listening ? close(s) : Promise.resolve())));
+    await pdfText.close();
     store.close();
     throw err;
   }
@@ -276,6 +279,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       }
       await lifecycle.idle();
       await dispatcher.stop();
+      await pdfText.close();
       store.close();
       log.info({ stateDir }, 'sandbox stopped');
     },

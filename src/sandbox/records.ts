@@ -86,6 +86,8 @@ export interface SendingEventRecord {
   recipient: string;
   outcomeHint: string;
   forcedOutcome?: FinalOutcome;
+  /** The error a forced FAILURE reports instead of the generic one (a PDF without its recipient). */
+  outcomeError?: Issue;
   nextTransitionAt: number;
   [key: string]: unknown;
 }
@@ -131,6 +133,7 @@ const EVENT_INTERNAL_FIELDS = new Set([
   'recipient',
   'outcomeHint',
   'forcedOutcome',
+  'outcomeError',
   'nextTransitionAt',
 ]);
 

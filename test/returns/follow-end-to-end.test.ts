@@ -48,7 +48,12 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       });
       const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
       const claimedDay = day(h.clock.now());
-      h.drop('pdf', 'invoice-7.pdf', await makePdf('invoice 7'));
+      // The recipient the PDF workflow reads from the text ("Email: …").
+      h.drop(
+        'pdf',
+        'invoice-7.pdf',
+        await makePdf('invoice 7', { recipient: { EMAIL_ADDRESS: 'ann@example.com' } }),
+      );
       await waitFor(() => agent.journal.stats().files.done === 1);
       const jobId = agent.journal.stats() && (await h.jobs()).find((j) => j.filename === 'invoice-7.pdf')!.id;
 
@@ -59,7 +64,7 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       expect(status.jobs[0]).toMatchObject({ jobId, status: 'COMPLETED', followed: 'done', errors: [] });
       const event = status.jobs[0]!.sendingEvents[0]!;
       expect(event).toMatchObject({
-        recipient: 'invoice-7.pdf',
+        recipient: 'ann@example.com',
         sourceFileReference: 'invoice-7.pdf',
         businessStatus: 'SUCCESS',
         status: 'SUCCESS',
@@ -99,7 +104,7 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
         file: 'invoice-7.pdf',
         jobId,
         sendingEventId: event.sendingEventId,
-        recipient: 'invoice-7.pdf',
+        recipient: 'ann@example.com',
         businessStatus: 'SUCCESS',
         status: 'SUCCESS',
         errorCodes: '',
@@ -115,6 +120,37 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       expect(readFileSync(csvFile)).toEqual(written);
       await expect(rebuildDailyCsv(config, '2026-13-01', h.clock)).rejects.toMatchObject({
         code: 'DOCEX_CLI_USAGE',
+      });
+    });
+
+    it('reports a PDF without its recipient as a failed sending naming the missing identifier, in its status file and the daily CSV', async () => {
+      const config = h.config([{ name: 'unaddressed', workflowId: SEED.workflows.pdfEmail }], {
+        returns: returnsConfig(h),
+      });
+      const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
+      const claimedDay = day(h.clock.now());
+      h.drop(
+        'unaddressed',
+        'no-recipient.pdf',
+        await makePdf('invoice without e-mail', { recipient: false }),
+      );
+      const status = await pump(h, () => finalWithProofs(h, `${claimedDay}/no-recipient.pdf.status.json`));
+      const event = status.jobs[0]!.sendingEvents[0]!;
+      expect(event).toMatchObject({ businessStatus: 'FAILURE', status: 'FAILURE', final: true });
+      const reason =
+        'no-recipient.pdf: channel identifier EMAIL_ADDRESS (label "Email:") not found in the text of the document';
+      expect(event.errors).toEqual([
+        expect.objectContaining({ code: 'CHANNEL_IDENTIFIER_NOT_FOUND', message: reason }),
+      ]);
+      await agent.stop();
+
+      await rebuildDailyCsv(config, claimedDay, h.clock);
+      const csv = readFileSync(path.join(statusDir(h), `statuses-${claimedDay}.csv`), 'utf8');
+      const rows = Papa.parse<Record<string, string>>(csv, { header: true, skipEmptyLines: true }).data;
+      expect(rows.find((r) => r['file'] === 'no-recipient.pdf')).toMatchObject({
+        businessStatus: 'FAILURE',
+        errorCodes: 'CHANNEL_IDENTIFIER_NOT_FOUND',
+        errors: expect.stringContaining(reason),
       });
     });
 

@@ -19,6 +19,7 @@ import type { NamesProfile } from '../../../src/domain/names-profile.js';
 import type { PipelineJobs } from '../../../src/pipeline/types.js';
 import { sandboxClientOptions } from '../../api/support/sandbox-client.js';
 import { startTestSandbox, type TestSandbox } from '../../sandbox/sandbox-harness.js';
+import { recipientLines } from '../../support/pdf-recipient.js';
 
 export interface SandboxJob {
   id: string;
@@ -57,10 +58,26 @@ export interface Harness {
   cleanup(): Promise<void>;
 }
 
-export async function makePdf(text: string): Promise<Buffer> {
+/**
+ * A one-page PDF with `text` on top and, unless `recipient` is false, the lines the seeded PDF
+ * workflows read their recipients from (recipientLines); `recipient` as an object overrides values
+ * by kind.
+ */
+export async function makePdf(
+  text: string,
+  options: { recipient?: boolean | Record<string, string> } = {},
+): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
-  page.drawText(text, { x: 50, y: 780, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  page.drawText(text, { x: 50, y: 780, size: 12, font });
+  const recipient = options.recipient ?? true;
+  if (recipient !== false) {
+    const lines = recipientLines(recipient === true ? {} : recipient);
+    lines.forEach((line, i) => {
+      page.drawText(line, { x: 50, y: 750 - i * 16, size: 11, font });
+    });
+  }
   return Buffer.from(await doc.save());
 }
 
