@@ -146,7 +146,7 @@ interface WorkflowSeed {
   source: string;
   tasks: string[];
   /** PDF input: where each channel identifier is found in the text (PDF_LABELS). */
-  labels?: PdfIdentifierRule[];
+  labels?: readonly PdfIdentifierRule[];
   companyId?: string;
   departmentId?: string;
   hasPom?: boolean;
@@ -182,21 +182,21 @@ export const PDF_LABELS = {
 const W = SEED.workflows;
 const L = PDF_LABELS;
 const WORKFLOW_SEEDS: WorkflowSeed[] = [
-  { id: W.pdfEmail, name: 'PDF by email', source: 'PDF', tasks: ['EMAIL'], labels: [...L.email] },
-  { id: W.pdfPrint, name: 'PDF by post', source: 'PDF', tasks: ['EASY_PRINT'], labels: [...L.print] },
+  { id: W.pdfEmail, name: 'PDF by email', source: 'PDF', tasks: ['EMAIL'], labels: L.email },
+  { id: W.pdfPrint, name: 'PDF by post', source: 'PDF', tasks: ['EASY_PRINT'], labels: L.print },
   {
     id: W.pdfRegistered,
     name: 'PDF registered (ERDS, then QERDS)',
     source: 'PDF',
     tasks: ['ERDS', 'QERDS'],
-    labels: [...L.registered],
+    labels: L.registered,
   },
   {
     id: W.pdfDocportal,
     name: 'PDF to Doccle',
     source: 'PDF',
     tasks: ['DOCPORTAL'],
-    labels: [...L.docportal],
+    labels: L.docportal,
   },
   { id: W.dataFile, name: 'Data file by email', source: 'DATA_FILE', tasks: ['EMAIL'] },
   { id: W.ubl, name: 'UBL over Peppol', source: 'UBL', tasks: ['PEPPOL'] },
@@ -228,7 +228,7 @@ const WORKFLOW_SEEDS: WorkflowSeed[] = [
     name: 'PDF by email (not validated)',
     source: 'PDF',
     tasks: ['EMAIL'],
-    labels: [...L.email],
+    labels: L.email,
     validated: false,
   },
   {
@@ -236,7 +236,7 @@ const WORKFLOW_SEEDS: WorkflowSeed[] = [
     name: 'PDF by email (disabled)',
     source: 'PDF',
     tasks: ['EMAIL'],
-    labels: [...L.email],
+    labels: L.email,
     enabled: false,
   },
   {
@@ -244,7 +244,7 @@ const WORKFLOW_SEEDS: WorkflowSeed[] = [
     name: 'Managed company: PDF by email',
     source: 'PDF',
     tasks: ['EMAIL'],
-    labels: [...L.email],
+    labels: L.email,
     companyId: SEED.managedCompanyId,
     departmentId: SEED.managedDepartmentId,
   },

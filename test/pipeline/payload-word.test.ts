@@ -1,22 +1,16 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { transportError } from '../../src/api/errors.js';
 import { NAMES_PROFILES } from '../../src/domain/names-profile.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { clientWith, type Harness, listFiles, makeHarness, waitFor } from './support/agent-harness.js';
+import { clientWith, type Harness, listFiles, useHarness, waitFor } from './support/agent-harness.js';
 
 let h: Harness;
 // The same suite under both names profiles of the sandbox (specification and live reference).
 describe.each(NAMES_PROFILES)('names profile %s', (names) => {
-  beforeAll(async () => {
-    h = await makeHarness({ names });
-  });
-  afterEach(async () => {
-    await h.stopAgents();
-  });
-  afterAll(async () => {
-    await h.cleanup();
+  useHarness({ names }, (made) => {
+    h = made;
   });
 
   const W = SEED.workflows.payloadWordEmail;

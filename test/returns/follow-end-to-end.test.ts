@@ -1,16 +1,16 @@
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import Papa from 'papaparse';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { rebuildDailyCsv } from '../../src/cli/report-runner.js';
 import { NAMES_PROFILES } from '../../src/domain/names-profile.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import {
   type Harness,
   listFiles,
-  makeHarness,
   makePdf,
   md5,
+  useHarness,
   waitFor,
 } from '../pipeline/support/agent-harness.js';
 import {
@@ -27,14 +27,8 @@ let h: Harness;
 
 // The same suite under both names profiles of the sandbox (specification and live reference).
 describe.each(NAMES_PROFILES)('names profile %s', (names) => {
-  beforeAll(async () => {
-    h = await makeHarness({ names });
-  });
-  afterEach(async () => {
-    await h.stopAgents();
-  });
-  afterAll(async () => {
-    await h.cleanup();
+  useHarness({ names }, (made) => {
+    h = made;
   });
 
   describe('following jobs to the end (real sandbox, real journal, real files)', () => {

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Agent, type AgentClient, type AgentOptions } from '../../../src/agent/agent.js';
 import { DocexClient } from '../../../src/api/index.js';
 import { type AgentConfig, type AgentConfigInput, agentConfigSchema } from '../../../src/config/index.js';
@@ -105,6 +106,24 @@ export async function waitFor<T>(
     if (Date.now() > end) throw new Error('condition not met in time');
     await new Promise((r) => setTimeout(r, 15));
   }
+}
+
+/**
+ * A harness for the tests of the enclosing describe: made before them, its agents stopped after
+ * each (a failed test must not hold the state lock), removed after them all.
+ */
+export function useHarness(options: Parameters<typeof makeHarness>[0], set: (h: Harness) => void): void {
+  let made: Harness | undefined;
+  beforeAll(async () => {
+    made = await makeHarness(options);
+    set(made);
+  });
+  afterEach(async () => {
+    await made?.stopAgents();
+  });
+  afterAll(async () => {
+    await made?.cleanup();
+  });
 }
 
 export async function makeHarness(
