@@ -9,33 +9,33 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `docex-agent sandbox <args>` in a child process, logging warnings only. */
+const sandboxCli = (args: string[]) =>
+  spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sandbox', ...args], {
+    cwd: root,
+    env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
 describe('docex-agent sandbox', () => {
   it('starts with the names profile asked for, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {
     const stateDir = path.join(dir, 'state');
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'sandbox',
-        '--state-dir',
-        stateDir,
-        '--api-port',
-        '0',
-        '--auth-port',
-        '0',
-        '--files-port',
-        '0',
-        '--admin-port',
-        '0',
-        '--upload-window',
-        '10m',
-        '--names',
-        'reference',
-      ],
-      { cwd: root, env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = sandboxCli([
+      '--state-dir',
+      stateDir,
+      '--api-port',
+      '0',
+      '--auth-port',
+      '0',
+      '--files-port',
+      '0',
+      '--admin-port',
+      '0',
+      '--upload-window',
+      '10m',
+      '--names',
+      'reference',
+    ]);
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -65,20 +65,7 @@ describe('docex-agent sandbox', () => {
   });
 
   it('refuses a names profile it does not know, before starting anything', async () => {
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'sandbox',
-        '--state-dir',
-        path.join(dir, 'never'),
-        '--names',
-        'live',
-      ],
-      { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = sandboxCli(['--state-dir', path.join(dir, 'never'), '--names', 'live']);
     let err = '';
     child.stderr.on('data', (d: Buffer) => {
       err += d.toString();
