@@ -1,6 +1,8 @@
 /**
  * Generates the sample files once (they are committed): `npx tsx samples/make-samples.ts`.
- * PDFs carry the recipient in their Subject, which the sandbox reads as the recipient.
+ * PDFs carry their recipient as the seeded PDF workflows look for it: a line of text that begins
+ * with the workflow's label ("Email: jane.doe@example.com"; PDF_LABELS in src/sandbox/seed.ts),
+ * and in their Subject. pdf-email-without-recipient/ holds one without: its sending fails.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -44,7 +46,7 @@ async function zip(rel: string, entries: { name: string; data: Uint8Array }[]): 
 }
 
 const invoice = (n: string, to: string) =>
-  pdf(`Invoice ${n}`, to, [`To: ${to}`, `Invoice number: ${n}`, 'Amount due: EUR 125.00', 'Due date: 2026-12-15']);
+  pdf(`Invoice ${n}`, to, [`Email: ${to}`, `Invoice number: ${n}`, 'Amount due: EUR 125.00', 'Due date: 2026-12-15']);
 
 write('pdf-email/invoice-2026-0001.pdf', await invoice('2026-0001', 'jane.doe@example.com'));
 await zip('pdf-email/invoices-2026-batch.zip', [
@@ -54,15 +56,39 @@ await zip('pdf-email/invoices-2026-batch.zip', [
 ]);
 write(
   'pdf-print/letter-2026-0001.pdf',
-  await pdf('Letter 2026-0001', 'Acme NV, Rue de la Loi 16, 1000 Brussels, BE', ['Acme NV', 'Rue de la Loi 16', '1000 Brussels', 'Belgium']),
+  await pdf('Letter 2026-0001', 'Acme NV, Rue de la Loi 16, 1000 Brussels, BE', [
+    'Addressee: Acme NV',
+    'Street: Rue de la Loi',
+    'Street number: 16',
+    'Postal code: 1000',
+    'City: Brussels',
+    'Country: BE',
+  ]),
 );
 write(
   'pdf-registered/notice-2026-0001.pdf',
-  await pdf('Formal notice 2026-0001', 'legal@acme.example', ['Registered notice', 'To: legal@acme.example']),
+  await pdf('Formal notice 2026-0001', 'legal@acme.example', [
+    'Registered notice',
+    'Email: legal@acme.example',
+    'Enterprise number: 0123456789',
+  ]),
+);
+write(
+  'pdf-docportal/statement-doccle-2026-11.pdf',
+  await pdf('Statement November 2026 (Doccle)', 'Doccle', [
+    'Monthly statement',
+    'Doccle token 1: C001-2026',
+    'Doccle token 2: 4F7A-91D2',
+  ]),
+);
+// No "Email:" line: the PDF workflow cannot find its recipient, and the sending fails saying so.
+write(
+  'pdf-email-without-recipient/invoice-2026-0005.pdf',
+  await pdf('Invoice 2026-0005', '', ['To: whoever pays', 'Invoice number: 2026-0005', 'Amount due: EUR 99.00']),
 );
 write(
   'managed-pdf-email/statement-2026-11.pdf',
-  await pdf('Statement November 2026', 'customer@managed.example', ['Monthly statement', 'To: customer@managed.example']),
+  await pdf('Statement November 2026', 'customer@managed.example', ['Monthly statement', 'Email: customer@managed.example']),
 );
 write(
   'data-file/customers.csv',

@@ -56,6 +56,7 @@ export async function openConnection(
       stateDir: config.sandbox.stateDir,
       speed: config.sandbox.speed,
       uploadWindowMs: config.sandbox.uploadWindowMs,
+      names: config.sandbox.names,
       apiPort: config.sandbox.ports.api,
       authPort: config.sandbox.ports.auth,
       filesPort: config.sandbox.ports.files,

@@ -13,6 +13,8 @@ import type { UnknownValueReporter } from './unknown-values.js';
 export interface WebhookCreate {
   url: string;
   eventTypes: WebhookEventType[];
+  /** The internal name the live reference gives a subscription. */
+  name?: string;
   enabled?: boolean;
   description?: string;
 }

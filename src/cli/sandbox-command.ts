@@ -1,5 +1,6 @@
 import path from 'node:path';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
+import { NAMES_PROFILES, type NamesProfile } from '../domain/names-profile.js';
 import { parseDuration, parsePort, parseSpeed } from './options.js';
 import { waitForStopSignal } from './signals.js';
 
@@ -12,6 +13,7 @@ interface SandboxCommandOptions {
   adminPort: number;
   uploadWindow?: number;
   speed?: number;
+  names: NamesProfile;
 }
 
 export function registerSandboxCommand(program: Command): void {
@@ -32,6 +34,14 @@ export function registerSandboxCommand(program: Command): void {
       parseDuration,
     )
     .option('--speed <n>', 'run sending events this many times faster', parseSpeed)
+    .addOption(
+      new Option(
+        '--names <profile>',
+        "names to speak: the specification's, or the live service's API reference (AWAITING_FOR_FILE, DOCCLE_*)",
+      )
+        .choices(NAMES_PROFILES)
+        .default('spec'),
+    )
     .action(async (opts: SandboxCommandOptions) => {
       // Loaded on demand: the CLI entry stays small for every other command.
       const [{ createLogger }, { startSandbox }] = await Promise.all([
@@ -50,6 +60,7 @@ export function registerSandboxCommand(program: Command): void {
         adminPort: opts.adminPort,
         ...(opts.uploadWindow !== undefined ? { uploadWindowMs: opts.uploadWindow } : {}),
         speed: opts.speed ?? 1,
+        names: opts.names,
         log,
       });
       process.stdout.write(
@@ -63,6 +74,7 @@ export function registerSandboxCommand(program: Command): void {
           `  client cert/key:  ${sandbox.paths.clientCert}, ${sandbox.paths.clientKey}`,
           `  Interface B:      ${sandbox.urls.admin}  (partner-admin client in admin-credentials.json)`,
           `  agent config:     ${sandbox.paths.agentConfigFragment}`,
+          `  names:            ${opts.names}`,
           'Press Ctrl+C to stop.',
           '',
         ].join('\n'),

@@ -41,6 +41,11 @@ function parseUrl(value: string): string {
   }
 }
 
+function parseName(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('the name must not be empty');
+  return value.trim();
+}
+
 /** The options every service command takes: the configuration file and the output format. */
 export function serviceCommandOptions(command: Command): Command {
   return command
@@ -77,6 +82,8 @@ export function registerWebhooksCommand(program: Command, deps: ServiceCliDeps =
     .description('subscribe a URL (the receiver behind your reverse proxy) to event types')
     .requiredOption('--url <url>', 'where deliveries are posted', parseUrl)
     .addOption(eventsOption().makeOptionMandatory())
+    // The live reference names every subscription: always send one.
+    .option('--name <text>', 'internal name of the subscription', parseName, 'docex-agent')
     .option('--description <text>', 'free text')
     .option('--disabled', 'create it disabled')
     .action(run('create'));
@@ -85,6 +92,7 @@ export function registerWebhooksCommand(program: Command, deps: ServiceCliDeps =
     .description('change a subscription')
     .option('--url <url>', 'new URL', parseUrl)
     .addOption(eventsOption())
+    .option('--name <text>', 'new internal name', parseName)
     .option('--description <text>', 'new description')
     .option('--enable', 'enable deliveries')
     .option('--disable', 'disable deliveries')

@@ -19,7 +19,7 @@ import { type OutputFormat, render } from './output/render.js';
 import type { ServiceCliDeps, WebhookCommonOpts } from './webhooks-command.js';
 
 export const SANDBOX_FRAGMENT = 'agent-config.yaml';
-const COLUMNS = ['id', 'url', 'eventTypes', 'enabled', 'description'] as const;
+const COLUMNS = ['id', 'name', 'url', 'eventTypes', 'enabled', 'description'] as const;
 
 export interface ServiceRun {
   client: DocexClient;
@@ -78,6 +78,7 @@ export async function withServiceClient(
 interface CreateOpts extends WebhookCommonOpts {
   url: string;
   events: WebhookEventType[];
+  name: string;
   description?: string;
   disabled?: boolean;
   printSecret?: boolean;
@@ -86,6 +87,7 @@ interface CreateOpts extends WebhookCommonOpts {
 interface UpdateOpts extends WebhookCommonOpts {
   url?: string;
   events?: WebhookEventType[];
+  name?: string;
   description?: string;
   enable?: boolean;
   disable?: boolean;
@@ -141,6 +143,7 @@ export async function runWebhooks(
         const created = await api.create({
           url: o.url,
           eventTypes: o.events,
+          name: o.name,
           enabled: !o.disabled,
           ...(o.description !== undefined ? { description: o.description } : {}),
         });
@@ -156,13 +159,14 @@ export async function runWebhooks(
         const patch = {
           ...(o.url !== undefined ? { url: o.url } : {}),
           ...(o.events !== undefined ? { eventTypes: o.events } : {}),
+          ...(o.name !== undefined ? { name: o.name } : {}),
           ...(o.description !== undefined ? { description: o.description } : {}),
           ...(o.enable ? { enabled: true } : o.disable ? { enabled: false } : {}),
         };
         if (Object.keys(patch).length === 0) {
           throw new DocexError(
             'DOCEX_CLI_USAGE',
-            'nothing to change: give --url, --events, --description, --enable or --disable',
+            'nothing to change: give --url, --events, --name, --description, --enable or --disable',
           );
         }
         await run.print(withoutSecret(await api.update(id, patch)));

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
+import { NAMES_PROFILES } from '../domain/names-profile.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
 import { opsSchema } from './ops-schema.js';
@@ -118,6 +119,14 @@ const sandboxSchema = z
       .describe('Certificates, credentials and data of the sandbox.'),
     speed: positiveNumber(1).describe('Run sending events this many times faster than real time.'),
     uploadWindowMs: durationMs(2 * 3_600_000).describe('How long a new job waits for its file.'),
+    names: z
+      .enum(NAMES_PROFILES)
+      .default('spec')
+      .describe(
+        "The names the sandbox speaks: spec (the specification's) or reference (the live service's API " +
+          'reference: AWAITING_FOR_FILE, DOCCLE_* kinds, job webhooks at final statuses only, named ' +
+          'webhook subscriptions).',
+      ),
     ports: z
       .strictObject({
         api: count(0, 65_535, 0).describe('Port of the mTLS API host (0: any free port).'),

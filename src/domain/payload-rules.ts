@@ -6,6 +6,7 @@
 import {
   CHANNEL_IDENTIFIER_KINDS,
   type ChannelIdentifier,
+  canonicalKind,
   type PayloadJobRequest,
   type Workflow,
 } from './wire.js';
@@ -46,7 +47,10 @@ export const STRUCTURED_ADDRESS_MAX_LENGTHS: Readonly<Record<string, number>> = 
 const STRUCTURED_KINDS = new Set(Object.keys(STRUCTURED_ADDRESS_MAX_LENGTHS));
 const STREET_KINDS = ['ADDRESS_STREET', 'ADDRESS_STREET_NUMBER', 'ADDRESS_BOX'];
 
-/** Kinds on which a channel identifier may ask for encryption (rule 10). */
+/**
+ * Kinds on which a channel identifier may ask for encryption (rule 10), in the specification's
+ * spelling: look a kind up with canonicalKind() so DOCCLE_* counts as DOCPORTAL_*.
+ */
 export const ENCRYPTABLE_KINDS: ReadonlySet<string> = new Set([
   'ADDRESS',
   ...STRUCTURED_KINDS,
@@ -108,7 +112,10 @@ export function normalisePayload<T extends PayloadJobRequest>(request: T): T {
   return { ...request, payload: { ...request.payload, channelIdentifiers } };
 }
 
-const list = (kinds: readonly string[]) => kinds.join(', ');
+/** A kind as a message names it: the DOCPORTAL_* kinds with the reference's DOCCLE_* spelling. */
+const spelled = (kind: string) =>
+  kind.startsWith('DOCPORTAL_') ? `${kind} (or ${kind.replace('DOCPORTAL_', 'DOCCLE_')})` : kind;
+const list = (kinds: readonly string[]) => kinds.map(spelled).join(', ');
 
 export function checkPayloadRules(input: PayloadRuleInput): PayloadRuleViolation[] {
   const { endpoint, request, workflow } = input;
@@ -149,7 +156,8 @@ export function checkPayloadRules(input: PayloadRuleInput): PayloadRuleViolation
   }
 
   const ids = request.payload.channelIdentifiers;
-  const present = new Set(ids.filter((id) => id.value.trim() !== '').map((id) => id.kind));
+  // DOCCLE_* and DOCPORTAL_* are one kind: the rules below see the specification's spelling.
+  const present = new Set(ids.filter((id) => id.value.trim() !== '').map((id) => canonicalKind(id.kind)));
   const tasks = workflow.tasks.map((t) => t.type);
   const isPrint = tasks.some((t) => PRINT_TASKS.has(t));
 
@@ -178,7 +186,7 @@ export function checkPayloadRules(input: PayloadRuleInput): PayloadRuleViolation
       }
     }
     // Rule 10: encryption only on the kinds that support it.
-    if (wantsEncryption(id) && !ENCRYPTABLE_KINDS.has(id.kind)) {
+    if (wantsEncryption(id) && !ENCRYPTABLE_KINDS.has(canonicalKind(id.kind))) {
       const flag = id.mustBeEncrypted === true ? 'mustBeEncrypted' : 'isEncrypted';
       add(10, `${at}.${flag}`, `kind ${id.kind} does not support encryption; ${flag} may not be true`);
     }

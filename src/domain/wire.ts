@@ -79,6 +79,11 @@ export const CHANNEL_IDENTIFIER_KINDS = [
   'DOCPORTAL_RECEIVER_ID',
   'DOCPORTAL_TOKEN_SET_START_DATE',
   'DOCPORTAL_TOKEN_SET_END_DATE',
+  'DOCCLE_TOKEN_SET_VALUE1',
+  'DOCCLE_TOKEN_SET_VALUE2',
+  'DOCCLE_RECEIVER_ID',
+  'DOCCLE_TOKEN_SET_START_DATE',
+  'DOCCLE_TOKEN_SET_END_DATE',
   'PEPPOL_SENDER_PARTICIPANT_ID',
   'PEPPOL_RECEIVER_PARTICIPANT_ID',
   'PEPPOL_DOCUMENT_ID',
@@ -86,6 +91,16 @@ export const CHANNEL_IDENTIFIER_KINDS = [
   'PEPPOL_DOCUMENT_TYPE',
 ] as const;
 export type ChannelIdentifierKind = (typeof CHANNEL_IDENTIFIER_KINDS)[number];
+
+/**
+ * The live service's reference spells the DOCPORTAL task's kinds DOCCLE_* (it delivers to Doccle);
+ * both spellings are the same kind (decisions.md, Names of the live service). Rules compare the
+ * specification's spelling; requests keep the one the user wrote.
+ */
+const DOCCLE_PREFIX = 'DOCCLE_';
+export function canonicalKind(kind: string): string {
+  return kind.startsWith(DOCCLE_PREFIX) ? `DOCPORTAL_${kind.slice(DOCCLE_PREFIX.length)}` : kind;
+}
 
 /** Returns the value when it is not one of the known ones, for a "not recognised" log line. */
 export function unknownValue(value: string | undefined, known: readonly string[]): string | undefined {
@@ -258,6 +273,8 @@ export const webhookSubscriptionSchema = z.looseObject({
   id: z.string(),
   url: z.string(),
   eventTypes: z.array(z.string()),
+  /** The internal name (the live reference's field; decisions, Names of the live service). */
+  name: z.string().optional(),
   enabled: z.boolean().optional(),
   description: z.string().optional().nullable(),
   createdAt: timestamp.optional(),

@@ -1,6 +1,8 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { NamesProfile } from '../domain/names-profile.js';
 import type { WebhookEventType } from '../domain/wire.js';
+import type { PdfTextExtractor } from './content/pdf-text.js';
 import type { Router } from './http.js';
 import type { Store } from './store.js';
 
@@ -28,6 +30,8 @@ export interface SandboxSettings {
   maxUploadBytes: number;
   /** Validity of pre-signed download URLs (10 minutes). */
   downloadUrlValidityMs: number;
+  /** The names it speaks: the specification's or the live service's reference (names-profile.ts). */
+  names: NamesProfile;
 }
 
 /** A webhook event, before it is fanned out to the company's subscriptions. */
@@ -63,6 +67,8 @@ export interface SandboxContext {
   signer: UrlSigner;
   /** Folder of uploaded files and generated documents. */
   blobDir: string;
+  /** Reads the text of PDFs (channel identifiers of PDF workflows), off the event loop. */
+  pdfText: PdfTextExtractor;
   /** Queues a webhook event for every enabled subscription of the company that wants it. */
   emit(event: SandboxEvent): void;
   /** Unique ids, readable and sortable by creation: `job_…`, `se_…`. */

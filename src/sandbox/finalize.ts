@@ -76,9 +76,11 @@ export function applyOutcome(
   const error =
     outcome === 'SUCCESS'
       ? undefined
-      : outcome === 'REJECTED'
-        ? { code: 'RECIPIENT_REJECTED', message: `the recipient ${event.recipient} rejected the sending` }
-        : { code: 'DELIVERY_FAILED', message: `the sending to ${event.recipient} could not be delivered` };
+      : outcome === 'FAILURE' && event.outcomeError
+        ? event.outcomeError
+        : outcome === 'REJECTED'
+          ? { code: 'RECIPIENT_REJECTED', message: `the recipient ${event.recipient} rejected the sending` }
+          : { code: 'DELIVERY_FAILED', message: `the sending to ${event.recipient} could not be delivered` };
   for (const task of event.taskDetails) {
     task.status = outcome === 'SUCCESS' ? 'SUCCESS' : 'FAILURE';
     task.endedAt = endedAt;

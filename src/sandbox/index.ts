@@ -6,9 +6,11 @@ import path from 'node:path';
 import { stringify } from 'yaml';
 import { type Clock, systemClock } from '../core/clock.js';
 import { createLogger, type Logger } from '../core/logger.js';
+import type { NamesProfile } from '../domain/names-profile.js';
 import { type AdminCredentials, loadAdminCredentials, registerAdminRoutes } from './admin/index.js';
 import { writeSecretFile } from './atomic-file.js';
 import { authenticate, createTokenHandler, newCredentials, type SandboxCredentials } from './auth.js';
+import { createPdfTextExtractor } from './content/pdf-text.js';
 import { SandboxClock, type SandboxContext, type SandboxSettings, type SandboxUrls } from './context.js';
 import { FaultInjector } from './faults.js';
 import { Router } from './http.js';
@@ -40,6 +42,8 @@ export interface SandboxOptions {
   uploadWindowMs?: number;
   speed?: number;
   maxUploadBytes?: number;
+  /** The names the sandbox speaks: the specification's (default) or the live reference's. */
+  names?: NamesProfile;
   clock?: Clock;
   log?: Logger;
   tickIntervalMs?: number;
@@ -141,10 +145,12 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     speed: options.speed ?? 1,
     maxUploadBytes: options.maxUploadBytes ?? 5 * GIB,
     downloadUrlValidityMs: 10 * 60 * 1000,
+    names: options.names ?? 'spec',
   };
   const urls: SandboxUrls = { api: '', auth: '', files: '', control: '', admin: '' };
   const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
-  const base = { store, clock, log, settings, urls, signer, blobDir, newId: idFactory(clock) };
+  const pdfText = createPdfTextExtractor();
+  const base = { store, clock, log, settings, urls, signer, blobDir, pdfText, newId: idFactory(clock) };
   const dispatcher = new WebhookDispatcher(base);
   const ctx: SandboxContext = { ...base, emit: (event) => dispatcher.enqueue(event) };
 
@@ -217,6 +223,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     urls.admin = await listen(adminServer, host, options.adminPort ?? 0);
   } catch (err) {
     await Promise.all(servers.map((s) => (s.listening ? close(s) : Promise.resolve())));
+    await pdfText.close();
     store.close();
     throw err;
   }
@@ -239,7 +246,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const timer = setInterval(() => lifecycle.tick(), options.tickIntervalMs ?? 250);
   timer.unref();
   log.info(
-    { api: urls.api, auth: urls.auth, files: urls.files, admin: urls.admin, stateDir },
+    { api: urls.api, auth: urls.auth, files: urls.files, admin: urls.admin, stateDir, names: settings.names },
     'sandbox started',
   );
 
@@ -272,6 +279,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       }
       await lifecycle.idle();
       await dispatcher.stop();
+      await pdfText.close();
       store.close();
       log.info({ stateDir }, 'sandbox stopped');
     },

@@ -1,8 +1,9 @@
 import { isoTime } from '../core/clock.js';
+import { firesJobWebhook, jobStatusName } from '../domain/names-profile.js';
 import type { SandboxContext } from './context.js';
 import type { JobRecord, JobStatus } from './records.js';
 
-/** Moves a job to a new status and tells the webhooks. */
+/** Moves a job to a new status and tells the webhooks (under `reference`, final statuses only). */
 export function setJobStatus(
   ctx: SandboxContext,
   job: JobRecord,
@@ -15,11 +16,18 @@ export function setJobStatus(
   ctx.store.put('job', updated);
   if (previousStatus !== status) {
     ctx.log.info({ jobId: job.id, status, previousStatus }, 'job status changed');
-    ctx.emit({
-      type: 'job.status.changed',
-      companyId: job.companyId,
-      data: { jobId: job.id, status, previousStatus },
-    });
+    const names = ctx.settings.names;
+    if (firesJobWebhook(status, names)) {
+      ctx.emit({
+        type: 'job.status.changed',
+        companyId: job.companyId,
+        data: {
+          jobId: job.id,
+          status: jobStatusName(status, names),
+          previousStatus: jobStatusName(previousStatus, names),
+        },
+      });
+    }
   }
   return updated;
 }

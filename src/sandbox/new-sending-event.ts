@@ -63,6 +63,7 @@ export function newSendingEvent(
     departmentId: input.job.departmentId,
     recipient: input.item.recipient,
     outcomeHint: input.item.outcomeHint,
+    ...(input.item.failure ? { forcedOutcome: 'FAILURE', outcomeError: input.item.failure } : {}),
     nextTransitionAt: at.nextTransitionAt,
   };
 }

@@ -3,6 +3,7 @@
  * answers (decisions.md, Jobs and Sending events). Internal bookkeeping fields never leave the
  * sandbox: `toWireJob`/`toWireSendingEvent` pick the published fields.
  */
+import { jobStatusName, type NamesProfile } from '../domain/names-profile.js';
 import type { Issue, PayloadJobRequest } from '../domain/wire.js';
 
 export type JobStatus = 'AWAITING_FILE_UPLOAD' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
@@ -85,6 +86,8 @@ export interface SendingEventRecord {
   recipient: string;
   outcomeHint: string;
   forcedOutcome?: FinalOutcome;
+  /** The error a forced FAILURE reports instead of the generic one (a PDF without its recipient). */
+  outcomeError?: Issue;
   nextTransitionAt: number;
   [key: string]: unknown;
 }
@@ -116,9 +119,11 @@ const JOB_WIRE_FIELDS = [
   'errorList',
 ] as const;
 
-export function toWireJob(job: JobRecord): Record<string, unknown> {
+/** The job as the API answers it, its status spelt as the names profile says. */
+export function toWireJob(job: JobRecord, names: NamesProfile): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const key of JOB_WIRE_FIELDS) if (job[key] !== undefined) out[key] = job[key];
+  out['status'] = jobStatusName(job.status, names);
   return out;
 }
 
@@ -128,6 +133,7 @@ const EVENT_INTERNAL_FIELDS = new Set([
   'recipient',
   'outcomeHint',
   'forcedOutcome',
+  'outcomeError',
   'nextTransitionAt',
 ]);
 

@@ -18,6 +18,8 @@ export const SEED = {
     pdfPrint: 'wf_pdf_print',
     /** PDF input, ERDS then QERDS tasks. */
     pdfRegistered: 'wf_pdf_registered',
+    /** PDF input, DOCPORTAL task (Doccle): token set values read from the PDF. */
+    pdfDocportal: 'wf_pdf_docportal',
     /** DATA_FILE input (CSV or XML), EMAIL task. */
     dataFile: 'wf_data_file',
     /** UBL input, PEPPOL task. */

@@ -6,6 +6,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isoTime } from '../core/clock.js';
+import type { PdfIdentifierRule } from './content/pdf-identifiers.js';
 import type { SandboxContext } from './context.js';
 import { addPeppolDocument } from './peppol-documents.js';
 import { WORKFLOW_KIND } from './routes/workflows.js';
@@ -144,6 +145,8 @@ interface WorkflowSeed {
   name: string;
   source: string;
   tasks: string[];
+  /** PDF input: where each channel identifier is found in the text (PDF_LABELS). */
+  labels?: readonly PdfIdentifierRule[];
   companyId?: string;
   departmentId?: string;
   hasPom?: boolean;
@@ -152,11 +155,49 @@ interface WorkflowSeed {
   enabled?: boolean;
 }
 
+/**
+ * Where the seeded PDF workflows find their recipients: a line of the PDF's text that begins with
+ * the label, the value after it. Samples and test PDFs carry these lines.
+ */
+export const PDF_LABELS = {
+  email: [{ kind: 'EMAIL_ADDRESS', label: 'Email:' }],
+  print: [
+    { kind: 'ADDRESS_COMPANY_NAME', label: 'Addressee:' },
+    { kind: 'ADDRESS_STREET', label: 'Street:' },
+    { kind: 'ADDRESS_STREET_NUMBER', label: 'Street number:' },
+    { kind: 'ADDRESS_POSTAL_CODE', label: 'Postal code:' },
+    { kind: 'ADDRESS_CITY', label: 'City:' },
+    { kind: 'ADDRESS_COUNTRY_CODE', label: 'Country:' },
+  ],
+  registered: [
+    { kind: 'EMAIL_ADDRESS', label: 'Email:' },
+    { kind: 'COMPANY_IDENTIFICATION_NUMBER', label: 'Enterprise number:' },
+  ],
+  docportal: [
+    { kind: 'DOCPORTAL_TOKEN_SET_VALUE1', label: 'Doccle token 1:' },
+    { kind: 'DOCPORTAL_TOKEN_SET_VALUE2', label: 'Doccle token 2:' },
+  ],
+} as const satisfies Record<string, readonly PdfIdentifierRule[]>;
+
 const W = SEED.workflows;
+const L = PDF_LABELS;
 const WORKFLOW_SEEDS: WorkflowSeed[] = [
-  { id: W.pdfEmail, name: 'PDF by email', source: 'PDF', tasks: ['EMAIL'] },
-  { id: W.pdfPrint, name: 'PDF by post', source: 'PDF', tasks: ['EASY_PRINT'] },
-  { id: W.pdfRegistered, name: 'PDF registered (ERDS, then QERDS)', source: 'PDF', tasks: ['ERDS', 'QERDS'] },
+  { id: W.pdfEmail, name: 'PDF by email', source: 'PDF', tasks: ['EMAIL'], labels: L.email },
+  { id: W.pdfPrint, name: 'PDF by post', source: 'PDF', tasks: ['EASY_PRINT'], labels: L.print },
+  {
+    id: W.pdfRegistered,
+    name: 'PDF registered (ERDS, then QERDS)',
+    source: 'PDF',
+    tasks: ['ERDS', 'QERDS'],
+    labels: L.registered,
+  },
+  {
+    id: W.pdfDocportal,
+    name: 'PDF to Doccle',
+    source: 'PDF',
+    tasks: ['DOCPORTAL'],
+    labels: L.docportal,
+  },
   { id: W.dataFile, name: 'Data file by email', source: 'DATA_FILE', tasks: ['EMAIL'] },
   { id: W.ubl, name: 'UBL over Peppol', source: 'UBL', tasks: ['PEPPOL'] },
   {
@@ -187,24 +228,33 @@ const WORKFLOW_SEEDS: WorkflowSeed[] = [
     name: 'PDF by email (not validated)',
     source: 'PDF',
     tasks: ['EMAIL'],
+    labels: L.email,
     validated: false,
   },
-  { id: W.disabled, name: 'PDF by email (disabled)', source: 'PDF', tasks: ['EMAIL'], enabled: false },
+  {
+    id: W.disabled,
+    name: 'PDF by email (disabled)',
+    source: 'PDF',
+    tasks: ['EMAIL'],
+    labels: L.email,
+    enabled: false,
+  },
   {
     id: W.managedPdfEmail,
     name: 'Managed company: PDF by email',
     source: 'PDF',
     tasks: ['EMAIL'],
+    labels: L.email,
     companyId: SEED.managedCompanyId,
     departmentId: SEED.managedDepartmentId,
   },
 ];
 
-function inputSource(type: string): Record<string, unknown> {
+function inputSource(type: string, labels: readonly PdfIdentifierRule[] = []): Record<string, unknown> {
   if (type === 'PDF') {
     return {
       type,
-      channelIdentifiers: [],
+      channelIdentifiers: labels.map((l) => ({ ...l })),
       splitIdentifiers: [],
       ignoreIdentifiers: [],
       extraInfoIdentifiers: [],
@@ -225,7 +275,7 @@ function seedWorkflows(ctx: SandboxContext, at: string): void {
       description: `Seeded workflow: ${w.name}`,
       trigger: { type: 'FILE_DROP', secondsToWait: 30 },
       tasks: w.tasks.map((type, i) => ({ type, order: i + 1 })),
-      inputSource: inputSource(w.source),
+      inputSource: inputSource(w.source, w.labels),
       enabled: w.enabled ?? true,
       validated: w.validated ?? true,
       requiresApproval: false,

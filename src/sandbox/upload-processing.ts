@@ -1,6 +1,6 @@
 import type { Workflow } from '../domain/wire.js';
 import { blobPath, saveBlob } from './blobs.js';
-import { analyseUpload, payloadItem } from './content/index.js';
+import { analyseUpload, payloadItem, pdfIdentifierRules } from './content/index.js';
 import type { SandboxContext } from './context.js';
 import { setJobStatus } from './job-status.js';
 import type { Lifecycle } from './lifecycle.js';
@@ -31,10 +31,15 @@ export async function processUpload(
     });
     return;
   }
+  const inputSource = workflow.inputSource;
   const result = await analyseUpload({
     filePath: blobPath(ctx, blob),
     filename: job.filename,
-    inputSourceType: workflow.inputSource.type,
+    inputSourceType: inputSource.type,
+    // A PDF workflow reads its recipients from the text (a payload PDF's come with the request).
+    ...(inputSource.type === 'PDF'
+      ? { pdf: { rules: pdfIdentifierRules(inputSource), extractor: ctx.pdfText, names: ctx.settings.names } }
+      : {}),
   });
   if (!result.ok) {
     ctx.log.info({ jobId: job.id, code: result.code }, 'uploaded file could not be processed');

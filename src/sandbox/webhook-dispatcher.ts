@@ -21,6 +21,8 @@ export interface WebhookSubscriptionRecord extends StoredRecord {
   companyId: string;
   url: string;
   eventTypes: string[];
+  /** The internal name (the live reference's field); absent when the creator gave none. */
+  name?: string;
   enabled: boolean;
   description?: string | null;
   /** `whsec_` + base64; only create and reset-secret answer it. */

@@ -206,3 +206,50 @@ describe('docex-agent webhooks', () => {
     expect([...EVENT_TYPE_CHOICES]).toEqual([...WEBHOOK_EVENT_TYPES]);
   });
 });
+
+describe('docex-agent webhooks against the live reference names (named subscriptions)', () => {
+  let ref: TestSandbox;
+  beforeAll(async () => {
+    ref = await startTestSandbox({ names: 'reference' });
+  });
+  afterAll(async () => {
+    await ref?.stop();
+  });
+
+  it('create --name sends the name, list shows it, update --name renames; without --name it sends docex-agent', async () => {
+    const refConfig = ref.sandbox.paths.agentConfigFragment;
+    const create = (...extra: string[]) =>
+      cli(
+        'webhooks',
+        'create',
+        '--config',
+        refConfig,
+        '--print-secret',
+        '-o',
+        'json',
+        '--url',
+        'https://erp.example.com/hook',
+        '--events',
+        'sending.event.status.changed',
+        ...extra,
+      );
+    const named = await create('--name', 'ERP statuses');
+    expect(named.exitCode, named.stderr).toBe(0);
+    const id = JSON.parse(named.stdout.split('\nsecret:')[0]!).id as string;
+    const unnamed = await create();
+    expect(unnamed.exitCode, unnamed.stderr).toBe(0);
+    const defaultId = JSON.parse(unnamed.stdout.split('\nsecret:')[0]!).id as string;
+
+    const json = await cli('webhooks', 'list', '--config', refConfig, '-o', 'json');
+    const items = JSON.parse(json.stdout).items as { id: string; name: string }[];
+    expect(items.find((s) => s.id === id)?.name).toBe('ERP statuses');
+    expect(items.find((s) => s.id === defaultId)?.name).toBe('docex-agent');
+    const table = await cli('webhooks', 'list', '--config', refConfig);
+    expect(table.stdout.split('\n')[0]).toMatch(/^id\s+name\s+url/);
+    expect(table.stdout).toMatch(new RegExp(`${id}\\s+ERP statuses\\s+https://erp`));
+
+    const renamed = await cli('webhooks', 'update', id, '--config', refConfig, '--name', 'ERP', '-o', 'json');
+    expect(JSON.parse(renamed.stdout)).toMatchObject({ id, name: 'ERP' });
+    await expect(create('--name', ' ')).rejects.toThrow('the name must not be empty');
+  });
+});

@@ -134,6 +134,15 @@ describe('agentConfigSchema', () => {
     expect(both.error?.issues[0]?.message).toMatch(/must be absent when sandbox.enabled/);
   });
 
+  it("takes the sandbox's names profile, spec by default, and refuses any other", () => {
+    expect(parse({ sandbox: { enabled: true } }).data?.sandbox.names).toBe('spec');
+    expect(parse({ sandbox: { enabled: true, names: 'reference' } }).data?.sandbox.names).toBe('reference');
+    expect(parse({ sandbox: { enabled: true, names: 'live' } }).error?.issues[0]?.path).toEqual([
+      'sandbox',
+      'names',
+    ]);
+  });
+
   it('refuses unknown options, duplicate folder names, plain-http URLs and bad values', () => {
     const result = parse({
       service: { ...SERVICE, apiUrl: 'http://api.example.test' },

@@ -291,11 +291,27 @@ describe('checkPayloadRules', () => {
     it('needs both token set values for DOCPORTAL', () => {
       const dp = { tasks: [{ type: 'DOCPORTAL' }] };
       expect(check(dp, ids({ DOCPORTAL_TOKEN_SET_VALUE1: 'a' })).map((v) => v.message)).toEqual([
-        'the DOCPORTAL task needs DOCPORTAL_TOKEN_SET_VALUE2',
+        'the DOCPORTAL task needs DOCPORTAL_TOKEN_SET_VALUE2 (or DOCCLE_TOKEN_SET_VALUE2)',
       ]);
       expect(check(dp, ids({ DOCPORTAL_TOKEN_SET_VALUE1: 'a', DOCPORTAL_TOKEN_SET_VALUE2: 'b' }))).toEqual(
         [],
       );
+    });
+    it("takes the reference's DOCCLE_* spelling of the DOCPORTAL kinds, alone or mixed", () => {
+      const dp = { tasks: [{ type: 'DOCPORTAL' }] };
+      expect(check(dp, ids({ DOCCLE_TOKEN_SET_VALUE1: 'a', DOCCLE_TOKEN_SET_VALUE2: 'b' }))).toEqual([]);
+      expect(check(dp, ids({ DOCCLE_TOKEN_SET_VALUE1: 'a', DOCPORTAL_TOKEN_SET_VALUE2: 'b' }))).toEqual([]);
+      expect(
+        check(
+          dp,
+          ids({ DOCCLE_TOKEN_SET_VALUE1: 'a', DOCCLE_RECEIVER_ID: 'r', DOCCLE_TOKEN_SET_END_DATE: 'd' }),
+        ),
+      ).toMatchObject([
+        {
+          rule: 7,
+          message: 'the DOCPORTAL task needs DOCPORTAL_TOKEN_SET_VALUE2 (or DOCCLE_TOKEN_SET_VALUE2)',
+        },
+      ]);
     });
     it('rejects a PEPPOL task on a payload workflow', () => {
       expect(check({ tasks: [{ type: 'PEPPOL' }] }, []).map((v) => v.message)).toEqual([
@@ -376,6 +392,23 @@ describe('checkPayloadRules', () => {
         },
       ]);
     });
+    it('allows encryption on the same DOCCLE_* kinds as their DOCPORTAL_* spelling, and no others', () => {
+      const v = check({}, [
+        ...ids(EMAIL),
+        { kind: 'DOCCLE_TOKEN_SET_VALUE1', value: 't1', mustBeEncrypted: true },
+        { kind: 'DOCCLE_RECEIVER_ID', value: 'r', isEncrypted: true },
+        { kind: 'DOCPORTAL_TOKEN_SET_VALUE2', value: 't2', mustBeEncrypted: true },
+        { kind: 'DOCCLE_TOKEN_SET_START_DATE', value: '2026-01-01', mustBeEncrypted: true },
+        { kind: 'DOCPORTAL_TOKEN_SET_END_DATE', value: '2026-12-31', mustBeEncrypted: true },
+      ]);
+      expect(v.map((x) => x.field)).toEqual([
+        'payload.channelIdentifiers[4].mustBeEncrypted',
+        'payload.channelIdentifiers[5].mustBeEncrypted',
+      ]);
+      expect(v[0]?.message).toBe(
+        'kind DOCCLE_TOKEN_SET_START_DATE does not support encryption; mustBeEncrypted may not be true',
+      );
+    });
     it('accepts the flag on any extra info name', () => {
       const req = {
         payload: {
@@ -395,6 +428,11 @@ describe('checkPayloadRules', () => {
 });
 
 describe('normalisePayload', () => {
+  it('keeps the DOCCLE_* spelling the user wrote', () => {
+    const written = ids({ ...EMAIL, DOCCLE_TOKEN_SET_VALUE1: 'a', DOCPORTAL_TOKEN_SET_VALUE2: 'b' });
+    expect(normalisePayload(request(written)).payload.channelIdentifiers).toEqual(written);
+  });
+
   it('drops empty structured address identifiers and upper-cases the country code', () => {
     const out = normalisePayload(
       request(ids({ ...EMAIL, ADDRESS_BOX: '', ADDRESS_COUNTRY_CODE: 'be', INVOICE_DESCRIPTION: '' })),

@@ -9,31 +9,33 @@ const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+/** `docex-agent sandbox <args>` in a child process, logging warnings only. */
+const sandboxCli = (args: string[]) =>
+  spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sandbox', ...args], {
+    cwd: root,
+    env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+
 describe('docex-agent sandbox', () => {
-  it('starts, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {
+  it('starts with the names profile asked for, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {
     const stateDir = path.join(dir, 'state');
-    const child = spawn(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'src/cli/main.ts',
-        'sandbox',
-        '--state-dir',
-        stateDir,
-        '--api-port',
-        '0',
-        '--auth-port',
-        '0',
-        '--files-port',
-        '0',
-        '--admin-port',
-        '0',
-        '--upload-window',
-        '10m',
-      ],
-      { cwd: root, env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
+    const child = sandboxCli([
+      '--state-dir',
+      stateDir,
+      '--api-port',
+      '0',
+      '--auth-port',
+      '0',
+      '--files-port',
+      '0',
+      '--admin-port',
+      '0',
+      '--upload-window',
+      '10m',
+      '--names',
+      'reference',
+    ]);
     let out = '';
     child.stdout.on('data', (d: Buffer) => {
       out += d.toString();
@@ -53,11 +55,24 @@ describe('docex-agent sandbox', () => {
     });
     expect(out).toContain(path.join(stateDir, 'credentials.json'));
     expect(out).toContain(path.join(stateDir, 'agent-config.yaml'));
+    expect(out).toMatch(/names: +reference\n/);
     expect(existsSync(path.join(stateDir, 'sandbox.json'))).toBe(true);
     const exit = await new Promise<{ code: number | null; signal: string | null }>((resolve) => {
       child.once('exit', (code, signal) => resolve({ code, signal }));
       child.kill('SIGTERM');
     });
     expect(exit, out).toEqual({ code: 0, signal: null });
+  });
+
+  it('refuses a names profile it does not know, before starting anything', async () => {
+    const child = sandboxCli(['--state-dir', path.join(dir, 'never'), '--names', 'live']);
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => {
+      err += d.toString();
+    });
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    expect(code).not.toBe(0);
+    expect(err).toContain('Allowed choices are spec, reference');
+    expect(existsSync(path.join(dir, 'never'))).toBe(false);
   });
 });

@@ -99,6 +99,33 @@ describe('payload rules through the sandbox', () => {
     expect(docportal.body.detail).toContain('invoice tracking needs INVOICE_REFERENCE');
   });
 
+  it("accepts the reference's DOCCLE_* kinds on the DOCPORTAL workflow, encrypted like DOCPORTAL_*", async () => {
+    const tracking = {
+      INVOICE_REFERENCE: 'INV-1',
+      INVOICE_AMOUNT: '10.00',
+      INVOICE_DUE_DATE: '2026-12-31',
+      INVOICE_COMMUNICATION: '+++123/4567/89012+++',
+    };
+    const req = body(W.payloadWordDocportal, { DOCCLE_TOKEN_SET_VALUE2: 'b', ...tracking });
+    req.payload.channelIdentifiers.push({
+      kind: 'DOCCLE_TOKEN_SET_VALUE1',
+      value: 'a',
+      mustBeEncrypted: true,
+    } as {
+      kind: string;
+      value: string;
+    });
+    const doccle = await h.call('POST', '/jobs/payload-word', { body: req });
+    expect(doccle.status).toBe(201);
+    const missing = await h.call('POST', '/jobs/payload-word', {
+      body: body(W.payloadWordDocportal, { DOCCLE_TOKEN_SET_VALUE1: 'a', ...tracking }),
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body.detail).toContain(
+      'the DOCPORTAL task needs DOCPORTAL_TOKEN_SET_VALUE2 (or DOCCLE_TOKEN_SET_VALUE2)',
+    );
+  });
+
   it('answers 400 for mustBeEncrypted on a kind without encryption', async () => {
     const req = body(W.payloadWordEmail, {});
     req.payload.channelIdentifiers = [

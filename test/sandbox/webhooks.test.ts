@@ -8,6 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { createPdfTextExtractor } from '../../src/sandbox/content/pdf-text.js';
 import { SandboxClock, type SandboxContext } from '../../src/sandbox/context.js';
 import { addPeppolDocument } from '../../src/sandbox/seed.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
@@ -225,10 +226,17 @@ describe('WebhookDispatcher', () => {
       store,
       clock: new SandboxClock(systemClock),
       log: silentLogger(),
-      settings: { uploadWindowMs: 7_200_000, speed: 1, maxUploadBytes: 1e9, downloadUrlValidityMs: 600_000 },
+      settings: {
+        uploadWindowMs: 7_200_000,
+        speed: 1,
+        maxUploadBytes: 1e9,
+        downloadUrlValidityMs: 600_000,
+        names: 'spec',
+      },
       urls: { api: '', auth: '', files: '', control: '' },
       signer: { sign: () => '', verify: () => ({ path: '', expiresAt: 0 }) },
       blobDir: dir,
+      pdfText: createPdfTextExtractor(),
       newId: (prefix) =>
         `${prefix}_${Date.now().toString(36)}${(n++).toString(36)}${randomUUID().slice(0, 4)}`,
     };

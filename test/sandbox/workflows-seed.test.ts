@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { workflowSchema } from '../../src/domain/wire.js';
+import { createPdfTextExtractor } from '../../src/sandbox/content/pdf-text.js';
 import { SandboxClock, type SandboxContext, type SandboxEvent } from '../../src/sandbox/context.js';
 import {
   PEPPOL_DOCUMENT_KIND,
@@ -29,10 +30,17 @@ beforeEach(() => {
     store,
     clock: new SandboxClock(new ManualClock()),
     log: silentLogger(),
-    settings: { uploadWindowMs: 7_200_000, speed: 1, maxUploadBytes: 1e9, downloadUrlValidityMs: 600_000 },
+    settings: {
+      uploadWindowMs: 7_200_000,
+      speed: 1,
+      maxUploadBytes: 1e9,
+      downloadUrlValidityMs: 600_000,
+      names: 'spec',
+    },
     urls: { api: '', auth: '', files: '', control: '' },
     signer: { sign: () => '', verify: () => ({ path: '', expiresAt: 0 }) },
     blobDir: dir,
+    pdfText: createPdfTextExtractor(),
     emit: (e) => events.push(e),
     newId: (prefix) => `${prefix}_${(n++).toString().padStart(4, '0')}`,
   };

@@ -13,7 +13,7 @@
  * ignores it. Any other column refuses the file, so a typo (EMAIL_ADRESS) is not silently dropped.
  * Cells are trimmed; an empty cell adds nothing. Yes/no cells take yes/y/true/1/x and no/n/false/0.
  */
-import { CHANNEL_IDENTIFIER_KINDS, type PayloadJobRequest } from '../../domain/wire.js';
+import { CHANNEL_IDENTIFIER_KINDS, canonicalKind, type PayloadJobRequest } from '../../domain/wire.js';
 import { type InputRejection, quoteName, reject } from '../inspect/codes.js';
 import { MAX_JSON_DEPTH } from '../inspect/json.js';
 import type { BuiltRow, RowProblem } from './types.js';
@@ -92,11 +92,14 @@ export function planColumns(
     }
     columns.push({ source, target });
   }
-  const kinds = new Set(columns.flatMap((c) => (c.target.type === 'kind' ? [c.target.kind] : [])));
+  // encrypt.DOCPORTAL_X applies to a DOCCLE_X column and the other way round: one kind, two spellings.
+  const kinds = new Set(
+    columns.flatMap((c) => (c.target.type === 'kind' ? [canonicalKind(c.target.kind)] : [])),
+  );
   const extras = new Set(columns.flatMap((c) => (c.target.type === 'extra' ? [c.target.name] : [])));
   const paths = columns.flatMap((c) => (c.target.type === 'data' ? [c.target.path.join('.')] : []));
   for (const c of columns) {
-    if (c.target.type === 'encrypt' && !kinds.has(c.target.kind))
+    if (c.target.type === 'encrypt' && !kinds.has(canonicalKind(c.target.kind)))
       problems.push(`${quoteName(c.source)} has no ${c.target.kind} column to apply to`);
     if (c.target.type === 'encryptExtra' && !extras.has(c.target.name))
       problems.push(`${quoteName(c.source)} has no extra.${c.target.name} column to apply to`);
@@ -162,7 +165,8 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
   let file: string | undefined;
   plan.columns.forEach(({ source, target }, i) => {
     const cell = (cells[i] ?? '').trim();
-    if (target.type === 'encrypt' && yesNo(cell, source, problems)) encryptKinds.add(target.kind);
+    if (target.type === 'encrypt' && yesNo(cell, source, problems))
+      encryptKinds.add(canonicalKind(target.kind));
     if (target.type === 'encryptExtra' && yesNo(cell, source, problems)) encryptExtras.add(target.name);
     if (cell === '') return;
     if (target.type === 'kind') {
@@ -188,7 +192,7 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
     }
   });
   for (const id of request.payload.channelIdentifiers)
-    if (encryptKinds.has(id.kind)) id.mustBeEncrypted = true;
+    if (encryptKinds.has(canonicalKind(id.kind))) id.mustBeEncrypted = true;
   for (const id of request.payload.extraInfoIdentifiers)
     if (encryptExtras.has(id.name)) id.mustBeEncrypted = true;
   const base = file === undefined ? {} : { file };

@@ -1,12 +1,15 @@
 import path from 'node:path';
 import { csvItems } from './csv.js';
 import { pdfEntryItem, pdfFileItems } from './pdf.js';
+import type { PdfReading } from './pdf-identifiers.js';
 import { type ContentResult, collect, fail, readBounded } from './types.js';
 import { ublItem } from './ubl.js';
 import { xmlDataItems } from './xml-data.js';
 import { zipItems } from './zip.js';
 
 export { payloadItem } from './payload.js';
+export { type PdfReading, pdfIdentifierRules } from './pdf-identifiers.js';
+export { createPdfTextExtractor, type PdfTextExtractor } from './pdf-text.js';
 export type { ContentItem, ContentResult } from './types.js';
 
 /** Reads an uploaded file the way its workflow's input source says (decisions.md, Workflows). */
@@ -14,6 +17,8 @@ export async function analyseUpload(input: {
   filePath: string;
   filename: string;
   inputSourceType: string;
+  /** How a PDF input source finds its identifiers; without, PDFs are read for their metadata only. */
+  pdf?: PdfReading;
 }): Promise<ContentResult> {
   const ext = path.extname(input.filename).toLowerCase();
   try {
@@ -21,8 +26,10 @@ export async function analyseUpload(input: {
       case 'PDF':
       case 'PAYLOAD_PDF':
         if (ext === '.zip' && input.inputSourceType === 'PDF')
-          return await zipItems(input.filePath, '.pdf', pdfEntryItem);
-        return await pdfFileItems(input.filePath, input.filename);
+          return await zipItems(input.filePath, '.pdf', (data, entry) =>
+            pdfEntryItem(data, entry, input.pdf),
+          );
+        return await pdfFileItems(input.filePath, input.filename, input.pdf);
       case 'DATA_FILE':
         if (ext === '.csv') return csvItems(await readBounded(input.filePath), input.filename);
         return xmlDataItems(await readBounded(input.filePath), input.filename);

@@ -1,4 +1,5 @@
 import { readFile, stat } from 'node:fs/promises';
+import type { Issue } from '../../domain/wire.js';
 
 /**
  * What an uploaded file becomes (decisions.md, Jobs): the sending events it yields, each with its
@@ -12,6 +13,8 @@ export interface ContentItem {
   outcomeHint: string;
   /** The item's own original; absent when the uploaded file itself is the original. */
   original?: { name: string; contentType: string; data: Buffer };
+  /** Why its sending cannot succeed (a PDF without its recipient): the event ends in FAILURE with it. */
+  failure?: Issue;
 }
 
 export type ContentResult = { ok: true; items: ContentItem[] } | { ok: false; code: string; message: string };

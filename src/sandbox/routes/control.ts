@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isDocexError } from '../../core/errors.js';
+import { jobStatusName } from '../../domain/names-profile.js';
 import { isFinalSendingEvent } from '../../domain/wire.js';
 import type { SandboxContext } from '../context.js';
 import { type FaultInjector, faultSchema } from '../faults.js';
@@ -36,7 +37,7 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
       workflowId: job.workflowId,
       companyId: job.companyId,
       filename: job.filename,
-      status: job.status,
+      status: jobStatusName(job.status, ctx.settings.names),
       createdAt: job.createdAt,
       uploadedSize: job.upload?.size ?? null,
       uploadedMd5: job.upload?.md5 ?? null,

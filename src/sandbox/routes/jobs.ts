@@ -175,7 +175,7 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
     const job = ctx.store.get<JobRecord>('job', req.params['id'] ?? '');
     if (!job || job.companyId !== caller.companyId)
       throw problem(404, `job ${req.params['id']} does not exist`);
-    sendJson(res, 200, toWireJob(job));
+    sendJson(res, 200, toWireJob(job, ctx.settings.names));
   });
 
   router.add('GET', '/jobs', (req, res) => {
@@ -207,6 +207,7 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
     });
     if (!page)
       throw problem(400, `after names no job: ${after}`, [{ field: 'after', message: 'unknown id' }]);
-    sendJson(res, 200, { items: page.items.map(toWireJob), totalItems: page.totalItems });
+    const items = page.items.map((job) => toWireJob(job, ctx.settings.names));
+    sendJson(res, 200, { items, totalItems: page.totalItems });
   });
 }

@@ -74,6 +74,8 @@ export function registerSendingEventRoutes(router: Router, ctx: SandboxContext, 
         sourceRef: source.sendingSourceFileReference,
         recipient: source.recipient,
         outcomeHint: source.outcomeHint,
+        // The same document: a recipient missing from it is missing again.
+        ...(source.outcomeError ? { failure: source.outcomeError } : {}),
       },
       original: blob,
       extraInfo: source.extraInfo,

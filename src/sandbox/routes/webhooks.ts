@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { isoTime } from '../../core/clock.js';
+import { requiresSubscriptionName } from '../../domain/names-profile.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '../../domain/wire.js';
 import type { RouteModule, SandboxContext } from '../context.js';
 import { problem, type SandboxRequest, sendJson } from '../http.js';
@@ -25,6 +26,8 @@ const eventTypes = z
 const createBody = z.object({
   url: webhookUrl,
   eventTypes,
+  /** The reference's "internal name"; required under the `reference` names profile. */
+  name: z.string().trim().min(1).max(200).optional(),
   enabled: z.boolean().optional(),
   description: z.string().max(500).nullable().optional(),
 });
@@ -75,6 +78,9 @@ export function createWebhookRoutes(dispatcher?: WebhookDispatcher): RouteModule
 
     router.add('POST', '/webhooks', async (req, res) => {
       const body = await readJsonBody(req, createBody);
+      if (body.name === undefined && requiresSubscriptionName(ctx.settings.names)) {
+        throw problem(400, 'name is required', [{ field: 'name', message: 'the internal name is required' }]);
+      }
       const companyId = callerOf(req).companyId;
       const at = isoTime(ctx.clock.now());
       const record: WebhookSubscriptionRecord = {
@@ -82,6 +88,7 @@ export function createWebhookRoutes(dispatcher?: WebhookDispatcher): RouteModule
         companyId,
         url: body.url,
         eventTypes: body.eventTypes,
+        ...(body.name !== undefined ? { name: body.name } : {}),
         enabled: body.enabled ?? true,
         ...(body.description != null ? { description: body.description } : {}),
         secret: newWebhookSecret(),
@@ -112,6 +119,7 @@ export function createWebhookRoutes(dispatcher?: WebhookDispatcher): RouteModule
         ...current,
         ...(body.url !== undefined ? { url: body.url } : {}),
         ...(body.eventTypes !== undefined ? { eventTypes: body.eventTypes } : {}),
+        ...(body.name !== undefined ? { name: body.name } : {}),
         ...(body.enabled !== undefined ? { enabled: body.enabled } : {}),
         ...(body.description !== undefined ? { description: body.description } : {}),
         lastModifiedAt: isoTime(ctx.clock.now()),

@@ -7,6 +7,12 @@ import type { BuildResult, BuiltRow } from '../../../src/pipeline/payload/types.
 
 const opts = { workflowId: 'wf_word_email', fileName: 'mailing.csv' };
 
+/** The channel identifiers of a row that built a request. */
+function identifiersOf(row: BuiltRow | undefined) {
+  if (!row || !('request' in row)) throw new Error(`no request: ${JSON.stringify(row)}`);
+  return row.request.payload.channelIdentifiers;
+}
+
 function rowsOf(res: BuildResult): BuiltRow[] {
   if (!res.ok) throw new Error(`${res.code}: ${res.reason}`);
   return res.rows;
@@ -36,6 +42,28 @@ describe('payloadRequestsFromCsv', () => {
       },
       expect.objectContaining({ row: 3 }),
     ]);
+  });
+
+  it('maps DOCCLE_* and DOCPORTAL_* columns as written, encryption flags crossing the two spellings', () => {
+    const csv =
+      'doccle_token_set_value1;DOCPORTAL_TOKEN_SET_VALUE2;DOCCLE_RECEIVER_ID;encrypt.DOCPORTAL_TOKEN_SET_VALUE1;encrypt.doccle_token_set_value2\n' +
+      't1;t2;r1;yes;yes\n';
+    const rows = rowsOf(payloadRequestsFromCsv(csv, opts));
+    expect(rows[0]).toMatchObject({
+      request: {
+        payload: {
+          channelIdentifiers: [
+            { kind: 'DOCCLE_TOKEN_SET_VALUE1', value: 't1', mustBeEncrypted: true },
+            { kind: 'DOCPORTAL_TOKEN_SET_VALUE2', value: 't2', mustBeEncrypted: true },
+            { kind: 'DOCCLE_RECEIVER_ID', value: 'r1' },
+          ],
+        },
+      },
+      columns: {
+        channel: ['doccle_token_set_value1', 'DOCPORTAL_TOKEN_SET_VALUE2', 'DOCCLE_RECEIVER_ID'],
+      },
+    });
+    expect(identifiersOf(rows[0])[2]).not.toHaveProperty('mustBeEncrypted');
   });
 
   it('renames ERP columns with the mapping, ignores null-mapped ones, and sets encryption flags', () => {

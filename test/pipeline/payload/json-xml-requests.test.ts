@@ -13,6 +13,12 @@ import { BILLION_LAUGHS } from '../../fixtures/inputs/hostile.js';
 
 const sample = (rel: string) => readFileSync(new URL(`../../../samples/${rel}`, import.meta.url));
 
+/** The channel identifiers of a row that built a request. */
+function identifiersOf(row: BuiltRow | undefined) {
+  if (!row || !('request' in row)) throw new Error(`no request: ${JSON.stringify(row)}`);
+  return row.request.payload.channelIdentifiers;
+}
+
 function rowsOf(res: BuildResult): BuiltRow[] {
   if (!res.ok) throw new Error(`${res.code}: ${res.reason}`);
   return res.rows;
@@ -181,6 +187,43 @@ describe('payloadRequestsFromXml', () => {
     );
     expect(rows).toMatchObject([
       { row: 1, request: { payload: { channelIdentifiers: [{ kind: 'EMAIL_ADDRESS', value: 'a@x.be' }] } } },
+    ]);
+  });
+
+  it('maps fields to DOCCLE_* and DOCPORTAL_* kinds, keeping the spelling of the mapping', () => {
+    const xml = '<c><r><t1>a</t1><t2>b</t2><end>2026-12-31</end></r></c>';
+    const rows = rowsOf(
+      payloadRequestsFromXml(
+        xml,
+        {
+          record: 'c/r',
+          fields: {
+            t1: 'DOCCLE_TOKEN_SET_VALUE1',
+            t2: 'DOCPORTAL_TOKEN_SET_VALUE2',
+            end: 'DOCCLE_TOKEN_SET_END_DATE',
+          },
+        },
+        { workflowId: 'w', fileName: 'c.xml' },
+      ),
+    );
+    expect(identifiersOf(rows[0])).toEqual([
+      { kind: 'DOCCLE_TOKEN_SET_VALUE1', value: 'a' },
+      { kind: 'DOCPORTAL_TOKEN_SET_VALUE2', value: 'b' },
+      { kind: 'DOCCLE_TOKEN_SET_END_DATE', value: '2026-12-31' },
+    ]);
+  });
+
+  it('reads a JSON request with DOCCLE_* kinds as written', () => {
+    const json = JSON.stringify({
+      payload: {
+        channelIdentifiers: [{ kind: 'DOCCLE_TOKEN_SET_VALUE1', value: 'a', mustBeEncrypted: true }],
+        extraInfoIdentifiers: [],
+        templateData: {},
+      },
+    });
+    const rows = rowsOf(payloadRequestsFromJson(json, { workflowId: 'w', fileName: 'd.json' }));
+    expect(identifiersOf(rows[0])).toEqual([
+      { kind: 'DOCCLE_TOKEN_SET_VALUE1', value: 'a', mustBeEncrypted: true },
     ]);
   });
 

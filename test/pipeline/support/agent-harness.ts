@@ -10,14 +10,17 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { pino } from 'pino';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Agent, type AgentClient, type AgentOptions } from '../../../src/agent/agent.js';
 import { DocexClient } from '../../../src/api/index.js';
 import { type AgentConfig, type AgentConfigInput, agentConfigSchema } from '../../../src/config/index.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import type { Logger } from '../../../src/core/logger.js';
+import type { NamesProfile } from '../../../src/domain/names-profile.js';
 import type { PipelineJobs } from '../../../src/pipeline/types.js';
 import { sandboxClientOptions } from '../../api/support/sandbox-client.js';
 import { startTestSandbox, type TestSandbox } from '../../sandbox/sandbox-harness.js';
+import { recipientLines } from '../../support/pdf-recipient.js';
 
 export interface SandboxJob {
   id: string;
@@ -56,10 +59,26 @@ export interface Harness {
   cleanup(): Promise<void>;
 }
 
-export async function makePdf(text: string): Promise<Buffer> {
+/**
+ * A one-page PDF with `text` on top and, unless `recipient` is false, the lines the seeded PDF
+ * workflows read their recipients from (recipientLines); `recipient` as an object overrides values
+ * by kind.
+ */
+export async function makePdf(
+  text: string,
+  options: { recipient?: boolean | Record<string, string> } = {},
+): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
-  page.drawText(text, { x: 50, y: 780, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  page.drawText(text, { x: 50, y: 780, size: 12, font });
+  const recipient = options.recipient ?? true;
+  if (recipient !== false) {
+    const lines = recipientLines(recipient === true ? {} : recipient);
+    lines.forEach((line, i) => {
+      page.drawText(line, { x: 50, y: 750 - i * 16, size: 11, font });
+    });
+  }
   return Buffer.from(await doc.save());
 }
 
@@ -89,13 +108,34 @@ export async function waitFor<T>(
   }
 }
 
-export async function makeHarness(options: { uploadWindowMs?: number } = {}): Promise<Harness> {
+/**
+ * A harness for the tests of the enclosing describe: made before them, its agents stopped after
+ * each (a failed test must not hold the state lock), removed after them all.
+ */
+export function useHarness(options: Parameters<typeof makeHarness>[0], set: (h: Harness) => void): void {
+  let made: Harness | undefined;
+  beforeAll(async () => {
+    made = await makeHarness(options);
+    set(made);
+  });
+  afterEach(async () => {
+    await made?.stopAgents();
+  });
+  afterAll(async () => {
+    await made?.cleanup();
+  });
+}
+
+export async function makeHarness(
+  options: { uploadWindowMs?: number; names?: NamesProfile } = {},
+): Promise<Harness> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-pipe-'));
   const clock = new ManualClock(Date.now());
   const sandbox = await startTestSandbox({
     stateDir: path.join(dir, 'sandbox'),
     clock,
     ...(options.uploadWindowMs ? { uploadWindowMs: options.uploadWindowMs } : {}),
+    ...(options.names ? { names: options.names } : {}),
   });
   const logs: Array<Record<string, unknown>> = [];
   const lines: string[] = [];
