@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import yazl from 'yazl';
 import { SEED } from '../../src/sandbox/seed-ids.js';
+import { recipientLines } from '../../test/support/pdf-recipient.js';
 
 export interface DroppedFile {
   name: string;
@@ -47,10 +48,14 @@ const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
 const pad = (i: number) => String(i).padStart(5, '0');
 
+/** A one-page PDF with `text` and the recipient lines the seeded PDF workflows read. */
 export async function makePdf(text: string): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
-  page.drawText(text, { x: 50, y: 780, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  [text, ...recipientLines()].forEach((line, i) => {
+    page.drawText(line, { x: 50, y: 780 - 16 * i, size: 12, font });
+  });
   return Buffer.from(await doc.save());
 }
 

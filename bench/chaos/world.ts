@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { parse, stringify } from 'yaml';
+import { recipientLines } from '../../test/support/pdf-recipient.js';
 import { chaosAgentConfig, type SftpFolder } from './agent-config.js';
 import {
   checkInvariants,
@@ -95,7 +96,11 @@ export interface World {
 async function makePdf(text: string, padBytes: number): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
-  page.drawText(text, { x: 50, y: 780, size: 12, font: await doc.embedFont(StandardFonts.Helvetica) });
+  const font = await doc.embedFont(StandardFonts.Helvetica);
+  // The recipient lines the seeded PDF workflows read: the documents can be delivered.
+  [text, ...recipientLines()].forEach((line, i) => {
+    page.drawText(line, { x: 50, y: 780 - 16 * i, size: 12, font });
+  });
   if (padBytes > 0)
     await doc.attach(randomBytes(padBytes), 'pad.bin', { mimeType: 'application/octet-stream' });
   return Buffer.from(await doc.save());
