@@ -30,28 +30,32 @@ export const clockJumpScenario: Scenario = {
     const jumps = sizes.quick ? 2 : 4;
     // Many uploads in flight at once, so each jump catches many files mid-window.
     const concurrency = 12;
-    return runInWorld(this, { name: 'clock', files, mode: sizes.mode, concurrency }, async (world) => {
-      const { control } = world;
-      await control.call('POST', '/faults', { route: '/upload/:jobId', latencyMs: 1_500 });
-      const agent = world.startAgent();
-      await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
-      for (let j = 0; j < jumps; j++) {
-        // Jobs are created and their uploads are waiting in the sandbox when the clock jumps.
-        const before = new Set((await control.jobs()).map((job) => job.id));
-        world.drop(Math.ceil(files / jumps));
-        await within(awaiting(world, before, concurrency / 2), 30_000, 'new jobs awaiting their upload');
-        await control.call('POST', '/clock/advance', { ms: JUMP_MS });
-        await sleep(1_000);
-      }
-      await control.call('DELETE', '/faults');
-      world.drop();
-      await finish(world, 120_000 + files * 200);
-      const recreated = new Set(world.agents.flatMap((a) => [...a.recreated]));
-      return {
-        injected: jumps,
-        injectedDetail: `${jumps} jumps of 2 h 1 min; ${recreated.size} jobs recreated after their window expired`,
-        affected: recreated.size,
-      };
-    });
+    return runInWorld(
+      this,
+      { name: 'clock', files, mode: sizes.mode, agentEntry: sizes.agentEntry, concurrency },
+      async (world) => {
+        const { control } = world;
+        await control.call('POST', '/faults', { route: '/upload/:jobId', latencyMs: 1_500 });
+        const agent = world.startAgent();
+        await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
+        for (let j = 0; j < jumps; j++) {
+          // Jobs are created and their uploads are waiting in the sandbox when the clock jumps.
+          const before = new Set((await control.jobs()).map((job) => job.id));
+          world.drop(Math.ceil(files / jumps));
+          await within(awaiting(world, before, concurrency / 2), 30_000, 'new jobs awaiting their upload');
+          await control.call('POST', '/clock/advance', { ms: JUMP_MS });
+          await sleep(1_000);
+        }
+        await control.call('DELETE', '/faults');
+        world.drop();
+        await finish(world, 120_000 + files * 200);
+        const recreated = new Set(world.agents.flatMap((a) => [...a.recreated]));
+        return {
+          injected: jumps,
+          injectedDetail: `${jumps} jumps of 2 h 1 min; ${recreated.size} jobs recreated after their window expired`,
+          affected: recreated.size,
+        };
+      },
+    );
   },
 };

@@ -72,7 +72,7 @@ export const diskFullScenario: Scenario = {
     try {
       return await runInWorld(
         this,
-        { name: 'disk', files, mode: sizes.mode, foldersRoot: mount.dir },
+        { name: 'disk', files, mode: sizes.mode, agentEntry: sizes.agentEntry, foldersRoot: mount.dir },
         async (world) => {
           world.drop();
           const ballast = path.join(mount.dir, 'ballast');

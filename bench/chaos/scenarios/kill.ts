@@ -12,25 +12,29 @@ export const killScenario: Scenario = {
     const files = sizes.files ?? (sizes.quick ? 150 : 1_000);
     const kills = sizes.kills ?? (sizes.quick ? 5 : 20);
     const random = rng(sizes.seed);
-    return runInWorld(this, { name: 'kill', files, mode: sizes.mode }, async (world) => {
-      const batch = Math.ceil(files / (kills + 1));
-      world.drop(batch);
-      const inFlight = new Set<string>();
-      for (let k = 0; k < kills; k++) {
-        const agent = world.startAgent();
-        await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
+    return runInWorld(
+      this,
+      { name: 'kill', files, mode: sizes.mode, agentEntry: sizes.agentEntry },
+      async (world) => {
+        const batch = Math.ceil(files / (kills + 1));
         world.drop(batch);
-        // Some kills land right after the start (recovery, claims), most in the middle of uploads.
-        await sleep(Math.floor(random() * 1_200));
-        for (const name of world.inFlight()) inFlight.add(name);
-        agent.child.kill('SIGKILL');
-        await agent.exited;
-      }
-      world.drop();
-      const last = world.startAgent();
-      await within(Promise.race([last.started, last.exited]), 60_000, 'agent start');
-      await finish(world, 120_000 + files * 200);
-      return { injected: kills, injectedDetail: `${kills} SIGKILL`, affected: inFlight.size };
-    });
+        const inFlight = new Set<string>();
+        for (let k = 0; k < kills; k++) {
+          const agent = world.startAgent();
+          await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
+          world.drop(batch);
+          // Some kills land right after the start (recovery, claims), most in the middle of uploads.
+          await sleep(Math.floor(random() * 1_200));
+          for (const name of world.inFlight()) inFlight.add(name);
+          agent.child.kill('SIGKILL');
+          await agent.exited;
+        }
+        world.drop();
+        const last = world.startAgent();
+        await within(Promise.race([last.started, last.exited]), 60_000, 'agent start');
+        await finish(world, 120_000 + files * 200);
+        return { injected: kills, injectedDetail: `${kills} SIGKILL`, affected: inFlight.size };
+      },
+    );
   },
 };

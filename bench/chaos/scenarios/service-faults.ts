@@ -9,30 +9,37 @@ export const serviceFaultsScenario: Scenario = {
   fault: '20% 5xx, resets mid-upload, 429 bursts',
   run(sizes) {
     const files = sizes.files ?? (sizes.quick ? 150 : 1_000);
-    return runInWorld(this, { name: 'service', files, mode: sizes.mode }, async (world) => {
-      const { control } = world;
-      // Three rules of about 7% each: together about 20% of requests fail.
-      for (const status of [500, 502, 503])
-        await control.call('POST', '/faults', { route: '*', errorRate: 0.07, status });
-      await control.call('POST', '/faults', { route: '/upload/:jobId', resetMidUploadRate: 0.2 });
-      const agent = world.startAgent();
-      await Promise.race([agent.started, agent.exited]);
-      let bursts = 0;
-      while (world.staged() > 0 && agent.child.exitCode === null) {
-        world.drop(Math.ceil(files / 10));
-        await control.call('POST', '/faults', { route: '*', burst429: { count: 10, retryAfterSeconds: 1 } });
-        bursts++;
-        await sleep(1_000);
-      }
-      await finish(world, 120_000 + files * 300);
-      const injected = await world.sandbox.injected();
-      await control.call('DELETE', '/faults');
-      const total = Object.values(injected).reduce((a, b) => a + b, 0);
-      const detail = Object.entries(injected)
-        .sort()
-        .map(([k, v]) => `${v}× ${k}`)
-        .join(', ');
-      return { injected: total, injectedDetail: `${detail} (${bursts} bursts of 429)` };
-    });
+    return runInWorld(
+      this,
+      { name: 'service', files, mode: sizes.mode, agentEntry: sizes.agentEntry },
+      async (world) => {
+        const { control } = world;
+        // Three rules of about 7% each: together about 20% of requests fail.
+        for (const status of [500, 502, 503])
+          await control.call('POST', '/faults', { route: '*', errorRate: 0.07, status });
+        await control.call('POST', '/faults', { route: '/upload/:jobId', resetMidUploadRate: 0.2 });
+        const agent = world.startAgent();
+        await Promise.race([agent.started, agent.exited]);
+        let bursts = 0;
+        while (world.staged() > 0 && agent.child.exitCode === null) {
+          world.drop(Math.ceil(files / 10));
+          await control.call('POST', '/faults', {
+            route: '*',
+            burst429: { count: 10, retryAfterSeconds: 1 },
+          });
+          bursts++;
+          await sleep(1_000);
+        }
+        await finish(world, 120_000 + files * 300);
+        const injected = await world.sandbox.injected();
+        await control.call('DELETE', '/faults');
+        const total = Object.values(injected).reduce((a, b) => a + b, 0);
+        const detail = Object.entries(injected)
+          .sort()
+          .map(([k, v]) => `${v}× ${k}`)
+          .join(', ');
+        return { injected: total, injectedDetail: `${detail} (${bursts} bursts of 429)` };
+      },
+    );
   },
 };

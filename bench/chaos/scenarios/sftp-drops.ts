@@ -46,6 +46,7 @@ export const sftpDropsScenario: Scenario = {
         {
           name: 'sftp',
           mode: sizes.mode,
+          agentEntry: sizes.agentEntry,
           files,
           padBytes: 192 * 1024,
           sftp: {

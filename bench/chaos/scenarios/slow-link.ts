@@ -17,6 +17,7 @@ export const slowLinkScenario: Scenario = {
       {
         name: 'link',
         mode: sizes.mode,
+        agentEntry: sizes.agentEntry,
         files,
         padBytes: 48 * 1024,
         proxies: { api: true, files: true },
