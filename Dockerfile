@@ -13,10 +13,6 @@
 ARG NODE_IMAGE=node:24-slim
 
 FROM ${NODE_IMAGE} AS build
-# better-sqlite3 compiles from source when no prebuilt binary fits the platform.
-RUN apt-get update \
- && apt-get install -y --no-install-recommends python3 make g++ \
- && rm -rf /var/lib/apt/lists/*
 WORKDIR /build
 COPY package.json package-lock.json ./
 COPY scripts/container-build.sh scripts/
