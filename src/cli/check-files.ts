@@ -3,7 +3,9 @@
  * free disk space. Each returns check lines; I/O only through node:fs.
  */
 import { constants, statSync } from 'node:fs';
-import { access, mkdir, stat, statfs } from 'node:fs/promises';
+import { access, stat, statfs } from 'node:fs/promises';
+import path from 'node:path';
+import { makeSharedDir } from '../core/shared-dir.js';
 import type { CheckLine } from './check-line.js';
 
 const MIB = 1024 * 1024;
@@ -12,17 +14,73 @@ export const DISK_FAIL_BYTES = 100 * MIB;
 /** Below this (or 5 % of the disk) a warning. */
 export const DISK_WARN_BYTES = 1024 * MIB;
 
-async function writableProblem(dir: string): Promise<string | undefined> {
-  try {
-    await mkdir(dir, { recursive: true, mode: 0o750 });
-    await access(dir, constants.W_OK | constants.R_OK);
-    return undefined;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code ?? String(err);
+const errorCode = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
+
+/** `dir`, or its nearest folder that exists. */
+async function nearestExisting(dir: string): Promise<string> {
+  let current = path.resolve(dir);
+  for (;;) {
+    try {
+      await stat(current);
+      return current;
+    } catch (err) {
+      const parent = path.dirname(current);
+      if (errorCode(err) !== 'ENOENT' || parent === current) throw err;
+      current = parent;
+    }
   }
 }
 
-export async function writableLine(what: string, dir: string): Promise<CheckLine> {
+const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
+
+/**
+ * Root passes every access test, so a check run as root proves nothing about the agent's user and
+ * must not make folders that user then cannot write: it reports what is there and how to check.
+ */
+async function asRootLine(what: string, dir: string): Promise<CheckLine> {
+  const hint = `run check as the agent's user (systemd/README.md, step 6); or create ${dir} for it: install -d -o docex-agent -g docex-agent -m 2770 ${dir}`;
+  try {
+    const found = await stat(dir);
+    return {
+      ok: true,
+      warn: true,
+      what,
+      detail: `${dir} exists (uid ${found.uid}, gid ${found.gid}, mode ${octal(found.mode)}); not tested: check runs as root`,
+      hint,
+    };
+  } catch (err) {
+    if (errorCode(err) !== 'ENOENT') {
+      return { ok: false, what, detail: `${dir}: ${errorCode(err)}`, hint };
+    }
+    const parent = await nearestExisting(dir).catch(() => undefined);
+    return {
+      ok: true,
+      warn: true,
+      what,
+      detail: `${dir} does not exist; not created and not tested: check runs as root (the agent makes it at start, if its user can write ${parent ?? '/'})`,
+      hint,
+    };
+  }
+}
+
+async function writableProblem(dir: string): Promise<string | undefined> {
+  try {
+    // As the agent would at start: the parent's group and group access (core/shared-dir.ts).
+    await makeSharedDir(dir);
+    await access(dir, constants.W_OK | constants.R_OK | constants.X_OK);
+    return undefined;
+  } catch (err) {
+    return errorCode(err);
+  }
+}
+
+/** Whether the agent (this process's user) can write `dir`, made as the agent makes it when missing. */
+export async function writableLine(
+  what: string,
+  dir: string,
+  asRoot = process.getuid?.() === 0,
+): Promise<CheckLine> {
+  if (asRoot) return asRootLine(what, dir);
   const problem = await writableProblem(dir);
   return {
     ok: problem === undefined,
@@ -82,13 +140,14 @@ export async function diskLines(dirs: readonly string[]): Promise<CheckLine[]> {
   const seen = new Map<number, DiskLine>();
   for (const dir of [...new Set(dirs)]) {
     try {
-      const dev = (await stat(dir)).dev;
+      // A folder the agent makes at start lands on its nearest existing parent's file system.
+      const dev = (await stat(await nearestExisting(dir))).dev;
       const line = seen.get(dev);
       if (line) {
         line.others = (line.others ?? 0) + 1;
         continue;
       }
-      const fresh: DiskLine = diskLine(dir, await statfs(dir));
+      const fresh: DiskLine = diskLine(dir, await statfs(await nearestExisting(dir)));
       seen.set(dev, fresh);
       lines.push(fresh);
     } catch (err) {

@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { DocexError } from '../core/errors.js';
+import { makeSharedDir } from '../core/shared-dir.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
 /** Resolves `relPath` inside `root`, refusing anything that would leave it. */
@@ -32,7 +33,8 @@ export class LocalTarget implements OutputTarget {
     // mid-write can leave one behind: never under a final name, safe to delete.
     const temp = path.join(path.dirname(target), `.docex-${randomBytes(6).toString('hex')}.tmp`);
     try {
-      await fs.mkdir(path.dirname(target), { recursive: true });
+      // The ERP's group reads what lands here: new folders take the parent's group and access.
+      await makeSharedDir(path.dirname(target));
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'wx', mode: this.fileMode, flush: true }));
       } else {

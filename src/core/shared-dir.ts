@@ -1,0 +1,46 @@
+/**
+ * Folders the agent makes where people share files with it (drop, archive, error and output
+ * folders) follow their parent: its group, its setgid bit and its group access (read, write), and
+ * nothing for others. Under the 2770 folder of systemd/README.md every new folder is 2770, so the
+ * ERP's account (a member of the group) can write drop files and read archives and outputs. Modes
+ * are set explicitly: a umask (0022 by hand, 0007 in the unit) does not change them.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+const errno = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** The mode of a folder made inside a folder of mode `parentMode`. */
+export function sharedDirMode(parentMode: number): number {
+  return 0o700 | (parentMode & 0o070) | (parentMode & 0o2000);
+}
+
+/** `mkdir -p` where each folder made takes its mode and group from its parent (see above). */
+export async function makeSharedDir(dir: string): Promise<void> {
+  const missing: string[] = [];
+  let current = path.resolve(dir);
+  for (;;) {
+    try {
+      await fs.stat(current);
+      break;
+    } catch (err) {
+      const parent = path.dirname(current);
+      if (errno(err) !== 'ENOENT' || parent === current) throw err;
+      missing.unshift(current);
+      current = parent;
+    }
+  }
+  for (const folder of missing) {
+    const parent = await fs.stat(path.dirname(folder));
+    try {
+      await fs.mkdir(folder, { mode: 0o700 });
+    } catch (err) {
+      // Made meanwhile (another folder's start, the ERP): its maker chose its mode.
+      if (errno(err) === 'EEXIST') continue;
+      throw err;
+    }
+    // The parent's group even without setgid on it; only possible for a member of that group (or root).
+    await fs.chown(folder, -1, parent.gid).catch(() => {});
+    await fs.chmod(folder, sharedDirMode(parent.mode));
+  }
+}
