@@ -1,14 +1,15 @@
-# docex-agent container image.
+# docex-agent container image. The exact `docker run` (configuration, credentials, state and folder
+# mounts) is in docs/operations.md, "Container":
 #   docker build -t docex-agent .
-#   docker run -d --name docex-agent \
-#     -v /etc/docex-agent:/etc/docex-agent:ro \
-#     -v docex-state:/var/lib/docex-agent \
-#     -v /srv/docex:/srv/docex \
-#     docex-agent
-# The configuration (/etc/docex-agent/agent.yaml) uses stateDir: /var/lib/docex-agent and drop
-# folders under /srv/docex. Secrets: ${file:...} on files of the read-only config mount (mode 0600,
-# owned by uid 10001), or ${env:...}. The install and build steps live in
-# scripts/container-build.sh, which CI runs too.
+#   docker run -d --name docex-agent --group-add "$(getent group docex-agent | cut -d: -f3)" \
+#     -v /etc/docex-agent/agent.yaml:/etc/docex-agent/agent.yaml:ro \
+#     -v /etc/docex-agent/container-credentials:/etc/docex-agent/credentials:ro \
+#     -e CREDENTIALS_DIRECTORY=/etc/docex-agent/credentials \
+#     -v docex-state:/var/lib/docex-agent -v /srv/docex:/srv/docex docex-agent
+# The configuration is the systemd service's (systemd/README.md): stateDir /var/lib/docex-agent,
+# folders and outputs under /srv/docex, secrets as ${credential:NAME} and TLS files as
+# ${env:CREDENTIALS_DIRECTORY}/NAME, here a copy of the credential files owned by uid 10001. The
+# install and build steps live in scripts/container-build.sh, which CI runs too.
 
 ARG NODE_IMAGE=node:24-slim
 
@@ -22,7 +23,8 @@ COPY src ./src
 RUN scripts/container-build.sh build
 
 FROM ${NODE_IMAGE}
-ENV NODE_ENV=production
+ENV NODE_ENV=production \
+    CREDENTIALS_DIRECTORY=/etc/docex-agent/credentials
 RUN groupadd --system --gid 10001 docex \
  && useradd --system --uid 10001 --gid docex --home-dir /var/lib/docex-agent --shell /usr/sbin/nologin docex \
  && mkdir -p /var/lib/docex-agent /srv/docex /etc/docex-agent \

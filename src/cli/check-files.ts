@@ -90,9 +90,22 @@ export async function writableLine(
   };
 }
 
-/** The key file's mode on its own line, with the command that fixes it. */
-export function keyFileLine(keyFile: string): CheckLine {
+/**
+ * The key file's mode on its own line, with the command that fixes it. A key in systemd's
+ * credentials folder is its private copy (mode 0400 whatever the source's): the line says so and
+ * how to check the source itself.
+ */
+export function keyFileLine(
+  keyFile: string,
+  credentialsDir = process.env['CREDENTIALS_DIRECTORY'],
+  systemdCredentials = '/run/credentials/',
+): CheckLine {
   const what = 'key file permissions';
+  const systemdCopy =
+    credentialsDir?.startsWith(systemdCredentials) &&
+    path.dirname(path.resolve(keyFile)) === path.resolve(credentialsDir)
+      ? `; systemd's copy of a LoadCredential= source, whose mode this cannot see: run check as root with CREDENTIALS_DIRECTORY set to the source folder (systemd/README.md, step 6)`
+      : '';
   try {
     const mode = statSync(keyFile).mode & 0o777;
     const open = (mode & 0o044) !== 0;
@@ -102,7 +115,7 @@ export function keyFileLine(keyFile: string): CheckLine {
       what,
       detail: open
         ? `${keyFile} is readable by group or others (mode ${text})`
-        : `${keyFile} mode ${text}, readable by its owner only`,
+        : `${keyFile} mode ${text}, readable by its owner only${systemdCopy}`,
       hint: `chmod 600 ${keyFile} (owned by the agent's user)`,
     };
   } catch (err) {

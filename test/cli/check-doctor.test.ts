@@ -1,11 +1,11 @@
 // biome-ignore-all lint/suspicious/noTemplateCurlyInString: configs hold ${file:} references literally
 import { execFile } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { chmodSync, copyFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { DISK_FAIL_BYTES, diskLine } from '../../src/cli/check-files.js';
+import { DISK_FAIL_BYTES, diskLine, keyFileLine } from '../../src/cli/check-files.js';
 import { type CheckLine, formatCheck } from '../../src/cli/check-line.js';
 import { runChecks } from '../../src/cli/check-runner.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -135,6 +135,24 @@ describe('docex-agent check (the doctor)', () => {
     expect(line?.detail).toBe(`${key} is readable by group or others (mode 0644)`);
     expect(formatCheck(line!, { plain: true })).toBe(
       `FAIL key file permissions: ${line?.detail}\n    fix: chmod 600 ${key} (owned by the agent's user)\n`,
+    );
+  });
+
+  it("says a key in systemd's credentials folder is its copy, and how to check the source's mode", () => {
+    const runCredentials = path.join(dir, 'run-credentials');
+    const copies = path.join(runCredentials, 'docex-agent.service');
+    mkdirSync(copies, { recursive: true });
+    const key = path.join(copies, 'client.key');
+    copyFileSync(service.tls['keyFile']!, key);
+    chmodSync(key, 0o400);
+    const line = keyFileLine(key, copies, `${runCredentials}/`);
+    expect(line.ok).toBe(true);
+    expect(line.detail).toBe(
+      `${key} mode 0400, readable by its owner only; systemd's copy of a LoadCredential= source, whose mode this cannot see: run check as root with CREDENTIALS_DIRECTORY set to the source folder (systemd/README.md, step 6)`,
+    );
+    // The source folder itself, named by CREDENTIALS_DIRECTORY (check run as root): its own mode.
+    expect(keyFileLine(key, copies, '/run/credentials/').detail).toBe(
+      `${key} mode 0400, readable by its owner only`,
     );
   });
 

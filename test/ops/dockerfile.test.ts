@@ -62,6 +62,22 @@ describe('Dockerfile', () => {
     expect(stage.some((l) => /apt-get|g\+\+/.test(l))).toBe(false);
   });
 
+  it('takes the credentials layout of the systemd service, where the documented docker run mounts it', () => {
+    const stage = finalStage(text);
+    expect(stage.find((l) => l.startsWith('ENV '))).toMatch(
+      /CREDENTIALS_DIRECTORY=\/etc\/docex-agent\/credentials(\s|$)/,
+    );
+    const docs = readFileSync('docs/operations.md', 'utf8');
+    const run = /```sh\n(docker build[\s\S]*?)```/.exec(docs)?.[1] ?? '';
+    expect(run).toContain('-v /etc/docex-agent/container-credentials:/etc/docex-agent/credentials:ro');
+    expect(run).toContain('-e CREDENTIALS_DIRECTORY=/etc/docex-agent/credentials');
+    expect(run).toContain('-v /etc/docex-agent/agent.yaml:/etc/docex-agent/agent.yaml:ro');
+    expect(run).toContain('sudo install -o 10001 -g 10001 -m 0400');
+    for (const name of ['client-secret', 'api-key', 'client.key', 'client.pem', 'ca.pem']) {
+      expect(run).toContain(`/etc/docex-agent/credentials/${name}`);
+    }
+  });
+
   it('has a health check command that passes on 200 and fails on 503 or no answer', async () => {
     const health = finalStage(text).find((l) => l.startsWith('HEALTHCHECK '))!;
     const json = health.slice(health.indexOf('CMD ') + 4);
