@@ -15,10 +15,31 @@ export function sharedDirMode(parentMode: number): number {
   return 0o700 | (parentMode & 0o070) | (parentMode & 0o2000);
 }
 
+/**
+ * Folder creations of this process, one at a time: a folder is briefly 0700 between its mkdir and
+ * its chmod, and a concurrent call making a child inside it would copy that mode.
+ */
+let queue: Promise<unknown> = Promise.resolve();
+
 /** `mkdir -p` where each folder made takes its mode and group from its parent (see above). */
 export async function makeSharedDir(dir: string): Promise<void> {
+  const target = path.resolve(dir);
+  // The common case, a folder that exists, needs no turn in the queue.
+  if (
+    await fs.stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
+  const run = queue.then(() => makeMissing(target));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+async function makeMissing(target: string): Promise<void> {
   const missing: string[] = [];
-  let current = path.resolve(dir);
+  let current = target;
   for (;;) {
     try {
       await fs.stat(current);
@@ -32,15 +53,17 @@ export async function makeSharedDir(dir: string): Promise<void> {
   }
   for (const folder of missing) {
     const parent = await fs.stat(path.dirname(folder));
+    const mode = sharedDirMode(parent.mode);
     try {
-      await fs.mkdir(folder, { mode: 0o700 });
+      // With its final mode already, as far as the umask lets it (all of it under the unit's 0007).
+      await fs.mkdir(folder, { mode });
     } catch (err) {
-      // Made meanwhile (another folder's start, the ERP): its maker chose its mode.
+      // Made meanwhile by another process (the ERP, a `check`): its maker chose its mode.
       if (errno(err) === 'EEXIST') continue;
       throw err;
     }
     // The parent's group even without setgid on it; only possible for a member of that group (or root).
     await fs.chown(folder, -1, parent.gid).catch(() => {});
-    await fs.chmod(folder, sharedDirMode(parent.mode));
+    await fs.chmod(folder, mode);
   }
 }

@@ -51,6 +51,17 @@ describe('folders the agent makes', () => {
     }
   });
 
+  it('are 2770 when many are made at once, nested in folders made by the same burst', async () => {
+    const root = dropRoot();
+    const leaves = Array.from({ length: 24 }, (_, i) =>
+      path.join(root, 'out', 'proofs', `day-${i % 3}`, `file-${i}`),
+    );
+    await Promise.all(leaves.map((leaf) => makeSharedDir(leaf)));
+    const made = leaves.flatMap((leaf) => [leaf, path.dirname(leaf)]);
+    made.push(path.join(root, 'out'), path.join(root, 'out', 'proofs'));
+    expect([...new Set(made)].filter((p) => mode(p) !== 0o2770)).toEqual([]);
+  });
+
   it('keep a private parent private and leave a folder that exists as it is', async () => {
     const state = path.join(dir, 'state');
     mkdirSync(state, { mode: 0o700 });
