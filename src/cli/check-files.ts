@@ -5,7 +5,7 @@
 import { constants, statSync } from 'node:fs';
 import { access, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { makeSharedDir } from '../core/shared-dir.js';
+import { makeSharedDir, nearestExisting } from '../core/shared-dir.js';
 import type { CheckLine } from './check-line.js';
 
 const MIB = 1024 * 1024;
@@ -15,21 +15,6 @@ export const DISK_FAIL_BYTES = 100 * MIB;
 export const DISK_WARN_BYTES = 1024 * MIB;
 
 const errorCode = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
-
-/** `dir`, or its nearest folder that exists. */
-async function nearestExisting(dir: string): Promise<string> {
-  let current = path.resolve(dir);
-  for (;;) {
-    try {
-      await stat(current);
-      return current;
-    } catch (err) {
-      const parent = path.dirname(current);
-      if (errorCode(err) !== 'ENOENT' || parent === current) throw err;
-      current = parent;
-    }
-  }
-}
 
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 

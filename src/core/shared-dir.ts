@@ -37,20 +37,25 @@ export async function makeSharedDir(dir: string): Promise<void> {
   return run;
 }
 
-async function makeMissing(target: string): Promise<void> {
-  const missing: string[] = [];
-  let current = target;
+/** `dir`, or its nearest parent folder that exists. */
+export async function nearestExisting(dir: string): Promise<string> {
+  let current = path.resolve(dir);
   for (;;) {
     try {
       await fs.stat(current);
-      break;
+      return current;
     } catch (err) {
       const parent = path.dirname(current);
       if (errno(err) !== 'ENOENT' || parent === current) throw err;
-      missing.unshift(current);
       current = parent;
     }
   }
+}
+
+async function makeMissing(target: string): Promise<void> {
+  const missing: string[] = [];
+  const existing = await nearestExisting(target);
+  for (let folder = target; folder !== existing; folder = path.dirname(folder)) missing.unshift(folder);
   for (const folder of missing) {
     const parent = await fs.stat(path.dirname(folder));
     const mode = sharedDirMode(parent.mode);
