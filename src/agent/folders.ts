@@ -2,10 +2,10 @@
  * Fetches each enabled folder's workflow once (cached by id), checks it, and answers the folders
  * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW).
  */
-import { mkdir } from 'node:fs/promises';
 import { isApiError } from '../api/index.js';
 import type { FolderConfig } from '../config/index.js';
 import type { Logger } from '../core/logger.js';
+import { makeSharedDir } from '../core/shared-dir.js';
 import type { Workflow } from '../domain/wire.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { checkFolderWorkflow } from './workflow-check.js';
@@ -70,11 +70,14 @@ export async function planFolders(
   return { running, stopped };
 }
 
-/** The drop, archive and error folders (created when missing, as the ERP may not have yet). */
+/**
+ * The drop, archive and error folders (created when missing, as the ERP may not have yet), each
+ * with its parent's group and group access (core/shared-dir.ts).
+ */
 export async function ensureFolderDirs(folder: FolderConfig): Promise<void> {
   // An SFTP folder's drop folder is remote (its source creates what it needs there); its spool is local.
   const intake = folder.source.type === 'sftp' ? folder.source.spoolDir : folder.source.path;
   for (const dir of [intake, folder.archiveDir, folder.errorDir]) {
-    await mkdir(dir, { recursive: true, mode: 0o750 });
+    await makeSharedDir(dir);
   }
 }

@@ -3,7 +3,9 @@
  * free disk space. Each returns check lines; I/O only through node:fs.
  */
 import { constants, statSync } from 'node:fs';
-import { access, mkdir, stat, statfs } from 'node:fs/promises';
+import { access, stat, statfs } from 'node:fs/promises';
+import path from 'node:path';
+import { makeSharedDir, nearestExisting } from '../core/shared-dir.js';
 import type { CheckLine } from './check-line.js';
 
 const MIB = 1024 * 1024;
@@ -12,17 +14,58 @@ export const DISK_FAIL_BYTES = 100 * MIB;
 /** Below this (or 5 % of the disk) a warning. */
 export const DISK_WARN_BYTES = 1024 * MIB;
 
-async function writableProblem(dir: string): Promise<string | undefined> {
+const errorCode = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
+
+const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
+
+/**
+ * Root passes every access test, so a check run as root proves nothing about the agent's user and
+ * must not make folders that user then cannot write: it reports what is there and how to check.
+ */
+async function asRootLine(what: string, dir: string): Promise<CheckLine> {
+  const hint = `run check as the agent's user (systemd/README.md, step 6); or create ${dir} for it: install -d -o docex-agent -g docex-agent -m 2770 ${dir}`;
   try {
-    await mkdir(dir, { recursive: true, mode: 0o750 });
-    await access(dir, constants.W_OK | constants.R_OK);
-    return undefined;
+    const found = await stat(dir);
+    return {
+      ok: true,
+      warn: true,
+      what,
+      detail: `${dir} exists (uid ${found.uid}, gid ${found.gid}, mode ${octal(found.mode)}); not tested: check runs as root`,
+      hint,
+    };
   } catch (err) {
-    return (err as NodeJS.ErrnoException).code ?? String(err);
+    if (errorCode(err) !== 'ENOENT') {
+      return { ok: false, what, detail: `${dir}: ${errorCode(err)}`, hint };
+    }
+    const parent = await nearestExisting(dir).catch(() => undefined);
+    return {
+      ok: true,
+      warn: true,
+      what,
+      detail: `${dir} does not exist; not created and not tested: check runs as root (the agent makes it at start, if its user can write ${parent ?? '/'})`,
+      hint,
+    };
   }
 }
 
-export async function writableLine(what: string, dir: string): Promise<CheckLine> {
+async function writableProblem(dir: string): Promise<string | undefined> {
+  try {
+    // As the agent would at start: the parent's group and group access (core/shared-dir.ts).
+    await makeSharedDir(dir);
+    await access(dir, constants.W_OK | constants.R_OK | constants.X_OK);
+    return undefined;
+  } catch (err) {
+    return errorCode(err);
+  }
+}
+
+/** Whether the agent (this process's user) can write `dir`, made as the agent makes it when missing. */
+export async function writableLine(
+  what: string,
+  dir: string,
+  asRoot = process.getuid?.() === 0,
+): Promise<CheckLine> {
+  if (asRoot) return asRootLine(what, dir);
   const problem = await writableProblem(dir);
   return {
     ok: problem === undefined,
@@ -32,9 +75,22 @@ export async function writableLine(what: string, dir: string): Promise<CheckLine
   };
 }
 
-/** The key file's mode on its own line, with the command that fixes it. */
-export function keyFileLine(keyFile: string): CheckLine {
+/**
+ * The key file's mode on its own line, with the command that fixes it. A key in systemd's
+ * credentials folder is its private copy (mode 0400 whatever the source's): the line says so and
+ * how to check the source itself.
+ */
+export function keyFileLine(
+  keyFile: string,
+  credentialsDir = process.env['CREDENTIALS_DIRECTORY'],
+  systemdCredentials = '/run/credentials/',
+): CheckLine {
   const what = 'key file permissions';
+  const systemdCopy =
+    credentialsDir?.startsWith(systemdCredentials) &&
+    path.dirname(path.resolve(keyFile)) === path.resolve(credentialsDir)
+      ? `; systemd's copy of a LoadCredential= source, whose mode this cannot see: run check as root with CREDENTIALS_DIRECTORY set to the source folder (systemd/README.md, step 6)`
+      : '';
   try {
     const mode = statSync(keyFile).mode & 0o777;
     const open = (mode & 0o044) !== 0;
@@ -44,7 +100,7 @@ export function keyFileLine(keyFile: string): CheckLine {
       what,
       detail: open
         ? `${keyFile} is readable by group or others (mode ${text})`
-        : `${keyFile} mode ${text}, readable by its owner only`,
+        : `${keyFile} mode ${text}, readable by its owner only${systemdCopy}`,
       hint: `chmod 600 ${keyFile} (owned by the agent's user)`,
     };
   } catch (err) {
@@ -82,13 +138,14 @@ export async function diskLines(dirs: readonly string[]): Promise<CheckLine[]> {
   const seen = new Map<number, DiskLine>();
   for (const dir of [...new Set(dirs)]) {
     try {
-      const dev = (await stat(dir)).dev;
+      // A folder the agent makes at start lands on its nearest existing parent's file system.
+      const dev = (await stat(await nearestExisting(dir))).dev;
       const line = seen.get(dev);
       if (line) {
         line.others = (line.others ?? 0) + 1;
         continue;
       }
-      const fresh: DiskLine = diskLine(dir, await statfs(dir));
+      const fresh: DiskLine = diskLine(dir, await statfs(await nearestExisting(dir)));
       seen.set(dev, fresh);
       lines.push(fresh);
     } catch (err) {

@@ -22,6 +22,8 @@ export interface CheckOptions {
   /** Decides certificate expiry (tests). */
   now?: Date;
   handshake?: HandshakeOptions;
+  /** Run by root: folders are reported, never made or access-tested (default: this process's uid). */
+  asRoot?: boolean;
 }
 
 const text = (err: unknown) => (isDocexError(err) ? `${err.code}: ${err.message}` : String(err));
@@ -133,9 +135,26 @@ async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): P
   return lines;
 }
 
+/** The local folders the agent writes for the ERP: statuses, proofs, the Peppol inbox (when on). */
+function localOutputs(config: AgentConfig): Array<readonly [string, string]> {
+  const targets = [
+    ...(config.returns.enabled
+      ? [
+          ['statuses', config.returns.statuses.target] as const,
+          ['proofs', config.returns.proofs.target] as const,
+        ]
+      : []),
+    ...(config.peppolInbox.enabled ? [['peppol inbox', config.peppolInbox.target] as const] : []),
+  ];
+  return targets.flatMap(([label, target]) =>
+    target.type === 'local' ? [[label, target.path] as const] : [],
+  );
+}
+
 /** Every check of a loaded configuration, in the order they are best fixed. */
 export async function runChecks(config: AgentConfig, options: CheckOptions = {}): Promise<CheckLine[]> {
-  const lines: CheckLine[] = [await writableLine('state folder', config.stateDir)];
+  const asRoot = options.asRoot ?? process.getuid?.() === 0;
+  const lines: CheckLine[] = [await writableLine('state folder', config.stateDir, asRoot)];
   lines.push(...tlsFileLines(config, options.now ?? new Date()));
 
   let target: Target | undefined;
@@ -179,10 +198,18 @@ export async function runChecks(config: AgentConfig, options: CheckOptions = {})
         ['archive', folder.archiveDir] as const,
         ['error', folder.errorDir] as const,
       ]) {
-        lines.push(await writableLine(`folder ${folder.name} ${label}`, dir));
+        lines.push(await writableLine(`folder ${folder.name} ${label}`, dir, asRoot));
       }
     }
-    lines.push(...(await diskLines([config.stateDir, ...enabled.map((f) => f.archiveDir)])));
+    const outputs = localOutputs(config);
+    for (const [label, dir] of outputs) lines.push(await writableLine(`output ${label}`, dir, asRoot));
+    lines.push(
+      ...(await diskLines([
+        config.stateDir,
+        ...enabled.map((f) => f.archiveDir),
+        ...outputs.map(([, dir]) => dir),
+      ])),
+    );
   } finally {
     await target?.client.close();
     await target?.sandbox?.stop();

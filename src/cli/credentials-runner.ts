@@ -14,8 +14,28 @@ import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.j
 import { inspectTlsMaterial, type TlsMaterialText } from './credentials-inspect.js';
 import { DEFAULT_CONFIG_FILE } from './start-command.js';
 
+/**
+ * The one credentials layout: a folder holding these files, the same names everywhere. Under
+ * systemd it is the root-only source of LoadCredential= (systemd hands the service a private copy
+ * in $CREDENTIALS_DIRECTORY); in a container, a copy owned by the image's user mounted where
+ * CREDENTIALS_DIRECTORY points. The configuration names them as CREDENTIAL_CONFIG shows.
+ */
 export const KEY_FILE = 'client.key';
 export const CSR_FILE = 'client.csr';
+export const CERT_FILE = 'client.pem';
+export const CA_FILE = 'ca.pem';
+export const CLIENT_SECRET = 'client-secret';
+export const API_KEY = 'api-key';
+
+/** The service block's references to the credentials folder (systemd/README.md step 5, the container docs). */
+export const CREDENTIAL_CONFIG = `service:
+  clientId: <client_id>
+  clientSecret: \${credential:${CLIENT_SECRET}}
+  apiKey: \${credential:${API_KEY}}
+  tls:
+    caFile: \${env:CREDENTIALS_DIRECTORY}/${CA_FILE}
+    certFile: \${env:CREDENTIALS_DIRECTORY}/${CERT_FILE}
+    keyFile: \${env:CREDENTIALS_DIRECTORY}/${KEY_FILE}`;
 
 export interface InitOptions {
   cn: string;
@@ -82,7 +102,10 @@ export function createCredentials(options: InitOptions): InitResult {
 /** What to do next, in the order of the service's set-up steps. */
 export function initInstructions(result: InitResult, cn: string): string {
   const dir = path.dirname(result.keyFile);
-  const cert = path.join(dir, 'client.pem');
+  const file = (name: string) => path.join(dir, name);
+  const config = CREDENTIAL_CONFIG.split('\n')
+    .map((line) => `       ${line}`)
+    .join('\n');
   return `Created
   ${result.keyFile}   2048-bit RSA private key, mode 0600: keep it secret, never send it anywhere
   ${result.csrFile}   certificate signing request, CN=${cn}
@@ -90,15 +113,17 @@ export function initInstructions(result: InitResult, cn: string): string {
 Next
   1. Partner portal > Services > Integration Pack card > Connect API tab: paste the whole request
      below (BEGIN to END lines included) into the certificate request field and submit it.
-  2. Download the signed client certificate (PEM) and save it as ${cert}
-  3. The same screen shows the API key, client_id and client_secret. Keep the secrets in files of
-     mode 0600 (or systemd credentials), and set in the configuration:
-       service:
-         clientId: <client_id>
-         clientSecret: \${file:/etc/docex-agent/credentials/client-secret}
-         apiKey: \${file:/etc/docex-agent/credentials/api-key}
-         tls: { caFile: <the environment's CA PEM>, certFile: ${cert}, keyFile: ${result.keyFile} }
-  4. docex-agent credentials check --config <file>, then docex-agent check --config <file>
+  2. Download the signed client certificate (PEM) and save it as ${file(CERT_FILE)}
+     and the environment's CA certificate as ${file(CA_FILE)}
+  3. The same screen shows the API key, client_id and client_secret. Save the two secrets in this
+     folder too, mode 0600, without a trailing newline:
+       ${file(CLIENT_SECRET)}   ${file(API_KEY)}
+     The configuration names every file of this folder by its name; systemd hands the folder's files
+     over with LoadCredential= and sets CREDENTIALS_DIRECTORY (systemd/README.md), a container gets a
+     copy mounted where CREDENTIALS_DIRECTORY points (docs/operations.md):
+${config}
+  4. docex-agent credentials check --cert ${file(CERT_FILE)} --key ${result.keyFile} --ca ${file(CA_FILE)}
+     then docex-agent check --config <file> (systemd/README.md, step 6)
 
 ${result.csrPem}`;
 }

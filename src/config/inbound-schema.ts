@@ -3,14 +3,14 @@
  * (polled into an inbox folder) and signed webhook deliveries (a receiver that makes polling sooner).
  */
 import { z } from 'zod';
-import { outputTargetSchema } from './output-schema.js';
+import { outputTargetSchema, stateOutputDefault } from './output-schema.js';
 import { byteSize, count, cronExpression, durationMs, flag, secretText } from './schema-types.js';
 
 export const peppolInboxSchema = z
   .strictObject({
     enabled: flag(true).describe('Poll the incoming Peppol documents and save them for the ERP.'),
     target: outputTargetSchema
-      .prefault({ type: 'local', path: './out/peppol-inbox' })
+      .prefault(stateOutputDefault('peppol-inbox'))
       .describe(
         'Where each document lands as <senderId>_<documentNumber>_<id>.xml with a .json summary beside it (written after the XML).',
       ),

@@ -2,16 +2,41 @@
  * Output folders the ERP reads (proofs, statuses, incoming Peppol documents, error reports): on
  * this machine, or on an SFTP server.
  */
+import path from 'node:path';
 import { z } from 'zod';
 import { pathText } from './schema-types.js';
 import { refineSftpConnection, sftpConnectionShape } from './sftp-schema.js';
+
+/**
+ * A local output path starting with this token lies under the state folder. The defaults use it:
+ * outputs never land beside the configuration file (often /etc, read-only to the service).
+ */
+export const STATE_DIR_TOKEN = '<stateDir>';
+
+/** The default local target of one output: `<stateDir>/out/<name>`. */
+export const stateOutputDefault = (name: string) =>
+  ({ type: 'local', path: `${STATE_DIR_TOKEN}/out/${name}` }) as const;
+
+/** A local target's path with a leading `<stateDir>` replaced by the state folder (as written). */
+export function withStateDir<T extends { type: string; path: string }>(target: T, stateDir: string): T {
+  if (target.type !== 'local') return target;
+  const rest =
+    target.path === STATE_DIR_TOKEN
+      ? ''
+      : target.path.startsWith(`${STATE_DIR_TOKEN}/`)
+        ? target.path.slice(STATE_DIR_TOKEN.length + 1)
+        : undefined;
+  return rest === undefined ? target : { ...target, path: path.join(stateDir, rest) };
+}
 
 const localTargetSchema = z
   .strictObject({
     type: z.literal('local'),
     path: pathText()
-      .describe('The folder; relative to this file.')
-      .meta({ examples: ['./out/proofs'] }),
+      .describe(
+        `The folder; relative to this file, or to the state folder when it starts with ${STATE_DIR_TOKEN}/.`,
+      )
+      .meta({ examples: ['/srv/docex/out/proofs'] }),
   })
   .describe('A folder on this machine or on a mounted share.');
 

@@ -3,7 +3,7 @@
  * files the ERP imports, and the delivery proofs. Defaults live here and nowhere else.
  */
 import { z } from 'zod';
-import { outputTargetSchema } from './output-schema.js';
+import { outputTargetSchema, stateOutputDefault } from './output-schema.js';
 import { count, cronExpression, durationMs, flag } from './schema-types.js';
 
 export const PROOF_TEMPLATE_FIELDS = [
@@ -51,7 +51,7 @@ const followSchema = z
 const statusesSchema = z
   .strictObject({
     target: outputTargetSchema
-      .prefault({ type: 'local', path: './out/statuses' })
+      .prefault(stateOutputDefault('statuses'))
       .describe(
         'Where YYYY-MM-DD/<file>.status.json (per dropped file, rewritten on every change) and statuses-YYYY-MM-DD.csv are written.',
       ),
@@ -65,7 +65,7 @@ const statusesSchema = z
 const proofsSchema = z
   .strictObject({
     target: outputTargetSchema
-      .prefault({ type: 'local', path: './out/proofs' })
+      .prefault(stateOutputDefault('proofs'))
       .describe('Where the documents of final sending events are written.'),
     documentTypes: z
       .array(z.string().regex(/^[A-Z_]+$/, 'expected a document type such as DELIVERY_PROOF'))

@@ -9,6 +9,7 @@ import { NAMES_PROFILES } from '../domain/names-profile.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
 import { opsSchema } from './ops-schema.js';
+import { withStateDir } from './output-schema.js';
 import { returnsSchema } from './returns-schema.js';
 import {
   byteSize,
@@ -198,6 +199,22 @@ export const agentConfigSchema = z
   })
   // SFTP folders keep their spool and local copies under the state folder (sftp-source-schema.ts).
   .overwrite(withSftpFolderDefaults)
+  // Local outputs written as <stateDir>/… (the defaults) lie under the state folder (output-schema.ts).
+  .overwrite((config) => ({
+    ...config,
+    peppolInbox: { ...config.peppolInbox, target: withStateDir(config.peppolInbox.target, config.stateDir) },
+    returns: {
+      ...config.returns,
+      statuses: {
+        ...config.returns.statuses,
+        target: withStateDir(config.returns.statuses.target, config.stateDir),
+      },
+      proofs: {
+        ...config.returns.proofs,
+        target: withStateDir(config.returns.proofs.target, config.stateDir),
+      },
+    },
+  }))
   .meta({
     title: 'docex-agent configuration',
     description: `Configuration of docex-agent. Relative paths are relative to the folder of this file. Any text value may use \${env:NAME} (an environment variable) or \${file:PATH} (the content of a file, relative to this file, without its last newline; the file must not be readable by group or others). Write $\${ for a literal \${. Durations: 500ms, 2s, 10m, 2h, 1d or milliseconds. Sizes: 512KiB, 100MiB, 1GiB or bytes.`,

@@ -46,7 +46,7 @@ function readCredential(name: string, at: string, deps: SubstitutionDeps): strin
   if (!dir) {
     throw new DocexError(
       'DOCEX_CONFIG_CREDENTIAL',
-      `${at}: credential ${name} asked for, but CREDENTIALS_DIRECTORY is not set (run under systemd with LoadCredential=${name}:/path/to/file)`,
+      `${at}: credential ${name} asked for, but CREDENTIALS_DIRECTORY is not set (systemd sets it for LoadCredential=${name}:/path/to/file; in a container or by hand, set it to the folder holding ${name})`,
       { details: { at, name } },
     );
   }
@@ -56,7 +56,7 @@ function readCredential(name: string, at: string, deps: SubstitutionDeps): strin
     if (err instanceof DocexError && err.code === 'DOCEX_CONFIG_FILE') {
       throw new DocexError(
         'DOCEX_CONFIG_CREDENTIAL',
-        `${at}: systemd credential ${name} not found in ${dir} (add LoadCredential=${name}:/path/to/file to the unit)`,
+        `${at}: credential ${name} not found in ${dir} (add LoadCredential=${name}:/path/to/file to the unit, or put the file ${name} in that folder)`,
         { cause: err, details: { at, name } },
       );
     }

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { crashPoint } from '../core/crash-points.js';
 import { DocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
+import { makeSharedDir } from '../core/shared-dir.js';
 import { tempBaseName } from '../core/temp-name.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
@@ -44,7 +45,8 @@ export class LocalTarget implements OutputTarget {
     content: OutputContent,
   ): Promise<void> {
     try {
-      await fs.mkdir(path.dirname(target), { recursive: true });
+      // The ERP's group reads what lands here: new folders take the parent's group and access.
+      await makeSharedDir(path.dirname(target));
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'w', mode: this.fileMode, flush: true }));
       } else {

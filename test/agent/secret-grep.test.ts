@@ -232,7 +232,7 @@ describe('secret grep over an end-to-end run', () => {
     const logged = (msg: string) => () => capture.lines().some((l) => l['msg'] === msg);
     await waitFor(logged('webhook accepted'), 20_000);
     await waitFor(logged('proof written'), 20_000);
-    const peppolInbox = path.join(dir, 'out', 'peppol-inbox');
+    const peppolInbox = path.join(dir, 'state', 'out', 'peppol-inbox');
     await waitFor(
       () => existsSync(peppolInbox) && readdirSync(peppolInbox).some((f) => f.endsWith('.xml')),
       20_000,

@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the layout's ${credential:} references, literally
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createPrivateKey, createPublicKey, X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -8,6 +9,7 @@ import { stringify } from 'yaml';
 import { type CheckLine, formatCheck } from '../../src/cli/check-line.js';
 import { inspectTlsMaterial } from '../../src/cli/credentials-inspect.js';
 import {
+  CREDENTIAL_CONFIG,
   createCredentials,
   credentialsCheckLines,
   initInstructions,
@@ -68,14 +70,36 @@ describe('docex-agent credentials init', () => {
     expect(() => createCredentials({ cn: '  ', out: path.join(dir, 'empty') })).toThrow(/--cn/);
   });
 
-  it('says where to paste the request and where the certificate goes, with the request itself', () => {
+  it('says where to paste the request and where the certificate and secrets go, with the request itself', () => {
     const result = createCredentials({ cn: 'printed', out: path.join(dir, 'printed') });
     const text = initInstructions(result, 'printed');
     expect(text).toContain('Connect API tab');
     expect(text).toContain(`save it as ${path.join(dir, 'printed', 'client.pem')}`);
-    expect(text).toContain(`keyFile: ${result.keyFile}`);
+    expect(text).toContain(`CA certificate as ${path.join(dir, 'printed', 'ca.pem')}`);
+    expect(text).toContain(path.join(dir, 'printed', 'client-secret'));
     expect(text).toContain('-----BEGIN CERTIFICATE REQUEST-----');
     expect(text).not.toContain('PRIVATE KEY');
+  });
+
+  it('prints the one credentials layout: every file by name through CREDENTIALS_DIRECTORY, as the systemd guide writes it', () => {
+    const result = createCredentials({ cn: 'layout', out: path.join(dir, 'layout') });
+    const text = initInstructions(result, 'layout');
+    for (const line of [
+      'clientSecret: ${credential:client-secret}',
+      'apiKey: ${credential:api-key}',
+      'caFile: ${env:CREDENTIALS_DIRECTORY}/ca.pem',
+      'certFile: ${env:CREDENTIALS_DIRECTORY}/client.pem',
+      'keyFile: ${env:CREDENTIALS_DIRECTORY}/client.key',
+    ]) {
+      expect(text).toContain(line);
+    }
+    expect(text).not.toContain('${file:');
+    const guide = readFileSync('systemd/README.md', 'utf8');
+    const unit = readFileSync('systemd/docex-agent.service', 'utf8');
+    expect(guide).toContain(CREDENTIAL_CONFIG.split('\n').slice(2).join('\n'));
+    for (const name of ['client-secret', 'api-key', 'client.key', 'client.pem', 'ca.pem']) {
+      expect(unit).toContain(`LoadCredential=${name}:/etc/docex-agent/credentials/${name}\n`);
+    }
   });
 
   it('produces a request a CA can sign into a certificate that credentials check accepts (the whole set-up)', () => {

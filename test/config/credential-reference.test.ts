@@ -61,12 +61,12 @@ describe('${credential:NAME} (systemd LoadCredential=)', () => {
     expect(config.service?.tls.keyFile).toBe(path.join(credentials, 'client.key'));
   });
 
-  it('refuses a credential when CREDENTIALS_DIRECTORY is not set, naming LoadCredential=', () => {
+  it('refuses a credential when CREDENTIALS_DIRECTORY is not set, naming LoadCredential= and the container way', () => {
     const file = configFile('${credential:client-secret}', 'k');
     const err = thrownDocex(() => loadConfig(file, { env: {} }));
     expect(err.code).toBe('DOCEX_CONFIG_CREDENTIAL');
     expect(err.message).toBe(
-      'service.clientSecret: credential client-secret asked for, but CREDENTIALS_DIRECTORY is not set (run under systemd with LoadCredential=client-secret:/path/to/file)',
+      'service.clientSecret: credential client-secret asked for, but CREDENTIALS_DIRECTORY is not set (systemd sets it for LoadCredential=client-secret:/path/to/file; in a container or by hand, set it to the folder holding client-secret)',
     );
   });
 
@@ -74,7 +74,7 @@ describe('${credential:NAME} (systemd LoadCredential=)', () => {
     const file = configFile('s', '${credential:api-key}');
     const err = thrownDocex(() => loadConfig(file, { env: { CREDENTIALS_DIRECTORY: credentials } }));
     expect(err.code).toBe('DOCEX_CONFIG_CREDENTIAL');
-    expect(err.message).toContain('service.apiKey: systemd credential api-key not found in');
+    expect(err.message).toContain('service.apiKey: credential api-key not found in');
     expect(err.message).toContain('LoadCredential=api-key:');
   });
 

@@ -77,7 +77,7 @@ function runAgent(): Run {
  * since a run may cross midnight.
  */
 const statusOf = (name: string): { day: string; doc: StatusDocument } | undefined => {
-  const root = path.join(dir, 'out', 'statuses');
+  const root = path.join(dir, 'state', 'out', 'statuses');
   for (const day of existsSync(root) ? readdirSync(root) : []) {
     const file = path.join(root, day, `${name}.status.json`);
     if (existsSync(file)) return { day, doc: JSON.parse(readFileSync(file, 'utf8')) as StatusDocument };
@@ -168,7 +168,7 @@ describe('the follower killed with SIGKILL while writing proofs', () => {
     expect(code, context).toBe(0);
     expect(kills, context).toBeGreaterThan(0);
 
-    const proofsRoot = path.join(dir, 'out', 'proofs');
+    const proofsRoot = path.join(dir, 'state', 'out', 'proofs');
     const expected: string[] = [];
     for (const name of names) {
       const found = statusOf(name);
@@ -197,7 +197,7 @@ describe('the follower killed with SIGKILL while writing proofs', () => {
       files.filter((f) => !/^\.docex-[0-9a-f]{12}\.tmp$/.test(path.basename(f)));
     expect(visible(listFiles(proofsRoot)).sort()).toEqual([...expected].sort());
     expect(
-      visible(listFiles(path.join(dir, 'out', 'statuses'))).every((f) => f.endsWith('.status.json')),
+      visible(listFiles(path.join(dir, 'state', 'out', 'statuses'))).every((f) => f.endsWith('.status.json')),
     ).toBe(true);
     expect(listFiles(path.join(dir, 'state', 'returns-tmp'))).toEqual([]);
   }, 120_000);

@@ -9,7 +9,7 @@ describe('peppolInbox and webhooks configuration', () => {
   it('defaults: inbox on every 5 minutes with a 15-minute overlap, receiver off on loopback', () => {
     expect(peppolInboxSchema.parse(undefined)).toEqual({
       enabled: true,
-      target: { type: 'local', path: './out/peppol-inbox' },
+      target: { type: 'local', path: '<stateDir>/out/peppol-inbox' },
       schedule: '*/5 * * * *',
       overlapMs: 15 * 60_000,
       quietWhileWebhooksMs: 3_600_000,

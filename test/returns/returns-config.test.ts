@@ -15,7 +15,7 @@ afterEach(() => {
 
 describe('returns configuration', () => {
   it('defaults: following on, every 5 s, 60 calls a minute, both proof types, the nightly CSV', () => {
-    const { returns } = agentConfigSchema.parse({ sandbox: { enabled: true } });
+    const { returns } = agentConfigSchema.parse({ sandbox: { enabled: true }, stateDir: '/var/lib/docex' });
     expect(returns).toMatchObject({
       enabled: true,
       follow: {
@@ -24,9 +24,12 @@ describe('returns configuration', () => {
         maxCallsPerMinute: 60,
         maxIntervalMs: 900_000,
       },
-      statuses: { target: { type: 'local', path: './out/statuses' }, dailyCsvSchedule: '5 0 * * *' },
+      statuses: {
+        target: { type: 'local', path: '/var/lib/docex/out/statuses' },
+        dailyCsvSchedule: '5 0 * * *',
+      },
       proofs: {
-        target: { type: 'local', path: './out/proofs' },
+        target: { type: 'local', path: '/var/lib/docex/out/proofs' },
         documentTypes: ['DELIVERY_PROOF', 'SUBMISSION_REPORT'],
         nameTemplate: '<date>/<stem>/<sendingEventId>-<type>.<ext>',
       },
@@ -41,6 +44,29 @@ describe('returns configuration', () => {
     expect(result.error?.issues.map((i) => i.path.join('.'))).toEqual(['returns.follow.schedule']);
   });
 
+  it('puts the default outputs under the state folder, never beside the configuration file', () => {
+    const file = path.join(dir, 'etc', 'agent.yaml');
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, `sandbox: { enabled: true }\nstateDir: ${path.join(dir, 'state')}\n`);
+    const { config } = loadConfig(file, { env: {} });
+    expect(config.returns.statuses.target).toMatchObject({
+      path: path.join(dir, 'state', 'out', 'statuses'),
+    });
+    expect(config.returns.proofs.target).toMatchObject({ path: path.join(dir, 'state', 'out', 'proofs') });
+    expect(config.peppolInbox.target).toMatchObject({ path: path.join(dir, 'state', 'out', 'peppol-inbox') });
+  });
+
+  it('reads <stateDir>/ at the start of a local output path as the state folder, relative or absolute', () => {
+    const file = path.join(dir, 'etc', 'agent.yaml');
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(
+      file,
+      'sandbox: { enabled: true }\nstateDir: ../state\nreturns:\n  proofs: { target: { type: local, path: <stateDir>/erp/proofs } }\n',
+    );
+    const { config } = loadConfig(file, { env: {} });
+    expect(config.returns.proofs.target).toMatchObject({ path: path.join(dir, 'state', 'erp', 'proofs') });
+  });
+
   it('resolves the output folders against the folder of the configuration file', () => {
     const file = path.join(dir, 'etc', 'agent.yaml');
     mkdirSync(path.dirname(file), { recursive: true });
@@ -50,6 +76,8 @@ describe('returns configuration', () => {
     );
     const { config } = loadConfig(file, { env: {} });
     expect(config.returns.proofs.target).toMatchObject({ path: path.join(dir, 'proofs') });
-    expect(config.returns.statuses.target).toMatchObject({ path: path.join(dir, 'etc', 'out', 'statuses') });
+    expect(config.returns.statuses.target).toMatchObject({
+      path: path.join(dir, 'etc', 'var', 'state', 'out', 'statuses'),
+    });
   });
 });

@@ -7,6 +7,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
+import { makeSharedDir } from '../../core/shared-dir.js';
 import { markerSuffixOf } from './stability.js';
 
 export const PROCESSING_DIR = '.processing';
@@ -59,8 +60,8 @@ export async function freeName(dir: string, name: string): Promise<string> {
 }
 
 export async function ensureDir(dir: string): Promise<void> {
-  // 0750: the agent's group may read proofs/archives; others see nothing in flight.
-  await fs.mkdir(dir, { recursive: true, mode: 0o750 });
+  // The parent's group and group access (the ERP's group reads archives); others see nothing in flight.
+  await makeSharedDir(dir);
 }
 
 /**

@@ -1,4 +1,13 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -18,6 +27,8 @@ let processing: string;
 
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-claim-'));
+  // A drop folder of the 2770 group model (systemd/README.md).
+  chmodSync(dir, 0o2770);
   processing = path.join(dir, '.processing');
 });
 afterEach(() => {
@@ -32,7 +43,7 @@ function drop(name: string, content = 'pdf bytes'): { path: string; size: number
 }
 
 describe('claimFile', () => {
-  it('moves the file into .processing (mode 0750) and reports its stamp', async () => {
+  it('moves the file into .processing (made 2770 like its drop folder) and reports its stamp', async () => {
     const f = drop('invoice 2026 é.pdf');
     const r = await claimFile(f.path, processing, f);
     expect(r).toEqual({
@@ -42,7 +53,7 @@ describe('claimFile', () => {
       mtimeMs: f.mtimeMs,
     });
     expect(existsSync(f.path)).toBe(false);
-    expect(statSync(processing).mode & 0o777).toBe(0o750);
+    expect(statSync(processing).mode & 0o7777).toBe(0o2770);
   });
 
   it('makes .processing again after an operator removed it', async () => {
@@ -54,7 +65,7 @@ describe('claimFile', () => {
       outcome: 'claimed',
       claimedPath: path.join(processing, 'second.pdf'),
     });
-    expect(statSync(processing).mode & 0o777).toBe(0o750);
+    expect(statSync(processing).mode & 0o7777).toBe(0o2770);
   });
 
   it('lets exactly one of many racing claimers win the same file', async () => {

@@ -1,0 +1,240 @@
+#!/usr/bin/env bash
+# The systemd install guide (systemd/README.md), followed as written on this machine, against the
+# sandbox: build and copy to /opt/docex-agent, the docex-agent user and folders, credentials
+# (`credentials init`; the sandbox's CA signs the request, as the portal would), the guide's own
+# agent.yaml, `check` as the service user and as root, then the unit's ExecStart= as its User= with
+# its UMask=, Environment= and a $CREDENTIALS_DIRECTORY holding its LoadCredential= files. An ERP
+# account of the docex-agent group drops a PDF; the script waits for its status file, its delivery
+# proof and the Peppol inbox under /srv/docex/out, readable by that account.
+#
+# systemd is not PID 1 here (CI, containers), so the script does what the unit asks systemd to do:
+# StateDirectory= (/var/lib/docex-agent, 0700), LoadCredential= (copies, mode 0400, owned by the
+# service user, in /run/credentials/docex-agent.service) and User=/Group= (setpriv). The unit's
+# sandboxing (ProtectSystem= and the rest) is not applied; systemd-analyze checks the unit itself
+# (test/ops/systemd-unit.test.ts).
+#
+# Differences from the guide, each forced by the machine: node is $NODE (default: the first node
+# on PATH, which must be 22+), copied to /opt/docex-agent/bin/node so the service user can run it,
+# and ExecStart= points there instead of /usr/bin/node (the guide's "point ExecStart= at it" for a
+# Node.js unpacked by hand); the optional /usr/local/bin/docex-agent wrapper is not installed (the
+# script calls what it would exec); and the configuration gets `ops.listen: 127.0.0.1:0` so a busy
+# port 9464 cannot fail the run.
+#
+# Run as root, on a machine without a real docex-agent install: it refuses to touch /opt, /etc,
+# /srv or /var/lib paths it did not create (a marker file says it did). Idempotent: a leftover of
+# an interrupted run is removed first. Every wait is bounded; the whole run normally takes 1-2 min.
+#
+#   scripts/install-smoke.sh               build from this checkout (git archive HEAD), then install
+#   DOCEX_SMOKE_BUILD=<dir> scripts/...    install <dir> as built by `scripts/container-build.sh all`
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+NODE=${NODE:-$(command -v node)}
+SERVICE_USER=docex-agent
+ERP_USER=docex-erp
+OPT=/opt/docex-agent
+ETC=/etc/docex-agent
+SRV=/srv/docex
+STATE=/var/lib/docex-agent
+CREDS=/run/credentials/docex-agent.service
+MARKER=$ETC/.install-smoke
+WAIT_START=60 WAIT_OUTPUT=120 WAIT_STOP=95
+
+say() { printf '\n--- %s\n' "$*"; }
+fail() {
+  printf 'install-smoke: FAIL: %s\n' "$*" >&2
+  exit 1
+}
+
+# wait_gone PID: until that process is gone (bounded).
+wait_gone() {
+  local end=$((SECONDS + 10))
+  while kill -0 "$1" 2>/dev/null && [ "$SECONDS" -lt "$end" ]; do sleep 0.1; done
+}
+
+[ "$(id -u)" = 0 ] || fail "run as root (it installs like the guide, with sudo)"
+major=$("$NODE" -p 'process.versions.node.split(".")[0]')
+[ "$major" -ge 22 ] || fail "$NODE is Node $major; the agent needs 22+ (set NODE=)"
+
+# Paths this script may remove: only when its marker says it made them. The marker also lists the
+# processes it started and its scratch folder, for a run that was killed before its own cleanup.
+ours() { [ -f "$MARKER" ]; }
+remove_install() {
+  local kind value
+  while read -r kind value; do
+    case $kind in
+      # Only while that pid still runs the node this script installed.
+      pid) grep -qs "$OPT/bin/node" "/proc/$value/cmdline" && kill -KILL "$value" && wait_gone "$value" ;;
+      work) rm -rf "$value" ;;
+    esac
+  done <"$MARKER"
+  rm -rf "$OPT" "$ETC" "$SRV" "$STATE" "$CREDS"
+  id -u "$ERP_USER" >/dev/null 2>&1 && userdel "$ERP_USER"
+  id -u "$SERVICE_USER" >/dev/null 2>&1 && userdel "$SERVICE_USER"
+  return 0
+}
+if ours; then
+  say "removing the leftovers of an earlier run"
+  remove_install
+fi
+for path in "$OPT" "$ETC" "$SRV" "$STATE"; do
+  [ -e "$path" ] && fail "$path exists and is not from this script: refusing to touch a real install"
+done
+id -u "$SERVICE_USER" >/dev/null 2>&1 && fail "user $SERVICE_USER exists and is not from this script"
+
+work=$(mktemp -d)
+cleanup() {
+  local status=$?
+  if [ "$status" != 0 ]; then
+    [ -d "$SRV" ] && find "$SRV" -printf '%M %u:%g %p\n'
+    for log in "$work"/*.log; do
+      [ -f "$log" ] && { printf '\n=== %s (last 40 lines)\n' "$log"; tail -n 40 "$log"; }
+    done
+  fi
+  if ours; then remove_install; fi
+  rm -rf "$work"
+  exit "$status"
+}
+trap cleanup EXIT
+
+# wait_for SECONDS WHAT COMMAND...: polls COMMAND until it succeeds, at most SECONDS.
+wait_for() {
+  local seconds=$1 what=$2
+  shift 2
+  local end=$((SECONDS + seconds))
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || fail "no $what within ${seconds}s"
+    sleep 0.2
+  done
+}
+
+say "2. build the agent"
+build=${DOCEX_SMOKE_BUILD:-}
+if [ -z "$build" ]; then
+  build="$work/build"
+  mkdir -p "$build"
+  git -C "$repo" archive HEAD | tar -x -C "$build"
+  (cd "$build" && scripts/container-build.sh all)
+fi
+install -d -m 0755 "$OPT"
+cp -r "$build/package.json" "$build/dist" "$build/node_modules" "$build/systemd" "$OPT/"
+# A Node.js the service user can run (the one on PATH may live in root's home).
+install -D -m 0755 "$NODE" "$OPT/bin/node"
+NODE=$OPT/bin/node
+agent() { "$NODE" "$OPT/dist/cli/main.js" "$@"; }
+
+say "3. user and folders"
+useradd --system --home-dir "$STATE" --shell /usr/sbin/nologin "$SERVICE_USER"
+install -d -o root -g "$SERVICE_USER" -m 0750 "$ETC"
+echo "work $work" >"$MARKER"
+install -d -o root -g root -m 0700 "$ETC/credentials"
+install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 2770 "$SRV"
+# The ERP's account, a member of the group ("add that account to the docex-agent group").
+useradd --system --no-create-home --shell /usr/sbin/nologin --groups "$SERVICE_USER" "$ERP_USER"
+
+say "the sandbox: the service, and the portal that signs the request"
+sandbox_dir="$work/sandbox"
+# Started directly (not through a function): $! is node itself, which cleanup can stop.
+"$NODE" "$OPT/dist/cli/main.js" sandbox --state-dir "$sandbox_dir" --api-port 0 --auth-port 0 \
+  --files-port 0 --admin-port 0 --speed 10 >"$work/sandbox.log" 2>&1 &
+sandbox_pid=$!
+echo "pid $sandbox_pid" >>"$MARKER"
+wait_for "$WAIT_START" "sandbox banner" grep -q 'Press Ctrl+C' "$work/sandbox.log"
+fragment="$sandbox_dir/agent-config.yaml"
+field() { sed -n "s/^  $1: //p" "$fragment" | head -n 1; }
+api_url=$(field apiUrl)
+auth_url=$(field authUrl)
+client_id=$(field clientId)
+
+say "4. credentials"
+agent credentials init --cn "$(hostname -f 2>/dev/null || hostname)" --out "$ETC/credentials"
+openssl x509 -req -in "$ETC/credentials/client.csr" -CA "$sandbox_dir/pki/ca.crt" \
+  -CAkey "$sandbox_dir/pki/ca.key" -set_serial "0x$(openssl rand -hex 8)" -days 30 -sha256 \
+  -out "$ETC/credentials/client.pem" 2>/dev/null
+install -m 0600 "$sandbox_dir/pki/ca.crt" "$ETC/credentials/ca.pem"
+chmod 0600 "$ETC/credentials/client.pem"
+sh -c "umask 077; printf %s \"\$(cat '$sandbox_dir/secrets/client-secret')\" > $ETC/credentials/client-secret"
+sh -c "umask 077; printf %s \"\$(cat '$sandbox_dir/secrets/api-key')\" > $ETC/credentials/api-key"
+agent credentials check --cert "$ETC/credentials/client.pem" --key "$ETC/credentials/client.key" \
+  --ca "$ETC/credentials/ca.pem"
+
+say "5. configuration (the guide's own agent.yaml)"
+config="$ETC/agent.yaml"
+awk '/^## 5\./ { s = 1 } s && /^```yaml$/ { y = 1; next } y && /^```$/ { exit } y { print }' \
+  "$repo/systemd/README.md" >"$config"
+sed -i -e "s|^  apiUrl: https://….*|  apiUrl: $api_url|" -e "s|^  authUrl: https://….*|  authUrl: $auth_url|" \
+  -e "s|^  clientId: your-client-id|  clientId: $client_id|" -e "s|workflowId: wf_…|workflowId: wf_pdf_email|" \
+  "$config"
+grep -q '…' "$config" && fail "the guide's agent.yaml has a placeholder this script does not fill: $(grep '…' "$config")"
+printf 'ops: { listen: "127.0.0.1:0" }\n' >>"$config"
+chown root:"$SERVICE_USER" "$config" && chmod 0640 "$config"
+
+# What the unit asks of systemd, read from the unit itself.
+unit="$OPT/systemd/docex-agent.service"
+unit_value() { sed -n "s/^$1=//p" "$unit"; }
+[ "$(unit_value User)" = "$SERVICE_USER" ] || fail "the unit's User= is not $SERVICE_USER"
+install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m "$(unit_value StateDirectoryMode)" "/var/lib/$(unit_value StateDirectory)"
+install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0500 "$CREDS"
+while IFS=: read -r name source; do
+  install -o "$SERVICE_USER" -g "$SERVICE_USER" -m 0400 "$source" "$CREDS/$name"
+done < <(unit_value LoadCredential)
+unit_env=()
+while read -r assignment; do unit_env+=("$assignment"); done < <(unit_value Environment)
+as_service() {
+  setpriv --reuid="$(unit_value User)" --regid="$(unit_value Group)" --init-groups \
+    env -i PATH=/usr/bin:/bin HOME="$STATE" CREDENTIALS_DIRECTORY="$CREDS" "${unit_env[@]}" "$@"
+}
+
+say "6. check, as root against the source files: it must make nothing"
+env CREDENTIALS_DIRECTORY="$ETC/credentials" "$NODE" "$OPT/dist/cli/main.js" check --config "$config"
+[ -e "$SRV/invoices" ] && fail "check run as root made $SRV/invoices"
+
+say "6. check, as the service user with its credentials"
+as_service "$NODE" "$OPT/dist/cli/main.js" check --config "$config"
+
+say "6. start: the unit's ExecStart= as its User=, UMask=$(unit_value UMask)"
+read -r -a exec_start <<<"$(unit_value ExecStart)"
+[ "${exec_start[0]}" = /usr/bin/node ] || fail "ExecStart= does not start with /usr/bin/node"
+exec_start[0]=$NODE
+(umask "$(unit_value UMask)" && exec setpriv --reuid="$(unit_value User)" --regid="$(unit_value Group)" \
+  --init-groups env -i PATH=/usr/bin:/bin HOME="$STATE" CREDENTIALS_DIRECTORY="$CREDS" "${unit_env[@]}" \
+  "${exec_start[@]}") >"$work/agent.log" 2>&1 &
+agent_pid=$!
+echo "pid $agent_pid" >>"$MARKER"
+wait_for "$WAIT_START" "'agent started' in the agent's log" grep -q '"msg":"agent started"' "$work/agent.log"
+
+say "the ERP drops a PDF"
+mode=$(stat -c %a "$SRV/invoices")
+[ "$mode" = 2770 ] || fail "$SRV/invoices is $mode, not 2770: the ERP's group cannot drop into it"
+install -m 0644 "$repo/samples/pdf-email/invoice-2026-0001.pdf" "$work/invoice.pdf"
+chmod 0755 "$work"
+runuser -u "$ERP_USER" -- sh -c "umask 0007; cp '$work/invoice.pdf' '$SRV/invoices/.invoice-2026-0001.pdf.part' \
+  && mv '$SRV/invoices/.invoice-2026-0001.pdf.part' '$SRV/invoices/invoice-2026-0001.pdf'"
+
+found() { find "$SRV/out/$1" -name "$2" -type f 2>/dev/null | grep -q .; }
+final_status() {
+  local file
+  file=$(find "$SRV/out/statuses" -name 'invoice-2026-0001.pdf.status.json' -type f 2>/dev/null | head -n 1)
+  [ -n "$file" ] && grep -q '"final": *true' "$file"
+}
+wait_for "$WAIT_OUTPUT" "archived PDF" found ../invoices/.archive 'invoice-2026-0001.pdf'
+wait_for "$WAIT_OUTPUT" "status file" found statuses 'invoice-2026-0001.pdf.status.json'
+wait_for "$WAIT_OUTPUT" "final status" final_status
+wait_for "$WAIT_OUTPUT" "delivery proof" found proofs '*DELIVERY_PROOF*'
+wait_for "$WAIT_OUTPUT" "Peppol inbox document" found peppol-inbox '*.xml'
+for output in statuses proofs peppol-inbox; do
+  file=$(find "$SRV/out/$output" -type f ! -name '.*' | head -n 1)
+  runuser -u "$ERP_USER" -- cat "$file" >/dev/null || fail "the ERP account cannot read $file"
+done
+
+say "stop (SIGTERM, as systemctl stop)"
+kill -TERM "$agent_pid"
+end=$((SECONDS + WAIT_STOP))
+while kill -0 "$agent_pid" 2>/dev/null; do
+  [ "$SECONDS" -lt "$end" ] || fail "the agent did not stop within ${WAIT_STOP}s"
+  sleep 0.2
+done
+wait "$agent_pid" || fail "the agent exited with $?"
+kill -TERM "$sandbox_pid"
+wait "$sandbox_pid" || fail "the sandbox exited with $?"
+find "$SRV" -printf '%M %u:%g %p\n' | head -n 20
+echo "install-smoke: ok ($(node --version 2>/dev/null || true), $("$NODE" --version))"

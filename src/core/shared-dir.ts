@@ -1,0 +1,74 @@
+/**
+ * Folders the agent makes where people share files with it (drop, archive, error and output
+ * folders) follow their parent: its group, its setgid bit and its group access (read, write), and
+ * nothing for others. Under the 2770 folder of systemd/README.md every new folder is 2770, so the
+ * ERP's account (a member of the group) can write drop files and read archives and outputs. Modes
+ * are set explicitly: a umask (0022 by hand, 0007 in the unit) does not change them.
+ */
+import fs from 'node:fs/promises';
+import path from 'node:path';
+
+const errno = (err: unknown) => (err as NodeJS.ErrnoException).code;
+
+/** The mode of a folder made inside a folder of mode `parentMode`. */
+export function sharedDirMode(parentMode: number): number {
+  return 0o700 | (parentMode & 0o070) | (parentMode & 0o2000);
+}
+
+/**
+ * Folder creations of this process, one at a time: a folder is briefly 0700 between its mkdir and
+ * its chmod, and a concurrent call making a child inside it would copy that mode.
+ */
+let queue: Promise<unknown> = Promise.resolve();
+
+/** `mkdir -p` where each folder made takes its mode and group from its parent (see above). */
+export async function makeSharedDir(dir: string): Promise<void> {
+  const target = path.resolve(dir);
+  // The common case, a folder that exists, needs no turn in the queue.
+  if (
+    await fs.stat(target).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
+  const run = queue.then(() => makeMissing(target));
+  queue = run.catch(() => undefined);
+  return run;
+}
+
+/** `dir`, or its nearest parent folder that exists. */
+export async function nearestExisting(dir: string): Promise<string> {
+  let current = path.resolve(dir);
+  for (;;) {
+    try {
+      await fs.stat(current);
+      return current;
+    } catch (err) {
+      const parent = path.dirname(current);
+      if (errno(err) !== 'ENOENT' || parent === current) throw err;
+      current = parent;
+    }
+  }
+}
+
+async function makeMissing(target: string): Promise<void> {
+  const missing: string[] = [];
+  const existing = await nearestExisting(target);
+  for (let folder = target; folder !== existing; folder = path.dirname(folder)) missing.unshift(folder);
+  for (const folder of missing) {
+    const parent = await fs.stat(path.dirname(folder));
+    const mode = sharedDirMode(parent.mode);
+    try {
+      // With its final mode already, as far as the umask lets it (all of it under the unit's 0007).
+      await fs.mkdir(folder, { mode });
+    } catch (err) {
+      // Made meanwhile by another process (the ERP, a `check`): its maker chose its mode.
+      if (errno(err) === 'EEXIST') continue;
+      throw err;
+    }
+    // The parent's group even without setgid on it; only possible for a member of that group (or root).
+    await fs.chown(folder, -1, parent.gid).catch(() => {});
+    await fs.chmod(folder, mode);
+  }
+}
