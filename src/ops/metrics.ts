@@ -31,6 +31,7 @@ export interface ReturnsCounts {
 }
 
 const DAY_MS = 86_400_000;
+export const EVENT_LOOP_SAMPLE_MS = 1000;
 
 /** The expiry of a PEM certificate in epoch ms, or undefined when it cannot be read. */
 export function certificateExpiry(pem: string): number | undefined {
@@ -213,7 +214,11 @@ export class AgentMetrics {
       },
     );
 
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // Event-loop delay sampled once a second, not every 10 ms (prom-client's default): the
+    // sampling timer alone woke an idle agent 100 times a second.
+    if (options.processMetrics ?? true) {
+      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+    }
   }
 
   /** Where pulled values come from from now on. */
