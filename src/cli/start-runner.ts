@@ -5,7 +5,10 @@
  */
 import { Agent } from '../agent/agent.js';
 import { ConfigReloader, type ReloadResult } from '../agent/reload.js';
+import { combineObservers } from '../api/observer.js';
+import { ServiceReachability } from '../api/reachability.js';
 import { type LoadedConfig, loadConfig } from '../config/index.js';
+import { systemClock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
@@ -89,9 +92,14 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
       );
     }
   }
+  const reachability = new ServiceReachability({ clock: systemClock, log: log.child({ part: 'service' }) });
   let agent: Agent;
   try {
-    agent = await Agent.start({ config, log, ...(metrics ? { apiObserver: metrics.apiObserver } : {}) });
+    agent = await Agent.start({
+      config,
+      log,
+      apiObserver: combineObservers(reachability, metrics?.apiObserver),
+    });
   } catch (err) {
     await ops?.stop();
     return failed(err);
