@@ -9,6 +9,7 @@ import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
+import { OutputHealth } from '../outputs/health.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
@@ -76,6 +77,8 @@ export class Agent {
   returns: Returns | undefined;
   /** The Peppol inbox and webhook receiver; undefined when both are off. */
   inbound: Inbound | undefined;
+  /** Which output targets (statuses, proofs, Peppol inbox) fail to be written, and how often they did. */
+  outputHealth: OutputHealth | undefined;
 
   private constructor(
     private readonly log: Logger,
@@ -180,6 +183,7 @@ export class Agent {
         parts.push({ name: `source:${rt.config.name}`, stop: () => stopIntake(source) });
       }
 
+      const outputHealth = new OutputHealth(clock);
       let returns: Returns | undefined;
       if (config.returns.enabled && client.sendingEvents) {
         const { startReturns } = await import('../returns/index.js');
@@ -193,6 +197,7 @@ export class Agent {
           // Read live: a folder added by a reload brings its own managed company.
           ...liveCompanies(plan, config.folders),
           ...(options.returns?.maxSleepMs ? { maxSleepMs: options.returns.maxSleepMs } : {}),
+          outputHealth,
         });
         returns = followed;
         parts.push({ name: 'returns', stop: () => followed.stop() });
@@ -208,6 +213,7 @@ export class Agent {
           clock,
           log,
           callbacks: followerCallbacks(returns?.follower, log),
+          outputHealth,
         });
         inbound = started;
         parts.push({ name: 'inbound', stop: () => started.stop() });
@@ -228,6 +234,7 @@ export class Agent {
       );
       agent.returns = returns;
       agent.inbound = inbound;
+      agent.outputHealth = outputHealth;
       log.info(
         { folders: [...plan.running.keys()], stopped: plan.stopped.map((s) => s.name), ...recovery },
         'agent started',
