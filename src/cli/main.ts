@@ -6,6 +6,7 @@ import { registerCheckCommand } from './check-command.js';
 import { registerCredentialsCommand } from './credentials-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerResendCommand } from './resend-command.js';
+import { registerReturnsCommand } from './returns-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStartCommand } from './start-command.js';
 import { registerStatusCommand } from './status-command.js';
@@ -36,6 +37,7 @@ export function buildProgram(): Command {
   registerCredentialsCommand(program);
   registerWebhooksCommand(program);
   registerResendCommand(program);
+  registerReturnsCommand(program);
   return program;
 }
 
