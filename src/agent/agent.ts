@@ -24,8 +24,22 @@ import {
   type SourceTiming,
 } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type StoppedFolder } from './folders.js';
+import { Housekeeping, type RetentionPlace } from './housekeeping.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
+
+/** The archive and error folders of the running folders that have a retention. */
+function retentionPlaces(plan: FolderPlan): RetentionPlace[] {
+  const places: RetentionPlace[] = [];
+  for (const { config: folder } of plan.running.values()) {
+    // A configuration built without the schema (tests) has no retention: nothing to remove.
+    const { archive, error } = folder.retention ?? {};
+    if (archive)
+      places.push({ folder: folder.name, place: 'archive', dir: folder.archiveDir, retentionMs: archive });
+    if (error) places.push({ folder: folder.name, place: 'error', dir: folder.errorDir, retentionMs: error });
+  }
+  return places;
+}
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -79,6 +93,8 @@ export class Agent {
   inbound: Inbound | undefined;
   /** Which output targets (statuses, proofs, Peppol inbox) fail to be written, and how often they did. */
   outputHealth: OutputHealth | undefined;
+  /** Retention of the archive and error folders. */
+  housekeeping: Housekeeping | undefined;
 
   private constructor(
     private readonly log: Logger,
@@ -183,6 +199,11 @@ export class Agent {
         parts.push({ name: `source:${rt.config.name}`, stop: () => stopIntake(source) });
       }
 
+      // Retention of archive and error folders, read live (a reload may change them).
+      const housekeeping = new Housekeeping({ places: () => retentionPlaces(plan), clock, log });
+      housekeeping.start();
+      parts.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
+
       const outputHealth = new OutputHealth(clock);
       let returns: Returns | undefined;
       if (config.returns.enabled && client.sendingEvents) {
@@ -235,6 +256,7 @@ export class Agent {
       agent.returns = returns;
       agent.inbound = inbound;
       agent.outputHealth = outputHealth;
+      agent.housekeeping = housekeeping;
       log.info(
         { folders: [...plan.running.keys()], stopped: plan.stopped.map((s) => s.name), ...recovery },
         'agent started',

@@ -49,6 +49,7 @@ export function agentView(
       })),
     queueDepth: () => agent.pipeline.size,
     stoppedFolders: () => agent.stoppedFolders,
+    retentionRemoved: () => agent.housekeeping?.removed() ?? [],
     ...(agent.outputHealth
       ? {
           failingOutputs: () => agent.outputHealth!.failing(),

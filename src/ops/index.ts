@@ -51,6 +51,8 @@ export interface OpsAgentView {
   failingOutputs?: () => FailingOutputView[];
   /** Failed writes since start, by output. */
   outputFailures?: () => Record<string, number>;
+  /** Files removed by retention since start. */
+  retentionRemoved?: () => { folder: string; place: string; files: number }[];
   /** How long the service has not answered, and how long that is tolerated. */
   unreachable?: Unreachability;
 }
@@ -128,6 +130,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         journalBytes: () => fileBytes(view.journalFile) + fileBytes(`${view.journalFile}-wal`),
         ...(view.stoppedFolders ? { stoppedFolders: () => view.stoppedFolders!().length } : {}),
         ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),
+        ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {

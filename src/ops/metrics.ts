@@ -30,6 +30,8 @@ export interface MetricsSources {
   outputFailures?: () => Record<string, number>;
   /** Bytes of the journal file and its WAL. */
   journalBytes?: () => number | undefined;
+  /** Files removed by retention since start, by folder and place (archive, error). */
+  retentionRemoved?: () => { folder: string; place: string; files: number }[];
 }
 
 export interface ReturnsCounts {
@@ -269,6 +271,19 @@ export class AgentMetrics {
           outputFailures.reset();
           for (const [output, n] of Object.entries(s.outputFailures?.() ?? {}))
             outputFailures.inc({ output }, n);
+        });
+      },
+    });
+    const retentionRemoved = new Counter({
+      name: 'docex_retention_removed_total',
+      help: 'Files removed by retention from archive and error folders since the agent started.',
+      labelNames: ['folder', 'place'],
+      registers,
+      collect() {
+        pull((s) => {
+          retentionRemoved.reset();
+          for (const r of s.retentionRemoved?.() ?? [])
+            retentionRemoved.inc({ folder: r.folder, place: r.place }, r.files);
         });
       },
     });
