@@ -15,6 +15,7 @@ import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
+import { BlockedFiles } from './blocked-files.js';
 import { liveCompanies } from './company-of.js';
 import { openConnection } from './connection.js';
 import {
@@ -198,6 +199,10 @@ export class Agent {
         sources.set(rt.config.name, source);
         parts.push({ name: `source:${rt.config.name}`, stop: () => stopIntake(source) });
       }
+
+      const blocked = new BlockedFiles({ journalFile: journal.file, clock, log });
+      blocked.start();
+      parts.push({ name: 'blocked-files', stop: () => blocked.stop() });
 
       // Retention of archive and error folders, read live (a reload may change them).
       const housekeeping = new Housekeeping({ places: () => retentionPlaces(plan), clock, log });
