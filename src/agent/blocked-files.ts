@@ -7,16 +7,12 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { Database } from '../core/sqlite.js';
-import { FINAL_STATES, ITEM_STATES } from '../journal/states.js';
+import { UNFINISHED_STATES_SQL } from '../journal/states.js';
 
 export const BLOCKED_AFTER_MS = 3_600_000;
 const CHECK_EVERY_MS = 5 * 60_000;
 /** Items remembered as reported; a restart may report a still-blocked file once more. */
 const MAX_REPORTED = 10_000;
-
-const UNFINISHED = ITEM_STATES.filter((s) => !FINAL_STATES.has(s))
-  .map((s) => `'${s}'`)
-  .join(', ');
 
 export interface BlockedFilesOptions {
   journalFile: string;
@@ -58,7 +54,7 @@ export class BlockedFiles {
         rows = db
           .prepare(
             `SELECT id, folder, file_name, state, created_at, job_id FROM items
-             WHERE kind = 'file' AND state IN (${UNFINISHED}) AND created_at <= ? ORDER BY id LIMIT 100`,
+             WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL}) AND created_at <= ? ORDER BY id LIMIT 100`,
           )
           .all(cutoff) as typeof rows;
       } finally {

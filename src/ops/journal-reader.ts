@@ -9,7 +9,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Database } from '../core/sqlite.js';
 import type { SqlRow as Row } from '../core/sqlite-store.js';
-import { FINAL_STATES, ITEM_STATES } from '../journal/states.js';
+import { UNFINISHED_STATES_SQL } from '../journal/states.js';
 
 /** Totals since the journal was created, by folder. */
 export interface JournalCounts {
@@ -23,9 +23,6 @@ export interface JournalCounts {
 }
 
 const CHUNK = 5_000;
-const UNFINISHED_STATES = ITEM_STATES.filter((state) => !FINAL_STATES.has(state))
-  .map((state) => `'${state}'`)
-  .join(', ');
 
 export interface PendingUpload {
   itemId: number;
@@ -65,7 +62,7 @@ export class JournalReader {
       // Every state but the final ones, listed so the items_state index serves the query.
       waiting: this.db.prepare(
         `SELECT folder, state, count(*) AS n, min(created_at) AS oldest FROM items
-         WHERE kind = 'file' AND state IN (${UNFINISHED_STATES})
+         WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL})
          GROUP BY folder, state`,
       ),
       pending: this.db.prepare(
