@@ -43,16 +43,23 @@ export const IDLE_NOTES = `## Idle (issue 18)
 - The agent as installed (compiled, the unit's Node flags) with ten local drop folders, its
   statuses, proofs and Peppol inbox outputs and its ops endpoint on, against a sandbox process;
   nothing is dropped. The window starts after the agent has been ready for the settle time.
-- Wake-ups are the context switches of all the process's threads over the window (each is a
-  sleeping thread woken: a timer, a poll, a thread-pool task), read from /proc, so the figure is
-  not inflated by ptrace as \`strace -c -f -p PID\` would be. CPU is utime + stime over the
-  window; RSS is VmRSS at its end (MB = 10^6 bytes).
-- Before issue 18 (same scenario, Node 20): 324 wake-ups/s (an strace was attached for part of
-  that window; \`strace -c -f\` over 10 s counted 206 epoll_pwait/s), 0.95 % of a core, 109 MB. The wake-ups
+- Wake-ups are the voluntary context switches of all the process's threads over the window (each
+  is a sleeping thread woken: a timer, a poll, a thread-pool task, going back to sleep), read from
+  /proc, so the figure is not inflated by ptrace as \`strace -c -f -p PID\` would be. Involuntary
+  switches (preemptions) follow the machine's load: counted too, a run at load average 12 showed
+  7.4/s where an unloaded one showed 1.4. CPU is utime + stime over the
+  window (60 s: one 10 ms clock tick is 0.017 %); RSS is VmRSS at its end (MB = 10^6 bytes).
+- Before issue 18 (same scenario, Node 20): 324 context switches/s, voluntary and involuntary (an
+  strace was attached for part of that window; \`strace -c -f\` over 10 s counted 206 epoll_pwait/s), 0.95 % of a core, 109 MB. The wake-ups
   were prom-client's event-loop delay monitor (a 10 ms timer; now sampled every second) and each
   folder's 500 ms stat loop, which ran with nothing pending (now it runs only while a name waits to
   settle). Idle, the return path's follower looks at the intake journal every 5 s instead of every
   second (a job's first poll is 10 s after it was recorded anyway).
+- CPU at rest is a few clock ticks, so one event in the window moves it: runs of this build gave
+  0.05, 0.05, 0.1 and 0.42 % (the last window, 60 s, held a scheduled Peppol inbox poll, every 5
+  minutes on the clock, and V8's memory-reducer GC, which runs once some 80 s after start-up).
+  Between such events the main thread wakes about twice a second: prom-client's event-loop delay
+  sample and the return path's loop.
 - RSS: the XML, CSV and ZIP parsers and the webhook signature library load on first use, and the
   service client requires undici's dispatcher and request API without its index (fetch, WebSocket,
   caches: about 10 MB). What remains, read from /proc/PID/smaps of an idle agent on Node 20

@@ -3,10 +3,11 @@
  * shipped launchers start it (compiled JavaScript, the unit's Node flags) against a sandbox
  * process, its return path and ops endpoint on as an installed agent has them. After it has been
  * ready for `settleSeconds`, a window of `windowSeconds` measures:
- * - wake-ups per second: context switches (voluntary + involuntary) of every thread of the
- *   process, from /proc/PID/task/TID/status. A thread that sleeps in epoll_wait or a futex and is
- *   woken counts one; this is the figure `strace -c -f` shows as epoll_pwait + futex calls,
- *   without ptrace's own cost.
+ * - wake-ups per second: voluntary context switches of every thread of the process, from
+ *   /proc/PID/task/TID/status. A thread woken from epoll_wait or a futex goes back to sleep with
+ *   one (the figure `strace -c -f` shows as epoll_pwait + futex calls, without ptrace's own cost).
+ *   Involuntary switches are left out: they are preemptions of a running thread, which follow the
+ *   machine's load (on a loaded machine they tripled the count), not the agent's wake-ups.
  * - CPU: (utime + stime) over the window, as a share of one core.
  * - RSS: VmRSS at the end of the window.
  */
@@ -40,7 +41,7 @@ export interface IdleResult {
 
 export const IDLE_TARGETS = { wakeupsPerSecond: 5, cpuPercentOfCore: 0.1, rssMB: 80 } as const;
 
-/** Context switches of every thread of a live process (each one a wake-up of a sleeping thread). */
+/** Voluntary context switches of every thread of a live process (each one a sleep after a wake-up). */
 export function contextSwitches(pid: number): number {
   let total = 0;
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
@@ -50,7 +51,8 @@ export function contextSwitches(pid: number): number {
     } catch {
       continue; // the thread ended between the listing and the read
     }
-    for (const m of status.matchAll(/^(?:non)?voluntary_ctxt_switches:\s+(\d+)$/gm)) total += Number(m[1]);
+    const m = /^voluntary_ctxt_switches:\s+(\d+)$/m.exec(status);
+    if (m) total += Number(m[1]);
   }
   return total;
 }

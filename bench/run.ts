@@ -11,7 +11,7 @@
  *   --backlog-files N --backlog-seconds S   backlog at start-up (default 100000, 60; 0 s: drain it all)
  *   --return-events N --peppol-docs N        return path (default 10000, 10000)
  *   --return-concurrency C --baseline-docs N  follower concurrency (8), curl baseline cap (2000)
- *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 20)
+ *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
  *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle  a subset
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  *   --merge                          with --write: this run's scenarios replace theirs in the saved report
@@ -89,7 +89,7 @@ const returnConcurrency = num(values['return-concurrency'], 'BENCH_RETURN_CONCUR
 const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 100);
 const idleFolders = num(values['idle-folders'], 'BENCH_IDLE_FOLDERS', 10, 10);
 const idleSettleSeconds = num(values['idle-settle-seconds'], 'BENCH_IDLE_SETTLE_SECONDS', 60, 15);
-const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_SECONDS', 20, 10);
+const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_SECONDS', 60, 10);
 const only = new Set(
   (values.only ?? 'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle').split(','),
 );
