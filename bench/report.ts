@@ -7,6 +7,8 @@ import {
   returnPathRows,
 } from './backlog-returns-report.js';
 import type { BurstRemoteResult, BurstResult, ColumnResult } from './burst.js';
+import type { IdleResult } from './idle.js';
+import { IDLE_NOTES, idleRows, idleTargets } from './idle-report.js';
 import type { LargeFileResult } from './large-file.js';
 import type { ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
@@ -24,6 +26,7 @@ export interface BenchReport {
   sftp?: SftpBenchResult | { error: string };
   backlog?: BacklogResult | { error: string };
   returnPath?: ReturnPathResult | { error: string };
+  idle?: IdleResult | { error: string };
   /** Scenarios run again later and merged in (`--write --merge`). */
   merged?: { date: string; scenarios: string[] }[];
 }
@@ -122,6 +125,7 @@ export function rows(report: BenchReport): string[][] {
   }
   out.push(...sftpRows(report.sftp));
   out.push(...backlogRows(report.backlog), ...returnPathRows(report.returnPath));
+  out.push(...idleRows(report.idle));
   return out;
 }
 
@@ -288,6 +292,7 @@ export function targets(report: BenchReport): string[] {
   }
   out.push(...sftpTargets(report.sftp));
   out.push(...backlogReturnFigures(report.backlog, report.returnPath));
+  out.push(...idleTargets(report.idle));
   return out;
 }
 
@@ -316,6 +321,7 @@ export function markdown(report: BenchReport): string {
     LIMITS,
     ...(report.sftp ? [SFTP_NOTES] : []),
     ...(report.backlog || report.returnPath ? [BACKLOG_RETURN_NOTES] : []),
+    ...(report.idle ? [IDLE_NOTES] : []),
   ];
   return md.join('\n');
 }

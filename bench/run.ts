@@ -11,7 +11,8 @@
  *   --backlog-files N --backlog-seconds S   backlog at start-up (default 100000, 60; 0 s: drain it all)
  *   --return-events N --peppol-docs N        return path (default 10000, 10000)
  *   --return-concurrency C --baseline-docs N  follower concurrency (8), curl baseline cap (2000)
- *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path  a subset
+ *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
+ *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle  a subset
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  *   --merge                          with --write: this run's scenarios replace theirs in the saved report
  *                                    (named with their date in the .md), the others are kept
@@ -23,6 +24,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchBacklog } from './backlog.js';
 import { benchBurst, benchBurstRemote } from './burst.js';
+import { benchIdle } from './idle.js';
 import { benchLargeFile } from './large-file.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
 import { benchReturnPath } from './return-path.js';
@@ -51,6 +53,9 @@ const { values } = parseArgs({
     'peppol-docs': { type: 'string' },
     'return-concurrency': { type: 'string' },
     'baseline-docs': { type: 'string' },
+    'idle-folders': { type: 'string' },
+    'idle-settle-seconds': { type: 'string' },
+    'idle-window-seconds': { type: 'string' },
     only: { type: 'string' },
     render: { type: 'boolean', default: false },
     merge: { type: 'boolean', default: false },
@@ -82,7 +87,12 @@ const returnEvents = num(values['return-events'], 'BENCH_RETURN_EVENTS', 10_000,
 const peppolDocs = num(values['peppol-docs'], 'BENCH_PEPPOL_DOCS', 10_000, 500);
 const returnConcurrency = num(values['return-concurrency'], 'BENCH_RETURN_CONCURRENCY', 8, 8);
 const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 100);
-const only = new Set((values.only ?? 'burst,burst-remote,large,get-job,sftp,backlog,return-path').split(','));
+const idleFolders = num(values['idle-folders'], 'BENCH_IDLE_FOLDERS', 10, 10);
+const idleSettleSeconds = num(values['idle-settle-seconds'], 'BENCH_IDLE_SETTLE_SECONDS', 60, 15);
+const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_SECONDS', 60, 10);
+const only = new Set(
+  (values.only ?? 'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle').split(','),
+);
 const timeoutMs = 10 * 60_000;
 
 async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { error: string }> {
@@ -96,7 +106,7 @@ async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { er
 }
 
 const report: BenchReport = { machine: machine(), quick };
-const mainJs = ['burst', 'burst-remote', 'large', 'backlog', 'return-path'].some((s) => only.has(s))
+const mainJs = ['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle'].some((s) => only.has(s))
   ? buildAgent()
   : '';
 try {
@@ -152,6 +162,18 @@ try {
         }),
     );
   }
+  if (only.has('idle')) {
+    report.idle = await attempt(
+      `idle (${idleFolders} folders, after ${idleSettleSeconds} s, over ${idleWindowSeconds} s)`,
+      () =>
+        benchIdle({
+          mainJs,
+          folders: idleFolders,
+          settleSeconds: idleSettleSeconds,
+          windowSeconds: idleWindowSeconds,
+        }),
+    );
+  }
 } finally {
   removeAgentBuild();
   removeScratchDirs();
@@ -184,5 +206,6 @@ const failed = [
   report.sftp,
   report.backlog,
   report.returnPath,
+  report.idle,
 ].some((r) => r && 'error' in r);
 process.exitCode = failed ? 1 : 0;

@@ -122,7 +122,7 @@ export function startAgentProcess(
     keep(line);
     if (!line.startsWith('{')) return;
     let entry: {
-      level?: number;
+      level?: string;
       msg?: string;
       file?: string;
       remotePath?: string;
@@ -137,7 +137,9 @@ export function startAgentProcess(
     if (entry.msg === 'agent started') resolveStarted();
     if (entry.msg && COUNTED.has(entry.msg)) seen.set(entry.msg, (seen.get(entry.msg) ?? 0) + 1);
     const named = entry.file ?? (entry.remotePath ? path.posix.basename(entry.remotePath) : undefined);
-    if ((entry.level ?? 0) >= 40 && named) warned.add(named);
+    if ((entry.level === 'warn' || entry.level === 'error' || entry.level === 'fatal') && named) {
+      warned.add(named);
+    }
     if (entry.msg === 'job created' && entry.file && (entry.attempt ?? 1) > 1) recreated.add(entry.file);
     if (entry.msg === 'file must wait' && entry.file) {
       const codes = waited.get(entry.file) ?? new Set<string>();

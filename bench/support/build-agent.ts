@@ -9,7 +9,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const AGENT_BUILD_DIR = path.join(root, 'node_modules', '.cache', 'docex-bench');
+// One per checkout: worktrees share one node_modules, and a run removes its build when it ends.
+export const AGENT_BUILD_DIR = path.join(
+  root,
+  'node_modules',
+  '.cache',
+  `docex-bench-${path.basename(root)}`,
+);
 
 /**
  * Compiles src/ (type errors do not stop the emit) and answers the CLI entry. `buildDir`: another

@@ -9,11 +9,13 @@ import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
+import { OutputHealth } from '../outputs/health.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
 import type { RunningSandbox } from '../sandbox/index.js';
+import { BlockedFiles } from './blocked-files.js';
 import { liveCompanies } from './company-of.js';
 import { openConnection } from './connection.js';
 import {
@@ -23,8 +25,22 @@ import {
   type SourceTiming,
 } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type StoppedFolder } from './folders.js';
+import { Housekeeping, type RetentionPlace } from './housekeeping.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
+
+/** The archive and error folders of the running folders that have a retention. */
+function retentionPlaces(plan: FolderPlan): RetentionPlace[] {
+  const places: RetentionPlace[] = [];
+  for (const { config: folder } of plan.running.values()) {
+    // A configuration built without the schema (tests) has no retention: nothing to remove.
+    const { archive, error } = folder.retention ?? {};
+    if (archive)
+      places.push({ folder: folder.name, place: 'archive', dir: folder.archiveDir, retentionMs: archive });
+    if (error) places.push({ folder: folder.name, place: 'error', dir: folder.errorDir, retentionMs: error });
+  }
+  return places;
+}
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -76,6 +92,10 @@ export class Agent {
   returns: Returns | undefined;
   /** The Peppol inbox and webhook receiver; undefined when both are off. */
   inbound: Inbound | undefined;
+  /** Which output targets (statuses, proofs, Peppol inbox) fail to be written, and how often they did. */
+  outputHealth: OutputHealth | undefined;
+  /** Retention of the archive and error folders. */
+  housekeeping: Housekeeping | undefined;
 
   private constructor(
     private readonly log: Logger,
@@ -180,6 +200,16 @@ export class Agent {
         parts.push({ name: `source:${rt.config.name}`, stop: () => stopIntake(source) });
       }
 
+      const blocked = new BlockedFiles({ journalFile: journal.file, clock, log });
+      blocked.start();
+      parts.push({ name: 'blocked-files', stop: () => blocked.stop() });
+
+      // Retention of archive and error folders, read live (a reload may change them).
+      const housekeeping = new Housekeeping({ places: () => retentionPlaces(plan), clock, log });
+      housekeeping.start();
+      parts.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
+
+      const outputHealth = new OutputHealth(clock);
       let returns: Returns | undefined;
       if (config.returns.enabled && client.sendingEvents) {
         const { startReturns } = await import('../returns/index.js');
@@ -193,6 +223,7 @@ export class Agent {
           // Read live: a folder added by a reload brings its own managed company.
           ...liveCompanies(plan, config.folders),
           ...(options.returns?.maxSleepMs ? { maxSleepMs: options.returns.maxSleepMs } : {}),
+          outputHealth,
         });
         returns = followed;
         parts.push({ name: 'returns', stop: () => followed.stop() });
@@ -208,6 +239,7 @@ export class Agent {
           clock,
           log,
           callbacks: followerCallbacks(returns?.follower, log),
+          outputHealth,
         });
         inbound = started;
         parts.push({ name: 'inbound', stop: () => started.stop() });
@@ -228,6 +260,8 @@ export class Agent {
       );
       agent.returns = returns;
       agent.inbound = inbound;
+      agent.outputHealth = outputHealth;
+      agent.housekeeping = housekeeping;
       log.info(
         { folders: [...plan.running.keys()], stopped: plan.stopped.map((s) => s.name), ...recovery },
         'agent started',

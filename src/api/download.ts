@@ -1,10 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
 import { answerError } from './exchange.js';
+import { request } from './http.js';
 import { withRetry } from './retry-loop.js';
 import type { FileTransferDeps, TempFile } from './upload.js';
 

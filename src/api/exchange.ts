@@ -1,5 +1,5 @@
 import type { IncomingHttpHeaders } from 'node:http';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import { problemSchema } from '../domain/wire.js';
 import {
   type ApiProblem,
@@ -9,6 +9,7 @@ import {
   type TlsExplainer,
   transportError,
 } from './errors.js';
+import { request } from './http.js';
 import { parseRetryAfter } from './retry.js';
 
 export interface RawAnswer {

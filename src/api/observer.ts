@@ -25,3 +25,14 @@ export function notify<K extends keyof ApiObserver>(
     // A broken observer is the metrics' problem, not the upload's.
   }
 }
+
+/** One observer that tells each of `observers` (each isolated: one that throws does not stop the next). */
+export function combineObservers(...observers: (ApiObserver | undefined)[]): ApiObserver {
+  const present = observers.filter((o): o is ApiObserver => o !== undefined);
+  const each =
+    <K extends keyof ApiObserver>(hook: K) =>
+    (event: Parameters<NonNullable<ApiObserver[K]>>[0]) => {
+      for (const o of present) notify(o, hook, event);
+    };
+  return { request: each('request'), tokenRefresh: each('tokenRefresh'), upload: each('upload') };
+}

@@ -44,7 +44,8 @@ export async function withRetry<T>(
         ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
       });
       if (delay === undefined) throw err;
-      options.log.info(
+      // Each retry at debug: the client's ServiceReachability says once when calls keep failing.
+      options.log.debug(
         {
           method: options.method,
           route: options.route,

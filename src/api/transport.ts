@@ -1,5 +1,6 @@
 import { createSecureContext, rootCertificates } from 'node:tls';
-import { Agent, type Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
+import { Agent } from './http.js';
 import { TlsDiagnostics } from './tls-diagnostics.js';
 
 /** PEM text or the bytes of a PEM file. */

@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
-import { type Dispatcher, request } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import { GarbagePacer } from '../core/collect.js';
 import type { Logger } from '../core/logger.js';
 import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
 import { answerError, type RawAnswer } from './exchange.js';
+import { request } from './http.js';
 import { type ApiObserver, notify } from './observer.js';
 import type { RetryPolicy } from './retry.js';
 import { type Sleep, withRetry } from './retry-loop.js';

@@ -1,11 +1,12 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
+import { packageVersion } from '../core/version.js';
 import { registerAdminCommand } from './admin-command.js';
 import { registerCheckCommand } from './check-command.js';
 import { registerCredentialsCommand } from './credentials-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerResendCommand } from './resend-command.js';
+import { registerReturnsCommand } from './returns-command.js';
 import { registerSandboxCommand } from './sandbox-command.js';
 import { registerStartCommand } from './start-command.js';
 import { registerStatusCommand } from './status-command.js';
@@ -18,12 +19,6 @@ import { registerWebhooksCommand } from './webhooks-command.js';
  * `*-runner.ts`, the sandbox, the admin client) only when it runs, so a command loads only its own
  * modules.
  */
-function packageVersion(): string {
-  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-    version: string;
-  };
-  return pkg.version;
-}
 
 export function buildProgram(): Command {
   const program = new Command();
@@ -42,6 +37,7 @@ export function buildProgram(): Command {
   registerCredentialsCommand(program);
   registerWebhooksCommand(program);
   registerResendCommand(program);
+  registerReturnsCommand(program);
   return program;
 }
 

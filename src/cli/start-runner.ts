@@ -5,9 +5,13 @@
  */
 import { Agent } from '../agent/agent.js';
 import { ConfigReloader, type ReloadResult } from '../agent/reload.js';
+import { combineObservers } from '../api/observer.js';
+import { ServiceReachability } from '../api/reachability.js';
 import { type LoadedConfig, loadConfig } from '../config/index.js';
+import { systemClock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
+import { packageVersion } from '../core/version.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
 import { onReloadSignal, waitForStopSignal } from './signals.js';
 
@@ -65,13 +69,17 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
     return 1;
   };
 
+  // Told of every exchange with the service: one warning/error/recovery line per outage, and /readyz.
+  const reachability = new ServiceReachability({ clock: systemClock, log: log.child({ part: 'service' }) });
   let metrics: AgentMetrics | undefined;
   let ops: RunningOps | undefined;
   let attachOps: (agent: Agent) => void = () => {};
   if (config.ops.enabled) {
     // Loaded only when enabled: prom-client and the endpoints stay out of memory otherwise.
     const opsModule = await import('../ops/index.js');
-    const candidate = config.ops.metrics ? new opsModule.AgentMetrics() : undefined;
+    const candidate = config.ops.metrics
+      ? new opsModule.AgentMetrics({ version: packageVersion() })
+      : undefined;
     try {
       const started = await opsModule.startOps({
         config: config.ops,
@@ -80,7 +88,7 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
       });
       ops = started;
       metrics = candidate;
-      attachOps = (agent) => started.attach(opsModule.agentView(agent, config));
+      attachOps = (agent) => started.attach(opsModule.agentView(agent, config, systemClock, reachability));
     } catch (err) {
       // The files matter more than their dashboard: the agent runs on, and says so loudly.
       log.error(
@@ -91,7 +99,11 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   }
   let agent: Agent;
   try {
-    agent = await Agent.start({ config, log, ...(metrics ? { apiObserver: metrics.apiObserver } : {}) });
+    agent = await Agent.start({
+      config,
+      log,
+      apiObserver: combineObservers(reachability, metrics?.apiObserver),
+    });
   } catch (err) {
     await ops?.stop();
     return failed(err);

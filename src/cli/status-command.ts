@@ -7,8 +7,10 @@ import { DEFAULT_CONFIG_FILE } from './start-command.js';
 
 export function registerStatusCommand(program: Command): void {
   program
-    .command('status <pathOrJobId>')
-    .description('what the journal knows of a dropped file (by path) or a job (by id)')
+    .command('status <nameOrPathOrJobId>')
+    .description(
+      'what the agent knows of a file (bare name, drop, archived or error path) or a job (id): journal history, sending events, proofs',
+    )
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)
     .action(async (query: string, opts: { config: string }) => {
       const { statusCommand } = await import('./status-runner.js');

@@ -1,30 +1,141 @@
 /**
- * `docex-agent status <path|jobId> [--config <file>]`: what the journal knows of a file (by its
- * drop or claimed path) or a job, with its history. Reads the journal beside a running agent
+ * `docex-agent status <name|path|jobId> [--config <file>]`: what the journal knows of a file (by
+ * its bare name, its drop, claimed, archived or error path) or a job, with its history, and what
+ * the return path knows of its job: sending events, their outcome and where the proofs were saved. Reads the journal beside a running agent
  * (SQLite WAL lets a reader in); never shows an upload URL (the journal never hands one out here).
  */
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { JOURNAL_FILE } from '../agent/agent.js';
 import { loadConfig } from '../config/index.js';
 import { systemClock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
+import { Database } from '../core/sqlite.js';
 import { type HistoryEntry, Journal, type JournalItem } from '../journal/index.js';
+import { RETURNS_FILE } from '../returns/store.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
-/** Items for a path (as given, or absolute) or else a job id. */
+/** Items whose bare file name is `name`, newest first (a name dropped again shows each time). */
+const MAX_BY_NAME = 20;
+
+/** Ids of file items answered by one read-only query (the status command never writes). */
+function itemIds(journalFile: string, where: string, ...args: string[]): number[] {
+  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
+  try {
+    const rows = db
+      .prepare(`SELECT id FROM items WHERE kind = 'file' AND ${where} ORDER BY id DESC LIMIT ${MAX_BY_NAME}`)
+      .all(...args) as { id: number }[];
+    return rows.map((r) => Number(r.id));
+  } finally {
+    db.close();
+  }
+}
+
+/** The record the agent left beside an archived (`.result.json`) or refused (`.error.json`) file. */
+function sideRecord(file: string): { sha256?: string; folder?: string; file?: string } | undefined {
+  for (const suffix of ['.result.json', '.error.json']) {
+    try {
+      return JSON.parse(readFileSync(`${file}${suffix}`, 'utf8')) as { sha256?: string };
+    } catch {
+      // none, or not readable: try the next
+    }
+  }
+  return undefined;
+}
+
+/** Items of a file placed in an archive or error folder: by its side record, else by its content. */
+function placedItems(journalFile: string, file: string): number[] {
+  const record = sideRecord(file);
+  if (record?.sha256 && record.folder && record.file) {
+    return itemIds(
+      journalFile,
+      'sha256 = ? AND folder = ? AND file_name = ?',
+      record.sha256,
+      record.folder,
+      record.file,
+    );
+  }
+  const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
+  return itemIds(journalFile, 'sha256 = ?', sha256);
+}
+
+/**
+ * Items for a drop or claimed path (as given, or absolute), a job id, a bare file name, or the
+ * path of an archived or refused file.
+ */
 export function findItems(journal: Journal, query: string): JournalItem[] {
   const byPath = journal.byPath(path.resolve(query));
   if (byPath.length > 0) return byPath;
   const exact = journal.byPath(query);
   if (exact.length > 0) return exact;
   const byJob = journal.byJobId(query);
-  if (!byJob) return [];
-  // A payload row's job: show its file with it.
-  const parent = byJob.parentId === undefined ? undefined : journal.get(byJob.parentId);
-  return parent ? [byJob, parent] : [byJob];
+  if (byJob) {
+    // A payload row's job: show its file with it.
+    const parent = byJob.parentId === undefined ? undefined : journal.get(byJob.parentId);
+    return parent ? [byJob, parent] : [byJob];
+  }
+  let ids: number[] = [];
+  if (!query.includes('/') && !query.includes(path.sep)) ids = itemIds(journal.file, 'file_name = ?', query);
+  else if (existsSync(query) && statSync(query).isFile()) ids = placedItems(journal.file, query);
+  return ids.map((id) => journal.get(id)).filter((item): item is JournalItem => item !== undefined);
+}
+
+interface EventRow {
+  id: string;
+  status: string;
+  business_status: string;
+  final_at: number | null;
+}
+
+interface DocumentRow {
+  sending_event_id: string;
+  type: string;
+  path: string;
+  state: string;
+  failures: number;
+  last_error: string | null;
+}
+
+/** What the return path knows of a job: its sending events and their documents (read-only). */
+export function returnsLines(returnsFile: string, jobId: string, proofsRoot?: string): string[] {
+  if (!existsSync(returnsFile)) return [];
+  const db = new Database(returnsFile, { readonly: true, fileMustExist: true });
+  try {
+    const events = db
+      .prepare('SELECT id, status, business_status, final_at FROM events WHERE job_id = ? ORDER BY id')
+      .all(jobId) as EventRow[];
+    const documents = db
+      .prepare(
+        'SELECT sending_event_id, type, path, state, failures, last_error FROM documents WHERE job_id = ? ORDER BY sending_event_id, type',
+      )
+      .all(jobId) as DocumentRow[];
+    const followed = db.prepare('SELECT status, done, gave_up FROM jobs WHERE job_id = ?').get(jobId) as
+      | { status: string | null; done: number; gave_up: string | null }
+      | undefined;
+    if (!followed && events.length === 0) return [];
+    const lines = [
+      `  followed: job ${followed?.status ?? 'not polled yet'}${followed?.done ? ', done' : ''}${followed?.gave_up ? `, gave up: ${followed.gave_up}` : ''}`,
+    ];
+    for (const e of events) {
+      lines.push(
+        `  sending event ${e.id}: ${e.business_status} (${e.status})${e.final_at === null ? '' : `, final ${iso(e.final_at)}`}`,
+      );
+      for (const d of documents.filter((doc) => doc.sending_event_id === e.id)) {
+        const where = proofsRoot ? path.join(proofsRoot, d.path) : d.path;
+        const state =
+          d.state === 'done'
+            ? `saved at ${where}`
+            : `${d.state}${d.failures > 0 ? `, ${d.failures} failed tries (${d.last_error ?? ''})` : ''}`;
+        lines.push(`    ${d.type}: ${state}`);
+      }
+    }
+    return lines;
+  } finally {
+    db.close();
+  }
 }
 
 function historyLine(entry: HistoryEntry): string {
@@ -46,13 +157,28 @@ export function formatItem(item: JournalItem, history: readonly HistoryEntry[]):
   return `${lines.join('\n')}\n`;
 }
 
-export function statusText(journalFile: string, query: string): { found: boolean; text: string } {
+export interface ReturnsPlace {
+  /** `<stateDir>/returns.sqlite`. */
+  file: string;
+  /** The proofs output folder, when local: proof paths are shown under it. */
+  proofsRoot?: string;
+}
+
+export function statusText(
+  journalFile: string,
+  query: string,
+  returns?: ReturnsPlace,
+): { found: boolean; text: string } {
   if (!existsSync(journalFile)) return { found: false, text: `no journal at ${journalFile}\n` };
   const journal = Journal.open(journalFile, { clock: systemClock, log: silentLogger() });
   try {
     const items = findItems(journal, query);
     if (items.length === 0) return { found: false, text: `nothing in the journal for ${query}\n` };
-    return { found: true, text: items.map((i) => formatItem(i, journal.history(i.id))).join('\n') };
+    const text = items.map((i) => {
+      const followed = returns && i.jobId ? returnsLines(returns.file, i.jobId, returns.proofsRoot) : [];
+      return formatItem(i, journal.history(i.id)) + followed.map((l) => `${l}\n`).join('');
+    });
+    return { found: true, text: text.join('\n') };
   } finally {
     journal.close();
   }
@@ -62,7 +188,11 @@ export function statusText(journalFile: string, query: string): { found: boolean
 export async function statusCommand(query: string, opts: { config: string }): Promise<void> {
   try {
     const { config } = loadConfig(opts.config);
-    const { found, text } = statusText(path.join(config.stateDir, JOURNAL_FILE), query);
+    const proofs = config.returns.proofs.target;
+    const { found, text } = statusText(path.join(config.stateDir, JOURNAL_FILE), query, {
+      file: path.join(config.stateDir, RETURNS_FILE),
+      ...(proofs.type === 'local' ? { proofsRoot: proofs.path } : {}),
+    });
     (found ? process.stdout : process.stderr).write(text);
     process.exitCode = found ? 0 : 1;
   } catch (err) {

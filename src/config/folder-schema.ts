@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { count, durationMs, flag, pathText } from './schema-types.js';
+import { count, durationMs, flag, pathText, retention } from './schema-types.js';
 import { type SftpSourceConfig, sftpSourceDefaults, sftpSourceSchema } from './sftp-source-schema.js';
 
 export const FOLDER_MODES = ['single-file', 'payload-pdf', 'payload-word'] as const;
@@ -178,6 +178,19 @@ export const folderSchema = z
         'Where a refused file is moved, with a .error.json beside it. Default: <source.path>/.error; SFTP folders: <stateDir>/sftp/<name>/error.',
       )
       .meta({ examples: ['./error/invoices'] }),
+    retention: z
+      .strictObject({
+        archive: retention().describe(
+          'Files in archiveDir older than this are removed (by modification time).',
+        ),
+        error: retention().describe(
+          'Files in errorDir older than this are removed (with their .error.json).',
+        ),
+      })
+      .prefault({})
+      .describe(
+        'Housekeeping of this folder: `90d`, `12h` or `off` (keep forever, the default). Checked at start and every 6 hours; each removal is counted and logged.',
+      ),
     stability: stabilitySchema,
     concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
     allowDuplicates: flag(false).describe(

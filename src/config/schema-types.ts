@@ -25,6 +25,19 @@ export function durationMs(defaultMs: number) {
     .prefault(formatDuration(defaultMs));
 }
 
+/** How long files are kept: `90d`, `12h` (any duration) or `off` (kept forever, the default); off is undefined. */
+export function retention() {
+  return z
+    .union([
+      z.literal('off'),
+      z.number().int().positive(),
+      z.string().regex(DURATION_PATTERN, 'expected off or a duration such as 90d'),
+    ])
+    .transform((v) => (v === 'off' ? undefined : typeof v === 'number' ? v : (parseDuration(v) ?? 0)))
+    .refine((v) => v === undefined || v > 0, 'must be longer than 0 (or off)')
+    .prefault('off');
+}
+
 /** Bytes; the YAML may say `100MiB`, `1GB`, `512KiB` or a number of bytes. */
 export function byteSize(defaultBytes: number) {
   return z

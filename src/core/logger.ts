@@ -1,5 +1,7 @@
+import { fstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { type DestinationStream, type Logger, pino } from 'pino';
+import { type DestinationStream, type Level, type Logger, pino } from 'pino';
+import { serializeError } from './log-errors.js';
 import { redactDeep } from './log-redact.js';
 
 export type { Logger } from 'pino';
@@ -42,6 +44,52 @@ export interface LoggerOptions {
   destination?: DestinationStream;
   /** `auto` (default): pretty text when standard output is a terminal and no destination is given. */
   format?: 'auto' | 'json' | 'pretty';
+  /**
+   * Start each JSON line with its syslog priority (`<3>` for error …), which journald reads as the
+   * entry's level. Default: when standard output is the journal's stream (systemd's JOURNAL_STREAM).
+   */
+  syslogPrefix?: boolean;
+}
+
+/** Syslog priorities (RFC 5424) of pino's levels: what `journalctl -p` filters on. */
+export const SYSLOG_PRIORITY: Record<Level, number> = {
+  fatal: 2, // crit
+  error: 3, // err
+  warn: 4, // warning
+  info: 6, // info
+  debug: 7,
+  trace: 7,
+};
+
+/**
+ * Whether standard output is connected to the journal: systemd sets JOURNAL_STREAM to the
+ * `device:inode` of that stream, which a redirection (`> file`, a pipe) no longer matches.
+ */
+export function stdoutIsJournal(env: NodeJS.ProcessEnv = process.env, fd = 1): boolean {
+  const stream = env['JOURNAL_STREAM'];
+  if (!stream) return false;
+  try {
+    const st = fstatSync(fd);
+    return stream === `${st.dev}:${st.ino}`;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * One stream per level (pino's multistream with dedupe: each line goes to the highest matching
+ * one), each writing its `<N>` before the JSON line to the same destination.
+ */
+function syslogPrefixed(destination: DestinationStream): DestinationStream {
+  const streams = (Object.keys(SYSLOG_PRIORITY) as Level[]).map((level) => {
+    const prefix = `<${SYSLOG_PRIORITY[level]}>`;
+    return { level, stream: { write: (line: string) => destination.write(prefix + line) } };
+  });
+  // log.flush() (before exit) reaches the destination, not the per-level wrappers.
+  const flushable = destination as DestinationStream & { flush?: (cb?: (err?: Error) => void) => void };
+  return Object.assign(pino.multistream(streams, { dedupe: true }), {
+    flush: (cb?: (err?: Error) => void) => (flushable.flush ? flushable.flush(cb) : cb?.()),
+  });
 }
 
 /** Whether lines are written as pretty text rather than JSON. */
@@ -66,19 +114,31 @@ function prettyStream(destination: DestinationStream | undefined): DestinationSt
 }
 
 export function createLogger(options: LoggerOptions = {}): Logger {
+  let destination: DestinationStream;
+  if (wantsPretty(options)) destination = prettyStream(options.destination);
+  else {
+    destination = options.destination ?? pino.destination({ dest: 1, sync: false });
+    if (options.syslogPrefix ?? (options.destination === undefined && stdoutIsJournal())) {
+      destination = syslogPrefixed(destination);
+    }
+  }
   return pino(
     {
       name: options.name ?? 'docex-agent',
       level: options.level ?? process.env['DOCEX_LOG_LEVEL'] ?? 'info',
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      // Every depth, arrays and error fields included (see log-redact.ts).
-      formatters: { log: (obj) => redactDeep(obj) },
+      formatters: {
+        // "level":"warn", not 40: readable in the journal and in any log tool without a mapping.
+        level: (label) => ({ level: label }),
+        // Every depth, arrays and error fields included (see log-redact.ts).
+        log: (obj) => redactDeep(obj),
+      },
+      // Expected errors as one short record without their stack (log-errors.ts).
+      serializers: { err: serializeError },
       base: { pid: process.pid },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    wantsPretty(options)
-      ? prettyStream(options.destination)
-      : (options.destination ?? pino.destination({ dest: 1, sync: false })),
+    destination,
   );
 }
 

@@ -3,8 +3,11 @@
  * names files after. The parser never expands entities and documents with a DTD are refused, so a
  * "billion laughs" or external-entity document cannot cost memory or leak files.
  */
-import { XMLParser, XMLValidator } from 'fast-xml-parser';
+
 import { DocexError } from '../core/errors.js';
+import { lazyRequire } from '../core/lazy-require.js';
+
+const fxp = lazyRequire<typeof import('fast-xml-parser')>('fast-xml-parser');
 
 export interface UblSummary {
   documentType: 'Invoice' | 'CreditNote' | string;
@@ -75,11 +78,11 @@ function parse(xml: string): XmlNode {
   if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) {
     throw invalid('UBL document refused: it contains a DTD or entity declaration');
   }
-  const valid = XMLValidator.validate(xml);
+  const valid = fxp().XMLValidator.validate(xml);
   if (valid !== true) {
     throw invalid(`not well-formed XML: ${valid.err.msg} (line ${valid.err.line})`);
   }
-  const parser = new XMLParser({
+  const parser = new (fxp().XMLParser)({
     ignoreAttributes: false,
     attributeNamePrefix: '@_',
     removeNSPrefix: true,

@@ -24,6 +24,11 @@ export type ItemMode = (typeof ITEM_MODES)[number];
 
 export const FINAL_STATES: ReadonlySet<ItemState> = new Set(['done', 'rejected']);
 
+/** Every state but the final ones, as an SQL list (`'claimed', 'validated', …`) for read-only queries. */
+export const UNFINISHED_STATES_SQL = ITEM_STATES.filter((state) => !FINAL_STATES.has(state))
+  .map((state) => `'${state}'`)
+  .join(', ');
+
 /** Upload only while this much of the window is left; a big file over a slow line needs the time. */
 export const DEFAULT_UPLOAD_MARGIN_MS = 10 * 60_000;
 

@@ -2,6 +2,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Agent } from '../agent/agent.js';
+import type { ServiceReachability } from '../api/reachability.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { RETURNS_FILE } from '../returns/store.js';
@@ -17,7 +18,12 @@ function hasTokens(client: unknown): client is TokenSource {
   return typeof c?.tokens?.getToken === 'function' && typeof c.health === 'function';
 }
 
-export function agentView(agent: Agent, config: AgentConfig, clock: Clock = systemClock): OpsAgentView {
+export function agentView(
+  agent: Agent,
+  config: AgentConfig,
+  clock: Clock = systemClock,
+  reachability?: ServiceReachability,
+): OpsAgentView {
   const client = agent.client;
   const certFile = config.service?.tls.certFile;
   return {
@@ -42,6 +48,22 @@ export function agentView(agent: Agent, config: AgentConfig, clock: Clock = syst
         ],
       })),
     queueDepth: () => agent.pipeline.size,
+    stoppedFolders: () => agent.stoppedFolders,
+    retentionRemoved: () => agent.housekeeping?.removed() ?? [],
+    ...(agent.outputHealth
+      ? {
+          failingOutputs: () => agent.outputHealth!.failing(),
+          outputFailures: () => agent.outputHealth!.failures(),
+        }
+      : {}),
+    ...(reachability
+      ? {
+          unreachable: {
+            forMs: () => reachability.unreachableForMs(),
+            thresholdMs: reachability.errorAfterMs,
+          },
+        }
+      : {}),
     returns: () => agent.inbound?.stats() ?? {},
     ...(config.returns.enabled ? { returnsFile: path.join(config.stateDir, RETURNS_FILE) } : {}),
     ...(hasTokens(client)

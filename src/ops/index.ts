@@ -2,6 +2,7 @@
  * The operations part of `docex-agent start`: the listener comes up first (so /healthz answers
  * and /readyz says "starting" while the agent starts), the agent is attached once it runs.
  */
+import { statSync } from 'node:fs';
 import type { OpsConfig } from '../config/ops-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -10,12 +11,18 @@ import { JournalReader } from './journal-reader.js';
 import type { AgentMetrics, ReturnsCounts } from './metrics.js';
 import {
   apiCheck,
+  type FailingOutputView,
   type FolderDirs,
   foldersCheck,
   journalCheck,
+  outputsCheck,
   type ReadinessCheck,
   runChecks,
+  type StoppedFolderView,
+  stoppedFoldersCheck,
   tokenCheck,
+  toleratingOutage,
+  type Unreachability,
   uploadWindowCheck,
 } from './readiness.js';
 import { ReturnsReader } from './returns-reader.js';
@@ -38,6 +45,16 @@ export interface OpsAgentView {
   returnsFile?: string;
   /** Counts the return path reports itself (Peppol documents, webhook deliveries), when it does. */
   returns?: () => ReturnsCounts;
+  /** Configured folders the agent did not start. */
+  stoppedFolders?: () => StoppedFolderView[];
+  /** Output targets whose last write failed. */
+  failingOutputs?: () => FailingOutputView[];
+  /** Failed writes since start, by output. */
+  outputFailures?: () => Record<string, number>;
+  /** Files removed by retention since start. */
+  retentionRemoved?: () => { folder: string; place: string; files: number }[];
+  /** How long the service has not answered, and how long that is tolerated. */
+  unreachable?: Unreachability;
 }
 
 export interface RunningOps {
@@ -56,11 +73,24 @@ export interface StartOpsOptions {
   checkTimeoutMs?: number;
 }
 
+/** Size of a file, 0 when it does not exist (a WAL after a checkpoint). */
+function fileBytes(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
 function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] {
   const checks: ReadinessCheck[] = [];
-  if (view.getToken) checks.push(tokenCheck(view.getToken));
-  if (view.pingApi) checks.push(apiCheck(view.pingApi));
+  const service = (check: ReadinessCheck) =>
+    view.unreachable ? toleratingOutage(check, view.unreachable) : check;
+  if (view.getToken) checks.push(service(tokenCheck(view.getToken)));
+  if (view.pingApi) checks.push(service(apiCheck(view.pingApi)));
   checks.push(foldersCheck(view.folders));
+  if (view.stoppedFolders) checks.push(stoppedFoldersCheck(view.stoppedFolders));
+  if (view.failingOutputs) checks.push(outputsCheck(view.failingOutputs, view.clock));
   checks.push(journalCheck(view.journalFile, view.journalOpen));
   checks.push(uploadWindowCheck(() => reader.pendingUploads(), view.clock));
   return checks;
@@ -96,6 +126,11 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         journal: () => journal.counts(),
         pendingUploads: () => journal.pendingUploads(),
         queueDepth: view.queueDepth,
+        waiting: () => journal.waiting(),
+        journalBytes: () => fileBytes(view.journalFile) + fileBytes(`${view.journalFile}-wal`),
+        ...(view.stoppedFolders ? { stoppedFolders: () => view.stoppedFolders!().length } : {}),
+        ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),
+        ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {

@@ -9,6 +9,7 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
 import { Database } from '../core/sqlite.js';
 import type { SqlRow as Row } from '../core/sqlite-store.js';
+import { UNFINISHED_STATES_SQL } from '../journal/states.js';
 
 /** Totals since the journal was created, by folder. */
 export interface JournalCounts {
@@ -33,6 +34,15 @@ export interface PendingUpload {
   deadline: number;
 }
 
+/** Files claimed and not finished (done or rejected) yet, by folder and state. */
+export interface WaitingFiles {
+  folder: string;
+  state: string;
+  count: number;
+  /** Claim time of the oldest of them, epoch ms. */
+  oldestAt: number;
+}
+
 export class JournalReader {
   private readonly db: Database;
   private readonly statements;
@@ -48,6 +58,12 @@ export class JournalReader {
         `SELECT h.id, h.from_state, h.to_state, i.kind, i.folder, i.reject_code
          FROM history h JOIN items i ON i.id = h.item_id
          WHERE h.id > ? ORDER BY h.id LIMIT ${CHUNK}`,
+      ),
+      // Every state but the final ones, listed so the items_state index serves the query.
+      waiting: this.db.prepare(
+        `SELECT folder, state, count(*) AS n, min(created_at) AS oldest FROM items
+         WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL})
+         GROUP BY folder, state`,
       ),
       pending: this.db.prepare(
         `SELECT i.id, i.folder, i.file_name, i.upload_deadline,
@@ -107,6 +123,16 @@ export class JournalReader {
         openedAt: r['opened_at'] === null ? deadline : Number(r['opened_at']),
       };
     });
+  }
+
+  /** Files not finished yet, by folder and state. */
+  waiting(): WaitingFiles[] {
+    return (this.statements.waiting.all() as Row[]).map((r) => ({
+      folder: String(r['folder']),
+      state: String(r['state']),
+      count: Number(r['n']),
+      oldestAt: Number(r['oldest']),
+    }));
   }
 
   close(): void {

@@ -9,7 +9,7 @@ import { X509Certificate } from 'node:crypto';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiObserver } from '../api/index.js';
 import type { Clock } from '../core/clock.js';
-import type { JournalCounts, PendingUpload } from './journal-reader.js';
+import type { JournalCounts, PendingUpload, WaitingFiles } from './journal-reader.js';
 
 /** Where the pulled values come from; attached once the agent runs (the observer exists before). */
 export interface MetricsSources {
@@ -22,6 +22,16 @@ export interface MetricsSources {
   certificatePem?: () => string | undefined;
   /** Return-path counts (proofs and Peppol documents archived, webhook deliveries), when present. */
   returns?: () => ReturnsCounts | Promise<ReturnsCounts>;
+  /** Files claimed and not finished, by folder and state. */
+  waiting?: () => WaitingFiles[];
+  /** Configured folders the agent did not start. */
+  stoppedFolders?: () => number;
+  /** Failed writes to output targets since start, by output. */
+  outputFailures?: () => Record<string, number>;
+  /** Bytes of the journal file and its WAL. */
+  journalBytes?: () => number | undefined;
+  /** Files removed by retention since start, by folder and place (archive, error). */
+  retentionRemoved?: () => { folder: string; place: string; files: number }[];
 }
 
 export interface ReturnsCounts {
@@ -31,6 +41,7 @@ export interface ReturnsCounts {
 }
 
 const DAY_MS = 86_400_000;
+export const EVENT_LOOP_SAMPLE_MS = 1000;
 
 /** The expiry of a PEM certificate in epoch ms, or undefined when it cannot be read. */
 export function certificateExpiry(pem: string): number | undefined {
@@ -47,7 +58,7 @@ export class AgentMetrics {
   readonly apiObserver: ApiObserver;
   private sources: MetricsSources | undefined;
 
-  constructor(options: { processMetrics?: boolean } = {}) {
+  constructor(options: { processMetrics?: boolean; version?: string } = {}) {
     const registers = [this.registry];
     const pull = (fn: (s: MetricsSources) => void) => {
       const s = this.sources;
@@ -213,7 +224,95 @@ export class AgentMetrics {
       },
     );
 
-    if (options.processMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'docex_files_waiting',
+      help: 'Files claimed and not finished (done or rejected) yet, by folder and journal state.',
+      labelNames: ['folder', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        pull((s) => {
+          for (const w of s.waiting?.() ?? []) this.set({ folder: w.folder, state: w.state }, w.count);
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_oldest_waiting_file_age_seconds',
+      help: 'Age of the oldest file claimed and not finished, per folder (absent: none waiting).',
+      labelNames: ['folder'],
+      registers,
+      collect() {
+        this.reset();
+        pull((s) => {
+          const oldest = new Map<string, number>();
+          for (const w of s.waiting?.() ?? []) {
+            oldest.set(w.folder, Math.min(oldest.get(w.folder) ?? Infinity, w.oldestAt));
+          }
+          const now = s.clock.now();
+          for (const [folder, at] of oldest) this.set({ folder }, Math.max(0, (now - at) / 1000));
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_folders_stopped',
+      help: 'Configured folders the agent did not start (unknown workflow id, managed company not allowed).',
+      registers,
+      collect() {
+        pull((s) => this.set(s.stoppedFolders?.() ?? 0));
+      },
+    });
+    const outputFailures = new Counter({
+      name: 'docex_output_write_failures_total',
+      help: 'Failed writes to output targets (statuses, proofs, Peppol inbox) since the agent started.',
+      labelNames: ['output'],
+      registers,
+      collect() {
+        pull((s) => {
+          outputFailures.reset();
+          for (const [output, n] of Object.entries(s.outputFailures?.() ?? {}))
+            outputFailures.inc({ output }, n);
+        });
+      },
+    });
+    const retentionRemoved = new Counter({
+      name: 'docex_retention_removed_total',
+      help: 'Files removed by retention from archive and error folders since the agent started.',
+      labelNames: ['folder', 'place'],
+      registers,
+      collect() {
+        pull((s) => {
+          retentionRemoved.reset();
+          for (const r of s.retentionRemoved?.() ?? [])
+            retentionRemoved.inc({ folder: r.folder, place: r.place }, r.files);
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_journal_size_bytes',
+      help: 'Bytes of the journal (journal.sqlite and its WAL).',
+      registers,
+      collect() {
+        this.reset();
+        this.remove();
+        pull((s) => {
+          const bytes = s.journalBytes?.();
+          if (bytes !== undefined) this.set(bytes);
+        });
+      },
+    });
+    const buildInfo = new Gauge({
+      name: 'docex_build_info',
+      help: 'Always 1; the agent version and Node.js version as labels.',
+      labelNames: ['version', 'node'],
+      registers,
+    });
+    buildInfo.set({ version: options.version ?? 'unknown', node: process.version }, 1);
+
+    // Event-loop delay sampled once a second, not every 10 ms (prom-client's default): the
+    // sampling timer alone woke an idle agent 100 times a second.
+    if (options.processMetrics ?? true) {
+      collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS });
+    }
   }
 
   /** Where pulled values come from from now on. */

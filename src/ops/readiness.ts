@@ -6,6 +6,8 @@
 import { constants } from 'node:fs';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
+import { isApiError } from '../api/errors.js';
+import { isOutageStatus } from '../api/reachability.js';
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import type { PendingUpload } from './journal-reader.js';
@@ -154,6 +156,93 @@ export function apiCheck(ping: (signal: AbortSignal) => Promise<unknown>): Readi
     run: async (signal) => {
       await ping(signal);
       return { ok: true };
+    },
+  };
+}
+
+/** A folder the agent did not start (an unknown workflow id, a managed company it may not use). */
+export interface StoppedFolderView {
+  name: string;
+  code: string;
+  reason: string;
+}
+
+/** Not ready while any configured folder is stopped: its files are not being taken. */
+export function stoppedFoldersCheck(stopped: () => StoppedFolderView[]): ReadinessCheck {
+  return {
+    name: 'stoppedFolders',
+    run: async () => {
+      const list = stopped();
+      if (list.length === 0) return { ok: true };
+      return { ok: false, detail: list.map((f) => `${f.name}: ${f.code}: ${f.reason}`).join('; ') };
+    },
+  };
+}
+
+/** An output whose last write failed, with since when and why. */
+export interface FailingOutputView {
+  output: string;
+  description: string;
+  since: number;
+  reason: string;
+}
+
+/** Not ready while the last write to any output target (statuses, proofs, Peppol inbox) failed. */
+export function outputsCheck(failing: () => FailingOutputView[], clock: Clock): ReadinessCheck {
+  return {
+    name: 'outputs',
+    run: async () => {
+      const list = failing();
+      if (list.length === 0) return { ok: true };
+      const now = clock.now();
+      return {
+        ok: false,
+        detail: list
+          .map(
+            (o) =>
+              `${o.output} (${o.description}) not written for ${Math.round((now - o.since) / 1000)} s: ${o.reason}`,
+          )
+          .join('; '),
+      };
+    },
+  };
+}
+
+/** No answer, or an answer that says the service cannot serve now: an outage, not a setup error. */
+export function isOutageError(err: unknown): boolean {
+  if (!isApiError(err)) return false;
+  if (err.status !== undefined) return isOutageStatus(err.status);
+  return err.code === 'DOCEX_NETWORK' || err.code === 'DOCEX_AUTH_TOKEN';
+}
+
+export interface Unreachability {
+  /** Milliseconds the service has failed every call (0 while it answers). */
+  forMs(): number;
+  /** How long an outage is tolerated before the agent is not ready. */
+  thresholdMs: number;
+}
+
+/**
+ * A service check that tolerates a short outage: a refused connection, a timeout or a 503 fails
+ * it only once the service has been unreachable for `thresholdMs` (files and jobs wait meanwhile,
+ * nothing is lost). Setup errors (TLS, 401, 403) fail it at once.
+ */
+export function toleratingOutage(check: ReadinessCheck, unreachable: Unreachability): ReadinessCheck {
+  return {
+    name: check.name,
+    run: async (signal) => {
+      let failure: unknown;
+      try {
+        const result = await check.run(signal);
+        if (result.ok) return result;
+        failure = new Error(result.detail ?? 'failed');
+      } catch (err) {
+        if (!isOutageError(err)) throw err;
+        failure = err;
+      }
+      const forMs = unreachable.forMs();
+      const detail = `service unreachable for ${Math.round(forMs / 1000)} s (limit ${Math.round(unreachable.thresholdMs / 1000)} s): ${reason(failure)}`;
+      return { ok: forMs < unreachable.thresholdMs && isOutageError(failure), detail };
     },
   };
 }

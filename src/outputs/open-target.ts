@@ -3,6 +3,7 @@ import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { Logger } from '../core/logger.js';
 import { endpointFromConfig } from '../sources/sftp/endpoint.js';
 import { openSftpServer } from '../sources/sftp/server.js';
+import type { OutputHealth } from './health.js';
 import { LocalTarget } from './local-target.js';
 import { SftpTarget } from './sftp-target.js';
 import type { OutputTarget } from './types.js';
@@ -11,6 +12,8 @@ export interface OpenTargetOptions {
   log: Logger;
   /** Config place for error messages (`returns.proofs.target`). */
   at?: string;
+  /** Told of every write's outcome (readiness, metrics). */
+  health?: OutputHealth;
 }
 
 /**
@@ -18,6 +21,11 @@ export interface OpenTargetOptions {
  * file with loose permissions is refused at start-up (DOCEX_CONFIG_SECRET_PERMISSIONS).
  */
 export function openOutputTarget(config: OutputTargetConfig, options: OpenTargetOptions): OutputTarget {
+  const target = openTarget(config, options);
+  return options.health ? options.health.watch(options.at ?? 'target', target) : target;
+}
+
+function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): OutputTarget {
   if (config.type === 'local') return new LocalTarget(config.path);
   const server = openSftpServer(endpointFromConfig(config, options.at ?? 'target'), {
     log: options.log,

@@ -7,10 +7,13 @@ import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
 import { DocexError } from '../core/errors.js';
+import { lazyRequire } from '../core/lazy-require.js';
 
 /** The index is parsed in memory; inspect already refused a bigger one as a zip bomb, this is a backstop. */
+const zipLib = lazyRequire<typeof yauzl>('yauzl');
+
 export const INDEX_MAX_BYTES = 16 * 1024 * 1024;
 export const BATCH_INDEX_NAME = 'index.csv';
 
@@ -34,7 +37,7 @@ async function readAll(zip: yauzl.ZipFile, entry: yauzl.Entry, maxBytes: number)
 }
 
 export async function openBatchZip(zipPath: string): Promise<OpenBatch> {
-  const zip = await yauzl.openPromise(zipPath, {
+  const zip = await zipLib().openPromise(zipPath, {
     lazyEntries: true,
     strictFileNames: true,
     autoClose: false,

@@ -29,6 +29,8 @@ import type { DocumentRow, NewJob, ReturnsStore } from './store.js';
 export const FEED_CURSOR = 'journal-history-cursor';
 /** Longest wait after failed steps, in loop periods (30 s with the default 1 s period). */
 const STEP_BACKOFF_MAX = 30;
+/** Loop periods an idle follower sleeps at most between two looks at the intake journal. */
+const IDLE_SLEEP_FACTOR = 5;
 
 export interface FollowerOptions {
   store: ReturnsStore;
@@ -72,6 +74,7 @@ export class Follower {
   private lastWebhookAt = Number.NEGATIVE_INFINITY;
   private readonly maxSleepMs: number;
   private stepFailures = 0;
+  private idleSteps = 0;
   private stepRetryAt = 0;
 
   constructor(private readonly o: FollowerOptions) {
@@ -283,10 +286,12 @@ export class Follower {
     return written;
   }
 
-  private async step(): Promise<void> {
+  /** One pass of the loop; answers whether it found anything to do (new jobs, tasks, a sweep). */
+  private async step(): Promise<boolean> {
     const { clock, store, log } = this.o;
+    let added = 0;
     try {
-      this.syncFeed();
+      added = this.syncFeed();
     } catch (err) {
       log.warn({ err }, 'reading the intake journal failed: tried again');
     }
@@ -310,6 +315,7 @@ export class Follower {
         );
       }
     }
+    return added > 0 || this.inFlight.size > 0 || this.sweep.size > 0 || this.nudged.size > 0;
   }
 
   /**
@@ -321,9 +327,14 @@ export class Follower {
     const backoffLeft = this.stepRetryAt - performance.now();
     if (backoffLeft > 0) return backoffLeft;
     try {
-      await this.step();
+      const busy = await this.step();
       this.stepFailures = 0;
-      return Math.max(1, Math.min(this.maxSleepMs, this.nextSweepAt - this.o.clock.now()));
+      // Idle, the loop sleeps longer (up to IDLE_SLEEP_FACTOR periods): a new job in the intake
+      // journal is first polled firstPollMs after it was recorded, and nudges and finished tasks
+      // wake the loop at once anyway.
+      this.idleSteps = busy ? 0 : this.idleSteps + 1;
+      const sleep = this.maxSleepMs * Math.min(2 ** this.idleSteps, IDLE_SLEEP_FACTOR);
+      return Math.max(1, Math.min(busy ? this.maxSleepMs : sleep, this.nextSweepAt - this.o.clock.now()));
     } catch (err) {
       this.stepFailures++;
       const wait = this.maxSleepMs * Math.min(2 ** (this.stepFailures - 1), STEP_BACKOFF_MAX);

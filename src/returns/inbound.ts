@@ -10,6 +10,7 @@ import type { PeppolInboxConfig, WebhooksConfig } from '../config/inbound-schema
 import { parseListen } from '../config/inbound-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { INBOX_FILE, InboxStore } from './inbox-store.js';
@@ -39,6 +40,8 @@ export interface InboundOptions {
   scheduler?: Scheduler;
   /** Replaces the configured inbox target (tests, fault injection). */
   target?: OutputTarget;
+  /** Told of every write to the inbox output. */
+  outputHealth?: OutputHealth;
   /** Clock of the webhook timestamp check; real time by default. */
   receiverClock?: Clock;
 }
@@ -67,8 +70,8 @@ export function scheduledPollDue(
 }
 
 /** The inbox target: a local folder or a folder on an SFTP server. */
-export function openInboxTarget(config: PeppolInboxConfig, log: Logger): OutputTarget {
-  return openOutputTarget(config.target, { log, at: 'peppolInbox.target' });
+export function openInboxTarget(config: PeppolInboxConfig, log: Logger, health?: OutputHealth): OutputTarget {
+  return openOutputTarget(config.target, { log, at: 'peppolInbox.target', ...(health ? { health } : {}) });
 }
 
 export async function startInbound(o: InboundOptions): Promise<Inbound> {
@@ -89,7 +92,7 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
     let poller: PeppolPoller | undefined;
     const peppol = o.client.peppol;
     if (config.peppolInbox.enabled && peppol) {
-      const target = o.target ?? openInboxTarget(config.peppolInbox, log);
+      const target = o.target ?? openInboxTarget(config.peppolInbox, log, o.outputHealth);
       if (!o.target) stops.push(() => target.close());
       const tmpDir = path.join(config.stateDir, 'inbox-tmp');
       // Left-overs of a crash mid-download: the documents are listed again anyway.

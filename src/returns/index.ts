@@ -8,6 +8,7 @@ import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { RETURNS_TEMP_DIR } from './follow-tasks.js';
@@ -33,6 +34,8 @@ export interface ReturnsOptions {
   statusTarget?: OutputTarget;
   proofTarget?: OutputTarget;
   maxSleepMs?: number;
+  /** Told of every write to the statuses and proofs outputs. */
+  outputHealth?: OutputHealth;
 }
 
 export interface Returns {
@@ -42,8 +45,13 @@ export interface Returns {
 }
 
 /** A target from its config: a local folder or an SFTP folder (which connects at its first write). */
-export function openTarget(config: OutputTargetConfig, log: Logger, at: string): OutputTarget {
-  return openOutputTarget(config, { log, at });
+export function openTarget(
+  config: OutputTargetConfig,
+  log: Logger,
+  at: string,
+  health?: OutputHealth,
+): OutputTarget {
+  return openOutputTarget(config, { log, at, ...(health ? { health } : {}) });
 }
 
 export function startReturns(options: ReturnsOptions): Returns {
@@ -54,8 +62,11 @@ export function startReturns(options: ReturnsOptions): Returns {
   try {
     feed = new JournalFeed(options.journalFile);
     const statusTarget =
-      options.statusTarget ?? openTarget(config.statuses.target, log, 'returns.statuses.target');
-    const proofTarget = options.proofTarget ?? openTarget(config.proofs.target, log, 'returns.proofs.target');
+      options.statusTarget ??
+      openTarget(config.statuses.target, log, 'returns.statuses.target', options.outputHealth);
+    const proofTarget =
+      options.proofTarget ??
+      openTarget(config.proofs.target, log, 'returns.proofs.target', options.outputHealth);
     const follower = new Follower({
       store,
       feed,

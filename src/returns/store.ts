@@ -312,6 +312,18 @@ export class ReturnsStore {
       .run(error, nextTryAt, d.sendingEventId, d.fileReference);
   }
 
+  /**
+   * Documents whose download failed and waits for its backoff, due now (`docex-agent returns
+   * retry`): a running agent's follower takes them at its next pass. Answers how many.
+   */
+  retryFailedDocumentsNow(now: number): number {
+    return this.db
+      .prepare(
+        `UPDATE documents SET next_try_at = ? WHERE state = 'pending' AND failures > 0 AND next_try_at > ?`,
+      )
+      .run(now, now).changes;
+  }
+
   /** Sources whose status file is older than their state. */
   staleSources(limit: number): SourceRow[] {
     return (

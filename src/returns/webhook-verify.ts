@@ -7,7 +7,10 @@
  * Date.now() and a fixed 5 minutes), and before the body is read: a stale replay costs nothing.
  */
 import { timingSafeEqual } from 'node:crypto';
-import { Webhook } from 'standardwebhooks';
+import type { Webhook } from 'standardwebhooks';
+import { lazyRequire } from '../core/lazy-require.js';
+
+const standardWebhooks = lazyRequire<typeof import('standardwebhooks')>('standardwebhooks');
 
 export interface WebhookHeaders {
   id: string;
@@ -45,7 +48,7 @@ export function checkHeaders(raw: RawHeaders, nowMs: number, toleranceMs: number
 /** A usable signer per secret; a malformed secret (not base64 after `whsec_`) gives undefined. */
 export function signerFor(secret: string): Webhook | undefined {
   try {
-    return new Webhook(secret);
+    return new (standardWebhooks().Webhook)(secret);
   } catch {
     return undefined;
   }

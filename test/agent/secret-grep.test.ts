@@ -283,7 +283,7 @@ describe('secret grep over an end-to-end run', () => {
     expect(lines.length).toBeGreaterThan(50);
     expect(lines.filter((l) => l['msg'] === 'token refreshed')).toHaveLength(2);
     expect(lines.some((l) => l['msg'] === 'api request' && l['status'] === 401)).toBe(true);
-    expect(lines.some((l) => l['level'] === 10 || l['level'] === 20)).toBe(true);
+    expect(lines.some((l) => l['level'] === 'trace' || l['level'] === 'debug')).toBe(true);
 
     const found = Object.entries(secrets)
       .filter(([, value]) => text.includes(value) || ops.includes(value))

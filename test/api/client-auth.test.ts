@@ -102,7 +102,7 @@ describe('token provider', () => {
     expect(fake.tokenRequests).toBeGreaterThan(3); // the expired case retries
     const bearers = fake.apiCalls('/jobs/job_1').map((c) => c.headers.authorization);
     expect(bearers).toEqual(Array(3).fill(`Bearer ${fake.issued[0]}`));
-    const warns = lines().filter((l) => l['level'] === 40);
+    const warns = lines().filter((l) => l['level'] === 'warn');
     expect(warns).toHaveLength(1);
     expect(warns[0]).toMatchObject({
       code: 'DOCEX_AUTH_TOKEN',

@@ -1,4 +1,4 @@
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent, AgentClient } from '../../src/agent/agent.js';
@@ -111,6 +111,8 @@ describe('ops endpoints', () => {
       'api',
       'folders',
       'journal',
+      'outputs',
+      'stoppedFolders',
       'token',
       'uploadWindows',
     ]);
@@ -144,6 +146,63 @@ describe('ops endpoints', () => {
     expect(report.checks.folders.detail).toContain(`invoices: ${archive} (ENOENT)`);
   });
 
+  it('answers /readyz 503 naming a folder stopped by an unknown workflow id, and counts it in /metrics', async () => {
+    const config = h.config([
+      { name: 'invoices', workflowId: SEED.workflows.pdfEmail },
+      { name: 'typo', workflowId: 'wf_does_not_exist' },
+    ]);
+    const agent = await h.startAgent(config);
+    const metrics = new AgentMetrics({ processMetrics: false, version: '9.9.9' });
+    ops = await startOps({
+      config: { enabled: true, listen: { host: '127.0.0.1', port: 0 }, metrics: true },
+      log: silentLogger(),
+      metrics,
+    });
+    ops.attach(agentView(agent, config, h.clock));
+    const ready = await get(`${ops.url}/readyz`);
+    expect(ready.status).toBe(503);
+    const report = JSON.parse(ready.text);
+    expect(report.checks.stoppedFolders).toMatchObject({ ok: false });
+    expect(report.checks.stoppedFolders.detail).toMatch(/^typo: DOCEX_FOLDER_WORKFLOW: .*wf_does_not_exist/);
+    expect(report.checks.folders.ok).toBe(true);
+    const text = (await get(`${ops.url}/metrics`)).text;
+    expect(sample(text, 'docex_folders_stopped')).toBe(1);
+    expect(sample(text, `docex_build_info{version="9.9.9",node="${process.version}"}`)).toBe(1);
+    expect(sample(text, 'docex_journal_size_bytes')).toBeGreaterThan(0);
+    // Liveness is not readiness.
+    expect((await get(`${ops.url}/healthz`)).status).toBe(200);
+  });
+
+  it('answers /readyz 503 naming an output that cannot be written, counts the failures, and is ready again once it can', async () => {
+    // The statuses output lies under a regular file: every write fails with ENOTDIR.
+    const blocker = path.join(h.dir, 'not-a-folder');
+    writeFileSync(blocker, 'x');
+    const statuses = path.join(blocker, 'statuses');
+    const { url } = await startWithOps({
+      extra: { returns: returnsConfig(h, {}, { statuses: { target: { type: 'local', path: statuses } } }) },
+      agentOptions: { returns: { maxSleepMs: 5 } },
+    });
+    h.drop('invoices', 'status.pdf', await makePdf('status'));
+    const failures = await pump(h, async () => {
+      const n = sample(
+        (await get(`${url}/metrics`)).text,
+        'docex_output_write_failures_total{output="returns.statuses.target"}',
+      );
+      return n !== undefined && n >= 1 ? n : undefined;
+    });
+    expect(failures).toBeGreaterThanOrEqual(1);
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(503);
+    const report = JSON.parse(ready.text);
+    expect(report.checks.outputs.ok).toBe(false);
+    expect(report.checks.outputs.detail).toContain('returns.statuses.target');
+    expect(report.checks.outputs.detail).toContain('ENOTDIR');
+
+    // The operator fixes the folder: the next write succeeds and the agent is ready again.
+    rmSync(blocker);
+    await pump(h, async () => ((await get(`${url}/readyz`)).status === 200 ? true : undefined));
+  });
+
   it('answers /readyz 503 once a pending upload is past 90% of its window, and shows the time left', async () => {
     // The files host "fails" every upload: the job stays created and its window runs down.
     const { url } = await startWithOps({
@@ -172,6 +231,12 @@ describe('ops endpoints', () => {
     );
     expect(left).toBeLessThan((WINDOW_MS * 0.1) / 1000);
     expect(left).toBeGreaterThan(0);
+    // The file waits in state created; it was claimed 91% of a window ago.
+    const metrics = (await get(`${url}/metrics`)).text;
+    expect(sample(metrics, 'docex_files_waiting{folder="invoices",state="created"}')).toBe(1);
+    expect(
+      sample(metrics, 'docex_oldest_waiting_file_age_seconds{folder="invoices"}'),
+    ).toBeGreaterThanOrEqual((WINDOW_MS * 0.91) / 1000);
   });
 
   it('serves Prometheus text whose counts move when a file is processed and when a file is rejected', async () => {

@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { ApiError } from '../../src/api/errors.js';
 import { notify } from '../../src/api/observer.js';
 import { parseListen } from '../../src/config/ops-schema.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentMetrics, lateUploads, type RunningOps, runChecks, startOps } from '../../src/ops/index.js';
 import type { PendingUpload } from '../../src/ops/journal-reader.js';
+import { apiCheck, toleratingOutage } from '../../src/ops/readiness.js';
 import { caughtDocex } from '../api/support/caught.js';
 
 const started: RunningOps[] = [];
@@ -107,6 +109,38 @@ describe('readiness rules', () => {
     expect(report.checks['slow']).toMatchObject({ ok: false, detail: 'no answer within 50 ms' });
     expect(report.checks['broken']).toMatchObject({ ok: false, detail: 'ECONNREFUSED: refused' });
     expect(report.checks['fine']).toMatchObject({ ok: true });
+  });
+
+  describe('a service check during an outage', () => {
+    const ping = (err: unknown) => apiCheck(async () => Promise.reject(err));
+    const down = new ApiError('DOCEX_NETWORK', 'GET /health: no answer', { method: 'GET', route: '/health' });
+    const unreachable = (forMs: number) => ({ forMs: () => forMs, thresholdMs: 300_000 });
+
+    it('stays ready while the service has been unreachable for less than the threshold, and says so', async () => {
+      const report = await runChecks([toleratingOutage(ping(down), unreachable(12_000))]);
+      expect(report.ready).toBe(true);
+      expect(report.checks['api']!.detail).toMatch(
+        /^service unreachable for 12 s \(limit 300 s\): DOCEX_NETWORK/,
+      );
+    });
+
+    it('fails once the service has been unreachable for the threshold', async () => {
+      const busy = new ApiError('DOCEX_API_503', 'busy', { status: 503, method: 'GET', route: '/health' });
+      const report = await runChecks([toleratingOutage(ping(busy), unreachable(300_000))]);
+      expect(report.ready).toBe(false);
+      expect(report.checks['api']!.detail).toContain('service unreachable for 300 s');
+    });
+
+    it('fails at once for a setup error such as a refused API key, however short', async () => {
+      const refused = new ApiError('DOCEX_API_403', 'forbidden', {
+        status: 403,
+        method: 'GET',
+        route: '/health',
+      });
+      const report = await runChecks([toleratingOutage(ping(refused), unreachable(0))]);
+      expect(report.ready).toBe(false);
+      expect(report.checks['api']!.detail).toBe('DOCEX_API_403: forbidden');
+    });
   });
 });
 

@@ -96,6 +96,26 @@ describe('follower faults', () => {
     expect(polled).toEqual(['job_1']);
   });
 
+  it('looks at the intake journal less often while idle (up to five loop periods apart)', async () => {
+    const reads: number[] = [];
+    const feed = {
+      after: () => {
+        reads.push(performance.now());
+        return [];
+      },
+    } as unknown as JournalFeed;
+    const client = scriptedClient({
+      jobGet: async (id) => ({ id, status: 'COMPLETED', sendingEventCount: 0 }) as Job,
+    });
+    const f = follower({ feed, client, maxSleepMs: 20 });
+    f.start();
+    await waitFor(() => reads.length >= 9, 10_000);
+    const gaps = reads.slice(1).map((at, i) => at - reads[i]!);
+    // Timers never fire early: from the third idle pass on, each wait is 80-100 ms, not 20.
+    for (const gap of gaps.slice(-3)) expect(gap).toBeGreaterThanOrEqual(75);
+    await f.stop();
+  });
+
   it('finds the event of a managed company job by asking again with each folder company after a 404', async () => {
     const asked: (string | undefined)[] = [];
     const client = scriptedClient({

@@ -68,6 +68,55 @@ describe('returns store', () => {
     store.close();
   });
 
+  it('makes failed downloads due now on request (returns retry), and leaves untried and saved ones alone', () => {
+    const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+    store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
+    const doc = (ref: string) => ({
+      sendingEventId: 'se_1',
+      fileReference: ref,
+      jobId: 'job_1',
+      type: 'DELIVERY_PROOF',
+      name: `${ref}.pdf`,
+      contentType: 'application/pdf',
+      size: 10,
+      path: `2026-11-21/a/se_1-${ref}.pdf`,
+      nextTryAt: 100,
+    });
+    store.recordPoll(
+      {
+        jobId: 'job_1',
+        status: 'COMPLETED',
+        jobJson: '{}',
+        events: [{ id: 'se_1', businessStatus: 'DELIVERED', status: 'COMPLETED', json: '{}' }],
+        documents: [doc('failed'), doc('untried'), doc('saved')],
+        nextPollAt: 1e12,
+        unchangedPolls: 0,
+        done: true,
+        changed: true,
+      },
+      100,
+    );
+    const [failed, saved] = store
+      .dueDocuments(100, 10)
+      .sort((a, b) => a.fileReference.localeCompare(b.fileReference));
+    // Sorted: failed, saved, untried.
+    store.markDocumentFailed(failed!, 'DOCEX_NETWORK: no answer', 500_000);
+    store.markDocumentDone(saved!, undefined, 100);
+    const untriedLater = store.dueDocuments(100, 10);
+    expect(untriedLater.map((d) => d.fileReference)).toEqual(['untried']);
+
+    expect(store.retryFailedDocumentsNow(200)).toBe(1);
+    expect(
+      store
+        .dueDocuments(200, 10)
+        .map((d) => d.fileReference)
+        .sort(),
+    ).toEqual(['failed', 'untried']);
+    // Already due: nothing more to move.
+    expect(store.retryFailedDocumentsNow(200)).toBe(0);
+    store.close();
+  });
+
   it('refuses a store written by a newer agent with DOCEX_RETURNS_STORE_VERSION', () => {
     const file = path.join(dir, 'returns.sqlite');
     ReturnsStore.open(file, 0).close();

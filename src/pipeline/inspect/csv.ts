@@ -3,9 +3,12 @@
  * CRLF line ends. Rows are numbered as a spreadsheet shows them (header = row 1), counting blank
  * lines, so an operator can go straight to the row named in a report.
  */
-import Papa from 'papaparse';
+import type Papa from 'papaparse';
+import { lazyRequire } from '../../core/lazy-require.js';
 import { type InputRejection, quoteName, reject } from './codes.js';
 import { decodeUtf8 } from './text.js';
+
+const papa = lazyRequire<typeof Papa>('papaparse');
 
 export const CSV_DELIMITERS = [',', ';', '\t', '|'] as const;
 
@@ -42,7 +45,9 @@ const isBlankCells = (cells: string[]) => cells.every((c) => c.trim() === '');
 export function guessDelimiter(text: string): string {
   let best = { delimiter: ',', consistency: 0, fields: 1 };
   for (const delimiter of CSV_DELIMITERS) {
-    const rows = Papa.parse<string[]>(text, { delimiter, preview: 50 }).data.filter((r) => !isBlankCells(r));
+    const rows = papa()
+      .parse<string[]>(text, { delimiter, preview: 50 })
+      .data.filter((r) => !isBlankCells(r));
     const fields = rows[0]?.length ?? 0;
     if (fields < 2) continue;
     const consistency = rows.filter((r) => r.length === fields).length / rows.length;
@@ -56,7 +61,7 @@ export function guessDelimiter(text: string): string {
 /** Parses CSV text (BOM already dropped or not) into a header and numbered data records. */
 export function parseCsv(text: string, fileName: string): ParsedCsv | InputRejection {
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  const parsed = Papa.parse<string[]>(source, {
+  const parsed = papa().parse<string[]>(source, {
     delimiter: guessDelimiter(source),
     skipEmptyLines: false,
     header: false,

@@ -3,11 +3,14 @@
  * before a parser sees the text (billion laughs, external entities reading local files), and the
  * parser runs with entity processing off.
  */
-import { type X2jOptions, XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { X2jOptions } from 'fast-xml-parser';
 import { isDocexError } from '../../core/errors.js';
+import { lazyRequire } from '../../core/lazy-require.js';
 import { readUblSummary } from '../../domain/ubl.js';
 import { type InputRejection, quoteName, reject } from './codes.js';
 import { decodeUtf8 } from './text.js';
+
+const xml = lazyRequire<typeof import('fast-xml-parser')>('fast-xml-parser');
 
 export type XmlNode = Record<string, unknown>;
 
@@ -33,7 +36,7 @@ export function checkXmlText(text: string, fileName: string): { ok: true } | Inp
         '(entity expansion, external entities); export the XML without a DTD.',
     );
   }
-  const valid = XMLValidator.validate(text);
+  const valid = xml().XMLValidator.validate(text);
   if (valid !== true) {
     return reject(
       'DOCEX_INPUT_XML_MALFORMED',
@@ -57,7 +60,7 @@ export function parseSafeXml(
     const options: X2jOptions = { ...SAFE_XML_OPTIONS };
     if (isArray)
       options.isArray = (_tag, jPath, _leaf, isAttribute) => !isAttribute && isArray(String(jPath));
-    const parser = new XMLParser(options);
+    const parser = new (xml().XMLParser)(options);
     return { ok: true, doc: parser.parse(text) as XmlNode };
   } catch (err) {
     return reject(

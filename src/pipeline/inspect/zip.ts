@@ -6,9 +6,12 @@
  */
 import path from 'node:path';
 import type { Readable } from 'node:stream';
-import yauzl from 'yauzl';
+import type yauzl from 'yauzl';
+import { lazyRequire } from '../../core/lazy-require.js';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
 import { detectType } from './detect-type.js';
+
+const zipLib = lazyRequire<typeof yauzl>('yauzl');
 
 export interface ZipLimits {
   maxEntries: number;
@@ -136,7 +139,7 @@ async function listEntries(
   policy: ZipEntryPolicy,
   limits: ZipLimits,
 ): Promise<ZipDetails | InputRejection> {
-  const zip = await yauzl.openPromise(filePath, {
+  const zip = await zipLib().openPromise(filePath, {
     lazyEntries: true,
     strictFileNames: true,
     autoClose: false,
@@ -194,7 +197,7 @@ async function checkEntries(
   policy: ZipEntryPolicy,
   limits: ZipLimits,
 ): Promise<InputRejection | undefined> {
-  const zip = await yauzl.openPromise(filePath, {
+  const zip = await zipLib().openPromise(filePath, {
     lazyEntries: true,
     strictFileNames: true,
     autoClose: false,

@@ -110,6 +110,7 @@ export class LocalSource {
   private readonly warned = new Set<string>();
   private readonly maxPending: number;
   private readonly timers: NodeJS.Timeout[] = [];
+  private statTimer: NodeJS.Timeout | undefined;
   private watcher: DirWatcher | undefined;
   private scanNeeded = false;
   private paused = false;
@@ -165,9 +166,8 @@ export class LocalSource {
       this.every(folder.pollIntervalMs ?? 5_000, () => this.requestScan());
     }
     await this.scan();
-    const statIntervalMs = this.options.statIntervalMs ?? 500;
-    this.every(statIntervalMs, () => void this.tick());
-    this.looping = statIntervalMs > 0;
+    this.looping = this.statIntervalMs > 0;
+    this.armStatLoop();
     this.every(this.options.rescanIntervalMs ?? 60_000, () => this.requestScan());
     this.log.info({ folder: this.folderName, pending: this.pending.size }, 'folder source started');
   }
@@ -176,6 +176,7 @@ export class LocalSource {
     this.stopped = true;
     this.looping = false;
     for (const t of this.timers.splice(0)) clearInterval(t);
+    this.disarmStatLoop();
     this.watcher?.close();
     this.watcher = undefined;
     await this.ticking;
@@ -196,12 +197,37 @@ export class LocalSource {
     return this.pending.size;
   }
 
+  /** Whether the stat loop's timer is running (only while names are pending or a scan is due). */
+  get statLoopRunning(): boolean {
+    return this.statTimer !== undefined;
+  }
+
   private every(ms: number, fn: () => void): void {
     if (ms > 0) this.timers.push(setInterval(fn, ms).unref());
   }
 
+  private get statIntervalMs(): number {
+    return this.options.statIntervalMs ?? 500;
+  }
+
+  /**
+   * The stat loop's timer runs only while names are pending or a scan is due: an idle folder
+   * sleeps until its watch (or a rescan) reports a name, instead of waking twice a second.
+   */
+  private armStatLoop(): void {
+    if (!this.looping || this.stopped || this.statTimer !== undefined) return;
+    if (this.pending.size === 0 && !this.scanNeeded) return;
+    this.statTimer = setInterval(() => void this.tick(), this.statIntervalMs).unref();
+  }
+
+  private disarmStatLoop(): void {
+    clearInterval(this.statTimer);
+    this.statTimer = undefined;
+  }
+
   private requestScan(): void {
     this.scanNeeded = true;
+    this.armStatLoop();
   }
 
   /** A pass now rather than at the next period (a name arrived, intake resumed); passes never overlap. */
@@ -260,6 +286,8 @@ export class LocalSource {
   tick(): Promise<void> {
     this.ticking ??= this.runTick().finally(() => {
       this.ticking = undefined;
+      if (this.pending.size === 0 && !this.scanNeeded) this.disarmStatLoop();
+      else this.armStatLoop();
     });
     return this.ticking;
   }

@@ -66,6 +66,19 @@ describe('LocalSource: start-up and events', () => {
     expect(h.names()).toEqual(['now.pdf']);
   });
 
+  it('keeps no stat timer while the folder is idle: a noticed file starts it until the file is claimed', async () => {
+    const h = harness({}, { watch: true, statIntervalMs: 10 });
+    await h.source.start();
+    expect(h.source.statLoopRunning).toBe(false);
+    h.write('settling.pdf');
+    // The watch's pass sees the file unsettled and leaves the timer running for it.
+    await until(() => h.source.pendingCount === 1 && h.source.statLoopRunning);
+    h.clock.advance(2_000);
+    // The timer's passes see the file settled and claim it; with nothing pending the timer stops.
+    await until(() => h.claimed.length === 1 && !h.source.statLoopRunning);
+    expect(h.names()).toEqual(['settling.pdf']);
+  });
+
   it('in polling mode finds new files by rescanning, without a watch', async () => {
     const h = harness({ usePolling: true, pollIntervalMs: 20 });
     await h.source.start();

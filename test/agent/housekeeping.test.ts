@@ -1,0 +1,94 @@
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Housekeeping } from '../../src/agent/housekeeping.js';
+import { agentConfigSchema } from '../../src/config/schema.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { captureLogger } from '../api/support/log-capture.js';
+
+const DAY = 86_400_000;
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function file(p: string, ageDays: number, now: number): string {
+  mkdirSync(path.dirname(p), { recursive: true });
+  writeFileSync(p, 'x'.repeat(10));
+  const at = (now - ageDays * DAY) / 1000;
+  utimesSync(p, at, at);
+  return p;
+}
+
+describe('retention of archive and error folders', () => {
+  it('removes files older than the retention and the day folders they leave empty, logs and counts it', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'docex-retention-'));
+    dirs.push(root);
+    const clock = new ManualClock(Date.parse('2026-11-26T00:00:00Z'));
+    const now = clock.now();
+    const archive = path.join(root, 'archive');
+    const oldDay = path.join(archive, '2026-08-01');
+    const old = file(path.join(oldDay, 'a.pdf'), 117, now);
+    const oldRecord = file(path.join(oldDay, 'a.pdf.result.json'), 117, now);
+    const recent = file(path.join(archive, '2026-11-20', 'b.pdf'), 6, now);
+    const outside = file(path.join(root, 'elsewhere', 'c.pdf'), 400, now);
+    symlinkSync(outside, path.join(archive, 'link.pdf'));
+    const errors = path.join(root, 'error');
+    mkdirSync(errors);
+
+    const { log, lines } = captureLogger('info');
+    const keeping = new Housekeeping({
+      places: () => [
+        { folder: 'invoices', place: 'archive', dir: archive, retentionMs: 90 * DAY },
+        { folder: 'invoices', place: 'error', dir: errors, retentionMs: 90 * DAY },
+      ],
+      clock,
+      log,
+    });
+    await keeping.runOnce();
+
+    expect(existsSync(old)).toBe(false);
+    expect(existsSync(oldRecord)).toBe(false);
+    expect(existsSync(oldDay)).toBe(false);
+    expect(existsSync(recent)).toBe(true);
+    // A link is neither followed nor removed; the folders themselves stay.
+    expect(existsSync(outside)).toBe(true);
+    expect(existsSync(path.join(archive, 'link.pdf'))).toBe(true);
+    expect(existsSync(errors)).toBe(true);
+    expect(keeping.removed()).toEqual([{ folder: 'invoices', place: 'archive', files: 2 }]);
+    expect(lines().map((l) => [l['msg'], l['removed'], l['bytes']])).toEqual([
+      ['retention: old files removed', 2, 20],
+    ]);
+
+    // Nothing older left: a second pass removes nothing and says nothing.
+    await keeping.runOnce();
+    expect(lines()).toHaveLength(1);
+    expect(keeping.removed()).toEqual([{ folder: 'invoices', place: 'archive', files: 2 }]);
+  });
+
+  it('reads retention as off by default, or a duration per folder place', () => {
+    const config = agentConfigSchema.parse({
+      service: {
+        apiUrl: 'https://api.example.test/v1',
+        authUrl: 'https://auth.example.test',
+        clientId: 'client',
+        clientSecret: 's3cret',
+        apiKey: 'k3y',
+        tls: { caFile: 'ca.pem', certFile: 'client.pem', keyFile: 'client.key' },
+      },
+      stateDir: '/var/lib/docex',
+      folders: [
+        { name: 'kept', source: { type: 'local', path: '/in/kept' }, workflowId: 'wf_1' },
+        {
+          name: 'cleaned',
+          source: { type: 'local', path: '/in/cleaned' },
+          workflowId: 'wf_1',
+          retention: { archive: '90d', error: 'off' },
+        },
+      ],
+    });
+    expect(config.folders[0]!.retention).toEqual({ archive: undefined, error: undefined });
+    expect(config.folders[1]!.retention).toEqual({ archive: 90 * DAY, error: undefined });
+  });
+});

@@ -1,0 +1,59 @@
+import { execFileSync } from 'node:child_process';
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Agent, request } from '../../src/api/http.js';
+
+describe('the undici request the clients use (without undici index)', () => {
+  let base = '';
+  const seen: { method?: string; url?: string; header?: string; body: string }[] = [];
+  const server = createServer((req: IncomingMessage, res) => {
+    let body = '';
+    req.on('data', (c) => {
+      body += c;
+    });
+    req.on('end', () => {
+      seen.push({ method: req.method, url: req.url, header: req.headers['x-test'] as string, body });
+      res.writeHead(201, { 'content-type': 'text/plain' }).end(`got ${body.length}`);
+    });
+  });
+  const dispatcher = new Agent({ connections: 1 });
+  beforeAll(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await dispatcher.close();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('sends method, path with query, headers and body on the given dispatcher and answers status and body', async () => {
+    const answer = await request(`${base}/jobs/j%201?after=x&limit=2`, {
+      dispatcher,
+      method: 'PUT',
+      headers: { 'x-test': 'yes', 'content-type': 'text/plain' },
+      body: 'hello',
+    });
+    expect(answer.statusCode).toBe(201);
+    expect(await answer.body.text()).toBe('got 5');
+    expect(seen.at(-1)).toEqual({
+      method: 'PUT',
+      url: '/jobs/j%201?after=x&limit=2',
+      header: 'yes',
+      body: 'hello',
+    });
+  });
+
+  it('is all of undici the service client loads: its index (fetch, WebSocket, caches) stays out', () => {
+    const root = path.resolve(import.meta.dirname, '..', '..');
+    const script =
+      "import('./src/api/index.ts').then(() => { const loaded = Object.keys(require.cache).filter((f) => f.includes('undici')); " +
+      "process.stdout.write(JSON.stringify({ index: loaded.some((f) => f.endsWith('undici/index.js')), some: loaded.length > 0 })); })";
+    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    expect(JSON.parse(out)).toEqual({ index: false, some: true });
+  });
+});
