@@ -2,6 +2,7 @@ import { readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent, AgentClient } from '../../src/agent/agent.js';
+import { transportError } from '../../src/api/errors.js';
 import { DocexClient } from '../../src/api/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentMetrics, agentView, type RunningOps, startOps } from '../../src/ops/index.js';
@@ -207,7 +208,16 @@ describe('ops endpoints', () => {
     // The files host "fails" every upload: the job stays created and its window runs down.
     const { url } = await startWithOps({
       wrap: (c) =>
-        clientWith(c, () => ({ uploadFile: async () => Promise.reject(new Error('files host down')) })),
+        clientWith(c, () => ({
+          uploadFile: async () =>
+            Promise.reject(
+              transportError(
+                Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }),
+                'PUT',
+                '/upload/{jobId}',
+              ),
+            ),
+        })),
     });
     h.drop('invoices', 'late.pdf', await makePdf('late'));
     const pending = await waitFor(async () => {
