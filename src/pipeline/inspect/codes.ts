@@ -27,6 +27,8 @@ export const INPUT_ERROR_CODES = {
     'The XML has a DOCTYPE or ENTITY declaration, refused (entity bombs, external entities).',
   DOCEX_INPUT_XML_MALFORMED: 'The XML is not well-formed.',
   DOCEX_INPUT_NOT_UBL: 'The XML is not a UBL invoice or credit note with number, date, sender and receiver.',
+  DOCEX_INPUT_UNSAFE_KEY:
+    'A data.<path> column, JSON key or XML element is named __proto__, constructor or prototype: names that could reach every object of the agent are refused.',
   DOCEX_INPUT_JSON_MALFORMED:
     'The JSON cannot be parsed, is not an object or array of objects, or nests more than 100 levels deep.',
   DOCEX_INPUT_ZIP_CORRUPT: 'The ZIP cannot be read.',
@@ -77,6 +79,11 @@ export function reject(
 ): InputRejection {
   return details === undefined ? { ok: false, code, reason } : { ok: false, code, reason, details };
 }
+
+/** Keys that reach an object's prototype when assigned: never taken from a dropped file. */
+const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export const isUnsafeKey = (key: string): boolean => UNSAFE_KEYS.has(key);
 
 /** A file name as it appears in a reason: quoted, with newlines and other controls escaped. */
 export function quoteName(name: string): string {

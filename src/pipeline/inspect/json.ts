@@ -1,5 +1,5 @@
 /** A JSON file (payload-word requests, payload-pdf sidecar): UTF-8, an object or an array of objects. */
-import { type InputRejection, quoteName, reject } from './codes.js';
+import { type InputRejection, isUnsafeKey, quoteName, reject } from './codes.js';
 import { decodeUtf8 } from './text.js';
 
 /**
@@ -43,15 +43,31 @@ export function checkJsonDepth(text: string, fileName: string): InputRejection |
   );
 }
 
-export function inspectJsonBytes(
-  bytes: Buffer,
-  fileName: string,
-): { ok: true; details: Record<string, unknown> } | InputRejection {
-  const decoded = decodeUtf8(bytes, fileName);
-  if (!decoded.ok) return decoded;
+/** The first key named __proto__, constructor or prototype, walked without recursion. */
+function firstUnsafeKey(value: unknown): string | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) stack.push(...node);
+    else {
+      for (const [key, child] of Object.entries(node)) {
+        if (isUnsafeKey(key)) return key;
+        stack.push(child);
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * JSON text as plain values: refused when malformed, nested deeper than MAX_JSON_DEPTH, or holding
+ * a key that could reach a prototype once the value is copied or merged.
+ */
+export function parseJsonText(text: string, fileName: string): { ok: true; value: unknown } | InputRejection {
   let value: unknown;
   try {
-    value = JSON.parse(decoded.text);
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
     return reject(
       'DOCEX_INPUT_JSON_MALFORMED',
@@ -59,8 +75,28 @@ export function inspectJsonBytes(
     );
   }
   // After the parse: the depth count trusts the text to be valid JSON (strings closed).
-  const tooDeep = checkJsonDepth(decoded.text, fileName);
+  const tooDeep = checkJsonDepth(text, fileName);
   if (tooDeep) return tooDeep;
+  const unsafe = firstUnsafeKey(value);
+  if (unsafe !== undefined) {
+    return reject(
+      'DOCEX_INPUT_UNSAFE_KEY',
+      `${quoteName(fileName)} has a key named ${quoteName(unsafe)}, which is refused.`,
+      { key: unsafe },
+    );
+  }
+  return { ok: true, value };
+}
+
+export function inspectJsonBytes(
+  bytes: Buffer,
+  fileName: string,
+): { ok: true; details: Record<string, unknown> } | InputRejection {
+  const decoded = decodeUtf8(bytes, fileName);
+  if (!decoded.ok) return decoded;
+  const parsed = parseJsonText(decoded.text, fileName);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
   const items = Array.isArray(value) ? value : [value];
   if (items.some((v) => v === null || typeof v !== 'object' || Array.isArray(v))) {
     return reject(

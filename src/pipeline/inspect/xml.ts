@@ -60,9 +60,17 @@ export function parseSafeXml(
     const parser = new XMLParser(options);
     return { ok: true, doc: parser.parse(text) as XmlNode };
   } catch (err) {
+    const message = (err as Error).message;
+    // fast-xml-parser refuses element names that would reach a prototype (__proto__, constructor).
+    if (message.startsWith('[SECURITY]')) {
+      return reject(
+        'DOCEX_INPUT_UNSAFE_KEY',
+        `${quoteName(fileName)} has an element name that is refused: ${message.replace('[SECURITY] ', '')}.`,
+      );
+    }
     return reject(
       'DOCEX_INPUT_XML_MALFORMED',
-      `${quoteName(fileName)} could not be parsed as XML: ${(err as Error).message}.`,
+      `${quoteName(fileName)} could not be parsed as XML: ${message}.`,
     );
   }
 }
