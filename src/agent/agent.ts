@@ -9,6 +9,7 @@ import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
+import { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
@@ -137,7 +138,10 @@ export class Agent {
       );
 
       const sources = new Map<string, FolderSource>();
+      const inspector = new Inspector(config.inspection, log);
+      parts.push({ name: 'inspector', stop: () => inspector.close() });
       const pipeline = new Pipeline({
+        inspector,
         journal,
         jobs,
         clock,

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
+import { inspectionSchema } from './inspection-schema.js';
 import { opsSchema } from './ops-schema.js';
 import { returnsSchema } from './returns-schema.js';
 import {
@@ -158,6 +159,7 @@ export const agentConfigSchema = z
       })
       .prefault({})
       .describe('Logging on standard output (journald reads it).'),
+    inspection: inspectionSchema,
     folders: z.array(folderSchema).default([]).describe('The drop folders.'),
     peppolInbox: peppolInboxSchema,
     webhooks: webhooksSchema,

@@ -7,7 +7,6 @@ import fs from 'node:fs/promises';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
-import { inspectFile } from './inspect/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
 /** Files up to this size are read once at their claim and checked from memory. */
@@ -122,8 +121,8 @@ function inspect(
   fileName: string,
   filePath: string,
   bytes: Buffer | undefined,
-): ReturnType<typeof inspectFile> {
-  return inspectFile({
+) {
+  return ctx.inspector.run('inspectFile', fileName, {
     path: filePath,
     fileName,
     inputSourceType: rt.workflow.inputSource.type,

@@ -12,7 +12,7 @@ import { isFinal, type JournalItem } from '../journal/index.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
 import { callOptions, runJobSteps } from './job-steps.js';
-import { checkRows, formatRowReport, payloadPdfFromSidecar } from './payload/index.js';
+import { checkRows, formatRowReport } from './payload/index.js';
 import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
 import { sidecarPathOf } from './sidecar.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -38,7 +38,10 @@ async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalIte
       reason: `${JSON.stringify(item.fileName)} has no ${sidecarName} beside it; drop the payload file with the PDF`,
     };
   }
-  const built = payloadPdfFromSidecar(item.fileName, bytes, { workflowId: item.workflowId, sidecarName });
+  const built = await ctx.inspector.run('buildSidecar', sidecarName, item.fileName, bytes, {
+    workflowId: item.workflowId,
+    sidecarName,
+  });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
   const check = checkRows(built.rows, rt.workflow, 'payload-pdf', 'reject-file');
   const accepted = check.accepted[0];

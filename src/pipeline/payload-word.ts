@@ -62,7 +62,7 @@ export async function drivePayloadWord(
     return item;
   }
   if (item.state === 'done') return item;
-  const plan = await planPayload(rt, item);
+  const plan = await planPayload(ctx, rt, item);
   let rows = ctx.journal.rowsOf(item.id);
   if (!plan.ok) {
     if (rows.length === 0)

@@ -1,0 +1,55 @@
+/**
+ * A running agent against files meant to kill, freeze or steer it (issue 16): each is refused into
+ * the error folder with a reason, and the agent goes on taking good files.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { pageTreeBombPdf } from '../fixtures/inputs/hostile.js';
+import { type Harness, listFiles, makeHarness, makePdf, waitFor } from './support/agent-harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await makeHarness();
+});
+afterEach(async () => {
+  await h.stopAgents();
+});
+afterAll(async () => {
+  await h.cleanup();
+});
+
+const errorRecord = (folder: string, file: string) =>
+  JSON.parse(readFileSync(path.join(h.dir, 'error', folder, `${file}.error.json`), 'utf8'));
+
+describe('hostile files against a running agent', () => {
+  it('refuses a 2^64-page tree PDF and a CSV over the inspection memory, then sends a good PDF', {
+    timeout: 90_000,
+  }, async () => {
+    const agent = await h.startAgent(
+      h.config(
+        [
+          { name: 'pdf', workflowId: SEED.workflows.pdfEmail },
+          { name: 'data', workflowId: SEED.workflows.dataFile },
+        ],
+        { inspection: { memory: '32MiB', workers: 1 }, maxFileBytes: '64MiB' },
+      ),
+    );
+    h.drop('pdf', 'tree.pdf', pageTreeBombPdf(64));
+    h.drop('data', 'rows.csv', `a,b\n${'1,2\n'.repeat(3_000_000)}`);
+    await waitFor(() => listFiles(path.join(h.dir, 'error', 'pdf')).includes('tree.pdf.error.json'), 30_000);
+    // Parsing until the worker's heap is full takes seconds on a loaded machine.
+    await waitFor(() => listFiles(path.join(h.dir, 'error', 'data')).includes('rows.csv.error.json'), 60_000);
+    expect(errorRecord('pdf', 'tree.pdf')).toMatchObject({ code: 'DOCEX_INPUT_PDF_CORRUPT' });
+    expect(errorRecord('data', 'rows.csv')).toMatchObject({
+      code: 'DOCEX_INPUT_TOO_COMPLEX',
+      reason: expect.stringContaining('(inspection.memory)'),
+    });
+
+    h.drop('pdf', 'good.pdf', await makePdf('after the hostile ones'));
+    await waitFor(() => agent.journal.stats().files.done === 1);
+    expect(agent.journal.stats().files.rejected).toBe(2);
+  });
+});
