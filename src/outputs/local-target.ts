@@ -4,6 +4,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { DocexError } from '../core/errors.js';
+import { assertRealPath } from '../core/real-dir.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
 /** Resolves `relPath` inside `root`, refusing anything that would leave it. */
@@ -33,6 +34,8 @@ export class LocalTarget implements OutputTarget {
     const temp = path.join(path.dirname(target), `.docex-${randomBytes(6).toString('hex')}.tmp`);
     try {
       await fs.mkdir(path.dirname(target), { recursive: true });
+      // The output folder and every level the agent made in it: real directories, never links.
+      await assertRealPath(this.root, path.dirname(target));
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'wx', mode: this.fileMode, flush: true }));
       } else {

@@ -62,7 +62,7 @@ export async function archiveItem(
       archiveDayDir(rt.config.archiveDir, now),
       item.fileName,
       [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
-      { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
+      { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item), root: rt.config.archiveDir },
     );
     log.info({ archived: placed }, 'file archived');
   } else {
@@ -89,7 +89,7 @@ export async function placeRejected(
       { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
       { suffix: '.error.txt', content: errorText(record, extras.report) },
     ],
-    { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
+    { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item), root: rt.config.errorDir },
   );
   log.warn({ code: record.code, reason: record.reason, placed }, 'file refused');
 }

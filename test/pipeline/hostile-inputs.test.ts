@@ -2,7 +2,7 @@
  * A running agent against files meant to kill, freeze or steer it (issue 16): each is refused into
  * the error folder with a reason, and the agent goes on taking good files.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SEED } from '../../src/sandbox/seed-ids.js';
@@ -51,5 +51,51 @@ describe('hostile files against a running agent', () => {
     h.drop('pdf', 'good.pdf', await makePdf('after the hostile ones'));
     await waitFor(() => agent.journal.stats().files.done === 1);
     expect(agent.journal.stats().files.rejected).toBe(2);
+  });
+
+  it('stops a folder whose .error is a symbolic link at start, and runs the others', async () => {
+    const outside = path.join(h.dir, 'outside-start');
+    mkdirSync(outside, { recursive: true });
+    mkdirSync(h.folderPath('linked'), { recursive: true });
+    const errorDir = path.join(h.folderPath('linked'), '.error');
+    symlinkSync(outside, errorDir);
+    const agent = await h.startAgent(
+      h.config([
+        { name: 'linked', workflowId: SEED.workflows.pdfEmail, errorDir },
+        { name: 'fine', workflowId: SEED.workflows.pdfEmail },
+      ]),
+    );
+    expect(agent.stoppedFolders).toEqual([
+      {
+        name: 'linked',
+        workflowId: SEED.workflows.pdfEmail,
+        code: 'DOCEX_FOLDER_UNSAFE',
+        reason: `${errorDir} is a symbolic link; the agent writes only into real directories. Replace it with a directory.`,
+      },
+    ]);
+    h.drop('fine', 'fine.pdf', await makePdf('fine'));
+    await waitFor(() => agent.journal.stats().files.done === 1, 30_000);
+  });
+
+  it('never writes through an .error swapped for a symbolic link while running', async () => {
+    const outside = path.join(h.dir, 'outside-run');
+    mkdirSync(outside, { recursive: true });
+    const errorDir = path.join(h.folderPath('swapped'), '.error');
+    const agent = await h.startAgent(
+      h.config([{ name: 'swapped', workflowId: SEED.workflows.pdfEmail, errorDir }]),
+    );
+    rmSync(errorDir, { recursive: true });
+    symlinkSync(outside, errorDir);
+    h.drop('swapped', 'broken.pdf', '%PDF-1.7\nnot a pdf');
+    const unsafe = () =>
+      h.logs.find(
+        (l) =>
+          l['file'] === 'broken.pdf' &&
+          (l['err'] as { code?: string } | undefined)?.code === 'DOCEX_FOLDER_UNSAFE',
+      );
+    await waitFor(unsafe, 30_000);
+    expect(listFiles(outside)).toEqual([]);
+    expect(listFiles(path.join(h.folderPath('swapped'), '.processing'))).toEqual(['broken.pdf']);
+    expect(agent.journal.stats().files.rejected).toBe(1);
   });
 });

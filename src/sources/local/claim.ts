@@ -7,6 +7,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
+import { assertRealDir, ensureRealDir } from '../../core/real-dir.js';
 import { markerSuffixOf } from './stability.js';
 
 export const PROCESSING_DIR = '.processing';
@@ -60,7 +61,7 @@ export async function freeName(dir: string, name: string): Promise<string> {
 
 export async function ensureDir(dir: string): Promise<void> {
   // 0750: the agent's group may read proofs/archives; others see nothing in flight.
-  await fs.mkdir(dir, { recursive: true, mode: 0o750 });
+  await ensureRealDir(dir, 0o750);
 }
 
 /**
@@ -90,6 +91,8 @@ export async function claimFile(
   expected: FileStamp,
   rename: RenameFn = fs.rename,
 ): Promise<ClaimResult> {
+  // A `.processing` swapped for a link would carry claimed files elsewhere: refused (DOCEX_FOLDER_UNSAFE).
+  await assertRealDir(processingDir);
   const target = path.join(processingDir, await freeName(processingDir, path.basename(sourcePath)));
   try {
     await inDir(processingDir, () => rename(sourcePath, target));
