@@ -43,6 +43,8 @@ export interface AgentOptions {
   apiObserver?: ApiObserver;
   /** Follower timing (tests with a ManualClock use a short real sleep). */
   returns?: { maxSleepMs?: number };
+  /** An inspector shared by several agents (tests); otherwise one of config.inspection, stopped with the agent. */
+  inspector?: Inspector;
 }
 
 /** What the agent calls on the service; a DocexClient fits. */
@@ -155,8 +157,8 @@ export class Agent {
       plan.stopped.push(...unsafe);
 
       const sources = new Map<string, FolderSource>();
-      const inspector = new Inspector(config.inspection, log);
-      parts.push({ name: 'inspector', stop: () => inspector.close() });
+      const inspector = options.inspector ?? new Inspector(config.inspection, log);
+      if (!options.inspector) parts.push({ name: 'inspector', stop: () => inspector.close() });
       const pipeline = new Pipeline({
         inspector,
         journal,

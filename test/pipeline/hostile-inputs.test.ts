@@ -49,8 +49,9 @@ describe('hostile files against a running agent', () => {
     });
 
     h.drop('pdf', 'good.pdf', await makePdf('after the hostile ones'));
-    await waitFor(() => agent.journal.stats().files.done === 1);
-    expect(agent.journal.stats().files.rejected).toBe(2);
+    await waitFor(
+      () => agent.journal.byPath(path.join(h.folderPath('pdf'), 'good.pdf'))[0]?.state === 'done',
+    );
   });
 
   it('stops a folder whose .error is a symbolic link at start, and runs the others', async () => {
@@ -74,7 +75,10 @@ describe('hostile files against a running agent', () => {
       },
     ]);
     h.drop('fine', 'fine.pdf', await makePdf('fine'));
-    await waitFor(() => agent.journal.stats().files.done === 1, 30_000);
+    await waitFor(
+      () => agent.journal.byPath(path.join(h.folderPath('fine'), 'fine.pdf'))[0]?.state === 'done',
+      30_000,
+    );
   });
 
   it('never writes through an .error swapped for a symbolic link while running', async () => {
@@ -96,6 +100,24 @@ describe('hostile files against a running agent', () => {
     await waitFor(unsafe, 30_000);
     expect(listFiles(outside)).toEqual([]);
     expect(listFiles(path.join(h.folderPath('swapped'), '.processing'))).toEqual(['broken.pdf']);
-    expect(agent.journal.stats().files.rejected).toBe(1);
+    expect(agent.journal.byPath(path.join(h.folderPath('swapped'), 'broken.pdf'))[0]?.state).toBe('rejected');
+  });
+
+  it('refuses a payload-pdf sidecar over inspection.limits.sidecarBytes without reading it whole', async () => {
+    const agent = await h.startAgent(
+      h.config([{ name: 'letters', workflowId: SEED.workflows.payloadPdfPrint, mode: 'payload-pdf' }]),
+    );
+    const big = JSON.stringify({ templateData: { blob: 'x'.repeat(2 * 1024 * 1024) } });
+    h.drop('letters', 'letter.json', big);
+    h.drop('letters', 'letter.pdf', await makePdf('letter'));
+    await waitFor(
+      () => listFiles(path.join(h.dir, 'error', 'letters')).includes('letter.pdf.error.json'),
+      30_000,
+    );
+    expect(errorRecord('letters', 'letter.pdf')).toMatchObject({
+      code: 'DOCEX_INPUT_TOO_COMPLEX',
+      reason: 'letter.json is larger than 1 MiB (inspection.limits.sidecarBytes); nothing was sent',
+    });
+    expect(agent.journal.byPath(path.join(h.folderPath('letters'), 'letter.pdf'))[0]?.jobId).toBeUndefined();
   });
 });

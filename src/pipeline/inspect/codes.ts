@@ -13,7 +13,7 @@ export const INPUT_ERROR_CODES = {
   DOCEX_INPUT_EMPTY: 'The file has zero bytes.',
   DOCEX_INPUT_TOO_LARGE: 'The file is over the configured size limit, or too large to be checked.',
   DOCEX_INPUT_TOO_COMPLEX:
-    'Checking the file went over a limit of the isolated inspector (inspection.memory or inspection.timeLimit) or stopped it; the reason names which.',
+    'Checking the file went over an inspection limit (inspection.memory, inspection.timeLimit or one of inspection.limits: PDF inflation, CSV columns or line length, XML elements or attributes, sidecar size), or stopped the inspector; the reason names which.',
   DOCEX_INPUT_UNKNOWN_TYPE: 'The content is not a PDF, ZIP, XML, JSON or CSV file.',
   DOCEX_INPUT_TYPE_MISMATCH: 'The extension says one type and the content (magic bytes) another.',
   DOCEX_INPUT_WRONG_FOR_WORKFLOW: "The file's type is not one the folder's workflow input source takes.",

@@ -9,6 +9,7 @@
 import { open, readFile } from 'node:fs/promises';
 import type { PDFDocument } from 'pdf-lib';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
+import { overLimit, parseLimits } from './limits.js';
 
 export const PDF_PARSE_MAX_BYTES = 16 * 1024 * 1024;
 const END_BYTES = 64 * 1024;
@@ -88,6 +89,40 @@ function countPages(doc: PDFDocument, lib: typeof import('pdf-lib')): number | s
   return pages;
 }
 
+/** What pdf-lib may still inflate while one PDF loads; `hit` once it asked for more. */
+const inflation = { left: Number.POSITIVE_INFINITY, hit: false };
+let inflationMetered: Promise<void> | undefined;
+
+/**
+ * Every stream pdf-lib decodes (object and cross-reference streams, at load) grows its buffer
+ * through DecodeStream.ensureBuffer: metered there, so a 2 MB PDF whose object stream inflates to
+ * 2 GiB stops at inspection.limits.pdfInflate. pdf-lib swallows the error and carries on parsing,
+ * hence the `hit` flag.
+ */
+function meterInflation(): Promise<void> {
+  inflationMetered ??= import('pdf-lib/cjs/core/streams/DecodeStream.js').then((mod) => {
+    // CommonJS seen from ESM: the class is the module's `default` export, itself under `default`.
+    type Metered = { prototype: { ensureBuffer(requested: number): Uint8Array } };
+    const exported = mod as unknown as { default: Metered & { default?: Metered } };
+    const proto = (exported.default.default ?? exported.default).prototype;
+    const ensureBuffer = proto.ensureBuffer;
+    const grown = new WeakMap<object, number>();
+    proto.ensureBuffer = function (this: object, requested: number) {
+      const before = grown.get(this) ?? 0;
+      if (requested > before) {
+        inflation.left -= requested - before;
+        grown.set(this, requested);
+        if (inflation.left < 0) {
+          inflation.hit = true;
+          throw new Error('inflation limit');
+        }
+      }
+      return ensureBuffer.call(this, requested);
+    };
+  });
+  return inflationMetered;
+}
+
 /** Full check of a PDF held in memory (a dropped file under the limit, or a ZIP entry). */
 export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
   const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
@@ -96,6 +131,9 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
   // (large files only, other formats) never holds it.
   const lib = await import('pdf-lib');
   const { ParseSpeeds, PDFDocument: Pdf } = lib;
+  await meterInflation();
+  inflation.left = parseLimits().pdfInflate;
+  inflation.hit = false;
   let doc: PDFDocument;
   try {
     doc = await Pdf.load(bytes, {
@@ -104,11 +142,13 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
       parseSpeed: ParseSpeeds.Fast,
     });
   } catch (err) {
+    if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
     return reject(
       'DOCEX_INPUT_PDF_CORRUPT',
       `${quoteName(fileName)} is not a readable PDF: ${(err as Error).message.split('\n')[0]}.`,
     );
   }
+  if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
   if (doc.isEncrypted) return encrypted(fileName);
   const pages = countPages(doc, lib);
   if (typeof pages === 'string') {

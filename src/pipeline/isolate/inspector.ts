@@ -21,9 +21,10 @@ type Answer<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
  * The worker script: dist/.../worker.js once built; from the sources (tsx, vitest) worker.ts,
  * imported after tsx's loader is registered in the new thread (a worker does not inherit it).
  */
-function spawnWorker(memoryBytes: number): Worker {
-  const memoryMb = Math.max(16, Math.floor(memoryBytes / 1024 ** 2));
+function spawnWorker(limits: InspectionConfig): Worker {
+  const memoryMb = Math.max(16, Math.floor(limits.memory / 1024 ** 2));
   const options = {
+    workerData: { limits: limits.limits },
     resourceLimits: {
       maxOldGenerationSizeMb: memoryMb,
       maxYoungGenerationSizeMb: Math.min(16, memoryMb / 4),
@@ -51,10 +52,14 @@ export class Inspector {
   private readonly pool: WorkerPool;
   readonly limits: InspectionConfig;
 
-  constructor(limits: Partial<InspectionConfig> = {}, log?: Logger) {
-    this.limits = { ...inspectionSchema.parse({}), ...limits };
+  constructor(
+    limits: Partial<Omit<InspectionConfig, 'limits'>> & { limits?: Partial<InspectionConfig['limits']> } = {},
+    log?: Logger,
+  ) {
+    const defaults = inspectionSchema.parse({});
+    this.limits = { ...defaults, ...limits, limits: { ...defaults.limits, ...limits.limits } };
     this.pool = new WorkerPool(
-      () => spawnWorker(this.limits.memory),
+      () => spawnWorker(this.limits),
       { threads: this.limits.workers, timeLimitMs: this.limits.timeLimit },
       (text) => log?.debug({ parser: text.slice(0, 500) }, 'parser message'),
     );

@@ -4,11 +4,14 @@
  * or time ends the thread, which the pool reports as the limit hit.
  */
 import { format } from 'node:util';
-import { parentPort } from 'node:worker_threads';
+import { parentPort, workerData } from 'node:worker_threads';
+import { setParseLimits } from '../inspect/limits.js';
 import { TASKS, type TaskName } from './tasks.js';
 
 const port = parentPort;
 if (!port) throw new Error('the inspector worker runs in a worker thread');
+
+setParseLimits((workerData as { limits?: Parameters<typeof setParseLimits>[0] } | null)?.limits ?? {});
 
 // Parsers talk on the console (pdf-lib: "Parsed number that is too large..."): their words go
 // to the agent's log as JSON lines, never as plain text on its stdout.

@@ -100,15 +100,20 @@ export function planColumns(
   }
   const kinds = new Set(columns.flatMap((c) => (c.target.type === 'kind' ? [c.target.kind] : [])));
   const extras = new Set(columns.flatMap((c) => (c.target.type === 'extra' ? [c.target.name] : [])));
-  const paths = columns.flatMap((c) => (c.target.type === 'data' ? [c.target.path.join('.')] : []));
+  const paths = columns.flatMap((c) => (c.target.type === 'data' ? [c.target.path] : []));
   for (const c of columns) {
     if (c.target.type === 'encrypt' && !kinds.has(c.target.kind))
       problems.push(`${quoteName(c.source)} has no ${c.target.kind} column to apply to`);
     if (c.target.type === 'encryptExtra' && !extras.has(c.target.name))
       problems.push(`${quoteName(c.source)} has no extra.${c.target.name} column to apply to`);
   }
+  // Every proper prefix of every path, once: linear in the header (comparing every path with every
+  // other took minutes for 120,000 columns).
+  const prefixes = new Set<string>();
+  for (const p of paths) for (let i = 1; i < p.length; i++) prefixes.add(p.slice(0, i).join('.'));
   for (const p of paths) {
-    if (paths.some((q) => q.startsWith(`${p}.`))) problems.push(`data.${p} is both a value and an object`);
+    const dotted = p.join('.');
+    if (prefixes.has(dotted)) problems.push(`data.${dotted} is both a value and an object`);
   }
   if (unsafe.length > 0) {
     return reject(
