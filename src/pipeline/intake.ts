@@ -127,6 +127,7 @@ function inspect(
     fileName,
     inputSourceType: rt.workflow.inputSource.type,
     maxBytes: ctx.maxFileBytes,
+    allowHardLinks: rt.config.allowHardLinks,
     ...(bytes ? { bytes } : {}),
   });
 }

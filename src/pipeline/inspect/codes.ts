@@ -8,8 +8,10 @@ export const INPUT_ERROR_CODES = {
   DOCEX_INPUT_NOT_A_FILE: 'The path is a directory, device or socket, not a regular file.',
   DOCEX_INPUT_SYMLINK:
     'The path is a symbolic link; links are refused so a drop cannot point outside its folder.',
+  DOCEX_INPUT_HARD_LINK:
+    "The file has more than one hard link (it may be any file of the machine, such as the client key); refused unless the folder's allowHardLinks is set.",
   DOCEX_INPUT_BAD_NAME:
-    'The file name contains control characters (a newline, tab or NUL), or is not valid UTF-8 (a Latin-1 name).',
+    'The file name contains control characters (a newline, tab or NUL), line or paragraph separators or invisible format characters (a right-to-left override), or is not valid UTF-8 (a Latin-1 name).',
   DOCEX_INPUT_EMPTY: 'The file has zero bytes.',
   DOCEX_INPUT_TOO_LARGE: 'The file is over the configured size limit, or too large to be checked.',
   DOCEX_INPUT_TOO_COMPLEX:
@@ -33,6 +35,8 @@ export const INPUT_ERROR_CODES = {
     'A data.<path> column, JSON key or XML element is named __proto__, constructor or prototype: names that could reach every object of the agent are refused.',
   DOCEX_INPUT_JSON_MALFORMED:
     'The JSON cannot be parsed, is not an object or array of objects, or nests more than 100 levels deep.',
+  DOCEX_INPUT_JSON_NUMBER:
+    'A JSON number cannot be kept exactly (more significant digits than a double holds, or out of range); write it as a string.',
   DOCEX_INPUT_ZIP_CORRUPT: 'The ZIP cannot be read.',
   DOCEX_INPUT_ZIP_EMPTY: 'The ZIP holds no file.',
   DOCEX_INPUT_ZIP_UNSAFE_PATH: 'A ZIP entry name is absolute, climbs out with "..", or has a backslash.',
@@ -87,9 +91,15 @@ const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'p
 
 export const isUnsafeKey = (key: string): boolean => UNSAFE_KEYS.has(key);
 
-/** A file name as it appears in a reason: quoted, with newlines and other controls escaped. */
+/**
+ * A file name as it appears in a reason: quoted, with newlines and other controls escaped, and
+ * invisible format characters (a right-to-left override) too, so a reason reads as it is.
+ */
 export function quoteName(name: string): string {
-  return JSON.stringify(name);
+  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029\p{Cf}]/gu, (c) => {
+    const cp = c.codePointAt(0) as number;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
 }
 
 export function mib(bytes: number): string {
