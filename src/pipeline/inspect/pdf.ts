@@ -59,8 +59,10 @@ const encrypted = (fileName: string) =>
  */
 function countPages(doc: PDFDocument, lib: typeof import('pdf-lib')): number | string {
   const { PDFArray, PDFDict, PDFName, PDFRef } = lib;
-  // A catalog that is not a dictionary leaves pdf-lib's catalog undefined.
-  const root = (doc.catalog as PDFDocument['catalog'] | undefined)?.get(PDFName.of('Pages'));
+  // A catalog that is missing or not a dictionary is whatever the trailer's /Root points at.
+  const catalog: unknown = doc.catalog;
+  if (!(catalog instanceof PDFDict)) return 'its catalog does not lead to a list of pages';
+  const root = catalog.get(PDFName.of('Pages'));
   if (!(root instanceof PDFRef)) return 'its catalog does not lead to a list of pages';
   const seen = new Set<string>();
   const stack = [root];
@@ -150,7 +152,13 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
   }
   if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
   if (doc.isEncrypted) return encrypted(fileName);
-  const pages = countPages(doc, lib);
+  let pages: number | string;
+  try {
+    pages = countPages(doc, lib);
+  } catch (err) {
+    // pdf-lib's objects of a damaged file can be anything: any surprise is a corrupt PDF, not a crash.
+    pages = (err as Error).message.split('\n')[0] ?? 'unreadable';
+  }
   if (typeof pages === 'string') {
     return reject('DOCEX_INPUT_PDF_CORRUPT', `${quoteName(fileName)} has no readable page tree: ${pages}.`);
   }
