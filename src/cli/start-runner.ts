@@ -9,6 +9,7 @@ import { type LoadedConfig, loadConfig } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
+import { installFatalLogging } from './fatal-logging.js';
 import { onReloadSignal, waitForStopSignal } from './signals.js';
 
 /** What a started agent offers its caller besides the Agent itself. */
@@ -45,6 +46,8 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   const { config, warnings } = loaded;
   const log = deps.log ?? createLogger({ level: config.log.level, format: config.log.format });
   for (const warning of warnings) log.warn({ config: loaded.file }, warning);
+  // From here on the agent speaks JSON lines only (a test passing its own logger keeps the process's handlers).
+  const fatal = deps.log ? undefined : installFatalLogging(log);
   // Handlers first: a supervisor may signal as soon as the agent says it started.
   const stopSignal = deps.stopSignal ?? waitForStopSignal();
   let reloader: ConfigReloader | undefined;
@@ -59,6 +62,7 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   });
   const failed = (err: unknown): number => {
     log.fatal({ err, code: isDocexError(err) ? err.code : undefined }, 'agent failed to start');
+    fatal?.restore();
     process.stderr.write(`docex-agent: ${explain(err)}\n`);
     log.flush();
     offReload();
@@ -117,5 +121,6 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   const report = await agent.stop();
   offReload();
   log.flush();
+  fatal?.restore();
   return report.failures.length === 0 ? 0 : 1;
 }
