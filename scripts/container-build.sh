@@ -24,6 +24,14 @@ build() {
   # driver included.
   node dist/cli/main.js --help >/dev/null
   node -e "new (require('better-sqlite3'))(':memory:').prepare('select 1').get()"
+  # The inspection worker must start from dist/ alone (no tsx once the dev dependencies are gone).
+  node --input-type=module -e "
+    const { Inspector } = await import('./dist/pipeline/isolate/inspector.js');
+    const inspector = new Inspector({ workers: 1 });
+    const opts = { path: 'a.csv', fileName: 'a.csv', inputSourceType: 'DATA_FILE', maxBytes: 64, bytes: Buffer.from('a,b\\n1,2\\n') };
+    const answer = await inspector.run('inspectFile', 'a.csv', opts);
+    await inspector.close();
+    if (!answer.ok) throw new Error(answer.reason);"
 }
 
 # Files of the production dependencies that nothing loads at run time: type declarations, source

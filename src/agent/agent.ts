@@ -7,9 +7,12 @@ import path from 'node:path';
 import type { ApiObserver, DocexClient } from '../api/index.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
+import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
 import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
 import { OutputHealth } from '../outputs/health.js';
+import { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
@@ -56,6 +59,8 @@ export interface AgentOptions {
   apiObserver?: ApiObserver;
   /** Follower timing (tests with a ManualClock use a short real sleep). */
   returns?: { maxSleepMs?: number };
+  /** An inspector shared by several agents (tests); otherwise one of config.inspection, stopped with the agent. */
+  inspector?: Inspector;
 }
 
 /** What the agent calls on the service; a DocexClient fits. */
@@ -149,15 +154,33 @@ export class Agent {
       const jobs = client.jobs;
       const workflows = client.workflows;
 
-      for (const folder of config.folders.filter((f) => f.enabled)) await ensureFolderDirs(folder);
+      const unsafe: StoppedFolder[] = [];
+      for (const folder of config.folders.filter((f) => f.enabled)) {
+        try {
+          await ensureFolderDirs(folder);
+        } catch (err) {
+          if (!isDocexError(err, FOLDER_UNSAFE_CODE)) throw err;
+          unsafe.push({
+            name: folder.name,
+            workflowId: folder.workflowId,
+            code: err.code,
+            reason: err.message,
+          });
+          log.error({ folder: folder.name, code: err.code, reason: err.message }, 'folder stopped');
+        }
+      }
       const plan = await planFolders(
-        config.folders,
+        config.folders.filter((f) => !unsafe.some((u) => u.name === f.name)),
         (id, managedCompanyId) => workflows.get(id, managedCompanyId ? { managedCompanyId } : undefined),
         log,
       );
+      plan.stopped.push(...unsafe);
 
       const sources = new Map<string, FolderSource>();
+      const inspector = options.inspector ?? new Inspector(config.inspection, log);
+      if (!options.inspector) parts.push({ name: 'inspector', stop: () => inspector.close() });
       const pipeline = new Pipeline({
+        inspector,
         journal,
         jobs,
         clock,

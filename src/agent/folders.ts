@@ -2,12 +2,15 @@
  * Fetches each enabled folder's workflow once (cached by id), checks it, and answers the folders
  * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW).
  */
+import path from 'node:path';
 import { isApiError } from '../api/index.js';
 import type { FolderConfig } from '../config/index.js';
 import type { Logger } from '../core/logger.js';
+import { ensureRealDir } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
 import type { Workflow } from '../domain/wire.js';
 import type { FolderRuntime } from '../pipeline/types.js';
+import { PROCESSING_DIR } from '../sources/local/index.js';
 import { checkFolderWorkflow } from './workflow-check.js';
 
 export interface StoppedFolder {
@@ -71,13 +74,19 @@ export async function planFolders(
 }
 
 /**
- * The drop, archive and error folders (created when missing, as the ERP may not have yet), each
- * with its parent's group and group access (core/shared-dir.ts).
+ * The drop, processing, archive and error folders (created when missing, as the ERP may not have
+ * yet), each with its parent's group and group access (core/shared-dir.ts). Those the agent writes
+ * into must be real directories: a symbolic link (a drop folder's `.error` replaced by whoever can
+ * write there) throws DOCEX_FOLDER_UNSAFE. A local drop folder itself is the operator's choice and
+ * may be a link.
  */
 export async function ensureFolderDirs(folder: FolderConfig): Promise<void> {
   // An SFTP folder's drop folder is remote (its source creates what it needs there); its spool is local.
-  const intake = folder.source.type === 'sftp' ? folder.source.spoolDir : folder.source.path;
-  for (const dir of [intake, folder.archiveDir, folder.errorDir]) {
-    await makeSharedDir(dir);
+  let written: string[];
+  if (folder.source.type === 'sftp') written = [folder.source.spoolDir];
+  else {
+    await makeSharedDir(folder.source.path);
+    written = [path.join(folder.source.path, PROCESSING_DIR)];
   }
+  for (const dir of [...written, folder.archiveDir, folder.errorDir]) await ensureRealDir(dir);
 }

@@ -13,6 +13,7 @@ import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { packageVersion } from '../core/version.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
+import { installFatalLogging } from './fatal-logging.js';
 import { onReloadSignal, waitForStopSignal } from './signals.js';
 
 /** What a started agent offers its caller besides the Agent itself. */
@@ -49,6 +50,8 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   const { config, warnings } = loaded;
   const log = deps.log ?? createLogger({ level: config.log.level, format: config.log.format });
   for (const warning of warnings) log.warn({ config: loaded.file }, warning);
+  // From here on the agent speaks JSON lines only (a test passing its own logger keeps the process's handlers).
+  const fatal = deps.log ? undefined : installFatalLogging(log);
   // Handlers first: a supervisor may signal as soon as the agent says it started.
   const stopSignal = deps.stopSignal ?? waitForStopSignal();
   let reloader: ConfigReloader | undefined;
@@ -63,6 +66,7 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   });
   const failed = (err: unknown): number => {
     log.fatal({ err, code: isDocexError(err) ? err.code : undefined }, 'agent failed to start');
+    fatal?.restore();
     process.stderr.write(`docex-agent: ${explain(err)}\n`);
     log.flush();
     offReload();
@@ -129,5 +133,6 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   const report = await agent.stop();
   offReload();
   log.flush();
+  fatal?.restore();
   return report.failures.length === 0 ? 0 : 1;
 }

@@ -19,6 +19,7 @@ import {
   type JournalItem,
 } from '../journal/index.js';
 import { claimItem } from '../pipeline/intake.js';
+import { Inspector } from '../pipeline/isolate/inspector.js';
 import { FreshIntents } from '../pipeline/send-gate.js';
 import { driveSingleFile } from '../pipeline/single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
@@ -55,6 +56,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
   const journal = Journal.open(path.join(config.stateDir, JOURNAL_FILE), { clock, log });
   const connection = options.client ? undefined : await openConnection(config, log, options.clock);
   const client = options.client ?? connection!.client;
+  const inspector = new Inspector(config.inspection, log);
   try {
     const workflow = await client.workflows.get(options.workflowId);
     const folder = agentConfigSchema.shape.folders.parse([
@@ -80,6 +82,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
       clock,
       log,
       maxFileBytes: config.maxFileBytes,
+      inspector,
       uploadMarginMs: DEFAULT_UPLOAD_MARGIN_MS,
       lookupMarginMs: 15 * 60_000,
       keepFiles: true,
@@ -114,6 +117,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
     }
     return { ok: false, item, message: `${item.fileName} refused: ${item.rejectCode}: ${item.rejectReason}` };
   } finally {
+    await inspector.close();
     await connection?.client.close();
     await connection?.sandbox?.stop();
     journal.close();

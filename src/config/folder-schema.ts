@@ -196,6 +196,9 @@ export const folderSchema = z
     allowDuplicates: flag(false).describe(
       'Submit a file whose content was already submitted from this folder (normally refused).',
     ),
+    allowHardLinks: flag(false).describe(
+      'Take a file with more than one hard link (normally refused: a link to any file the dropper could not read, such as the client key, would be sent).',
+    ),
     onInvalidRow: z
       .enum(['reject-file', 'skip'])
       .default('reject-file')

@@ -1,5 +1,6 @@
 export { modeForInputSource, resolveFolderMode } from './folder-mode.js';
 export { renderExampleYaml, renderJsonSchema, staleGeneratedFiles, writeGeneratedFiles } from './generate.js';
+export { type InspectionConfig, inspectionSchema } from './inspection-schema.js';
 export {
   type LoadConfigOptions,
   type LoadedConfig,

@@ -8,6 +8,7 @@ import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import { NAMES_PROFILES } from '../domain/names-profile.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
+import { inspectionSchema } from './inspection-schema.js';
 import { opsSchema } from './ops-schema.js';
 import { withStateDir } from './output-schema.js';
 import { returnsSchema } from './returns-schema.js';
@@ -168,6 +169,7 @@ export const agentConfigSchema = z
       })
       .prefault({})
       .describe('Logging on standard output (journald reads it).'),
+    inspection: inspectionSchema,
     folders: z.array(folderSchema).default([]).describe('The drop folders.'),
     peppolInbox: peppolInboxSchema,
     webhooks: webhooksSchema,

@@ -74,6 +74,41 @@ function partyName(party: XmlNode | undefined): string {
   );
 }
 
+/** The root element's start tag: its qualified name and attributes (after the prolog and comments). */
+function rootStartTag(xml: string): { name: string; attributes: Map<string, string> } | undefined {
+  let i = 0;
+  for (;;) {
+    i = xml.indexOf('<', i);
+    if (i === -1) return undefined;
+    if (xml.startsWith('<?', i)) i = xml.indexOf('?>', i) + 2;
+    else if (xml.startsWith('<!--', i)) i = xml.indexOf('-->', i) + 3;
+    else break;
+    if (i < 2) return undefined;
+  }
+  const tag = /^<([^\s/>]+)((?:\s+[^\s=/>]+\s*=\s*(?:"[^"]*"|'[^']*'))*)\s*\/?>/.exec(
+    xml.slice(i, i + 65_536),
+  );
+  if (!tag) return undefined;
+  const attributes = new Map<string, string>();
+  for (const m of (tag[2] ?? '').matchAll(/([^\s=]+)\s*=\s*(?:"([^"]*)"|'([^']*)')/g)) {
+    attributes.set(m[1] as string, m[2] ?? m[3] ?? '');
+  }
+  return { name: tag[1] as string, attributes };
+}
+
+/**
+ * The root element's namespace, as the root declares it for its own prefix (or the default
+ * namespace). A UBL URN elsewhere in the file (a comment, an attribute, another element) does not count.
+ */
+function rootNamespace(xml: string): { local: string; namespace: string | undefined } | undefined {
+  const root = rootStartTag(xml);
+  if (!root) return undefined;
+  const colon = root.name.indexOf(':');
+  const prefix = colon === -1 ? undefined : root.name.slice(0, colon);
+  const local = colon === -1 ? root.name : root.name.slice(colon + 1);
+  return { local, namespace: root.attributes.get(prefix === undefined ? 'xmlns' : `xmlns:${prefix}`) };
+}
+
 function parse(xml: string): XmlNode {
   if (/<!DOCTYPE/i.test(xml) || /<!ENTITY/i.test(xml)) {
     throw invalid('UBL document refused: it contains a DTD or entity declaration');
@@ -101,8 +136,9 @@ export function readUblSummary(xml: string): UblSummary {
   const root = rootName ? asNode(doc[rootName]) : undefined;
   if (!rootName || !root) throw invalid('not a UBL document: no root element');
 
-  // removeNSPrefix drops the xmlns attributes, so the namespace is checked on the raw text.
-  if (!xml.includes(`${UBL_NAMESPACE_PREFIX}${rootName}-2`)) {
+  // removeNSPrefix drops the xmlns attributes, so the namespace is read from the root's start tag.
+  const declared = rootNamespace(xml);
+  if (declared?.local !== rootName || declared.namespace !== `${UBL_NAMESPACE_PREFIX}${rootName}-2`) {
     throw invalid(`not a UBL document: root <${rootName}> is not in a UBL namespace`);
   }
   const supplier = asNode(child(root, 'AccountingSupplierParty'));

@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { crashPoint } from '../core/crash-points.js';
 import { DocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
+import { assertRealPath } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
 import { tempBaseName } from '../core/temp-name.js';
 import type { OutputContent, OutputTarget } from './types.js';
@@ -47,6 +48,8 @@ export class LocalTarget implements OutputTarget {
     try {
       // The ERP's group reads what lands here: new folders take the parent's group and access.
       await makeSharedDir(path.dirname(target));
+      // The output folder and every level the agent made in it: real directories, never links.
+      await assertRealPath(this.root, path.dirname(target));
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'w', mode: this.fileMode, flush: true }));
       } else {

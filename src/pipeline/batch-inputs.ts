@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { ensureRealDir } from '../core/real-dir.js';
 import type { JournalItem } from '../journal/index.js';
 import { BATCH_INDEX_NAME, type OpenBatch, openBatchZip } from './batch-zip.js';
 import { placeFile } from './place-file.js';
@@ -42,7 +43,7 @@ export async function zipBatchInput(item: JournalItem): Promise<BatchInput> {
     pdfFiles: zip.pdfEntries,
     missing: [],
     async pdfPath(file, rowIndex) {
-      await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+      await ensureRealDir(dir, 0o700);
       const target = path.join(dir, `${rowIndex}.pdf`);
       await zip.extract(file, target);
       return target;
@@ -76,7 +77,7 @@ export async function folderBatchInput(
   const processing = path.dirname(item.claimedPath!);
   // One-shot submit (keepFiles): the PDFs are read where they are and never moved.
   const dir = options.keepFiles ? processing : batchDirOf(item);
-  if (!options.keepFiles) await fs.mkdir(dir, { recursive: true, mode: 0o700 });
+  if (!options.keepFiles) await ensureRealDir(dir, 0o700);
   const found: string[] = [];
   const missing: string[] = [];
   for (const name of new Set(names)) {

@@ -6,11 +6,10 @@
 import type { PayloadJobRequest, Workflow } from '../domain/wire.js';
 import type { RowInput } from '../journal/index.js';
 import {
-  type ColumnMapping,
+  type BuildResult,
   checkRows,
   formatRowReport,
   type OnInvalidRow,
-  payloadPdfBatchFromIndexCsv,
   type RowRejection,
 } from './payload/index.js';
 import type { RowsPlan } from './payload-plan.js';
@@ -24,16 +23,13 @@ export interface BatchRowTarget {
 export type BatchPlan = RowsPlan<BatchRowTarget>;
 
 export interface BatchPlanInput {
-  /** index.csv's bytes; undefined when the batch has none. */
-  index: Buffer | undefined;
-  pdfFiles: readonly string[];
+  /** index.csv built against the batch's PDFs (by the isolated inspector); undefined when the batch has none. */
+  built: BuildResult | undefined;
   workflow: Workflow;
-  workflowId: string;
   /** The batch's name for reasons (`batch.zip`). */
   batchName: string;
   indexName: string;
   onInvalidRow: OnInvalidRow;
-  mapping?: ColumnMapping | undefined;
 }
 
 function rowReason(rejections: readonly RowRejection[]): string {
@@ -46,19 +42,14 @@ const rowLabel = (file: string | undefined, row: number) => `${file ?? '(no file
 
 export function planBatch(input: BatchPlanInput): BatchPlan {
   const { batchName, indexName } = input;
-  if (!input.index) {
+  const built = input.built;
+  if (!built) {
     return {
       ok: false,
       code: 'DOCEX_INPUT_BATCH_INDEX',
       reason: `${JSON.stringify(batchName)} has no ${indexName} naming each PDF's identifiers`,
     };
   }
-  const built = payloadPdfBatchFromIndexCsv(input.index, {
-    workflowId: input.workflowId,
-    pdfFiles: input.pdfFiles,
-    fileName: indexName,
-    ...(input.mapping && Object.keys(input.mapping).length > 0 ? { mapping: input.mapping } : {}),
-  });
   if (!built.ok) return { ok: false, code: built.code, reason: `${batchName}: ${built.reason}` };
   if (built.rows.length === 0) {
     return { ok: false, code: 'DOCEX_INPUT_NO_RECORDS', reason: `${batchName}: ${indexName} has no rows` };

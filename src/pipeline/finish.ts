@@ -67,7 +67,7 @@ export async function archiveItem(
       archiveDayDir(rt.config.archiveDir, now),
       item.fileName,
       [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
-      { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
+      { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item), root: rt.config.archiveDir },
     );
     log.info({ archived: placed }, 'file archived');
     crashPoint('mid-archive');
@@ -96,7 +96,7 @@ export async function placeRejected(
       { suffix: '.error.txt', content: errorText(record, extras.report, extras.headline) },
       ...(extras.sideFiles ?? []),
     ],
-    { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item) },
+    { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item), root: rt.config.errorDir },
   );
   log.warn({ code: record.code, reason: record.reason, placed }, 'file refused');
 }

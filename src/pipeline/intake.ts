@@ -8,7 +8,6 @@ import { crashPoint } from '../core/crash-points.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
-import { inspectFile } from './inspect/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
 /** Files up to this size are read once at their claim and checked from memory. */
@@ -122,9 +121,10 @@ async function inspectAndMove(
 }
 
 /**
- * Inspection parses dropped bytes, the one step a hostile file could crash the process in: it is
- * recorded before it starts and cleared after, so a restart can tell a file that keeps killing
- * the agent (see quarantinePoison) and set it aside instead of crashing again.
+ * Inspection parses dropped bytes, in a worker under memory and time limits. Should a file still
+ * take the whole process down, the journal tells: the inspection is recorded before it starts and
+ * cleared after, so a restart sets aside a file that keeps killing the agent (quarantinePoison)
+ * instead of crashing again.
  */
 async function inspect(
   ctx: StepContext,
@@ -132,15 +132,16 @@ async function inspect(
   fileName: string,
   filePath: string,
   bytes: Buffer | undefined,
-): ReturnType<typeof inspectFile> {
+) {
   ctx.journal.inspectionStarting(filePath);
   crashPoint('mid-inspection');
   try {
-    return await inspectFile({
+    return await ctx.inspector.run('inspectFile', fileName, {
       path: filePath,
       fileName,
       inputSourceType: rt.workflow.inputSource.type,
       maxBytes: ctx.maxFileBytes,
+      allowHardLinks: rt.config.allowHardLinks,
       ...(bytes ? { bytes } : {}),
     });
   } finally {

@@ -24,7 +24,6 @@ import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { archiveDayDir } from './outcome-files.js';
-import { payloadPdfBatchFromIndexCsv } from './payload/index.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /** How long an index waits for the PDFs it names (as a PDF waits for its sidecar). */
@@ -95,7 +94,10 @@ async function finishBatch(
 async function openInput(ctx: StepContext, item: JournalItem): Promise<BatchInput> {
   if (isZipBatch(item.fileName)) return zipBatchInput(item);
   const index = await readFile(item.claimedPath!);
-  const built = payloadPdfBatchFromIndexCsv(index, { workflowId: item.workflowId, fileName: item.fileName });
+  const built = await ctx.inspector.run('buildBatchIndex', item.fileName, index, {
+    workflowId: item.workflowId,
+    fileName: item.fileName,
+  });
   const names = built.ok ? built.rows.flatMap((r) => (r.file ? [r.file] : [])) : [];
   const input = await folderBatchInput(item, index, names, { keepFiles: ctx.keepFiles === true });
   if (input.pdfFiles.length > 0) {
@@ -168,15 +170,21 @@ async function driveRows(
       details: { missing: input.missing },
     });
   }
+  const columns = rt.config.mapping?.csv?.columns;
+  const built = input.index
+    ? await ctx.inspector.run('buildBatchIndex', input.indexName, input.index, {
+        workflowId: item.workflowId,
+        pdfFiles: input.pdfFiles,
+        fileName: input.indexName,
+        ...(columns && Object.keys(columns).length > 0 ? { mapping: columns } : {}),
+      })
+    : undefined;
   const plan = planBatch({
-    index: input.index,
-    pdfFiles: input.pdfFiles,
+    built,
     workflow: rt.workflow,
-    workflowId: item.workflowId,
     batchName: item.fileName,
     indexName: input.indexName,
     onInvalidRow: rt.config.onInvalidRow,
-    mapping: rt.config.mapping?.csv?.columns,
   });
   if (!plan.ok) {
     if (recorded.length > 0)

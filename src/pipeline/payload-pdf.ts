@@ -5,15 +5,18 @@
  * A PDF whose sidecar has not arrived waits (retried) up to SIDECAR_WAIT_MS, then is refused.
  * A ZIP is a batch (PDFs + index.csv) in any payload-pdf folder: see payload-pdf-batch.ts.
  */
-import { readFile } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { DocexError, isDocexError } from '../core/errors.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { callOptions } from './call-options.js';
 import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { mib } from './inspect/codes.js';
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
-import { checkRows, formatRowReport, payloadPdfFromSidecar } from './payload/index.js';
+import { checkRows, formatRowReport } from './payload/index.js';
 import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
 import { sidecarPathOf } from './sidecar.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -25,13 +28,41 @@ type SidecarPlan =
   | { ok: false; code: string; reason: string; report?: string }
   | { ok: 'wait' };
 
+/**
+ * A regular file of at most `maxBytes`, read from one descriptor opened without following links:
+ * a sidecar that is a link (to the client key) or that grows to 200 MB is never read whole.
+ */
+async function readSmallFile(filePath: string, maxBytes: number): Promise<Buffer> {
+  const handle = await open(filePath, constants.O_RDONLY | constants.O_NOFOLLOW);
+  try {
+    const st = await handle.stat();
+    if (!st.isFile())
+      throw new DocexError('DOCEX_INPUT_NOT_A_FILE', `${path.basename(filePath)} is not a regular file`);
+    if (st.size > maxBytes) throw new DocexError('DOCEX_INPUT_TOO_COMPLEX', 'sidecar over its size limit');
+    const buffer = Buffer.alloc(maxBytes + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > maxBytes) throw new DocexError('DOCEX_INPUT_TOO_COMPLEX', 'sidecar over its size limit');
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
 async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalItem): Promise<SidecarPlan> {
   const sidecarPath = sidecarPathOf(rt, item.claimedPath!);
   const sidecarName = path.basename(sidecarPath);
+  const maxBytes = ctx.inspector.limits.limits.sidecarBytes;
   let bytes: Buffer;
   try {
-    bytes = await readFile(sidecarPath);
-  } catch {
+    bytes = await readSmallFile(sidecarPath, maxBytes);
+  } catch (err) {
+    if (isDocexError(err, 'DOCEX_INPUT_TOO_COMPLEX')) {
+      return {
+        ok: false,
+        code: err.code,
+        reason: `${sidecarName} is larger than ${mib(maxBytes)} (inspection.limits.sidecarBytes); nothing was sent`,
+      };
+    }
     if (ctx.clock.now() - item.createdAt < SIDECAR_WAIT_MS) return { ok: 'wait' };
     return {
       ok: false,
@@ -39,7 +70,10 @@ async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalIte
       reason: `${JSON.stringify(item.fileName)} has no ${sidecarName} beside it; drop the payload file with the PDF`,
     };
   }
-  const built = payloadPdfFromSidecar(item.fileName, bytes, { workflowId: item.workflowId, sidecarName });
+  const built = await ctx.inspector.run('buildSidecar', sidecarName, item.fileName, bytes, {
+    workflowId: item.workflowId,
+    sidecarName,
+  });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
   const check = checkRows(built.rows, rt.workflow, 'payload-pdf', 'reject-file');
   const accepted = check.accepted[0];

@@ -3,20 +3,10 @@
  * the ten payload rules locally, and numbered by position (the journal's rowIndex). Rebuilt the
  * same way after a restart, since the journal keeps row states, not request bodies.
  */
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import type { JournalItem, RowInput } from '../journal/index.js';
-import {
-  type BuildResult,
-  checkRows,
-  formatRowReport,
-  payloadRequestsFromCsv,
-  payloadRequestsFromJson,
-  payloadRequestsFromXml,
-  type RowRejection,
-} from './payload/index.js';
-import type { FolderRuntime } from './types.js';
+import { checkRows, formatRowReport, type RowRejection } from './payload/index.js';
+import type { FolderRuntime, StepContext } from './types.js';
 
 /**
  * A file's rows before any job exists: the rows to journal and what each sendable row sends (by
@@ -28,33 +18,6 @@ export type RowsPlan<Target> =
 
 export type PayloadPlan = RowsPlan<PayloadJobRequest>;
 
-function build(rt: FolderRuntime, item: JournalItem, bytes: Buffer): BuildResult {
-  const { workflowId, fileName } = item;
-  const ext = path.extname(fileName).toLowerCase();
-  const mapping = rt.config.mapping;
-  if (ext === '.csv') {
-    const columns = mapping?.csv?.columns;
-    return payloadRequestsFromCsv(bytes, {
-      workflowId,
-      fileName,
-      ...(columns && Object.keys(columns).length > 0 ? { mapping: columns } : {}),
-    });
-  }
-  if (ext === '.json') return payloadRequestsFromJson(bytes, { workflowId, fileName });
-  if (ext === '.xml' && mapping?.xml) {
-    return payloadRequestsFromXml(
-      bytes,
-      { record: mapping.xml.recordPath, fields: mapping.xml.fields },
-      { workflowId, fileName },
-    );
-  }
-  return {
-    ok: false,
-    code: 'DOCEX_INPUT_PAYLOAD_MAPPING',
-    reason: `${JSON.stringify(fileName)}: an XML payload file needs mapping.xml (recordPath, fields) on folder ${rt.config.name}.`,
-  };
-}
-
 function rowReason(rejections: readonly RowRejection[]): string {
   return rejections
     .map(
@@ -64,8 +27,20 @@ function rowReason(rejections: readonly RowRejection[]): string {
     .join('; ');
 }
 
-export async function planPayload(rt: FolderRuntime, item: JournalItem): Promise<PayloadPlan> {
-  const built = build(rt, item, await readFile(item.claimedPath!));
+export async function planPayload(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  item: JournalItem,
+): Promise<PayloadPlan> {
+  const mapping = rt.config.mapping;
+  const built = await ctx.inspector.run('buildPayloadFile', item.fileName, {
+    filePath: item.claimedPath!,
+    fileName: item.fileName,
+    workflowId: item.workflowId,
+    folder: rt.config.name,
+    csvColumns: mapping?.csv?.columns,
+    xml: mapping?.xml ? { record: mapping.xml.recordPath, fields: mapping.xml.fields } : undefined,
+  });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
   const check = checkRows(built.rows, rt.workflow, 'payload-word', rt.config.onInvalidRow);
   const report =

@@ -74,7 +74,7 @@ export async function drivePayloadWord(
   let rows = ctx.journal.rowsOf(item.id);
   // Every row final: only the archive is left (a crash after the file's move finds it gone).
   if (rows.length > 0 && rows.every((r) => isFinal(r.state))) return archiveRows(ctx, rt, item, undefined);
-  const plan = await planPayload(rt, item);
+  const plan = await planPayload(ctx, rt, item);
   if (!plan.ok) {
     if (rows.length === 0)
       return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});

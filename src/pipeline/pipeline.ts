@@ -14,6 +14,7 @@ import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected, rejectItem } from './finish.js';
 import { claimItem, type IntakeFile, POISON_CRASHES } from './intake.js';
+import { type Inspector, sharedInspector } from './isolate/inspector.js';
 import { parkItem } from './park.js';
 import { drivePayloadPdf, SIDECAR_WAIT_MS } from './payload-pdf.js';
 import { drivePayloadWord } from './payload-word.js';
@@ -24,7 +25,9 @@ import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
-export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' | 'held'> {
+export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' | 'held' | 'inspector'> {
+  /** The isolated inspector; one with the default limits when absent. */
+  inspector?: Inspector;
   /** Read live: a reload adds and removes folders in this map (see Agent.addFolder/removeFolder). */
   folders: ReadonlyMap<string, FolderRuntime>;
   /** Files in flight across all folders (config.concurrency). */
@@ -73,7 +76,13 @@ export class Pipeline {
 
   constructor(private readonly options: PipelineOptions) {
     this.global = new PQueue({ concurrency: options.concurrency });
-    this.ctx = { ...options, signal: this.abort.signal, held: this.held, intents: new FreshIntents() };
+    this.ctx = {
+      ...options,
+      inspector: options.inspector ?? sharedInspector(),
+      signal: this.abort.signal,
+      held: this.held,
+      intents: new FreshIntents(),
+    };
   }
 
   /**

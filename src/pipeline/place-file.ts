@@ -8,6 +8,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
+import { assertRealPath } from '../core/real-dir.js';
 import { freeName, inDir } from '../sources/local/claim.js';
 import { tempNameFor, writeFileAtomic } from './outcome-files.js';
 
@@ -22,6 +23,8 @@ export interface PlaceOptions {
   markerSuffixes?: readonly string[];
   /** Files that travel with it under their own names (a payload-pdf sidecar). */
   companions?: readonly string[];
+  /** The configured folder `dir` lies in (archive, error): every level from it down must be a real directory. */
+  root?: string;
 }
 
 async function exists(p: string): Promise<boolean> {
@@ -94,7 +97,11 @@ export function placeFile(
   options: PlaceOptions = {},
 ): Promise<string> {
   // The first write into a missing `dir` fails before anything moved: made then, and placed again.
-  return inDir(dir, () => placeInto(filePath, dir, name, sideFiles, options));
+  // Checked before each try: a folder swapped for a link is never written through.
+  return inDir(dir, async () => {
+    await assertRealPath(options.root ?? dir, dir);
+    return placeInto(filePath, dir, name, sideFiles, options);
+  });
 }
 
 async function placeInto(

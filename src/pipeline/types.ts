@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Workflow } from '../domain/wire.js';
 import type { Journal } from '../journal/index.js';
+import type { Inspector } from './isolate/inspector.js';
 import type { FreshIntents } from './send-gate.js';
 
 /** The calls the pipeline makes; a DocexClient's `jobs` fits. */
@@ -25,6 +26,8 @@ export interface StepContext {
   clock: Clock;
   log: Logger;
   maxFileBytes: number;
+  /** Runs every parse of a dropped file in a worker, under memory and time limits. */
+  inspector: Inspector;
   /** Upload only while this much of the window is left (recovery); smaller in tests. */
   uploadMarginMs: number;
   /** How far before the create intent the job lookup starts (service clock skew). */

@@ -6,7 +6,7 @@
  * docs/bad-inputs.md.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { linkSync, readFileSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { SEED } from '../../src/sandbox/seed-ids.js';
@@ -22,6 +22,8 @@ import {
   MALFORMED_XML,
   makeZip,
   noPagePdf,
+  objectStreamBombPdf,
+  pageTreeBombPdf,
   randomishBytes,
   truncatedPdf,
   utf16Csv,
@@ -59,12 +61,14 @@ export const CORPUS_MAX_FILE_BYTES = 8 * 1024 * 1024;
 export const BOMB_BYTES = 256 * 1024 * 1024;
 /**
  * Peak RSS (VmHWM) allowed to the agent process over the whole corpus. Measured: idle 173 MiB on
- * Node 20 and 180 MiB on Node 24 (Node, tsx transpiling the sources, SQLite); with the corpus
- * 188-209 MiB on Node 20 and 256 MiB on Node 24 (the 100,000-deep payloads cost about 30 MiB while
- * they are refused or retried). Expanding the zip bomb would add 256 MiB to the idle figure (and the
- * billion-laughs file about 3 GB), so a bound under idle + bomb shows nothing hostile was inflated.
+ * Node 20 and 180 MiB on Node 24 (Node, tsx transpiling the sources, SQLite) before the isolated
+ * inspection; with it (issue 16) 213.5 MiB idle on Node 20 (one inspection worker started) and
+ * 465.8 MiB through the corpus: both workers (inspection.workers: 2) parse hostile files up to
+ * their heap cap (inspection.memory: 256 MiB) and the expansion limits. The bound stays under the
+ * 600 MB issue 16 asks for; expanding the zip bomb would add 256 MiB and the billion-laughs file
+ * about 3 GB, so it still shows nothing hostile was inflated.
  */
-export const MAX_PEAK_RSS_MIB = 384;
+export const MAX_PEAK_RSS_MIB = 560;
 
 export type Expected = { outcome: 'archived'; jobs: number } | { outcome: 'error'; code: string };
 
@@ -672,6 +676,107 @@ export const CORPUS: CorpusCase[] = [
       await put(target, await pdfOf('letter deep sidecar'));
     },
     expected: error('DOCEX_INPUT_JSON_MALFORMED'),
+  },
+  // --- issue 16: files meant to kill, freeze or steer the agent ---------------------------------------
+  {
+    name: 'a 7 KB PDF whose 64-level page tree lists each next level twice (2^64 pages)',
+    folder: 'pdf',
+    file: 'page-tree-bomb.pdf',
+    write: writes(() => pageTreeBombPdf(64)),
+    expected: error('DOCEX_INPUT_PDF_CORRUPT'),
+  },
+  {
+    name: 'a PDF whose object stream inflates to 100 MiB (over inspection.limits.pdfInflate)',
+    folder: 'pdf',
+    file: 'object-stream-bomb.pdf',
+    write: writes(() => objectStreamBombPdf(100 * 1024 * 1024)),
+    expected: error('DOCEX_INPUT_TOO_COMPLEX'),
+  },
+  {
+    name: 'a zip bomb cut into 200 entries of 64 KiB, each under the per-entry ratio check',
+    folder: 'pdf',
+    file: 'split-bomb.zip',
+    write: writes(() =>
+      makeZip(
+        Array.from({ length: 200 }, (_, i) => ({ name: `part-${i}.pdf`, data: Buffer.alloc(64 * 1024) })),
+      ),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_BOMB'),
+  },
+  {
+    name: 'a PDF whose name hides its extension behind a right-to-left override',
+    folder: 'pdf',
+    file: 'invoice\u202Efdp.exe.pdf',
+    write: writes(() => pdfOf('rlo')),
+    expected: error('DOCEX_INPUT_BAD_NAME'),
+  },
+  {
+    name: 'a hard link to a file outside the drop folder (the client key, say)',
+    folder: 'pdf',
+    file: 'hard-link.pdf',
+    write: async (target, ctx) => {
+      const secret = path.join(ctx.outside, 'hard-secret.pdf');
+      writeFileSync(secret, await pdfOf('hard link secret'));
+      linkSync(secret, target);
+    },
+    expected: error('DOCEX_INPUT_HARD_LINK'),
+  },
+  {
+    name: 'a CSV header of 120,000 columns (1.5 MB on one line)',
+    folder: 'data',
+    file: 'wide.csv',
+    write: writes(() =>
+      csvBytes([Array.from({ length: 120_000 }, (_, i) => `c${i}`), Array(120_000).fill('1')]),
+    ),
+    expected: error('DOCEX_INPUT_TOO_COMPLEX'),
+  },
+  {
+    name: 'XML that names the UBL namespace in a comment only',
+    folder: 'ubl',
+    file: 'not-ubl.xml',
+    write: writes(() =>
+      UBL_SAMPLE()
+        .toString('utf8')
+        .replace(
+          'xmlns="urn:oasis:names:specification:ubl:schema:xsd:Invoice-2"',
+          'xmlns="urn:example:not-ubl"',
+        )
+        .replace('<Invoice', '<!-- urn:oasis:names:specification:ubl:schema:xsd:Invoice-2 --><Invoice'),
+    ),
+    expected: error('DOCEX_INPUT_NOT_UBL'),
+  },
+  {
+    name: 'a payload CSV whose header writes to Object.prototype (`data.__proto__.managedCompanyId`)',
+    folder: 'words',
+    file: 'proto.csv',
+    write: writes(() => 'EMAIL_ADDRESS,data.__proto__.managedCompanyId\nx@example.com,cmp_managed\n'),
+    expected: error('DOCEX_INPUT_UNSAFE_KEY'),
+  },
+  {
+    name: 'a payload JSON with a number no double holds (12345678901234567890123)',
+    folder: 'words',
+    file: 'big-number.json',
+    write: writes(
+      () =>
+        '{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"a@example.com"}],' +
+        '"extraInfoIdentifiers":[],"templateData":{"amount":12345678901234567890123}}}',
+    ),
+    expected: error('DOCEX_INPUT_JSON_NUMBER'),
+  },
+  {
+    name: 'a payload-pdf PDF whose sidecar is 2 MiB (over inspection.limits.sidecarBytes)',
+    folder: 'letters',
+    file: 'letter-big-sidecar.pdf',
+    write: async (target) => {
+      const sidecar = {
+        ...LETTER_SIDECAR(),
+        filename: 'letter-big-sidecar.pdf',
+        padding: 'x'.repeat(2 * 1024 * 1024),
+      };
+      await put(target.replace(/\.pdf$/, '.json'), JSON.stringify(sidecar));
+      await put(target, await pdfOf('letter big sidecar'));
+    },
+    expected: error('DOCEX_INPUT_TOO_COMPLEX'),
   },
 ];
 

@@ -41,6 +41,44 @@ const outcome = (c: CorpusCase) =>
     ? `archived, ${expectedText(c.expected).replace(/^archived \((.*)\)$/, '$1')}`
     : `error folder, \`${c.expected.code}\``;
 
+/** Issue 16's classes of hostile input and the test files that pin them. */
+const ISSUE_16_CLASSES: Array<[string, string]> = [
+  [
+    'A parse over its memory cap or time limit, or a worker that dies (the agent carries on)',
+    'test/pipeline/isolate/pool.test.ts, test/pipeline/isolate/inspector.test.ts',
+  ],
+  [
+    'The 2^64-page tree PDF, refused at once; a running agent survives it and a CSV over the memory cap',
+    'test/pipeline/hostile-inputs.test.ts',
+  ],
+  [
+    'Prototype pollution: `data.__proto__` columns (CSV, index.csv), JSON keys, XML elements, mapping lookups',
+    'test/pipeline/payload/prototype-pollution.test.ts',
+  ],
+  [
+    'A linked `.error`, `.archive`, `.processing`, spool or output folder',
+    'test/pipeline/hostile-inputs.test.ts, test/core/real-dir.test.ts',
+  ],
+  [
+    'Expansion: PDF object streams, ZIP bombs cut small, XML elements and attributes, CSV columns and lines, 120,000-column headers',
+    'test/pipeline/isolate/amplification.test.ts',
+  ],
+  ['A sidecar over its size limit', 'test/pipeline/hostile-inputs.test.ts'],
+  [
+    'UBL namespace from the root element, exact JSON numbers, hard links',
+    'test/pipeline/inspect/checks-mean-it.test.ts',
+  ],
+  [
+    'Names with bidi overrides, U+2028/2029, zero-width or C1 characters',
+    'test/pipeline/inspect/inspect-file.test.ts',
+  ],
+  ['Spreadsheet formulas in the CSV outputs', 'test/core/csv.test.ts'],
+  [
+    'Mutated PDFs, ZIPs, CSVs and XMLs (fast-check, seeded): accepted or refused, never a crash',
+    'test/pipeline/isolate/fuzz-inspect.test.ts',
+  ],
+];
+
 export function renderBadInputs(): string {
   const mib = (n: number) => `${n / 1024 / 1024} MiB`;
   const lines = [
@@ -74,6 +112,16 @@ export function renderBadInputs(): string {
     '| Input | Folder | Dropped as | Outcome |',
     '|---|---|---|---|',
     ...CORPUS.map((c) => `| ${cell(c.name)} | \`${c.folder}\` | \`${cell(shownName(c))}\` | ${outcome(c)} |`),
+    '',
+    '## Isolation and limits: where each class is pinned',
+    '',
+    'Every parse of a dropped file (PDF, ZIP, XML, CSV, JSON) runs in a worker thread under',
+    '`inspection.memory` and `inspection.timeLimit`; a file over a limit is refused with',
+    '`DOCEX_INPUT_TOO_COMPLEX` naming it, and the agent carries on. Besides the corpus above:',
+    '',
+    '| Class | Test |',
+    '|---|---|',
+    ...ISSUE_16_CLASSES.map(([what, test]) => `| ${cell(what)} | \`${test}\` |`),
     '',
   ];
   return lines.join('\n');

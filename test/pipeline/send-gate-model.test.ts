@@ -16,6 +16,7 @@ import { ManualClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/logger.js';
 import type { Job, PayloadJobRequest } from '../../src/domain/wire.js';
 import { isFinal, Journal, type JournalItem } from '../../src/journal/index.js';
+import { sharedInspector } from '../../src/pipeline/isolate/inspector.js';
 import { createRow } from '../../src/pipeline/payload-word.js';
 import { FreshIntents } from '../../src/pipeline/send-gate.js';
 import type { FolderRuntime, PipelineJobs, StepContext } from '../../src/pipeline/types.js';
@@ -122,6 +123,8 @@ class World {
       lookupMarginMs: 60_000,
       signal: new AbortController().signal,
       intents: this.intents,
+      // A row's create parses nothing; workers start only on a first inspection.
+      inspector: sharedInspector(),
     };
     const rt = { config: {} } as FolderRuntime;
     const request = { workflowId: 'wf_payload_word_email', payload: {} } as unknown as PayloadJobRequest;

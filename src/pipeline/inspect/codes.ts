@@ -8,10 +8,14 @@ export const INPUT_ERROR_CODES = {
   DOCEX_INPUT_NOT_A_FILE: 'The path is a directory, device or socket, not a regular file.',
   DOCEX_INPUT_SYMLINK:
     'The path is a symbolic link; links are refused so a drop cannot point outside its folder.',
+  DOCEX_INPUT_HARD_LINK:
+    "The file has more than one hard link (it may be any file of the machine, such as the client key); refused unless the folder's allowHardLinks is set.",
   DOCEX_INPUT_BAD_NAME:
-    'The file name contains control characters (a newline, tab or NUL), or is not valid UTF-8 (a Latin-1 name).',
+    'The file name contains control characters (a newline, tab or NUL), line or paragraph separators or invisible format characters (a right-to-left override), or is not valid UTF-8 (a Latin-1 name).',
   DOCEX_INPUT_EMPTY: 'The file has zero bytes.',
   DOCEX_INPUT_TOO_LARGE: 'The file is over the configured size limit, or too large to be checked.',
+  DOCEX_INPUT_TOO_COMPLEX:
+    'Checking the file went over an inspection limit (inspection.memory, inspection.timeLimit or one of inspection.limits: PDF inflation, CSV columns or line length, XML elements or attributes, sidecar size), or stopped the inspector; the reason names which.',
   DOCEX_INPUT_UNKNOWN_TYPE: 'The content is not a PDF, ZIP, XML, JSON or CSV file.',
   DOCEX_INPUT_TYPE_MISMATCH: 'The extension says one type and the content (magic bytes) another.',
   DOCEX_INPUT_WRONG_FOR_WORKFLOW: "The file's type is not one the folder's workflow input source takes.",
@@ -27,8 +31,12 @@ export const INPUT_ERROR_CODES = {
     'The XML has a DOCTYPE or ENTITY declaration, refused (entity bombs, external entities).',
   DOCEX_INPUT_XML_MALFORMED: 'The XML is not well-formed.',
   DOCEX_INPUT_NOT_UBL: 'The XML is not a UBL invoice or credit note with number, date, sender and receiver.',
+  DOCEX_INPUT_UNSAFE_KEY:
+    'A data.<path> column, JSON key or XML element is named __proto__, constructor or prototype: names that could reach every object of the agent are refused.',
   DOCEX_INPUT_JSON_MALFORMED:
     'The JSON cannot be parsed, is not an object or array of objects, or nests more than 100 levels deep.',
+  DOCEX_INPUT_JSON_NUMBER:
+    'A JSON number cannot be kept exactly (more significant digits than a double holds, or out of range); write it as a string.',
   DOCEX_INPUT_ZIP_CORRUPT: 'The ZIP cannot be read.',
   DOCEX_INPUT_ZIP_EMPTY: 'The ZIP holds no file.',
   DOCEX_INPUT_ZIP_UNSAFE_PATH: 'A ZIP entry name is absolute, climbs out with "..", or has a backslash.',
@@ -78,9 +86,20 @@ export function reject(
   return details === undefined ? { ok: false, code, reason } : { ok: false, code, reason, details };
 }
 
-/** A file name as it appears in a reason: quoted, with newlines and other controls escaped. */
+/** Keys that reach an object's prototype when assigned: never taken from a dropped file. */
+const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'prototype']);
+
+export const isUnsafeKey = (key: string): boolean => UNSAFE_KEYS.has(key);
+
+/**
+ * A file name as it appears in a reason: quoted, with newlines and other controls escaped, and
+ * invisible format characters (a right-to-left override) too, so a reason reads as it is.
+ */
 export function quoteName(name: string): string {
-  return JSON.stringify(name);
+  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029\p{Cf}]/gu, (c) => {
+    const cp = c.codePointAt(0) as number;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
 }
 
 export function mib(bytes: number): string {

@@ -6,6 +6,7 @@
 import type Papa from 'papaparse';
 import { lazyRequire } from '../../core/lazy-require.js';
 import { type InputRejection, quoteName, reject } from './codes.js';
+import { overLimit, parseLimits } from './limits.js';
 import { decodeUtf8 } from './text.js';
 
 const papa = lazyRequire<typeof Papa>('papaparse');
@@ -58,9 +59,23 @@ export function guessDelimiter(text: string): string {
   return best.delimiter;
 }
 
+/** Length of the longest line, in UTF-16 units (bytes for ASCII), without splitting the text. */
+function longestLine(text: string): number {
+  let longest = 0;
+  for (let start = 0; start <= text.length; ) {
+    let end = text.indexOf('\n', start);
+    if (end === -1) end = text.length;
+    longest = Math.max(longest, end - start);
+    start = end + 1;
+  }
+  return longest;
+}
+
 /** Parses CSV text (BOM already dropped or not) into a header and numbered data records. */
 export function parseCsv(text: string, fileName: string): ParsedCsv | InputRejection {
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const limits = parseLimits();
+  if (longestLine(source) > limits.csvLineBytes) return overLimit(fileName, 'has a line', 'csvLineBytes');
   const parsed = papa().parse<string[]>(source, {
     delimiter: guessDelimiter(source),
     skipEmptyLines: false,
@@ -80,6 +95,9 @@ export function parseCsv(text: string, fileName: string): ParsedCsv | InputRejec
   const headerRecord = all.find((r) => !isBlank(r));
   if (!headerRecord) {
     return reject('DOCEX_INPUT_NO_RECORDS', `${quoteName(fileName)} holds no header and no data rows.`);
+  }
+  if (headerRecord.cells.length > limits.csvColumns) {
+    return overLimit(fileName, 'has a number of columns', 'csvColumns');
   }
   const header = headerRecord.cells.map((c) => c.trim());
   const records = all.filter((r) => r.row > headerRecord.row && !isBlank(r));

@@ -24,7 +24,7 @@ export {
   type InspectOptions,
   inspectFile,
 } from './inspect-file.js';
-export { checkJsonDepth, inspectJsonBytes, jsonNestingDepth, MAX_JSON_DEPTH } from './json.js';
+export { checkJsonDepth, inspectJsonBytes, jsonNestingDepth, MAX_JSON_DEPTH, parseJsonText } from './json.js';
 export { checkPdfBytes, inspectPdfFile, PDF_PARSE_MAX_BYTES, type PdfDetails } from './pdf.js';
 export { decodeUtf8 } from './text.js';
 export {

@@ -44,6 +44,8 @@ export interface InspectOptions {
   inputSourceType: string;
   maxBytes: number;
   limits?: Partial<InspectLimits>;
+  /** Take a file with more than one hard link (refused by default: it may be a link to a secret). */
+  allowHardLinks?: boolean;
   /**
    * The whole file, when the caller already read it from a descriptor opened without following
    * links (a small file at its claim): nothing is read again.
@@ -125,14 +127,21 @@ async function checkContent(
   return inspectXmlBytes(bytes, fileName, source === 'UBL' ? 'ubl' : 'data');
 }
 
+/**
+ * Characters a name may not hold: C0 and C1 controls, the line and paragraph separators, and
+ * Unicode format characters (bidi overrides such as U+202E that show `fdp.exe` as `exe.pdf`,
+ * zero-width characters): what a reader sees must be what the name is.
+ */
+const UNSAFE_NAME_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/u;
+
 export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
   const { fileName, inputSourceType: source } = opts;
   const limits: InspectLimits = { ...DEFAULT_INSPECT_LIMITS, ...opts.limits };
   const name = quoteName(fileName);
-  if (/[\u0000-\u001f\u007f]/.test(fileName)) {
+  if (UNSAFE_NAME_CHARACTERS.test(fileName)) {
     return reject(
       'DOCEX_INPUT_BAD_NAME',
-      `The file name ${name} contains control characters; rename the file.`,
+      `The file name ${name} contains control or invisible formatting characters; rename the file.`,
     );
   }
   const accepted = ACCEPTED_EXTENSIONS[source];
@@ -143,8 +152,15 @@ export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
     );
   }
   try {
+    // Held bytes were read from a descriptor opened without following links: their size is the
+    // truth, the path is asked only for its hard links.
     const stat = opts.bytes
-      ? { isSymbolicLink: () => false, isFile: () => true, size: opts.bytes.length }
+      ? {
+          isSymbolicLink: () => false,
+          isFile: () => true,
+          size: opts.bytes.length,
+          nlink: (await lstat(opts.path).catch(() => undefined))?.nlink ?? 1,
+        }
       : await lstat(opts.path);
     if (stat.isSymbolicLink()) {
       return reject(
@@ -153,6 +169,13 @@ export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
       );
     }
     if (!stat.isFile()) return reject('DOCEX_INPUT_NOT_A_FILE', `${name} is not a regular file.`);
+    if (stat.nlink > 1 && !opts.allowHardLinks) {
+      return reject(
+        'DOCEX_INPUT_HARD_LINK',
+        `${name} has ${stat.nlink} hard links; a linked file may be any file of this machine. Drop a copy, or set allowHardLinks on the folder.`,
+        { links: stat.nlink },
+      );
+    }
     const size = stat.size;
     if (size === 0) return reject('DOCEX_INPUT_EMPTY', `${name} is empty (0 bytes).`);
     if (size > opts.maxBytes) {

@@ -1,5 +1,5 @@
 /** A JSON file (payload-word requests, payload-pdf sidecar): UTF-8, an object or an array of objects. */
-import { type InputRejection, quoteName, reject } from './codes.js';
+import { type InputRejection, isUnsafeKey, quoteName, reject } from './codes.js';
 import { decodeUtf8 } from './text.js';
 
 /**
@@ -43,15 +43,68 @@ export function checkJsonDepth(text: string, fileName: string): InputRejection |
   );
 }
 
-export function inspectJsonBytes(
-  bytes: Buffer,
-  fileName: string,
-): { ok: true; details: Record<string, unknown> } | InputRejection {
-  const decoded = decodeUtf8(bytes, fileName);
-  if (!decoded.ok) return decoded;
+/** A decimal number's value as `<sign><digits>e<exponent>`, without leading or trailing zeros. */
+function decimalOf(token: string): string {
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:[eE]([+-]?\d+))?$/.exec(token);
+  if (!m) return token;
+  const all = `${m[2]}${m[3] ?? ''}`.replace(/^0+/, '');
+  if (all === '') return '0';
+  const digits = all.replace(/0+$/, '');
+  const exponent = Number(m[4] ?? 0) - (m[3]?.length ?? 0) + (all.length - digits.length);
+  return `${m[1]}${digits}e${exponent}`;
+}
+
+/**
+ * The first number of JSON text that a JavaScript number cannot hold exactly (more significant
+ * digits than a double keeps, out of range): `12345678901234567890123` would be sent as
+ * `1.2345678901234568e+22`, `1e400` as `null`.
+ */
+export function firstInexactNumber(text: string): string | undefined {
+  const number = /-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 0x5c) i += 1;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+      number.lastIndex = i;
+      const token = number.exec(text)?.[0];
+      if (!token) continue;
+      const value = Number(token);
+      if (!Number.isFinite(value) || decimalOf(token) !== decimalOf(String(value))) return token;
+      i += token.length - 1;
+    }
+  }
+  return undefined;
+}
+
+/** The first key named __proto__, constructor or prototype, walked without recursion. */
+function firstUnsafeKey(value: unknown): string | undefined {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const node = stack.pop();
+    if (node === null || typeof node !== 'object') continue;
+    if (Array.isArray(node)) stack.push(...node);
+    else {
+      for (const [key, child] of Object.entries(node)) {
+        if (isUnsafeKey(key)) return key;
+        stack.push(child);
+      }
+    }
+  }
+  return undefined;
+}
+
+/**
+ * JSON text as plain values: refused when malformed, nested deeper than MAX_JSON_DEPTH, or holding
+ * a key that could reach a prototype once the value is copied or merged.
+ */
+export function parseJsonText(text: string, fileName: string): { ok: true; value: unknown } | InputRejection {
   let value: unknown;
   try {
-    value = JSON.parse(decoded.text);
+    value = JSON.parse(text.replace(/^\uFEFF/, ''));
   } catch (err) {
     return reject(
       'DOCEX_INPUT_JSON_MALFORMED',
@@ -59,8 +112,37 @@ export function inspectJsonBytes(
     );
   }
   // After the parse: the depth count trusts the text to be valid JSON (strings closed).
-  const tooDeep = checkJsonDepth(decoded.text, fileName);
+  const tooDeep = checkJsonDepth(text, fileName);
   if (tooDeep) return tooDeep;
+  const inexact = firstInexactNumber(text);
+  if (inexact !== undefined) {
+    const shown = inexact.length > 40 ? `${inexact.slice(0, 40)}…` : inexact;
+    return reject(
+      'DOCEX_INPUT_JSON_NUMBER',
+      `${quoteName(fileName)} holds the number ${shown}, which cannot be sent exactly (too many digits or out of range); write it as a string ("${shown}").`,
+      { number: shown },
+    );
+  }
+  const unsafe = firstUnsafeKey(value);
+  if (unsafe !== undefined) {
+    return reject(
+      'DOCEX_INPUT_UNSAFE_KEY',
+      `${quoteName(fileName)} has a key named ${quoteName(unsafe)}, which is refused.`,
+      { key: unsafe },
+    );
+  }
+  return { ok: true, value };
+}
+
+export function inspectJsonBytes(
+  bytes: Buffer,
+  fileName: string,
+): { ok: true; details: Record<string, unknown> } | InputRejection {
+  const decoded = decodeUtf8(bytes, fileName);
+  if (!decoded.ok) return decoded;
+  const parsed = parseJsonText(decoded.text, fileName);
+  if (!parsed.ok) return parsed;
+  const value = parsed.value;
   const items = Array.isArray(value) ? value : [value];
   if (items.some((v) => v === null || typeof v !== 'object' || Array.isArray(v))) {
     return reject(

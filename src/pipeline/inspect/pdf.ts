@@ -9,6 +9,7 @@
 import { open, readFile } from 'node:fs/promises';
 import type { PDFDocument } from 'pdf-lib';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
+import { overLimit, parseLimits } from './limits.js';
 
 export const PDF_PARSE_MAX_BYTES = 16 * 1024 * 1024;
 const END_BYTES = 64 * 1024;
@@ -51,13 +52,90 @@ const encrypted = (fileName: string) =>
       'Export it without a password.',
   );
 
+/**
+ * Pages of the page tree, each node visited once, without recursion; or why the tree is unusable.
+ * Not pdf-lib's getPageCount: it walks every path, and a 6.7 KB tree whose 64 levels each list
+ * the next level twice has 2^64 of them (the event loop blocked, then V8 aborted the process).
+ */
+function countPages(doc: PDFDocument, lib: typeof import('pdf-lib')): number | string {
+  const { PDFArray, PDFDict, PDFName, PDFRef } = lib;
+  // A catalog that is missing or not a dictionary is whatever the trailer's /Root points at.
+  const catalog: unknown = doc.catalog;
+  if (!(catalog instanceof PDFDict)) return 'its catalog does not lead to a list of pages';
+  const root = catalog.get(PDFName.of('Pages'));
+  if (!(root instanceof PDFRef)) return 'its catalog does not lead to a list of pages';
+  const seen = new Set<string>();
+  const stack = [root];
+  let pages = 0;
+  while (stack.length > 0) {
+    const ref = stack.pop() as ReturnType<typeof PDFRef.of>;
+    const key = ref.toString();
+    if (seen.has(key)) return `its page tree lists object ${key} more than once`;
+    seen.add(key);
+    const node = doc.context.lookup(ref);
+    if (!(node instanceof PDFDict)) return `page tree object ${key} is not a dictionary`;
+    const type = node.get(PDFName.of('Type'));
+    if (type === PDFName.of('Page')) {
+      pages += 1;
+      continue;
+    }
+    const kids = node.lookup(PDFName.of('Kids'));
+    if (type !== PDFName.of('Pages') || !(kids instanceof PDFArray)) {
+      return `page tree object ${key} is neither a page nor a list of pages`;
+    }
+    for (const kid of kids.asArray()) {
+      if (!(kid instanceof PDFRef)) return `page tree object ${key} lists a page that is not a reference`;
+      stack.push(kid);
+    }
+  }
+  return pages;
+}
+
+/** What pdf-lib may still inflate while one PDF loads; `hit` once it asked for more. */
+const inflation = { left: Number.POSITIVE_INFINITY, hit: false };
+let inflationMetered: Promise<void> | undefined;
+
+/**
+ * Every stream pdf-lib decodes (object and cross-reference streams, at load) grows its buffer
+ * through DecodeStream.ensureBuffer: metered there, so a 2 MB PDF whose object stream inflates to
+ * 2 GiB stops at inspection.limits.pdfInflate. pdf-lib swallows the error and carries on parsing,
+ * hence the `hit` flag.
+ */
+function meterInflation(): Promise<void> {
+  inflationMetered ??= import('pdf-lib/cjs/core/streams/DecodeStream.js').then((mod) => {
+    // CommonJS seen from ESM: the class is the module's `default` export, itself under `default`.
+    type Metered = { prototype: { ensureBuffer(requested: number): Uint8Array } };
+    const exported = mod as unknown as { default: Metered & { default?: Metered } };
+    const proto = (exported.default.default ?? exported.default).prototype;
+    const ensureBuffer = proto.ensureBuffer;
+    const grown = new WeakMap<object, number>();
+    proto.ensureBuffer = function (this: object, requested: number) {
+      const before = grown.get(this) ?? 0;
+      if (requested > before) {
+        inflation.left -= requested - before;
+        grown.set(this, requested);
+        if (inflation.left < 0) {
+          inflation.hit = true;
+          throw new Error('inflation limit');
+        }
+      }
+      return ensureBuffer.call(this, requested);
+    };
+  });
+  return inflationMetered;
+}
+
 /** Full check of a PDF held in memory (a dropped file under the limit, or a ZIP entry). */
 export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
   const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
   if (ends) return ends;
   // Loaded at the first PDF small enough to parse (about 25 MiB): an agent that never parses one
   // (large files only, other formats) never holds it.
-  const { ParseSpeeds, PDFDocument: Pdf } = await import('pdf-lib');
+  const lib = await import('pdf-lib');
+  const { ParseSpeeds, PDFDocument: Pdf } = lib;
+  await meterInflation();
+  inflation.left = parseLimits().pdfInflate;
+  inflation.hit = false;
   let doc: PDFDocument;
   try {
     doc = await Pdf.load(bytes, {
@@ -66,23 +144,23 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
       parseSpeed: ParseSpeeds.Fast,
     });
   } catch (err) {
+    if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
     return reject(
       'DOCEX_INPUT_PDF_CORRUPT',
       `${quoteName(fileName)} is not a readable PDF: ${(err as Error).message.split('\n')[0]}.`,
     );
   }
+  if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
   if (doc.isEncrypted) return encrypted(fileName);
-  let pages: number;
+  let pages: number | string;
   try {
-    pages = doc.getPageCount();
+    pages = countPages(doc, lib);
   } catch (err) {
-    // A TypeError is pdf-lib walking a missing object ("Cannot read properties of undefined"):
-    // words for the operator, the raw message in the details.
-    const raw = (err as Error).message.split('\n')[0];
-    const why = err instanceof TypeError ? 'its catalog does not lead to a list of pages' : raw;
-    return reject('DOCEX_INPUT_PDF_CORRUPT', `${quoteName(fileName)} has no readable page tree: ${why}.`, {
-      parser: raw,
-    });
+    // pdf-lib's objects of a damaged file can be anything: any surprise is a corrupt PDF, not a crash.
+    pages = (err as Error).message.split('\n')[0] ?? 'unreadable';
+  }
+  if (typeof pages === 'string') {
+    return reject('DOCEX_INPUT_PDF_CORRUPT', `${quoteName(fileName)} has no readable page tree: ${pages}.`);
   }
   if (pages === 0) return reject('DOCEX_INPUT_PDF_EMPTY', `${quoteName(fileName)} is a PDF with no pages.`);
   return { ok: true, details: { pages, parsed: true } };

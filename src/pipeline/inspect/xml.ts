@@ -8,6 +8,7 @@ import { isDocexError } from '../../core/errors.js';
 import { lazyRequire } from '../../core/lazy-require.js';
 import { readUblSummary } from '../../domain/ubl.js';
 import { type InputRejection, quoteName, reject } from './codes.js';
+import { overLimit, parseLimits } from './limits.js';
 import { decodeUtf8 } from './text.js';
 
 const xml = lazyRequire<typeof import('fast-xml-parser')>('fast-xml-parser');
@@ -27,7 +28,55 @@ export const SAFE_XML_OPTIONS: Readonly<X2jOptions> = {
   trimValues: true,
 };
 
-/** Refuses DTDs and checks well-formedness; pure. */
+const LT = 0x3c;
+const GT = 0x3e;
+const EQ = 0x3d;
+const QUOTE = 0x22;
+const APOS = 0x27;
+
+/**
+ * Elements and attributes of XML text, counted in one pass without building anything; stops
+ * counting once either passes its limit. Comments, CDATA and processing instructions are skipped.
+ */
+export function countXmlNodes(
+  text: string,
+  limits: { elements: number; attributes: number },
+): { elements: number; attributes: number } {
+  let elements = 0;
+  let attributes = 0;
+  let i = text.indexOf('<');
+  while (i !== -1 && i < text.length) {
+    const next = text.charCodeAt(i + 1);
+    if (text.startsWith('<!--', i)) i = skipPast(text, '-->', i);
+    else if (text.startsWith('<![CDATA[', i)) i = skipPast(text, ']]>', i);
+    else if (next === 0x3f /* ? */ || next === 0x21 /* ! */ || next === 0x2f /* / */)
+      i = skipPast(text, '>', i);
+    else {
+      elements += 1;
+      let quote = 0;
+      let j = i + 1;
+      for (; j < text.length; j++) {
+        const c = text.charCodeAt(j);
+        if (quote !== 0) {
+          if (c === quote) quote = 0;
+        } else if (c === QUOTE || c === APOS) quote = c;
+        else if (c === EQ) attributes += 1;
+        else if (c === GT || c === LT) break;
+      }
+      if (elements > limits.elements || attributes > limits.attributes) break;
+      i = j;
+    }
+    i = text.indexOf('<', i);
+  }
+  return { elements, attributes };
+}
+
+function skipPast(text: string, end: string, from: number): number {
+  const at = text.indexOf(end, from + 1);
+  return at === -1 ? -1 : at + end.length;
+}
+
+/** Refuses DTDs and more elements or attributes than allowed, and checks well-formedness; pure. */
 export function checkXmlText(text: string, fileName: string): { ok: true } | InputRejection {
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
     return reject(
@@ -36,6 +85,11 @@ export function checkXmlText(text: string, fileName: string): { ok: true } | Inp
         '(entity expansion, external entities); export the XML without a DTD.',
     );
   }
+  const { xmlElements, xmlAttributes } = parseLimits();
+  const nodes = countXmlNodes(text, { elements: xmlElements, attributes: xmlAttributes });
+  if (nodes.elements > xmlElements) return overLimit(fileName, 'has a number of elements', 'xmlElements');
+  if (nodes.attributes > xmlAttributes)
+    return overLimit(fileName, 'has a number of attributes', 'xmlAttributes');
   const valid = xml().XMLValidator.validate(text);
   if (valid !== true) {
     return reject(
@@ -63,9 +117,17 @@ export function parseSafeXml(
     const parser = new (xml().XMLParser)(options);
     return { ok: true, doc: parser.parse(text) as XmlNode };
   } catch (err) {
+    const message = (err as Error).message;
+    // fast-xml-parser refuses element names that would reach a prototype (__proto__, constructor).
+    if (message.startsWith('[SECURITY]')) {
+      return reject(
+        'DOCEX_INPUT_UNSAFE_KEY',
+        `${quoteName(fileName)} has an element name that is refused: ${message.replace('[SECURITY] ', '')}.`,
+      );
+    }
     return reject(
       'DOCEX_INPUT_XML_MALFORMED',
-      `${quoteName(fileName)} could not be parsed as XML: ${(err as Error).message}.`,
+      `${quoteName(fileName)} could not be parsed as XML: ${message}.`,
     );
   }
 }

@@ -15,9 +15,13 @@ const zipLib = lazyRequire<typeof yauzl>('yauzl');
 
 export interface ZipLimits {
   maxEntries: number;
-  /** Largest uncompressed / compressed ratio of one entry... */
+  /** Largest uncompressed / compressed ratio of one entry, and of all entries together... */
   maxRatio: number;
-  /** ...applied to entries that expand beyond this many bytes (tiny entries compress freely). */
+  /**
+   * ...applied to an entry, or to the whole archive, that expands beyond this many bytes (tiny
+   * entries compress freely). The whole archive is judged too, so a bomb cut into many small
+   * entries expands no further than one big entry would.
+   */
   ratioMinBytes: number;
   /** Largest sum of the uncompressed sizes. */
   maxTotalBytes: number;
@@ -28,7 +32,7 @@ export interface ZipLimits {
 export const DEFAULT_ZIP_LIMITS: ZipLimits = {
   maxEntries: 10_000,
   maxRatio: 100,
-  ratioMinBytes: 1024 * 1024,
+  ratioMinBytes: 64 * 1024,
   maxTotalBytes: 4 * 1024 * 1024 * 1024,
   entryCheckMaxBytes: 16 * 1024 * 1024,
 };
@@ -147,6 +151,7 @@ async function listEntries(
   const entries: string[] = [];
   const wrong: string[] = [];
   let total = 0;
+  let compressed = 0;
   let count = 0;
   try {
     for await (const entry of zip.eachEntry()) {
@@ -161,6 +166,16 @@ async function listEntries(
       const bad = judgeEntry(entry, fileName, limits);
       if (bad) return bad;
       total += entry.uncompressedSize;
+      compressed += entry.compressedSize;
+      const ratio = total / Math.max(compressed, 1);
+      if (total > limits.ratioMinBytes && ratio > limits.maxRatio) {
+        return reject(
+          'DOCEX_INPUT_ZIP_BOMB',
+          `${quoteName(fileName)} expands ${Math.round(ratio)} times over its entries (${mib(total)} so far); ` +
+            `more than ${limits.maxRatio} times is refused as a zip bomb, however the entries are cut.`,
+          { ratio: Math.round(ratio), uncompressedBytes: total },
+        );
+      }
       if (total > limits.maxTotalBytes) {
         return reject(
           'DOCEX_INPUT_ZIP_BOMB',

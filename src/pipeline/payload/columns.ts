@@ -14,7 +14,7 @@
  * Cells are trimmed; an empty cell adds nothing. Yes/no cells take yes/y/true/1/x and no/n/false/0.
  */
 import { CHANNEL_IDENTIFIER_KINDS, canonicalKind, type PayloadJobRequest } from '../../domain/wire.js';
-import { type InputRejection, quoteName, reject } from '../inspect/codes.js';
+import { type InputRejection, isUnsafeKey, quoteName, reject } from '../inspect/codes.js';
 import { MAX_JSON_DEPTH } from '../inspect/json.js';
 import type { BuiltRow, RowProblem } from './types.js';
 
@@ -68,9 +68,11 @@ export function planColumns(
   const columns: ColumnPlan['columns'] = [];
   const unknown: string[] = [];
   const problems: string[] = [];
+  const unsafe: string[] = [];
   const seen = new Set<string>();
   for (const source of header) {
-    const mapped = opts.mapping && source in opts.mapping ? opts.mapping[source] : source;
+    // Own keys only: a header named "constructor" must not find Object.prototype.constructor.
+    const mapped = opts.mapping && Object.hasOwn(opts.mapping, source) ? opts.mapping[source] : source;
     if (mapped === null || mapped === undefined) {
       columns.push({ source, target: { type: 'ignore' } });
       continue;
@@ -84,6 +86,10 @@ export function planColumns(
     const key = target.type === 'kind' ? undefined : `${target.type}:${JSON.stringify(target)}`;
     if (key && seen.has(key)) problems.push(`column ${quoteName(mapped)} appears twice`);
     if (key) seen.add(key);
+    if (target.type === 'data' && target.path.some(isUnsafeKey)) {
+      unsafe.push(source);
+      continue;
+    }
     if (target.type === 'data' && target.path.length > MAX_DATA_PATH_SEGMENTS) {
       problems.push(
         `column ${quoteName(mapped.slice(0, 40))}… nests deeper than ${MAX_DATA_PATH_SEGMENTS} levels`,
@@ -97,15 +103,28 @@ export function planColumns(
     columns.flatMap((c) => (c.target.type === 'kind' ? [canonicalKind(c.target.kind)] : [])),
   );
   const extras = new Set(columns.flatMap((c) => (c.target.type === 'extra' ? [c.target.name] : [])));
-  const paths = columns.flatMap((c) => (c.target.type === 'data' ? [c.target.path.join('.')] : []));
+  const paths = columns.flatMap((c) => (c.target.type === 'data' ? [c.target.path] : []));
   for (const c of columns) {
     if (c.target.type === 'encrypt' && !kinds.has(canonicalKind(c.target.kind)))
       problems.push(`${quoteName(c.source)} has no ${c.target.kind} column to apply to`);
     if (c.target.type === 'encryptExtra' && !extras.has(c.target.name))
       problems.push(`${quoteName(c.source)} has no extra.${c.target.name} column to apply to`);
   }
+  // Every proper prefix of every path, once: linear in the header (comparing every path with every
+  // other took minutes for 120,000 columns).
+  const prefixes = new Set<string>();
+  for (const p of paths) for (let i = 1; i < p.length; i++) prefixes.add(p.slice(0, i).join('.'));
   for (const p of paths) {
-    if (paths.some((q) => q.startsWith(`${p}.`))) problems.push(`data.${p} is both a value and an object`);
+    const dotted = p.join('.');
+    if (prefixes.has(dotted)) problems.push(`data.${dotted} is both a value and an object`);
+  }
+  if (unsafe.length > 0) {
+    return reject(
+      'DOCEX_INPUT_UNSAFE_KEY',
+      `${quoteName(opts.fileName)} has data.<path> columns naming __proto__, constructor or prototype, ` +
+        `which are refused: ${unsafe.map(quoteName).join(', ')}.`,
+      { columns: unsafe },
+    );
   }
   if (unknown.length > 0) {
     return reject(
@@ -124,14 +143,23 @@ export function planColumns(
   return { ok: true, plan: { columns } };
 }
 
+/** Defined, never assigned: even a key planColumns let through cannot reach a prototype. */
+function define(node: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(node, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
 function setPath(target: Record<string, unknown>, path: string[], value: string): void {
   let node = target;
   for (const key of path.slice(0, -1)) {
-    const next = node[key];
-    if (next === undefined || typeof next !== 'object' || next === null) node[key] = {};
-    node = node[key] as Record<string, unknown>;
+    const next = Object.hasOwn(node, key) ? node[key] : undefined;
+    if (typeof next === 'object' && next !== null) node = next as Record<string, unknown>;
+    else {
+      const child: Record<string, unknown> = Object.create(null);
+      define(node, key, child);
+      node = child;
+    }
   }
-  node[path[path.length - 1] as string] = value;
+  define(node, path[path.length - 1] as string, value);
 }
 
 function yesNo(cell: string, column: string, problems: RowProblem[]): boolean {

@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { type PayloadJobRequest, payloadJobRequestSchema } from '../../domain/wire.js';
 import { quoteName, reject } from '../inspect/codes.js';
-import { checkJsonDepth } from '../inspect/json.js';
+import { parseJsonText } from '../inspect/json.js';
 import { decodeUtf8 } from '../inspect/text.js';
 import type { BuildResult, BuiltRow, RowProblem } from './types.js';
 
@@ -24,17 +24,7 @@ function parseJson(
   const decoded =
     typeof input === 'string' ? { ok: true as const, text: input } : decodeUtf8(input, fileName);
   if (!decoded.ok) return decoded;
-  // Deeper than any payload: refused before JSON.parse (and JSON.stringify later) can overflow the stack.
-  const tooDeep = checkJsonDepth(decoded.text, fileName);
-  if (tooDeep) return tooDeep;
-  try {
-    return { ok: true, value: JSON.parse(decoded.text.replace(/^\uFEFF/, '')) };
-  } catch (err) {
-    return reject(
-      'DOCEX_INPUT_JSON_MALFORMED',
-      `${quoteName(fileName)} is not valid JSON: ${(err as Error).message}.`,
-    );
-  }
+  return parseJsonText(decoded.text, fileName);
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> =>

@@ -34,5 +34,15 @@ export const REPORT_COLUMNS: Record<ReportType, readonly string[]> = {
 
 export function reportCsv(type: ReportType, rows: readonly Record<string, unknown>[]): string {
   const columns = REPORT_COLUMNS[type];
-  return [csvLine(columns), ...rows.map((row) => csvLine(columns.map((c) => row[c])))].join('');
+  // The service's report as it writes it: no formula prefix (the emulator copies, the agent protects).
+  const raw = { formulaSafe: false };
+  return [
+    csvLine(columns, raw),
+    ...rows.map((row) =>
+      csvLine(
+        columns.map((c) => row[c]),
+        raw,
+      ),
+    ),
+  ].join('');
 }

@@ -7,7 +7,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
-import { makeSharedDir } from '../../core/shared-dir.js';
+import { assertRealDir, ensureRealDir } from '../../core/real-dir.js';
 import { markerSuffixOf } from './stability.js';
 
 export const PROCESSING_DIR = '.processing';
@@ -48,20 +48,39 @@ export function numberedName(name: string, n: number): string {
   return `${stem}.${n}${ext.length < name.length ? ext : ''}`;
 }
 
+/** Most file systems refuse a name over 255 bytes. */
+const NAME_MAX_BYTES = 255;
+
+/**
+ * numberedName, its stem cut (on a character boundary) when the number would push the name past
+ * NAME_MAX_BYTES: a 255-byte name dropped twice is `stem….2.ext`, not ENAMETOOLONG at every try.
+ */
+function fittingNumberedName(name: string, n: number): string {
+  const numbered = numberedName(name, n);
+  const over = Buffer.byteLength(numbered) - NAME_MAX_BYTES;
+  if (over <= 0) return numbered;
+  const ext = path.extname(name);
+  let stem = ext.length > 0 && ext.length < name.length ? name.slice(0, -ext.length) : name;
+  const keep = Buffer.byteLength(stem) - over;
+  while (stem.length > 0 && Buffer.byteLength(stem) > keep) stem = stem.slice(0, -1);
+  if (/[\ud800-\udbff]$/.test(stem)) stem = stem.slice(0, -1);
+  return numberedName(`${stem}${ext.length < name.length ? ext : ''}`, n);
+}
+
 /** A name in `dir` not taken yet: `name`, then `stem.2.ext`, `stem.3.ext`, … */
 export async function freeName(dir: string, name: string): Promise<string> {
   if (!(await exists(path.join(dir, name)))) return name;
   for (let n = 2; n < 10_000; n++) {
-    const candidate = numberedName(name, n);
+    const candidate = fittingNumberedName(name, n);
     if (!(await exists(path.join(dir, candidate)))) return candidate;
   }
   // Thousands of same-named leftovers: fall back to a random tag rather than loop forever.
-  return numberedName(name, Number.parseInt(randomBytes(4).toString('hex'), 16));
+  return fittingNumberedName(name, Number.parseInt(randomBytes(4).toString('hex'), 16));
 }
 
 export async function ensureDir(dir: string): Promise<void> {
-  // The parent's group and group access (the ERP's group reads archives); others see nothing in flight.
-  await makeSharedDir(dir);
+  // The parent's group and group access (the ERP's group reads archives); a real directory, never a link.
+  await ensureRealDir(dir);
 }
 
 /**
@@ -91,6 +110,8 @@ export async function claimFile(
   expected: FileStamp,
   rename: RenameFn = fs.rename,
 ): Promise<ClaimResult> {
+  // A `.processing` swapped for a link would carry claimed files elsewhere: refused (DOCEX_FOLDER_UNSAFE).
+  await assertRealDir(processingDir);
   const target = path.join(processingDir, await freeName(processingDir, path.basename(sourcePath)));
   try {
     await inDir(processingDir, () => rename(sourcePath, target));

@@ -13,6 +13,7 @@ import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
 import { isDocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { ensureRealDir } from '../../core/real-dir.js';
 import type { JournalItem } from '../../journal/index.js';
 import { createNameFilter } from '../glob.js';
 import { PROCESSING_DIR } from '../local/claim.js';
@@ -165,10 +166,10 @@ export class SftpSource {
 
   async start(): Promise<void> {
     this.stopped = false;
-    await fs.mkdir(this.spoolProcessing, { recursive: true, mode: 0o750 });
+    await ensureRealDir(this.spoolProcessing);
     // Partial downloads of a run that was killed: taken again from the server.
     await fs.rm(this.spoolIncoming, { recursive: true, force: true });
-    await fs.mkdir(this.spoolIncoming, { recursive: true, mode: 0o750 });
+    await ensureRealDir(this.spoolIncoming);
     this.log.info(
       { ...this.ctx(), remotePath: this.options.folder.remotePath },
       'sftp folder source started',

@@ -13,10 +13,16 @@ import { pino } from 'pino';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { Agent, type AgentClient, type AgentOptions } from '../../../src/agent/agent.js';
 import { DocexClient } from '../../../src/api/index.js';
-import { type AgentConfig, type AgentConfigInput, agentConfigSchema } from '../../../src/config/index.js';
+import {
+  type AgentConfig,
+  type AgentConfigInput,
+  agentConfigSchema,
+  inspectionSchema,
+} from '../../../src/config/index.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import type { Logger } from '../../../src/core/logger.js';
 import type { NamesProfile } from '../../../src/domain/names-profile.js';
+import { Inspector } from '../../../src/pipeline/isolate/inspector.js';
 import type { PipelineJobs } from '../../../src/pipeline/types.js';
 import { sandboxClientOptions } from '../../api/support/sandbox-client.js';
 import { startTestSandbox, type TestSandbox } from '../../sandbox/sandbox-harness.js';
@@ -137,6 +143,7 @@ export async function makeHarness(
     ...(options.uploadWindowMs ? { uploadWindowMs: options.uploadWindowMs } : {}),
     ...(options.names ? { names: options.names } : {}),
   });
+  const inspector = new Inspector();
   const logs: Array<Record<string, unknown>> = [];
   const lines: string[] = [];
   const log = pino(
@@ -194,11 +201,15 @@ export async function makeHarness(
       });
     },
     async startAgent(config, agentOptions = {}) {
+      const defaultInspection =
+        JSON.stringify(config.inspection) === JSON.stringify(inspectionSchema.parse({}));
       const agent = await Agent.start({
         config,
         log,
         clock,
         client,
+        // One inspector (its workers started once) for every agent of the file that keeps the defaults.
+        ...(defaultInspection ? { inspector } : {}),
         source: { statIntervalMs: 10, rescanIntervalMs: 200, watch: true },
         uploadMarginMs: 1000,
         retryDelayMs: () => 20,
@@ -230,6 +241,7 @@ export async function makeHarness(
     },
     async cleanup() {
       await h.stopAgents();
+      await inspector.close();
       await client.close();
       await sandbox.stop();
       rmSync(dir, { recursive: true, force: true });

@@ -43,6 +43,20 @@ function drop(name: string, content = 'pdf bytes'): { path: string; size: number
 }
 
 describe('claimFile', () => {
+  it('claims a 255-byte name dropped twice under a shortened numbered name, not ENAMETOOLONG', async () => {
+    const name = `${'é'.repeat(124)}abc.pdf`;
+    expect(Buffer.byteLength(name)).toBe(255);
+    const first = drop(name, 'first');
+    expect(await claimFile(first.path, processing, first)).toMatchObject({ outcome: 'claimed' });
+    const second = drop(name, 'second');
+    const r = await claimFile(second.path, processing, second);
+    expect(r).toMatchObject({ outcome: 'claimed' });
+    const claimed = path.basename((r as { claimedPath: string }).claimedPath);
+    expect(claimed).toMatch(/^é+a?b?c?\.2\.pdf$/);
+    expect(Buffer.byteLength(claimed)).toBeLessThanOrEqual(255);
+    expect(readFileSync(path.join(processing, claimed), 'utf8')).toBe('second');
+  });
+
   it('moves the file into .processing (made 2770 like its drop folder) and reports its stamp', async () => {
     const f = drop('invoice 2026 é.pdf');
     const r = await claimFile(f.path, processing, f);

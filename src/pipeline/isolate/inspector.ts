@@ -1,0 +1,102 @@
+/**
+ * The agent's side of the isolated inspection: every parse of a dropped file runs as a task of a
+ * worker pool under the configured memory cap and time limit. A task that hits a limit (or kills
+ * its worker) answers DOCEX_INPUT_TOO_COMPLEX naming the limit, so the file is refused like any
+ * bad input and the agent carries on; the event loop never runs a parser on dropped bytes.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { type InspectionConfig, inspectionSchema } from '../../config/inspection-schema.js';
+import type { Logger } from '../../core/logger.js';
+import { type InputRejection, mib, quoteName, reject } from '../inspect/codes.js';
+import { type LimitHit, TaskError, WorkerPool } from './pool.js';
+import type { TaskName, Tasks } from './tasks.js';
+
+export { TaskError };
+
+type Answer<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
+
+/**
+ * The worker script: dist/.../worker.js once built; from the sources (tsx, vitest) worker.ts,
+ * imported after tsx's loader is registered in the new thread (a worker does not inherit it).
+ */
+function spawnWorker(limits: InspectionConfig): Worker {
+  const memoryMb = Math.max(16, Math.floor(limits.memory / 1024 ** 2));
+  const options = {
+    workerData: { limits: limits.limits },
+    resourceLimits: {
+      maxOldGenerationSizeMb: memoryMb,
+      maxYoungGenerationSizeMb: Math.min(16, memoryMb / 4),
+    },
+    // Not the agent's flags (tsx's loader, V8 GC tuning): the worker sets up what it needs.
+    execArgv: [],
+  };
+  const built = new URL('./worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(built))) return new Worker(built, options);
+  const source = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
+  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${source}); })`;
+  return new Worker(boot, { ...options, eval: true });
+}
+
+function limitReason(fileName: string, hit: LimitHit, limits: InspectionConfig): string {
+  const name = quoteName(fileName);
+  if (hit.limit === 'time')
+    return `${name} could not be checked in ${limits.timeLimit / 1000} s (inspection.timeLimit); it is too complex to inspect safely.`;
+  if (hit.limit === 'memory')
+    return `${name} needed more than ${mib(limits.memory)} of memory to check (inspection.memory); it is too complex to inspect safely.`;
+  return `${name} stopped the inspector (${hit.message}); it is refused rather than retried.`;
+}
+
+export class Inspector {
+  private readonly pool: WorkerPool;
+  readonly limits: InspectionConfig;
+
+  constructor(
+    limits: Partial<Omit<InspectionConfig, 'limits'>> & { limits?: Partial<InspectionConfig['limits']> } = {},
+    log?: Logger,
+  ) {
+    const defaults = inspectionSchema.parse({});
+    this.limits = { ...defaults, ...limits, limits: { ...defaults.limits, ...limits.limits } };
+    this.pool = new WorkerPool(
+      () => spawnWorker(this.limits),
+      { threads: this.limits.workers, timeLimitMs: this.limits.timeLimit },
+      (text) => log?.debug({ parser: text.slice(0, 500) }, 'parser message'),
+    );
+  }
+
+  /**
+   * Runs a task on `fileName`'s bytes in a worker. A limit hit answers DOCEX_INPUT_TOO_COMPLEX;
+   * a task's own error (the file vanished) is thrown as a TaskError with its code.
+   */
+  async run<K extends TaskName>(
+    task: K,
+    fileName: string,
+    ...args: Parameters<Tasks[K]>
+  ): Promise<Answer<K> | InputRejection> {
+    const answer = await this.pool.run<Answer<K>>(task, args);
+    if (answer.ok) return answer.value;
+    return reject('DOCEX_INPUT_TOO_COMPLEX', limitReason(fileName, answer.hit, this.limits), {
+      limit: answer.hit.limit,
+      ...(answer.hit.limit === 'time' ? { timeLimitMs: this.limits.timeLimit } : {}),
+      ...(answer.hit.limit === 'memory' ? { memoryBytes: this.limits.memory } : {}),
+    });
+  }
+
+  /** Worker threads alive. */
+  get workers(): number {
+    return this.pool.size;
+  }
+
+  close(): Promise<void> {
+    return this.pool.close();
+  }
+}
+
+let shared: Inspector | undefined;
+
+/** One inspector with the default limits, for callers not given one (tests, one-shot commands). */
+export function sharedInspector(): Inspector {
+  shared ??= new Inspector();
+  return shared;
+}

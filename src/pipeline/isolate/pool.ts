@@ -1,0 +1,181 @@
+/**
+ * A small pool of worker threads, each running one task at a time under a memory cap
+ * (`resourceLimits`) and a time limit counted from the moment the task reaches a ready worker.
+ * A worker that runs out of memory, overruns or dies is terminated and replaced; its task answers
+ * which limit it hit, and the pool carries on with the next task.
+ *
+ * Hand-written (about a hundred lines) rather than piscina: the time limit must start when the
+ * task starts, not when it is queued, and the answer must name the limit hit; both would need
+ * wrapping the library's queue and abort handling anyway.
+ */
+import type { Worker } from 'node:worker_threads';
+
+export interface PoolLimits {
+  /** Worker threads at most; started on demand, kept while the pool lives. */
+  threads: number;
+  /** Time one task may run, in ms. */
+  timeLimitMs: number;
+}
+
+export type LimitHit =
+  | { limit: 'memory'; message: string }
+  | { limit: 'time'; message: string }
+  | { limit: 'crash'; message: string };
+
+export type PoolAnswer<T> = { ok: true; value: T } | { ok: false; hit: LimitHit };
+
+/** What a worker posts: `ready` once loaded, then one answer per task. */
+export type WorkerMessage =
+  | { ready: true }
+  | { log: string }
+  | { value: unknown }
+  | { error: { message: string; code?: string; details?: Record<string, unknown> } };
+
+/** A task's own failure (an I/O error, a bug), rethrown on the calling side with its code. */
+export class TaskError extends Error {
+  constructor(
+    message: string,
+    readonly code: string | undefined,
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+    this.name = 'TaskError';
+  }
+}
+
+interface Job {
+  task: string;
+  args: unknown[];
+  resolve(answer: PoolAnswer<unknown>): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  job?: Job | undefined;
+  timer?: NodeJS.Timeout | undefined;
+}
+
+export class WorkerPool {
+  private readonly slots = new Set<Slot>();
+  private readonly idle: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private closed = false;
+  /** Workers in a row that died before they were ready: a broken worker script, not a file. */
+  private failedStarts = 0;
+
+  constructor(
+    private readonly spawn: () => Worker,
+    private readonly limits: PoolLimits,
+    /** What a worker's parsers said on its console. */
+    private readonly onLog: (text: string) => void = () => {},
+  ) {}
+
+  run<T>(task: string, args: unknown[]): Promise<PoolAnswer<T>> {
+    if (this.closed) return Promise.reject(new Error('the inspection pool is closed'));
+    return new Promise<PoolAnswer<unknown>>((resolve, reject) => {
+      this.queue.push({ task, args, resolve, reject });
+      this.pump();
+    }) as Promise<PoolAnswer<T>>;
+  }
+
+  /** Workers alive (busy, idle or starting). */
+  get size(): number {
+    return this.slots.size;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('the inspection pool is closed'));
+    const slots = [...this.slots];
+    this.slots.clear();
+    this.idle.length = 0;
+    for (const slot of slots) {
+      clearTimeout(slot.timer);
+      slot.job?.reject(new Error('the inspection pool is closed'));
+    }
+    await Promise.all(slots.map((s) => s.worker.terminate()));
+  }
+
+  private pump(): void {
+    while (this.queue.length > 0) {
+      const slot = this.idle.pop();
+      if (slot) {
+        this.dispatch(slot, this.queue.shift() as Job);
+        continue;
+      }
+      const starting = [...this.slots].filter((s) => !s.ready).length;
+      // Enough workers already on their way for the queue: wait for them.
+      if (this.slots.size >= this.limits.threads || starting >= this.queue.length) return;
+      this.start();
+    }
+  }
+
+  private start(): void {
+    const worker = this.spawn();
+    const slot: Slot = { worker, ready: false };
+    this.slots.add(slot);
+    worker.on('message', (m: WorkerMessage) => this.onMessage(slot, m));
+    worker.on('error', (err: Error & { code?: string }) => {
+      const memory = err.code === 'ERR_WORKER_OUT_OF_MEMORY';
+      this.retire(
+        slot,
+        memory ? { limit: 'memory', message: err.message } : { limit: 'crash', message: err.message },
+      );
+    });
+    worker.on('exit', (code) =>
+      this.retire(slot, { limit: 'crash', message: `the worker exited (code ${code})` }),
+    );
+  }
+
+  private dispatch(slot: Slot, job: Job): void {
+    slot.job = job;
+    slot.worker.ref();
+    const ms = this.limits.timeLimitMs;
+    slot.timer = setTimeout(
+      () => this.retire(slot, { limit: 'time', message: `ran longer than ${ms} ms` }),
+      ms,
+    );
+    slot.worker.postMessage({ task: job.task, args: job.args });
+  }
+
+  private onMessage(slot: Slot, m: WorkerMessage): void {
+    if (!this.slots.has(slot)) return;
+    if ('log' in m) {
+      this.onLog(m.log);
+      return;
+    }
+    if ('ready' in m) {
+      slot.ready = true;
+      this.failedStarts = 0;
+    } else {
+      const job = slot.job;
+      clearTimeout(slot.timer);
+      slot.job = undefined;
+      if ('error' in m) job?.reject(new TaskError(m.error.message, m.error.code, m.error.details));
+      else job?.resolve({ ok: true, value: m.value });
+    }
+    // Idle workers do not keep the process alive.
+    slot.worker.unref();
+    this.idle.push(slot);
+    this.pump();
+  }
+
+  /** Ends a worker for good (limit hit, crash, exit): its task answers the hit, a new worker follows on demand. */
+  private retire(slot: Slot, hit: LimitHit): void {
+    if (!this.slots.delete(slot)) return;
+    clearTimeout(slot.timer);
+    if (!slot.ready && ++this.failedStarts >= 3) {
+      const err = new Error(`the inspection worker cannot start: ${hit.message}`);
+      for (const job of this.queue.splice(0)) job.reject(err);
+    }
+    const at = this.idle.indexOf(slot);
+    if (at !== -1) this.idle.splice(at, 1);
+    void slot.worker.terminate();
+    const job = slot.job;
+    slot.job = undefined;
+    job?.resolve({ ok: false, hit });
+    this.pump();
+  }
+}

@@ -1,0 +1,123 @@
+/**
+ * A running agent against files meant to kill, freeze or steer it (issue 16): each is refused into
+ * the error folder with a reason, and the agent goes on taking good files.
+ */
+import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { pageTreeBombPdf } from '../fixtures/inputs/hostile.js';
+import { type Harness, listFiles, makeHarness, makePdf, waitFor } from './support/agent-harness.js';
+
+let h: Harness;
+
+beforeAll(async () => {
+  h = await makeHarness();
+});
+afterEach(async () => {
+  await h.stopAgents();
+});
+afterAll(async () => {
+  await h.cleanup();
+});
+
+const errorRecord = (folder: string, file: string) =>
+  JSON.parse(readFileSync(path.join(h.dir, 'error', folder, `${file}.error.json`), 'utf8'));
+
+describe('hostile files against a running agent', () => {
+  it('refuses a 2^64-page tree PDF and a CSV over the inspection memory, then sends a good PDF', {
+    timeout: 90_000,
+  }, async () => {
+    const agent = await h.startAgent(
+      h.config(
+        [
+          { name: 'pdf', workflowId: SEED.workflows.pdfEmail },
+          { name: 'data', workflowId: SEED.workflows.dataFile },
+        ],
+        { inspection: { memory: '32MiB', workers: 1 }, maxFileBytes: '64MiB' },
+      ),
+    );
+    h.drop('pdf', 'tree.pdf', pageTreeBombPdf(64));
+    h.drop('data', 'rows.csv', `a,b\n${'1,2\n'.repeat(3_000_000)}`);
+    await waitFor(() => listFiles(path.join(h.dir, 'error', 'pdf')).includes('tree.pdf.error.json'), 30_000);
+    // Parsing until the worker's heap is full takes seconds on a loaded machine.
+    await waitFor(() => listFiles(path.join(h.dir, 'error', 'data')).includes('rows.csv.error.json'), 60_000);
+    expect(errorRecord('pdf', 'tree.pdf')).toMatchObject({ code: 'DOCEX_INPUT_PDF_CORRUPT' });
+    expect(errorRecord('data', 'rows.csv')).toMatchObject({
+      code: 'DOCEX_INPUT_TOO_COMPLEX',
+      reason: expect.stringContaining('(inspection.memory)'),
+    });
+
+    h.drop('pdf', 'good.pdf', await makePdf('after the hostile ones'));
+    await waitFor(
+      () => agent.journal.byPath(path.join(h.folderPath('pdf'), 'good.pdf'))[0]?.state === 'done',
+    );
+  });
+
+  it('stops a folder whose .error is a symbolic link at start, and runs the others', async () => {
+    const outside = path.join(h.dir, 'outside-start');
+    mkdirSync(outside, { recursive: true });
+    mkdirSync(h.folderPath('linked'), { recursive: true });
+    const errorDir = path.join(h.folderPath('linked'), '.error');
+    symlinkSync(outside, errorDir);
+    const agent = await h.startAgent(
+      h.config([
+        { name: 'linked', workflowId: SEED.workflows.pdfEmail, errorDir },
+        { name: 'fine', workflowId: SEED.workflows.pdfEmail },
+      ]),
+    );
+    expect(agent.stoppedFolders).toEqual([
+      {
+        name: 'linked',
+        workflowId: SEED.workflows.pdfEmail,
+        code: 'DOCEX_FOLDER_UNSAFE',
+        reason: `${errorDir} is a symbolic link; the agent writes only into real directories. Replace it with a directory.`,
+      },
+    ]);
+    h.drop('fine', 'fine.pdf', await makePdf('fine'));
+    await waitFor(
+      () => agent.journal.byPath(path.join(h.folderPath('fine'), 'fine.pdf'))[0]?.state === 'done',
+      30_000,
+    );
+  });
+
+  it('never writes through an .error swapped for a symbolic link while running', async () => {
+    const outside = path.join(h.dir, 'outside-run');
+    mkdirSync(outside, { recursive: true });
+    const errorDir = path.join(h.folderPath('swapped'), '.error');
+    const agent = await h.startAgent(
+      h.config([{ name: 'swapped', workflowId: SEED.workflows.pdfEmail, errorDir }]),
+    );
+    rmSync(errorDir, { recursive: true });
+    symlinkSync(outside, errorDir);
+    h.drop('swapped', 'broken.pdf', '%PDF-1.7\nnot a pdf');
+    const unsafe = () =>
+      h.logs.find(
+        (l) =>
+          l['file'] === 'broken.pdf' &&
+          (l['err'] as { code?: string } | undefined)?.code === 'DOCEX_FOLDER_UNSAFE',
+      );
+    await waitFor(unsafe, 30_000);
+    expect(listFiles(outside)).toEqual([]);
+    expect(listFiles(path.join(h.folderPath('swapped'), '.processing'))).toEqual(['broken.pdf']);
+    expect(agent.journal.byPath(path.join(h.folderPath('swapped'), 'broken.pdf'))[0]?.state).toBe('rejected');
+  });
+
+  it('refuses a payload-pdf sidecar over inspection.limits.sidecarBytes without reading it whole', async () => {
+    const agent = await h.startAgent(
+      h.config([{ name: 'letters', workflowId: SEED.workflows.payloadPdfPrint, mode: 'payload-pdf' }]),
+    );
+    const big = JSON.stringify({ templateData: { blob: 'x'.repeat(2 * 1024 * 1024) } });
+    h.drop('letters', 'letter.json', big);
+    h.drop('letters', 'letter.pdf', await makePdf('letter'));
+    await waitFor(
+      () => listFiles(path.join(h.dir, 'error', 'letters')).includes('letter.pdf.error.json'),
+      30_000,
+    );
+    expect(errorRecord('letters', 'letter.pdf')).toMatchObject({
+      code: 'DOCEX_INPUT_TOO_COMPLEX',
+      reason: 'letter.json is larger than 1 MiB (inspection.limits.sidecarBytes); nothing was sent',
+    });
+    expect(agent.journal.byPath(path.join(h.folderPath('letters'), 'letter.pdf'))[0]?.jobId).toBeUndefined();
+  });
+});

@@ -1,0 +1,93 @@
+/**
+ * The worker pool's limits, with a fault-injection worker (plain JavaScript, evaluated): a task
+ * that loops, one that eats memory, one that kills its thread. Each answers the limit it hit, and
+ * the pool goes on answering the next task on a fresh worker.
+ */
+import { Worker } from 'node:worker_threads';
+import { afterEach, describe, expect, it } from 'vitest';
+import { TaskError, WorkerPool } from '../../../src/pipeline/isolate/pool.js';
+
+const FAULTS = `
+const { parentPort, threadId } = require('node:worker_threads');
+parentPort.on('message', ({ task, args }) => {
+  if (task === 'echo') return parentPort.postMessage({ value: { echo: args[0], threadId } });
+  if (task === 'loop') for (;;) {}
+  if (task === 'hog') { const keep = []; for (;;) keep.push(new Array(1e5).fill({ a: 1 })); }
+  if (task === 'exit') process.exit(3);
+  if (task === 'throw') return parentPort.postMessage({ error: { message: 'gone', code: 'ENOENT' } });
+});
+parentPort.postMessage({ ready: true });
+`;
+
+const pools: WorkerPool[] = [];
+function pool(threads = 1, timeLimitMs = 500): WorkerPool {
+  const p = new WorkerPool(
+    () => new Worker(FAULTS, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 32 } }),
+    { threads, timeLimitMs },
+  );
+  pools.push(p);
+  return p;
+}
+
+afterEach(async () => {
+  await Promise.all(pools.splice(0).map((p) => p.close()));
+});
+
+describe('WorkerPool', () => {
+  it('reuses one worker for task after task', async () => {
+    const p = pool();
+    const a = await p.run<{ threadId: number }>('echo', [1]);
+    const b = await p.run<{ threadId: number }>('echo', [2]);
+    expect(a).toMatchObject({ ok: true, value: { echo: 1 } });
+    expect(b.ok && a.ok && b.value.threadId).toBe(a.ok && a.value.threadId);
+    expect(p.size).toBe(1);
+  });
+
+  it('ends a task that runs past the time limit and answers the next one on a new worker', async () => {
+    const p = pool();
+    expect(await p.run('loop', [])).toEqual({
+      ok: false,
+      hit: { limit: 'time', message: 'ran longer than 500 ms' },
+    });
+    expect(await p.run('echo', ['after'])).toMatchObject({ ok: true, value: { echo: 'after' } });
+  });
+
+  it('counts the time limit from the start of each task, not from its queueing', async () => {
+    const p = pool(1, 400);
+    const answers = await Promise.all([p.run('loop', []), p.run('loop', []), p.run('echo', ['third'])]);
+    expect(answers.map((a) => (a.ok ? 'ok' : a.hit.limit))).toEqual(['time', 'time', 'ok']);
+  });
+
+  it('answers a task that exhausts the memory cap as the memory limit', async () => {
+    const p = pool(1, 20_000);
+    const answer = await p.run('hog', []);
+    expect(answer).toMatchObject({ ok: false, hit: { limit: 'memory' } });
+    expect(await p.run('echo', ['after'])).toMatchObject({ ok: true });
+  });
+
+  it('answers a task whose worker exits as a crash', async () => {
+    const p = pool();
+    expect(await p.run('exit', [])).toMatchObject({ ok: false, hit: { limit: 'crash' } });
+    expect(await p.run('echo', ['after'])).toMatchObject({ ok: true });
+  });
+
+  it("rethrows a task's own error with its code, keeping the worker", async () => {
+    const p = pool();
+    await expect(p.run('throw', [])).rejects.toEqual(new TaskError('gone', 'ENOENT'));
+    await expect(p.run('throw', [])).rejects.toMatchObject({ code: 'ENOENT' });
+    expect(p.size).toBe(1);
+  });
+
+  it('runs up to `threads` tasks at once', async () => {
+    const p = pool(2);
+    const answers = await Promise.all([1, 2, 3, 4].map((n) => p.run<{ threadId: number }>('echo', [n])));
+    expect(new Set(answers.map((a) => a.ok && a.value.threadId)).size).toBeLessThanOrEqual(2);
+    expect(p.size).toBeLessThanOrEqual(2);
+  });
+
+  it('refuses new tasks once closed', async () => {
+    const p = pool();
+    await p.close();
+    await expect(p.run('echo', [1])).rejects.toThrow('closed');
+  });
+});
