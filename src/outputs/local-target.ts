@@ -10,6 +10,9 @@ import { makeSharedDir } from '../core/shared-dir.js';
 import { tempBaseName } from '../core/temp-name.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
+/** The temp names of tempBaseName. */
+const TEMP_NAME = /^\.docex-[0-9a-f]{12}\.tmp$/;
+
 /** Resolves `relPath` inside `root`, refusing anything that would leave it. */
 export function resolveInside(root: string, relPath: string): string {
   const target = path.resolve(root, relPath);
@@ -24,6 +27,7 @@ export class LocalTarget implements OutputTarget {
   readonly description: string;
   /** Writes of one target one after the other: they share its temp name. */
   private readonly writing = new KeyedQueue();
+  private swept: Promise<void> | undefined;
 
   constructor(
     private readonly root: string,
@@ -34,6 +38,7 @@ export class LocalTarget implements OutputTarget {
 
   async write(relPath: string, content: OutputContent): Promise<void> {
     const target = resolveInside(this.root, relPath);
+    await (this.swept ??= this.sweepStale());
     // One temp name per target: a kill mid-write leaves it, and the write done again replaces it.
     const temp = path.join(path.dirname(target), tempBaseName(target));
     await this.writing.run(target, () => this.writeVia(relPath, target, temp, content));
@@ -69,6 +74,28 @@ export class LocalTarget implements OutputTarget {
         cause: err,
       });
     }
+  }
+
+  /**
+   * Before this process's first write: temp files a killed process left whose output was not
+   * written again since (a Peppol document the next run had not re-saved when it stopped). Only
+   * those last touched before this process started: a write in flight keeps its temp file fresh.
+   */
+  private async sweepStale(): Promise<void> {
+    const started = performance.timeOrigin;
+    const walk = async (dir: string, depth: number): Promise<void> => {
+      const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
+      for (const entry of entries) {
+        const full = path.join(dir, entry.name);
+        if (entry.isDirectory() && depth > 0) await walk(full, depth - 1);
+        else if (entry.isFile() && TEMP_NAME.test(entry.name)) {
+          const st = await fs.stat(full).catch(() => undefined);
+          if (st && st.mtimeMs < started) await fs.rm(full, { force: true });
+        }
+      }
+    };
+    // Proofs sit two folders down (<date>/<stem>/), statuses one.
+    await walk(this.root, 2);
   }
 
   async exists(relPath: string): Promise<boolean> {

@@ -1,4 +1,13 @@
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
@@ -75,5 +84,24 @@ describe('LocalTarget', () => {
     const text = readFileSync(path.join(root, 'same.csv'), 'utf8');
     expect(text).toBe('b'.repeat(64 * 4096));
     expect(readdirSync(root)).toEqual(['same.csv']);
+  });
+
+  it('removes, before its first write, the temp files a killed process left under outputs not written again', async () => {
+    // Left by an earlier process: a Peppol document at the root, a proof two folders down.
+    const stale = [
+      path.join(root, '.docex-0123456789ab.tmp'),
+      path.join(root, '2026-11-26/job_1/.docex-ba9876543210.tmp'),
+    ];
+    mkdirSync(path.join(root, '2026-11-26/job_1'), { recursive: true });
+    const before = new Date(performance.timeOrigin - 60_000);
+    for (const file of stale) {
+      writeFileSync(file, 'half');
+      utimesSync(file, before, before);
+    }
+    writeFileSync(path.join(root, 'keep.tmp'), 'not ours');
+    const target = new LocalTarget(root);
+    await target.write('statuses.csv', 'a;b');
+    for (const file of stale) expect(existsSync(file), file).toBe(false);
+    expect(readdirSync(root).sort()).toEqual(['2026-11-26', 'keep.tmp', 'statuses.csv']);
   });
 });
