@@ -122,9 +122,9 @@ async function inspectAndMove(
 
 /**
  * Inspection parses dropped bytes, in a worker under memory and time limits. Should a file still
- * take the whole process down, the journal tells: the inspection is recorded before it starts and
- * cleared after, so a restart sets aside a file that keeps killing the agent (quarantinePoison)
- * instead of crashing again.
+ * take the whole process down, the journal tells: the parse is recorded as it starts and cleared
+ * after, so a restart sets aside a file that keeps killing the agent (quarantinePoison) instead of
+ * crashing again.
  */
 async function inspect(
   ctx: StepContext,
@@ -133,10 +133,13 @@ async function inspect(
   filePath: string,
   bytes: Buffer | undefined,
 ) {
-  ctx.journal.inspectionStarting(filePath);
-  crashPoint('mid-inspection');
+  // Recorded when a worker takes the file: a kill while it waits for one says nothing of the file.
+  const started = () => {
+    ctx.journal.inspectionStarting(filePath);
+    crashPoint('mid-inspection');
+  };
   try {
-    return await ctx.inspector.run('inspectFile', fileName, {
+    return await ctx.inspector.runTracked('inspectFile', fileName, started, {
       path: filePath,
       fileName,
       inputSourceType: rt.workflow.inputSource.type,

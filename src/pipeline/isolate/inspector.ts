@@ -69,12 +69,22 @@ export class Inspector {
    * Runs a task on `fileName`'s bytes in a worker. A limit hit answers DOCEX_INPUT_TOO_COMPLEX;
    * a task's own error (the file vanished) is thrown as a TaskError with its code.
    */
-  async run<K extends TaskName>(
+  run<K extends TaskName>(
     task: K,
     fileName: string,
     ...args: Parameters<Tasks[K]>
   ): Promise<Answer<K> | InputRejection> {
-    const answer = await this.pool.run<Answer<K>>(task, args);
+    return this.runTracked(task, fileName, undefined, ...args);
+  }
+
+  /** As run; `started` is told when a worker takes the task (its parse begins). */
+  async runTracked<K extends TaskName>(
+    task: K,
+    fileName: string,
+    started: (() => void) | undefined,
+    ...args: Parameters<Tasks[K]>
+  ): Promise<Answer<K> | InputRejection> {
+    const answer = await this.pool.run<Answer<K>>(task, args, started);
     if (answer.ok) return answer.value;
     return reject('DOCEX_INPUT_TOO_COMPLEX', limitReason(fileName, answer.hit, this.limits), {
       limit: answer.hit.limit,

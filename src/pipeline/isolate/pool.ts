@@ -46,6 +46,8 @@ export class TaskError extends Error {
 interface Job {
   task: string;
   args: unknown[];
+  /** Told when a worker takes the job (after any wait in the queue or for a worker to start). */
+  started?: (() => void) | undefined;
   resolve(answer: PoolAnswer<unknown>): void;
   reject(err: Error): void;
 }
@@ -72,10 +74,10 @@ export class WorkerPool {
     private readonly onLog: (text: string) => void = () => {},
   ) {}
 
-  run<T>(task: string, args: unknown[]): Promise<PoolAnswer<T>> {
+  run<T>(task: string, args: unknown[], started?: () => void): Promise<PoolAnswer<T>> {
     if (this.closed) return Promise.reject(new Error('the inspection pool is closed'));
     return new Promise<PoolAnswer<unknown>>((resolve, reject) => {
-      this.queue.push({ task, args, resolve, reject });
+      this.queue.push({ task, args, resolve, reject, started });
       this.pump();
     }) as Promise<PoolAnswer<T>>;
   }
@@ -137,6 +139,7 @@ export class WorkerPool {
       () => this.retire(slot, { limit: 'time', message: `ran longer than ${ms} ms` }),
       ms,
     );
+    job.started?.();
     slot.worker.postMessage({ task: job.task, args: job.args });
   }
 
