@@ -146,7 +146,7 @@ describe('parking: a file the agent keeps failing on leaves .processing with wha
           r.payload.channelIdentifiers[0]!.value,
       ),
     ).toEqual(['later@example.com']);
-    expect(h.logs.some((l) => l['msg'] === 'file parked in the error folder' && l['level'] === 'error')).toBe(
+    expect(h.logs.some((l) => l['msg'] === 'file parked in the error folder' && l['level'] === 50)).toBe(
       true,
     );
     // Three tries of row 1, each behind a lookup that found nothing; row 2 never reached.
