@@ -95,7 +95,8 @@ describe('hostile files against a running agent', () => {
       h.logs.find(
         (l) =>
           l['file'] === 'broken.pdf' &&
-          (l['err'] as { code?: string } | undefined)?.code === 'DOCEX_FOLDER_UNSAFE',
+          // The retry log names an expected failure's code (an unexpected one carries its err).
+          (l['code'] ?? (l['err'] as { code?: string } | undefined)?.code) === 'DOCEX_FOLDER_UNSAFE',
       );
     await waitFor(unsafe, 30_000);
     expect(listFiles(outside)).toEqual([]);
