@@ -5,9 +5,11 @@
  * A PDF whose sidecar has not arrived waits (retried) up to SIDECAR_WAIT_MS, then is refused.
  * A ZIP is a batch (PDFs + index.csv) in any payload-pdf folder: see payload-pdf-batch.ts.
  */
+
 import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
+import { crashPoint } from '../core/crash-points.js';
 import { DocexError, isDocexError } from '../core/errors.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
@@ -135,7 +137,10 @@ export async function drivePayloadPdf(
         throw new RetryLater(plan.code, `row recorded but the sidecar no longer builds: ${plan.reason}`);
       return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
     }
-    if (rows.length === 0) rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
+    if (rows.length === 0) {
+      rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
+      crashPoint('after-rows');
+    }
     row = rows[0]!;
     const request = plan.request;
     row = await runJobSteps(ctx, rt, row, {
