@@ -131,7 +131,8 @@ describe('sftp folder source against a faulty server', () => {
     t.server.knobs.denyOpen = new Set(['locked.pdf']);
     await t.env.start();
     t.env.drop('locked.pdf', await makePdf('locked'));
-    await waitFor(() => t.env.refused().includes('locked.pdf.error.txt'), 15_000);
+    // The records are written first, then the file is moved beside them: wait for the whole refusal.
+    await waitFor(() => t.env.refused().length === 3, 15_000);
     expect(t.env.refused()).toEqual(['locked.pdf', 'locked.pdf.error.json', 'locked.pdf.error.txt']);
     const reason = readFileSync(path.join(t.env.remote, '.error', 'locked.pdf.error.txt'), 'utf8');
     expect(reason).toContain('DOCEX_SFTP_DOWNLOAD_FAILED');
