@@ -38,7 +38,8 @@ export class LocalTarget implements OutputTarget {
 
   async write(relPath: string, content: OutputContent): Promise<void> {
     const target = resolveInside(this.root, relPath);
-    await (this.swept ??= this.sweepStale());
+    this.swept ??= this.sweepStale();
+    await this.swept;
     // One temp name per target: a kill mid-write leaves it, and the write done again replaces it.
     const temp = path.join(path.dirname(target), tempBaseName(target));
     await this.writing.run(target, () => this.writeVia(relPath, target, temp, content));
