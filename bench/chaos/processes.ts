@@ -3,7 +3,9 @@
  * (`src/cli/main.ts start` under tsx, as an operator starts it), its JSON log lines read as they
  * come so a scenario knows when it started, which files had to wait and why.
  */
+
 import { type ChildProcess, spawn } from 'node:child_process';
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -110,7 +112,10 @@ export function startAgentProcess(
   const seen = new Map<string, number>();
   const recreated = new Set<string>();
   const warned = new Set<string>();
+  // DOCEX_CHAOS_AGENT_LOG=<file>: every agent line appended there, to follow a failed cell file by file.
+  const fullLog = process.env['DOCEX_CHAOS_AGENT_LOG'];
   const keep = (line: string) => {
+    if (fullLog) appendFileSync(fullLog, `${line}\n`);
     tail.push(line.length > 2000 ? `${line.slice(0, 2000)}…` : line);
     if (tail.length > 60) tail.shift();
   };
