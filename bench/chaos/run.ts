@@ -81,7 +81,8 @@ for (const scenario of chosen) {
       mode.name === 'pdf' ? sizes : { ...sizes, mode, files: sizes.files ?? setFiles };
     const cell = `${scenario.name}/${mode.name}`;
     process.stderr.write(`chaos: ${cell} (${scenario.fault}) ...\n`);
-    const result = await scenario.run(cellSizes);
+    // A cell a scenario skips (no sshd, a mode it does not offer) still names its mode.
+    const result = { mode: mode.name, ...(await scenario.run(cellSizes)) };
     report.results.push(result);
     process.stderr.write(
       `chaos: ${cell} ${passed(result) ? 'held' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(0)} s\n`,

@@ -150,9 +150,9 @@ export class SftpSource {
     return this.options.log;
   }
 
+  /** Log fields of a file; the logger given is the folder's child and carries `folder` already. */
   private ctx(name?: string, remotePath?: string): Record<string, unknown> {
     return {
-      folder: this.options.folder.name,
       server: this.options.server.description,
       ...(name === undefined ? {} : { file: name }),
       ...(remotePath === undefined ? {} : { remotePath }),
@@ -241,10 +241,12 @@ export class SftpSource {
     const entries = await this.options.server.list(this.processingDir);
     const listed = entries.map((e) => e.name);
     const suffixes = markerSuffixes(this.options.folder.stability);
+    const companions: RemoteEntry[] = [];
     for (const entry of entries) {
       if (this.stopped) return listed;
       const { name } = entry;
       if (entry.type !== 'file' || this.inFlight.has(name) || this.finisher.busy(name)) continue;
+      if (this.options.isCompanion?.(name)) companions.push(entry);
       if (this.options.isCompanion?.(name) || suffixes.some((s) => name.endsWith(s))) continue;
       const remoteFile = remoteJoin(this.processingDir, name);
       const decision = reconcile(entry, this.newestItem(name), await this.hasLocalCopy(name));
@@ -255,7 +257,30 @@ export class SftpSource {
         this.download(entry, remoteFile, undefined);
       }
     }
+    await this.fetchCompanionsAgain(companions, listed);
     return listed;
+  }
+
+  /**
+   * A sidecar whose download broke after its claim sits in `.processing/` with no local copy, and
+   * its PDF would wait for it for ever: fetched again while its PDF is claimed (here or in flight).
+   */
+  private async fetchCompanionsAgain(companions: RemoteEntry[], listed: string[]): Promise<void> {
+    if (companions.length === 0) return;
+    const wanted = new Set<string>();
+    for (const name of [...listed, ...this.inFlight.keys()]) {
+      if (this.options.isCompanion?.(name)) continue;
+      for (const companion of this.options.companionsOf?.(name) ?? []) wanted.add(companion);
+    }
+    for (const entry of companions) {
+      if (this.stopped) return;
+      const { name } = entry;
+      if (!wanted.has(name) || this.inFlight.has(name) || this.finisher.busy(name)) continue;
+      if (await this.hasLocalCopy(name)) continue;
+      const remoteFile = remoteJoin(this.processingDir, name);
+      this.log.info(this.ctx(name, remoteFile), 'taking a claimed sidecar again');
+      this.download(entry, remoteFile, undefined);
+    }
   }
 
   /** `claimed`: the names the remote `.processing/` listed in this pass. */

@@ -51,6 +51,28 @@ describe('sftp folder options', () => {
     expect(await t.env.jobsFor('letter-with-payment.pdf')).toBe(1);
   });
 
+  it('fetches a sidecar again when its download broke after the claim (its PDF does not wait for ever)', async () => {
+    const samples = path.join('samples', 'payload-pdf-print');
+    const pdf = readFileSync(path.join(samples, 'letter-with-payment.pdf'));
+    const json = readFileSync(path.join(samples, 'letter-with-payment.json'));
+    await t.env.start(t.env.config({}, { workflowId: SEED.workflows.payloadPdfPrint }));
+    // Twice: the transport's own retry of a broken download fails too.
+    t.server.knobs.dropOnOpen = new Map([['letter-retried.json', 2]]);
+    const jobsBefore = await t.env.jobsFor('letter-with-payment.pdf');
+    t.env.drop('letter-retried.json', json);
+    t.env.drop('letter-retried.pdf', pdf);
+    await waitFor(() => t.env.archived().filter((f) => f.includes('letter-retried')).length === 2, 15_000);
+    expect(t.server.knobs.dropOnOpen.get('letter-retried.json')).toBe(0);
+    expect(t.env.h.logs.some((l) => l.msg === 'taking a claimed sidecar again')).toBe(true);
+    expect(t.env.archived().filter((f) => f.includes('letter-retried'))).toEqual([
+      path.join(t.day(), 'letter-retried.json'),
+      path.join(t.day(), 'letter-retried.pdf'),
+    ]);
+    expect(t.env.remoteFiles('.processing')).toEqual([]);
+    // The sidecar names the job's file: one job more under that name than before the drop.
+    expect(await t.env.jobsFor('letter-with-payment.pdf')).toBe(jobsBefore + 1);
+  });
+
   it('refuses the same content dropped again under another name (duplicate) into the remote error folder', async () => {
     const agent = await t.env.start();
     const pdf = await makePdf('sent once only');

@@ -28,6 +28,8 @@ export interface FaultKnobs {
   refuseRename?: boolean;
   /** Opening files of these names (in any folder) for reading answers PERMISSION_DENIED. */
   denyOpen?: Set<string>;
+  /** The connection is dropped instead of opening a file of this name for reading, this many times. */
+  dropOnOpen?: Map<string, number>;
   /** Once: the connection is dropped instead of answering a RENAME whose target contains this text. */
   dropOnRenameTo?: string;
   /** Each listing (OPENDIR) of the file's folder appends `chunk` to it, `times` times. */
@@ -116,6 +118,13 @@ function serveSftp(sftp: SFTPWrapper, client: Connection, server: FaultServer): 
       const mode = openFlags(flags);
       if (mode === 'r' && knobs.denyOpen?.has(path.basename(filename))) {
         sftp.status(reqid, STATUS_CODE.PERMISSION_DENIED, 'permission denied');
+        return;
+      }
+      const drops = knobs.dropOnOpen?.get(path.basename(filename)) ?? 0;
+      if (mode === 'r' && drops > 0) {
+        knobs.dropOnOpen?.set(path.basename(filename), drops - 1);
+        server.stats.disconnects++;
+        client.end();
         return;
       }
       const fh = await fsp.open(filename, mode, 0o644);
