@@ -1,10 +1,12 @@
 /**
  * The two kinds of work the follower runs: one poll of a job, one document to fetch. A failure is
  * logged with its code and the work is scheduled again (the job's backoff, the document's retry
- * time); a stop (abort) leaves the store as it was, to be resumed at the next start.
+ * time; a download failing past the retry policy's limit is parked); a stop (abort) leaves the
+ * store as it was, to be resumed at the next start.
  */
 import type { CallOptions } from '../api/index.js';
 import { isDocexError } from '../core/errors.js';
+import { nextTry, stepFailure } from '../domain/retry-policy.js';
 import { pollInterval, retryAt } from './follow-plan.js';
 import { type PollDeps, pollJob } from './poll-job.js';
 import { fetchDocument, type ProofDeps } from './proofs.js';
@@ -64,16 +66,27 @@ export function documentTask(ctx: TaskContext, doc: DocumentRow): Task {
         await fetchDocument(ctx.proofs, doc, fields, ctx.options(source?.folder));
       } catch (err) {
         if (ctx.aborted()) return;
-        const code = isDocexError(err) ? err.code : 'DOCEX_INTERNAL';
-        store.markDocumentFailed(
-          doc,
-          code,
-          retryAt(ctx.proofs.now(), doc.failures + 1, ctx.poll.config.follow),
-        );
-        log.warn(
-          { ...fields, sendingEventId: doc.sendingEventId, documentType: doc.type, err, code },
-          'proof download failed: tried again later',
-        );
+        const failure = stepFailure(err);
+        const tries = doc.failures + 1;
+        const { follow } = ctx.poll.config;
+        // The return path's own waits (its poll intervals); the limits are the policy's.
+        const next = nextTry(failure, tries, (n) => retryAt(0, n, follow));
+        const logged = {
+          ...fields,
+          sendingEventId: doc.sendingEventId,
+          documentType: doc.type,
+          code: failure.code,
+        };
+        if (next.kind === 'park') {
+          store.markDocumentParked(doc, `${failure.code}: ${next.reason}`);
+          log.error(
+            { ...logged, reason: next.reason },
+            'proof download parked: fix the cause, then run `docex-agent returns retry`',
+          );
+          return;
+        }
+        store.markDocumentFailed(doc, failure.code, ctx.proofs.now() + next.delayMs);
+        log.warn({ ...logged, err, try: tries }, 'proof download failed: tried again later');
       }
     },
   };

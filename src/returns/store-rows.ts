@@ -40,7 +40,8 @@ export interface EventRow {
   eventJson: string;
 }
 
-export type DocumentState = 'pending' | 'writing' | 'done';
+/** `parked`: its download failed past the retry policy's limit; `returns retry` takes it again. */
+export type DocumentState = 'pending' | 'writing' | 'done' | 'parked';
 
 export interface DocumentRow {
   sendingEventId: string;

@@ -74,6 +74,34 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     `,
   },
+  {
+    // A download that keeps failing is parked (retry policy) until an operator asks for it again.
+    version: 2,
+    sql: `
+      CREATE TABLE documents_v2 (
+        sending_event_id TEXT NOT NULL,
+        file_reference TEXT NOT NULL,
+        job_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        name TEXT,
+        content_type TEXT,
+        size INTEGER,
+        path TEXT NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('pending', 'writing', 'done', 'parked')),
+        failures INTEGER NOT NULL DEFAULT 0,
+        next_try_at INTEGER NOT NULL,
+        last_error TEXT,
+        md5 TEXT,
+        done_at INTEGER,
+        PRIMARY KEY (sending_event_id, file_reference)
+      );
+      INSERT INTO documents_v2 SELECT * FROM documents;
+      DROP TABLE documents;
+      ALTER TABLE documents_v2 RENAME TO documents;
+      CREATE INDEX documents_due ON documents (state, next_try_at);
+      CREATE INDEX documents_path ON documents (path);
+    `,
+  },
 ];
 
 export const RETURNS_SCHEMA_VERSION = latestVersion(MIGRATIONS);

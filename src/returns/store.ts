@@ -264,7 +264,7 @@ export class ReturnsStore {
     return (
       this.db
         .prepare(
-          `SELECT * FROM documents WHERE state != 'done' AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`,
+          `SELECT * FROM documents WHERE state IN ('pending', 'writing') AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`,
         )
         .all(now, limit) as Row[]
     ).map(toDocument);
@@ -285,7 +285,7 @@ export class ReturnsStore {
   markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): void {
     this.db
       .prepare(
-        `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state != 'done'`,
+        `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,
       )
       .run(d.sendingEventId, d.fileReference);
   }
@@ -312,14 +312,26 @@ export class ReturnsStore {
       .run(error, nextTryAt, d.sendingEventId, d.fileReference);
   }
 
+  /** Failed past the retry policy's limit: left alone until `returns retry`. */
+  markDocumentParked(d: DocumentRow, error: string): void {
+    this.db
+      .prepare(
+        `UPDATE documents SET state = 'parked', failures = failures + 1, last_error = ?
+         WHERE sending_event_id = ? AND file_reference = ?`,
+      )
+      .run(error, d.sendingEventId, d.fileReference);
+  }
+
   /**
-   * Documents whose download failed and waits for its backoff, due now (`docex-agent returns
-   * retry`): a running agent's follower takes them at its next pass. Answers how many.
+   * Documents whose download failed, waiting for their backoff or parked, due now with a fresh
+   * count of tries (`docex-agent returns retry`): a running agent's follower takes them at its next
+   * pass. Answers how many.
    */
   retryFailedDocumentsNow(now: number): number {
     return this.db
       .prepare(
-        `UPDATE documents SET next_try_at = ? WHERE state = 'pending' AND failures > 0 AND next_try_at > ?`,
+        `UPDATE documents SET state = 'pending', failures = 0, next_try_at = ?
+         WHERE state = 'parked' OR (state = 'pending' AND failures > 0 AND next_try_at > ?)`,
       )
       .run(now, now).changes;
   }
@@ -372,7 +384,14 @@ export class ReturnsStore {
       .run(day, rows, now);
   }
 
-  counts(): { jobs: number; open: number; events: number; documents: number; documentsDone: number } {
+  counts(): {
+    jobs: number;
+    open: number;
+    events: number;
+    documents: number;
+    documentsDone: number;
+    documentsParked: number;
+  } {
     const one = (sql: string) => (this.db.prepare(sql).get() as { n: number }).n;
     return {
       jobs: one('SELECT count(*) AS n FROM jobs'),
@@ -380,6 +399,7 @@ export class ReturnsStore {
       events: one('SELECT count(*) AS n FROM events'),
       documents: one('SELECT count(*) AS n FROM documents'),
       documentsDone: one(`SELECT count(*) AS n FROM documents WHERE state = 'done'`),
+      documentsParked: one(`SELECT count(*) AS n FROM documents WHERE state = 'parked'`),
     };
   }
 }

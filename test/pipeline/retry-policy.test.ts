@@ -2,13 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
 import { DocexError } from '../../src/core/errors.js';
 import {
-  classifyFailure,
   defaultRetryDelay,
   INTERNAL_TRY_LIMIT,
   nextTry,
   stepFailure,
   TRANSIENT_TRY_LIMIT,
-} from '../../src/pipeline/retry-policy.js';
+} from '../../src/domain/retry-policy.js';
+import { classifyFailure } from '../../src/pipeline/retry-policy.js';
 import { RetryLater } from '../../src/pipeline/types.js';
 
 const http = (status: number, code = `DOCEX_API_${status}`) =>

@@ -68,7 +68,7 @@ describe('returns store', () => {
     store.close();
   });
 
-  it('makes failed downloads due now on request (returns retry), and leaves untried and saved ones alone', () => {
+  it('makes failed and parked downloads due now on request (returns retry) with a fresh count, and leaves saved ones alone', () => {
     const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
     store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
     const doc = (ref: string) => ({
@@ -88,7 +88,7 @@ describe('returns store', () => {
         status: 'COMPLETED',
         jobJson: '{}',
         events: [{ id: 'se_1', businessStatus: 'DELIVERED', status: 'COMPLETED', json: '{}' }],
-        documents: [doc('failed'), doc('untried'), doc('saved')],
+        documents: [doc('failed'), doc('untried'), doc('saved'), doc('parked')],
         nextPollAt: 1e12,
         unchangedPolls: 0,
         done: true,
@@ -96,22 +96,26 @@ describe('returns store', () => {
       },
       100,
     );
-    const [failed, saved] = store
+    const [failed, parked, saved] = store
       .dueDocuments(100, 10)
       .sort((a, b) => a.fileReference.localeCompare(b.fileReference));
-    // Sorted: failed, saved, untried.
+    // Sorted: failed, parked, saved, untried.
     store.markDocumentFailed(failed!, 'DOCEX_NETWORK: no answer', 500_000);
+    store.markDocumentParked(parked!, 'DOCEX_RESPONSE_INVALID: 3 tries in a row failed');
     store.markDocumentDone(saved!, undefined, 100);
-    const untriedLater = store.dueDocuments(100, 10);
-    expect(untriedLater.map((d) => d.fileReference)).toEqual(['untried']);
+    const untriedLater = store.dueDocuments(1e13, 10);
+    // A parked document is never due by time, only by `returns retry`.
+    expect(untriedLater.map((d) => d.fileReference).sort()).toEqual(['failed', 'untried']);
+    expect(store.counts().documentsParked).toBe(1);
 
-    expect(store.retryFailedDocumentsNow(200)).toBe(1);
+    expect(store.retryFailedDocumentsNow(200)).toBe(2);
     expect(
       store
         .dueDocuments(200, 10)
         .map((d) => d.fileReference)
         .sort(),
-    ).toEqual(['failed', 'untried']);
+    ).toEqual(['failed', 'parked', 'untried']);
+    expect(store.dueDocuments(200, 10).every((d) => d.failures === 0)).toBe(true);
     // Already due: nothing more to move.
     expect(store.retryFailedDocumentsNow(200)).toBe(0);
     store.close();
