@@ -18,9 +18,9 @@ import {
   Journal,
   type JournalItem,
 } from '../journal/index.js';
+import { FreshIntents } from '../pipeline/fresh-intents.js';
 import { claimItem } from '../pipeline/intake.js';
 import { Inspector } from '../pipeline/isolate/inspector.js';
-import { FreshIntents } from '../pipeline/send-gate.js';
 import { driveSingleFile } from '../pipeline/single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
 import { hashFile } from '../sources/hash.js';

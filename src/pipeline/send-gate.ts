@@ -15,30 +15,6 @@ import { findJobByName } from './job-lookup.js';
 import { classifyFailure } from './retry-policy.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
-/** Intents recorded by this process and not yet acted on, by item and attempt. */
-export class FreshIntents {
-  private readonly keys = new Set<string>();
-
-  /** The journal recorded this `creating` move moments ago, in this process. */
-  recorded(item: JournalItem): void {
-    this.keys.add(keyOf(item));
-  }
-
-  /** True once per intent: the caller may send without a lookup. */
-  take(item: JournalItem): boolean {
-    return this.keys.delete(keyOf(item));
-  }
-
-  /** Forgets an item's intents (it left the pipeline). */
-  forget(itemId: number): void {
-    for (const key of this.keys) if (key.startsWith(`${itemId}:`)) this.keys.delete(key);
-  }
-}
-
-function keyOf(item: JournalItem): string {
-  return `${item.id}:${item.attempt}`;
-}
-
 /** Records a new intent (`creating`, a new job name) and marks it fresh. */
 export function recordIntent(ctx: StepContext, itemId: number, note?: string): JournalItem {
   const item = ctx.journal.transition(itemId, 'creating', note === undefined ? {} : { note });

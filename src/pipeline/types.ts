@@ -4,8 +4,8 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { Workflow } from '../domain/wire.js';
 import type { Journal } from '../journal/index.js';
+import type { FreshIntents } from './fresh-intents.js';
 import type { Inspector } from './isolate/inspector.js';
-import type { FreshIntents } from './send-gate.js';
 
 /** The calls the pipeline makes; a DocexClient's `jobs` fits. */
 export type PipelineJobs = Pick<

@@ -16,9 +16,9 @@ import { ManualClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/logger.js';
 import type { Job, PayloadJobRequest } from '../../src/domain/wire.js';
 import { isFinal, Journal, type JournalItem } from '../../src/journal/index.js';
+import { FreshIntents } from '../../src/pipeline/fresh-intents.js';
 import { sharedInspector } from '../../src/pipeline/isolate/inspector.js';
 import { createRow } from '../../src/pipeline/payload-word.js';
-import { FreshIntents } from '../../src/pipeline/send-gate.js';
 import type { FolderRuntime, PipelineJobs, StepContext } from '../../src/pipeline/types.js';
 
 const ROWS = 3;
