@@ -31,6 +31,8 @@ export interface ObservedJob {
 export interface FolderEntry {
   path: string;
   md5?: string;
+  /** An `.error.json`'s code. */
+  code?: string;
 }
 
 export interface Observation {
@@ -169,7 +171,11 @@ export function checkInvariants(
       violations.push(`${file.name} is archived but no job holds its upload`);
     }
     if (checkJobs && inError > 0 && uploaded > 0) violations.push(`${file.name} is refused but was uploaded`);
-    if (inError > 0 && options.expectArchived) violations.push(`${file.name} was refused`);
+    if (inError > 0 && options.expectArchived) {
+      const where = refused.find((r) => r.md5 === file.md5)?.path;
+      const code = seen.error.find((e) => e.path === `${where}.error.json`)?.code;
+      violations.push(`${file.name} was refused (${code ?? 'no code'})`);
+    }
   }
 
   let documents: number | undefined;

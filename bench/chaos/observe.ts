@@ -17,12 +17,23 @@ export function listFolder(dir: string): FolderEntry[] {
     for (const entry of readdirSync(path.join(dir, sub), { withFileTypes: true })) {
       const rel = sub ? `${sub}/${entry.name}` : entry.name;
       if (entry.isDirectory()) walk(rel);
+      else if (entry.name.endsWith('.error.json'))
+        out.push({ path: rel, code: refusalCode(path.join(dir, rel)) });
       else if (SIDE.test(entry.name) || entry.name.startsWith('.')) out.push({ path: rel });
       else out.push({ path: rel, md5: md5(readFileSync(path.join(dir, rel))) });
     }
   };
   walk('');
   return out.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function refusalCode(file: string): string | undefined {
+  try {
+    const code = (JSON.parse(readFileSync(file, 'utf8')) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Counts data files (no side files, no hidden names) under a folder, recursively. */

@@ -82,7 +82,7 @@ export interface World {
   placed(): number;
   /**
    * Waits until every input (or the files of the first `sets` sets) is archived or refused; throws
-   * with the agent's last lines on time-out.
+   * with the agent's last lines when `timeoutMs` pass with no file placed.
    */
   waitPlaced(timeoutMs: number, sets?: number): Promise<void>;
   /** Files named in a warning (a retry, a broken transfer) by any agent process of this world. */
@@ -243,20 +243,27 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     },
     placed,
     async waitPlaced(timeoutMs, setCount) {
-      const deadline = Date.now() + timeoutMs;
+      // Stuck means no progress: the deadline moves with every file placed (a loaded machine, or a
+      // mode whose sets go one at a time, is slow, not stuck).
+      let deadline = Date.now() + timeoutMs;
+      let seen = placed();
       const want =
         setCount === undefined
           ? inputs.length
           : sets.slice(0, setCount).reduce((n, set) => n + set.files.length, 0);
       while (placed() < want) {
         pump();
+        if (placed() > seen) {
+          seen = placed();
+          deadline = Date.now() + timeoutMs;
+        }
         const agent = current();
         if (agent && agent.child.exitCode !== null) {
           throw new Error(`agent exited (${agent.child.exitCode}):\n${agent.tail.join('\n')}`);
         }
         if (Date.now() > deadline) {
           throw new Error(
-            `${placed()} of ${want} files placed after ${timeoutMs} ms; last agent lines:\n${agent?.tail.slice(-15).join('\n') ?? '(no agent)'}`,
+            `${placed()} of ${want} files placed, none more in the last ${timeoutMs} ms; last agent lines:\n${agent?.tail.slice(-15).join('\n') ?? '(no agent)'}`,
           );
         }
         await new Promise((r) => setTimeout(r, 200));

@@ -154,3 +154,20 @@ async function inspect(
 
 /** Crashes during a file's inspection after which it is set aside as poison. */
 export const POISON_CRASHES = 2;
+
+/**
+ * A suspect (one crash interrupted its inspection) is inspected again alone, at recovery, before
+ * any folder starts: should the agent die again then, nothing else was running, and the next start
+ * sets the file aside as poison. A kill from outside during busy work (an OOM kill of the machine,
+ * a restart) thus never makes a good file poison. Its verdict is not kept: the pipeline inspects
+ * the file again in its turn.
+ */
+export async function inspectSuspect(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  fileName: string,
+  filePath: string,
+): Promise<boolean> {
+  const inspection = await inspect(ctx, rt, fileName, filePath, undefined);
+  return inspection.ok;
+}

@@ -15,7 +15,7 @@ import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected, rejectItem } from './finish.js';
 import { FreshIntents } from './fresh-intents.js';
-import { claimItem, type IntakeFile, POISON_CRASHES } from './intake.js';
+import { claimItem, type IntakeFile, inspectSuspect, POISON_CRASHES } from './intake.js';
 import { type Inspector, sharedInspector } from './isolate/inspector.js';
 import { parkItem } from './park.js';
 import { drivePayloadPdf, SIDECAR_WAIT_MS } from './payload-pdf.js';
@@ -201,11 +201,22 @@ export class Pipeline {
     return summary;
   }
 
-  /** Sets a file aside as poison when crashes interrupted its inspection POISON_CRASHES times. */
+  /**
+   * Sets a file aside as poison when crashes interrupted its inspection POISON_CRASHES times, the
+   * last one while it was inspected alone (inspectSuspect).
+   */
   private async quarantinePoison(rt: FolderRuntime, file: { name: string; path: string }): Promise<boolean> {
     const { journal, log, clock } = this.options;
     const crashes = journal.interruptedInspections(file.path);
-    if (crashes < POISON_CRASHES) return false;
+    if (crashes === 0) return false;
+    if (crashes < POISON_CRASHES) {
+      const ok = await inspectSuspect(this.ctx, rt, file.name, file.path);
+      log.warn(
+        { folder: rt.config.name, file: file.name, crashes, inspected: ok ? 'ok' : 'refused' },
+        'file inspected alone: a crash interrupted its inspection',
+      );
+      return false;
+    }
     const code = 'DOCEX_INPUT_POISON';
     const reason = `the agent crashed ${crashes} times while inspecting this file; it was set aside so it cannot crash the agent again`;
     const item = journal.byPath(file.path).find((i) => !isFinal(i.state));

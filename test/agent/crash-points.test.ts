@@ -132,3 +132,34 @@ describe('a file that crashes the agent while it is inspected', () => {
     expect(report).toMatchObject({ archived: 1, refused: 1 });
   }, 180_000);
 });
+
+describe('a file whose inspection a kill from outside interrupted', () => {
+  let world: World;
+  beforeAll(async () => {
+    world = await createWorld({ name: 'crash-suspect', files: 1, concurrency: 1, agentEntry });
+  }, 60_000);
+  afterAll(async () => {
+    await world?.close();
+  });
+
+  it('is inspected alone at the next start and, that inspection passing, is sent even when a second kill interrupts its inspection', async () => {
+    world.drop(1);
+    const first = world.startAgent({ DOCEX_TEST_CRASH_AT: 'mid-inspection' });
+    await within(first.exited, 60_000, 'the first crash, while inspecting');
+    // Second start: its lone inspection at recovery is the first one (passes); the kill lands on
+    // the second, in the middle of the pipeline's work.
+    const second = world.startAgent({ DOCEX_TEST_CRASH_AT: 'mid-inspection:2' });
+    await within(second.exited, 60_000, 'the second crash, while the pipeline inspects');
+    expect(second.child.signalCode).toBe('SIGKILL');
+    expect(
+      second.tail.some((l) => l.includes('"msg":"file inspected alone: a crash interrupted its inspection"')),
+    ).toBe(true);
+    const last = world.startAgent();
+    await within(Promise.race([last.started, last.exited]), 60_000, 'the third start');
+    await world.waitPlaced(60_000);
+    expect(await world.stopAgent()).toBe(0);
+    const report = await world.check();
+    expect(report.violations).toEqual([]);
+    expect(report).toMatchObject({ archived: 1, refused: 0 });
+  }, 180_000);
+});
