@@ -50,6 +50,8 @@ export interface FollowerOptions {
   maxSleepMs?: number;
 }
 
+/** How long the last status pass of a stop may write. */
+const STOP_STATUS_BUDGET_MS = 2_000;
 /** Status files may take about 1/this of the follower's time (see writeStatuses). */
 const STATUS_COST_SHARE = 20;
 
@@ -254,15 +256,21 @@ export class Follower {
     }
   }
 
-  private async writeStatuses(now: number, force = false): Promise<void> {
+  /** `stopping`: the last pass before the follower stops, bounded by STOP_STATUS_BUDGET_MS. */
+  private async writeStatuses(now: number, stopping = false): Promise<void> {
     if (now < this.statusRetryAt) return;
     // A job of thousands of events changes with every proof: its status file is rewritten at most
     // once per loop period (real time), not once per change.
     const real = performance.now();
-    if (!force && real - this.statusWrittenAt < Math.max(this.maxSleepMs, this.statusPauseMs)) return;
+    if (!stopping && real - this.statusWrittenAt < Math.max(this.maxSleepMs, this.statusPauseMs)) return;
     this.statusWrittenAt = real;
+    // Each write is synced: a backlog of them must not hold a stop past the service manager's
+    // patience. What is left is written at the next start.
+    const enough = stopping
+      ? () => performance.now() - real > STOP_STATUS_BUDGET_MS
+      : () => this.abort.signal.aborted;
     try {
-      await writeStaleStatusFiles(this.o.store, this.o.statusTarget);
+      await writeStaleStatusFiles(this.o.store, this.o.statusTarget, enough);
       // A status file of thousands of events costs real time to build and write: rewriting it once
       // a loop period would spend the agent on it. Spend at most about 1/STATUS_COST_SHARE of it.
       this.statusPauseMs = (performance.now() - real) * STATUS_COST_SHARE;

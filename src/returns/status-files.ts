@@ -98,15 +98,18 @@ export function statusInput(store: ReturnsStore, source: SourceRow): StatusInput
 
 /**
  * Writes each status file older than its state, once (a file that changes again meanwhile waits
- * for the next pass); answers how many were written.
+ * for the next pass), until `enough()` says so; answers how many were written. What is left stays
+ * stale in the store and is written at the next pass, or the next start.
  */
 export async function writeStaleStatusFiles(
   store: ReturnsStore,
   target: OutputTarget,
+  enough: () => boolean = () => false,
   limit = 1000,
 ): Promise<number> {
   let written = 0;
   for (const source of store.staleSources(limit)) {
+    if (enough()) break;
     const doc = buildStatusDocument(statusInput(store, source));
     await target.write(source.statusPath, `${JSON.stringify(doc, null, 2)}\n`);
     store.markStatusWritten(source.itemId, source.version);
