@@ -19,6 +19,12 @@ import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /** Create intents per item at most: an upload window missed this often means something else is wrong. */
 export const MAX_ATTEMPTS = 5;
+/**
+ * Lost create answers per item at most. Each leaves an unused job that expires, and a new attempt
+ * follows; they are the network's failures, not the file's, so they have a bound of their own.
+ */
+export const MAX_UNANSWERED_CREATES = 20;
+const UNANSWERED_NOTE = 'orphan job';
 const DEFAULT_WINDOW_MS = 2 * 3_600_000;
 
 /** What a job is made from and what its upload sends. */
@@ -42,12 +48,30 @@ async function md5Of(filePath: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** A new intent (new job name); refused once MAX_ATTEMPTS were spent. */
-function newAttempt(ctx: StepContext, item: JournalItem, note: string): JournalItem {
-  if (item.attempt >= MAX_ATTEMPTS) {
+/** Attempts that ended with a lost create answer (their history note says so). */
+function unansweredCreates(ctx: StepContext, item: JournalItem): number {
+  return ctx.journal
+    .history(item.id)
+    .filter((h) => h.to === 'creating' && String(h.detail?.['note'] ?? '').startsWith(UNANSWERED_NOTE))
+    .length;
+}
+
+/**
+ * A new intent (new job name). Refused once MAX_ATTEMPTS were spent on upload windows, or
+ * MAX_UNANSWERED_CREATES on lost create answers (`unanswered`).
+ */
+function newAttempt(ctx: StepContext, item: JournalItem, note: string, unanswered = false): JournalItem {
+  const lost = unansweredCreates(ctx, item) + (unanswered ? 1 : 0);
+  if (unanswered && lost >= MAX_UNANSWERED_CREATES) {
+    return ctx.journal.transition(item.id, 'rejected', {
+      code: 'DOCEX_CREATE_UNANSWERED',
+      reason: `the answers to ${lost} job creates were lost; their jobs expire unused`,
+    });
+  }
+  if (!unanswered && item.attempt - lost >= MAX_ATTEMPTS) {
     return ctx.journal.transition(item.id, 'rejected', {
       code: 'DOCEX_UPLOAD_WINDOW',
-      reason: `no upload succeeded in ${item.attempt} job attempts`,
+      reason: `no upload succeeded in ${item.attempt - lost} job attempts`,
     });
   }
   return recordIntent(ctx, item.id, note);
@@ -85,7 +109,7 @@ async function createJob(
       { folder: item.folder, file: item.fileName, jobId: outcome.job.id, status: outcome.job.status },
       'job found by name without its upload URL; creating a new attempt',
     );
-    return newAttempt(ctx, item, `orphan job ${outcome.job.id}: its create answer was lost`);
+    return newAttempt(ctx, item, `${UNANSWERED_NOTE} ${outcome.job.id}: its create answer was lost`, true);
   }
   const created = outcome.answer;
   const deadline = created.uploadExpiresAt ? Date.parse(created.uploadExpiresAt) : Number.NaN;
@@ -199,7 +223,7 @@ export async function runJobSteps(
   target: JobTarget,
 ): Promise<JournalItem> {
   let item = start;
-  for (let steps = 0; steps < 4 * MAX_ATTEMPTS + 4; steps++) {
+  for (let steps = 0; steps < 4 * (MAX_ATTEMPTS + MAX_UNANSWERED_CREATES) + 4; steps++) {
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     switch (item.state) {
       case 'validated':

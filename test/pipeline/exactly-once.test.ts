@@ -66,6 +66,19 @@ describe('a lost answer never becomes a second job', () => {
     expect(uploaded.map((j) => j.uploadedMd5)).toEqual([md5(pdf)]);
   });
 
+  it('single-file: six create answers lost in a row (past the five upload-window attempts) still end in one uploaded job', async () => {
+    const config = h.config([{ name: 'pdf-unanswered', workflowId: SEED.workflows.pdfEmail }]);
+    await dropAnswers('/jobs/single-file', 'POST', 6);
+    const agent = await h.startAgent(config);
+    const pdf = await makePdf('six lost create answers');
+    h.drop('pdf-unanswered', 'unanswered.pdf', pdf);
+    await waitFor(() => state(agent, 'pdf-unanswered', 'unanswered.pdf') === 'done', 30_000);
+    const jobs = await jobsNamed('unanswered.pdf');
+    // Six orphans (found by name, never uploaded, left to expire) and the one that holds the file.
+    expect(jobs).toHaveLength(7);
+    expect(jobs.filter((j) => j.uploadedMd5 !== null).map((j) => j.uploadedMd5)).toEqual([md5(pdf)]);
+  });
+
   it('payload-pdf: a PDF whose create answer was lost is uploaded to one job only', async () => {
     const config = h.config([
       {
