@@ -2,12 +2,19 @@
  * A running agent against files meant to kill, freeze or steer it (issue 16): each is refused into
  * the error folder with a reason, and the agent goes on taking good files.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { pageTreeBombPdf } from '../fixtures/inputs/hostile.js';
-import { type Harness, listFiles, makeHarness, makePdf, waitFor } from './support/agent-harness.js';
+import {
+  clientWith,
+  type Harness,
+  listFiles,
+  makeHarness,
+  makePdf,
+  waitFor,
+} from './support/agent-harness.js';
 
 let h: Harness;
 
@@ -102,6 +109,39 @@ describe('hostile files against a running agent', () => {
     expect(listFiles(outside)).toEqual([]);
     expect(listFiles(path.join(h.folderPath('swapped'), '.processing'))).toEqual(['broken.pdf']);
     expect(agent.journal.byPath(path.join(h.folderPath('swapped'), 'broken.pdf'))[0]?.state).toBe('rejected');
+  });
+
+  it('refuses a file over 1 MiB rewritten with the same size and mtime between its hash and its upload, never sending it whole', async () => {
+    const pdf = await makePdf('hashed, then rewritten', { padBytes: 1536 * 1024 });
+    const pad = pdf.indexOf('aaaaaaaa');
+    const claimed = path.join(h.folderPath('rewritten'), '.processing', 'big.pdf');
+    const rewriting = clientWith(h.client, (real) => ({
+      // After the claim's hash, before the upload: the same size and mtime, other bytes.
+      createSingleFile: async (request, opts) => {
+        const { atimeMs, mtimeMs } = statSync(claimed);
+        const other = Buffer.from(pdf);
+        other.fill('b', pad, pad + 1024 * 1024);
+        writeFileSync(claimed, other);
+        utimesSync(claimed, atimeMs / 1000, mtimeMs / 1000);
+        return real.createSingleFile(request, opts);
+      },
+    }));
+    const agent = await h.startAgent(h.config([{ name: 'rewritten', workflowId: SEED.workflows.pdfEmail }]), {
+      client: rewriting,
+    });
+    h.drop('rewritten', 'big.pdf', pdf);
+    await waitFor(
+      () => listFiles(path.join(h.dir, 'error', 'rewritten')).includes('big.pdf.error.json'),
+      30_000,
+    );
+    const record = errorRecord('rewritten', 'big.pdf');
+    expect(record.code).toBe('DOCEX_SOURCE_CHANGED');
+    expect(record.reason).toMatch(/content changed after it was taken/);
+    const item = agent.journal.byPath(path.join(h.folderPath('rewritten'), 'big.pdf'))[0];
+    expect(item?.state).toBe('rejected');
+    const job = (await h.jobs()).find((j) => j.id === item?.jobId);
+    expect(job?.uploadedMd5).toBeNull();
+    expect(listFiles(path.join(h.dir, 'archive', 'rewritten'))).toEqual([]);
   });
 
   it('refuses a payload-pdf sidecar over inspection.limits.sidecarBytes without reading it whole', async () => {
