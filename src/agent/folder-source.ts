@@ -2,7 +2,9 @@
  * The source of one running folder: where its complete files come from before the pipeline takes
  * them: a local folder or an SFTP folder; the factory is the one place a new kind of source joins.
  */
+import path from 'node:path';
 import type { Clock } from '../core/clock.js';
+import type { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Journal, JournalItem } from '../journal/index.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
@@ -45,6 +47,8 @@ export interface FolderSourceDeps {
   clock: Clock;
   log: Logger;
   timing?: SourceTiming;
+  /** Its `.processing/` (or spool) proved not a real directory while running: the folder must stop. */
+  onFolderUnsafe?: (folder: string, err: DocexError) => void;
 }
 
 export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): FolderSource {
@@ -56,6 +60,9 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
       journal: deps.journal,
       clock: deps.clock,
       log: deps.log,
+      ...(deps.onFolderUnsafe
+        ? { onUnsafe: (err: DocexError) => deps.onFolderUnsafe?.(folder.name, err) }
+        : {}),
       ...(timing.sftpPollIntervalMs === undefined ? {} : { pollIntervalMs: timing.sftpPollIntervalMs }),
     });
   }
@@ -89,6 +96,12 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
       });
       deps.log.warn({ folder: folder.name, file: entry.name, code: entry.code, placed }, 'entry refused');
     },
+    ...(deps.onFolderUnsafe
+      ? { onUnsafe: (err: DocexError) => deps.onFolderUnsafe?.(folder.name, err) }
+      : {}),
+    ownDirs: [folder.archiveDir, folder.errorDir]
+      .filter((dir) => path.dirname(path.resolve(dir)) === path.resolve(source.path))
+      .map((dir) => path.basename(dir)),
     ...(timing.statIntervalMs === undefined ? {} : { statIntervalMs: timing.statIntervalMs }),
     ...(timing.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: timing.rescanIntervalMs }),
     ...(timing.watch === undefined ? {} : { watch: timing.watch }),
