@@ -54,15 +54,15 @@ export interface FolderSourceDeps {
 export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): FolderSource {
   const folder = rt.config;
   const timing = deps.timing ?? {};
+  const onFolderUnsafe = deps.onFolderUnsafe;
+  const onUnsafe = onFolderUnsafe ? { onUnsafe: (err: DocexError) => onFolderUnsafe(folder.name, err) } : {};
   if (folder.source.type === 'sftp') {
     return createSftpFolderSource(rt, {
       accept: (name, file, onLost) => deps.pipeline.accept(name, file, onLost),
       journal: deps.journal,
       clock: deps.clock,
       log: deps.log,
-      ...(deps.onFolderUnsafe
-        ? { onUnsafe: (err: DocexError) => deps.onFolderUnsafe?.(folder.name, err) }
-        : {}),
+      ...onUnsafe,
       ...(timing.sftpPollIntervalMs === undefined ? {} : { pollIntervalMs: timing.sftpPollIntervalMs }),
     });
   }
@@ -96,9 +96,7 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
       });
       deps.log.warn({ folder: folder.name, file: entry.name, code: entry.code, placed }, 'entry refused');
     },
-    ...(deps.onFolderUnsafe
-      ? { onUnsafe: (err: DocexError) => deps.onFolderUnsafe?.(folder.name, err) }
-      : {}),
+    ...onUnsafe,
     ownDirs: [folder.archiveDir, folder.errorDir]
       .filter((dir) => path.dirname(path.resolve(dir)) === path.resolve(source.path))
       .map((dir) => path.basename(dir)),
