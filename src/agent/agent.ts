@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { ApiObserver, DocexClient } from '../api/index.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { isDocexError } from '../core/errors.js';
+import { type DocexError, isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
 import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
@@ -90,6 +90,43 @@ function stopIntake(source: FolderSource): Promise<void> {
 
 async function closeSources(sources: Map<string, FolderSource>): Promise<void> {
   await Promise.all([...sources.values()].map((s) => s.close?.()));
+}
+
+/** What stopping one folder at run time touches (a reload's removal, or a folder found unsafe). */
+interface RunningFolders {
+  parts: Part[];
+  sources: Map<string, FolderSource>;
+  pipeline: Pipeline;
+  plan: FolderPlan;
+}
+
+/** No new files are taken; files in flight finish first; then the folder leaves the running ones. */
+async function retireFolder(name: string, running: RunningFolders): Promise<void> {
+  const { parts, sources, pipeline, plan } = running;
+  const source = sources.get(name);
+  const at = parts.findIndex((p) => p.name === `source:${name}`);
+  if (at >= 0) parts.splice(at, 1);
+  if (source) await stopIntake(source);
+  await pipeline.folderIdle(name);
+  // Only now: items that finished while the folder drained still told their source (remote moves).
+  if (sources.get(name) === source) sources.delete(name);
+  await source?.close?.();
+  plan.running.delete(name);
+}
+
+/**
+ * A folder the agent writes into (`.processing`, archive, error, spool) was swapped for a link
+ * while running: the folder stops with the reason (readiness and the stopped-folders gauge show
+ * it); nothing more is written for it until it starts again (a reload, or a restart).
+ */
+function stopUnsafeFolder(running: RunningFolders, log: Logger, name: string, err: DocexError): void {
+  const rt = running.plan.running.get(name);
+  if (!rt || running.plan.stopped.some((s) => s.name === name)) return;
+  running.plan.stopped.push({ name, workflowId: rt.config.workflowId, code: err.code, reason: err.message });
+  log.error({ folder: name, code: err.code, reason: err.message }, 'folder stopped');
+  retireFolder(name, running).catch((stopErr: unknown) =>
+    log.error({ folder: name, err: stopErr }, 'folder failed to stop'),
+  );
 }
 
 export class Agent {
@@ -177,6 +214,8 @@ export class Agent {
       plan.stopped.push(...unsafe);
 
       const sources = new Map<string, FolderSource>();
+      const onFolderUnsafe = (name: string, err: DocexError) =>
+        stopUnsafeFolder({ parts, sources, pipeline, plan }, log, name, err);
       const inspector = options.inspector ?? new Inspector(config.inspection, log);
       if (!options.inspector) parts.push({ name: 'inspector', stop: () => inspector.close() });
       const pipeline = new Pipeline({
@@ -202,6 +241,7 @@ export class Agent {
         },
         ...(options.retryDelayMs ? { retryDelayMs: options.retryDelayMs } : {}),
         onFinished: (item) => sources.get(item.folder)?.finished?.(item),
+        onFolderUnsafe,
       });
       const shutdown = { drained: true };
       // Before the pipeline, so stopped after it: items finishing in the grace still move their remote file.
@@ -215,7 +255,7 @@ export class Agent {
       const recovery = await pipeline.recover();
       log.info({ ...recovery }, 'recovery planned');
 
-      const sourceDeps = { clock, log, journal, timing: options.source ?? {} };
+      const sourceDeps = { clock, log, journal, timing: options.source ?? {}, onFolderUnsafe };
       for (const rt of plan.running.values()) {
         const source = createFolderSource(rt, { pipeline, ...sourceDeps });
         await source.start();
@@ -320,16 +360,13 @@ export class Agent {
 
   /** Stops a folder at run time (a reload): no new files are taken; files in flight finish first. */
   async removeFolder(name: string): Promise<void> {
-    const source = this.sources.get(name);
-    const at = this.parts.findIndex((p) => p.name === `source:${name}`);
-    if (at >= 0) this.parts.splice(at, 1);
     this.plan.stopped = this.plan.stopped.filter((s) => s.name !== name);
-    if (source) await stopIntake(source);
-    await this.pipeline.folderIdle(name);
-    // Only now: items that finished while the folder drained still told their source (remote moves).
-    if (this.sources.get(name) === source) this.sources.delete(name);
-    await source?.close?.();
-    this.plan.running.delete(name);
+    await retireFolder(name, {
+      parts: this.parts,
+      sources: this.sources,
+      pipeline: this.pipeline,
+      plan: this.plan,
+    });
     this.log.info({ folder: name }, 'folder stopped by reload');
   }
 

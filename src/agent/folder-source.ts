@@ -2,7 +2,9 @@
  * The source of one running folder: where its complete files come from before the pipeline takes
  * them: a local folder or an SFTP folder; the factory is the one place a new kind of source joins.
  */
+import path from 'node:path';
 import type { Clock } from '../core/clock.js';
+import type { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Journal, JournalItem } from '../journal/index.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
@@ -45,17 +47,22 @@ export interface FolderSourceDeps {
   clock: Clock;
   log: Logger;
   timing?: SourceTiming;
+  /** Its `.processing/` (or spool) proved not a real directory while running: the folder must stop. */
+  onFolderUnsafe?: (folder: string, err: DocexError) => void;
 }
 
 export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): FolderSource {
   const folder = rt.config;
   const timing = deps.timing ?? {};
+  const onFolderUnsafe = deps.onFolderUnsafe;
+  const onUnsafe = onFolderUnsafe ? { onUnsafe: (err: DocexError) => onFolderUnsafe(folder.name, err) } : {};
   if (folder.source.type === 'sftp') {
     return createSftpFolderSource(rt, {
       accept: (name, file, onLost) => deps.pipeline.accept(name, file, onLost),
       journal: deps.journal,
       clock: deps.clock,
       log: deps.log,
+      ...onUnsafe,
       ...(timing.sftpPollIntervalMs === undefined ? {} : { pollIntervalMs: timing.sftpPollIntervalMs }),
     });
   }
@@ -89,6 +96,10 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
       });
       deps.log.warn({ folder: folder.name, file: entry.name, code: entry.code, placed }, 'entry refused');
     },
+    ...onUnsafe,
+    ownDirs: [folder.archiveDir, folder.errorDir]
+      .filter((dir) => path.dirname(path.resolve(dir)) === path.resolve(source.path))
+      .map((dir) => path.basename(dir)),
     ...(timing.statIntervalMs === undefined ? {} : { statIntervalMs: timing.statIntervalMs }),
     ...(timing.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: timing.rescanIntervalMs }),
     ...(timing.watch === undefined ? {} : { watch: timing.watch }),

@@ -35,7 +35,7 @@ export const API_ERROR_CODES = {
   uploadMaybeDone: 'DOCEX_UPLOAD_MAYBE_DONE',
   /** The file to upload could not be opened or read. */
   sourceRead: 'DOCEX_SOURCE_READ',
-  /** The file to upload changed (size or mtime) after it was first opened. */
+  /** The file to upload changed (size, mtime, or content against its recorded SHA-256). */
   sourceChanged: 'DOCEX_SOURCE_CHANGED',
   /** A local write of a download failed (ENOSPC, EIO, a missing directory). */
   localIo: 'DOCEX_LOCAL_IO',

@@ -55,6 +55,29 @@ export function sourceChangedError(
   );
 }
 
+/**
+ * The bytes read for the upload are not the bytes hashed when the file was taken (same size and
+ * mtime do not prove the same content). The last of them was held back, so nothing was sent whole.
+ */
+export function sourceContentError(
+  expectedSha256: string,
+  readSha256: string,
+  sent: { bytes: number },
+): DocexError {
+  return new DocexError(
+    API_ERROR_CODES.sourceChanged,
+    `the file's content changed after it was taken (SHA-256 ${readSha256.slice(0, 12)}… read, ${expectedSha256.slice(0, 12)}… taken); its upload was stopped before the last byte`,
+    {
+      details: {
+        sha256AtClaim: expectedSha256,
+        sha256Read: readSha256,
+        readBytes: sent.bytes,
+        uploaded: false,
+      },
+    },
+  );
+}
+
 export function isSameStamp(a: SourceStamp, b: SourceStamp): boolean {
   return a.size === b.size && a.mtimeMs === b.mtimeMs;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { pipeline, type Readable, Transform, type TransformCallback } from 'node:stream';
 import type { Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
@@ -16,6 +16,7 @@ import {
   openSource,
   type SourceStamp,
   sourceChangedError,
+  sourceContentError,
   sourceReadError,
 } from './upload-source.js';
 
@@ -50,14 +51,27 @@ export interface UploadResult {
 /** Between young-generation GCs while a file streams (see core/collect.ts). */
 const COLLECT_EVERY_BYTES = 16 * 1024 * 1024;
 
-/** Passes bytes through while hashing them, so nothing is held in memory. */
+/**
+ * Passes bytes through while hashing them, so nothing is held in memory. Given the SHA-256 the
+ * bytes must have (the one recorded when the file was taken), it holds back the last chunk until
+ * the end of the input proves them: other bytes end the stream with an error instead, so the
+ * request never completes its Content-Length and the service never holds them.
+ */
 export class HashingStream extends Transform {
   private readonly hash = createHash('md5');
   private readonly pacer = new GarbagePacer(COLLECT_EVERY_BYTES);
+  private readonly sha256: Hash | undefined;
+  private withheld: Buffer | undefined;
   bytes = 0;
+  /** The SHA-256 of the bytes read, once they proved other than the expected one. */
+  mismatch: string | undefined;
 
-  constructor(private readonly onProgress?: (bytes: number) => void) {
+  constructor(
+    private readonly onProgress?: (bytes: number) => void,
+    private readonly expectSha256?: string,
+  ) {
     super();
+    this.sha256 = expectSha256 === undefined ? undefined : createHash('sha256');
   }
 
   override _transform(chunk: Buffer, _enc: BufferEncoding, done: TransformCallback): void {
@@ -65,7 +79,25 @@ export class HashingStream extends Transform {
     this.bytes += chunk.length;
     this.pacer.passed(chunk.length);
     this.onProgress?.(this.bytes);
-    done(null, chunk);
+    if (!this.sha256) {
+      done(null, chunk);
+      return;
+    }
+    this.sha256.update(chunk);
+    const previous = this.withheld;
+    this.withheld = chunk;
+    done(null, previous);
+  }
+
+  override _flush(done: TransformCallback): void {
+    const read = this.sha256?.digest('hex');
+    if (read !== undefined && read !== this.expectSha256?.toLowerCase()) {
+      this.mismatch = read;
+      done(new Error('the bytes read are not the bytes hashed when the file was taken'));
+      return;
+    }
+    if (this.withheld) this.push(this.withheld);
+    done();
   }
 
   digestHex(): string {
@@ -85,6 +117,12 @@ export interface UploadOptions {
    * and streaming the file again. The file is still looked at after the answer, as a streamed one.
    */
   content?: HeldContent;
+  /**
+   * The SHA-256 recorded when the file was taken: a streamed file whose bytes differ (rewritten
+   * with the same size and mtime, or replaced) is never sent whole and fails DOCEX_SOURCE_CHANGED.
+   * Held `content` is those very bytes and needs no check.
+   */
+  expectSha256?: string;
 }
 
 export interface HeldContent {
@@ -101,11 +139,17 @@ interface AttemptBody {
   md5(): string;
   abandon(): void;
   readError(): NodeJS.ErrnoException | undefined;
+  /** The SHA-256 of the bytes read, when it proved other than the expected one. */
+  mismatch(): string | undefined;
 }
 
-async function streamedBody(filePath: string, onProgress?: (bytes: number) => void): Promise<AttemptBody> {
+async function streamedBody(
+  filePath: string,
+  onProgress?: (bytes: number) => void,
+  expectSha256?: string,
+): Promise<AttemptBody> {
   const source = await openSource(filePath);
-  const hasher = new HashingStream(onProgress);
+  const hasher = new HashingStream(onProgress, expectSha256);
   // pipeline() destroys the file stream if undici abandons the body (reset, timeout).
   pipeline(source.stream, hasher, () => {});
   return {
@@ -115,6 +159,7 @@ async function streamedBody(filePath: string, onProgress?: (bytes: number) => vo
     md5: () => hasher.digestHex(),
     abandon: () => hasher.destroy(),
     readError: source.readError,
+    mismatch: () => hasher.mismatch,
   };
 }
 
@@ -126,6 +171,7 @@ function heldBody(content: HeldContent): AttemptBody {
     md5: () => createHash('md5').update(content.bytes).digest('hex'),
     abandon: () => {},
     readError: () => undefined,
+    mismatch: () => undefined,
   };
 }
 
@@ -171,7 +217,9 @@ export async function uploadFile(
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
     },
     async (attempt) => {
-      const source = held ? heldBody(held) : await streamedBody(filePath, options.onProgress);
+      const source = held
+        ? heldBody(held)
+        : await streamedBody(filePath, options.onProgress, options.expectSha256);
       const first: SourceStamp = stamp ?? source.stamp;
       stamp = first;
       if (!isSameStamp(first, source.stamp)) {
@@ -198,6 +246,10 @@ export async function uploadFile(
         if (signal?.aborted) throw err;
         const readError = source.readError();
         if (readError) throw sourceReadError(readError);
+        const mismatch = source.mismatch();
+        if (mismatch !== undefined) {
+          throw sourceContentError(options.expectSha256 ?? '', mismatch, { bytes: source.sent() });
+        }
         const now = await currentStamp(filePath);
         if (now && !isSameStamp(first, now)) {
           throw sourceChangedError(first, now, { bytes: source.sent(), uploaded: false });

@@ -52,9 +52,11 @@ export class LocalTarget implements OutputTarget {
     content: OutputContent,
   ): Promise<void> {
     try {
+      // The output folder and every level in it: real directories, never links; checked before a
+      // missing level is made (mkdir -p through a link would make it elsewhere) and after.
+      await assertRealPath(this.root, path.dirname(target));
       // The ERP's group reads what lands here: new folders take the parent's group and access.
       await makeSharedDir(path.dirname(target));
-      // The output folder and every level the agent made in it: real directories, never links.
       await assertRealPath(this.root, path.dirname(target));
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'w', mode: this.fileMode, flush: true }));

@@ -34,6 +34,11 @@ export interface JobTarget {
   /** Size and mtime recorded at claim; a file that differs is refused, never half-sent. */
   size: number | undefined;
   mtimeMs: number | undefined;
+  /**
+   * SHA-256 recorded at claim: a streamed upload sends its last byte only once the bytes read
+   * prove to be these (the journal and duplicate checks name the file by it).
+   */
+  sha256?: string | undefined;
   /** The file's bytes as read at its claim (a small file, this run): uploaded from memory. */
   bytes?: Buffer | undefined;
   /** The create request; `jobName` is the journal's deterministic name. */
@@ -183,6 +188,7 @@ async function uploadJob(
       log: itemLog(ctx, item),
       // The stat above matched the claim, whose bytes these are.
       ...(target.bytes && st ? { content: { bytes: target.bytes, mtimeMs: st.mtimeMs } } : {}),
+      ...(target.sha256 === undefined ? {} : { expectSha256: target.sha256 }),
     });
     // On disk before the file moves to the archive.
     crashPoint('after-upload');

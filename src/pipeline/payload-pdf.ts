@@ -147,6 +147,7 @@ export async function drivePayloadPdf(
       filePath: item.claimedPath!,
       size: item.size,
       mtimeMs: item.mtimeMs,
+      sha256: item.sha256,
       create: (jobName) =>
         ctx.jobs.createPayloadPdf(
           { ...request, ...(jobName ? { jobName } : {}) },

@@ -9,6 +9,8 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import { sharedAbortController } from '../core/abort.js';
+import { type DocexError, isDocexError } from '../core/errors.js';
+import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
 import { defaultRetryDelay, nextTry, stepFailure } from '../domain/retry-policy.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
@@ -38,6 +40,12 @@ export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' 
   retryDelayMs?: (n: number) => number;
   /** Told when a file item became done or rejected (SFTP sources then move the remote file). */
   onFinished?: (item: JournalItem) => void;
+  /**
+   * A folder the agent writes into proved not a real directory while running (DOCEX_FOLDER_UNSAFE):
+   * the folder's work halts here (it stays in the journal and `.processing/`, taken up again when
+   * the folder starts again) and the caller stops the folder. Without it, such a file waits and retries.
+   */
+  onFolderUnsafe?: (folder: string, err: DocexError) => void;
 }
 
 export interface RecoverySummary {
@@ -72,6 +80,8 @@ export class Pipeline {
   private readonly orphanTimers = new Map<string, NodeJS.Timeout>();
   private readonly ctx: StepContext;
   private readonly idleWaiters: Array<() => void> = [];
+  /** Folders found unsafe: their queued work and retries run nothing until recover(folder). */
+  private readonly halted = new Set<string>();
   private stopping = false;
 
   constructor(private readonly options: PipelineOptions) {
@@ -144,6 +154,7 @@ export class Pipeline {
   async recover(only?: string): Promise<RecoverySummary> {
     const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0, quarantined: 0 };
     const { journal, log } = this.options;
+    if (only !== undefined) this.halted.delete(only);
     for (const rt of this.options.folders.values()) {
       if (only !== undefined && rt.config.name !== only) continue;
       const stability = rt.config.stability;
@@ -327,7 +338,10 @@ export class Pipeline {
     const folder = rt.config.name;
     this.addBacklog(folder, 1);
     const run = async () => {
-      const p = task().catch((err) => this.options.log.error({ folder, err }, 'file step failed'));
+      if (this.halted.has(folder)) return;
+      const p = task().catch((err) => {
+        if (!this.haltUnsafe(folder, err)) this.options.log.error({ folder, err }, 'file step failed');
+      });
       this.running.add(p);
       await p;
       this.running.delete(p);
@@ -381,6 +395,14 @@ export class Pipeline {
       }
     } catch (err) {
       if (this.stopping) return;
+      if (this.haltUnsafe(item.folder, err)) {
+        this.tries.delete(item.id);
+        this.options.log.warn(
+          { folder: item.folder, file: item.fileName, state: item.state, code: FOLDER_UNSAFE_CODE },
+          'file left where it is: its folder stopped',
+        );
+        return;
+      }
       const n = (this.tries.get(item.id) ?? 0) + 1;
       this.tries.set(item.id, n);
       const failure = stepFailure(err);
@@ -409,6 +431,17 @@ export class Pipeline {
       timer.unref();
       this.timers.set(item.id, timer);
     }
+  }
+
+  /** True when `err` says a folder the agent writes into is unsafe and the folder was halted for it. */
+  private haltUnsafe(folder: string, err: unknown): boolean {
+    const onUnsafe = this.options.onFolderUnsafe;
+    if (!onUnsafe || this.stopping || !isDocexError(err, FOLDER_UNSAFE_CODE)) return false;
+    if (!this.halted.has(folder)) {
+      this.halted.add(folder);
+      onUnsafe(folder, err);
+    }
+    return true;
   }
 
   /** The retry policy gave up on the file: to the error folder with what became of each document. */

@@ -23,6 +23,7 @@ export async function driveSingleFile(
     filePath: item.claimedPath ?? '',
     size: item.size,
     mtimeMs: item.mtimeMs,
+    sha256: item.sha256,
     bytes: held,
     create: (jobName) =>
       ctx.jobs.createSingleFile(

@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -142,5 +142,30 @@ describe('reload and files waiting for a retry', () => {
       expect(await reloader.reload()).toMatchObject({ applied: true, removed: [name] });
     }
     expect(agent.pipeline.tracked().folders).toEqual([]);
+  });
+
+  it('starts again on a reload a folder stopped for an .archive swapped for a link, once a real folder is back, and archives its uploaded file', async () => {
+    const archiveDir = path.join(h.folderPath('invoices'), '.archive');
+    writeConfig([{ name: 'invoices', archiveDir }]);
+    const { agent, reloader } = await startFromFile({
+      source: { statIntervalMs: 10, rescanIntervalMs: 0, watch: true },
+    });
+    const outside = path.join(h.dir, 'outside');
+    mkdirSync(outside);
+    rmSync(archiveDir, { recursive: true });
+    symlinkSync(outside, archiveDir);
+    h.drop('invoices', 'a.pdf', await makePdf('archived after the reload'));
+    await waitFor(() => agent.stoppedFolders.find((f) => f.code === 'DOCEX_FOLDER_UNSAFE'), 30_000);
+    await waitFor(() => !agent.plan.running.has('invoices'));
+    const item = () => agent.journal.byPath(path.join(h.folderPath('invoices'), 'a.pdf'))[0];
+    expect(item()?.state).toBe('uploaded');
+
+    rmSync(archiveDir);
+    mkdirSync(archiveDir);
+    expect(await reloader.reload()).toMatchObject({ applied: true });
+    expect(agent.stoppedFolders).toEqual([]);
+    await waitFor(() => item()?.state === 'done', 30_000);
+    expect(listFiles(archiveDir).filter((f) => f.endsWith('/a.pdf'))).toHaveLength(1);
+    expect(listFiles(outside)).toEqual([]);
   });
 });

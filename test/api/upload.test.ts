@@ -8,6 +8,7 @@ import {
   rmSync,
   statSync,
   truncateSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
@@ -281,6 +282,53 @@ describe('upload to a pre-signed URL', () => {
     expect(received[0]!.md5).toBe(md5);
     expect(err.code).toBe('DOCEX_SOURCE_CHANGED');
     expect(err.details).toMatchObject({ sizeNow: 2 * 1024 * 1024 + 1024, uploaded: true, md5 });
+  });
+
+  describe('against the SHA-256 recorded when the file was taken', () => {
+    const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+    it('sends a streamed file of several chunks whole when its bytes match the SHA-256', async () => {
+      const { file, md5 } = makeFile('proved.bin', 3 * 1024 * 1024 + 17);
+      const { server, received } = await filesHost((got) => ({ status: 200, etag: `"${got.md5}"` }));
+      const result = await uploadFile(deps, `${server.url}/upload/job_15`, file, {
+        expectSha256: sha256(readFileSync(file)),
+      });
+      await server.close();
+      expect(result).toEqual({ md5, size: 3 * 1024 * 1024 + 17 });
+      expect(received.map((r) => [r.size, r.md5])).toEqual([[3 * 1024 * 1024 + 17, md5]]);
+    });
+
+    it('never sends whole a file rewritten after its hash with the same size and mtime (DOCEX_SOURCE_CHANGED, not retried)', async () => {
+      const size = 2 * 1024 * 1024;
+      const { file } = makeFile('swapped.bin', size);
+      const taken = sha256(readFileSync(file));
+      const { atimeMs, mtimeMs } = statSync(file);
+      const other = randomBytes(size);
+      writeFileSync(file, other);
+      utimesSync(file, atimeMs / 1000, mtimeMs / 1000);
+      let serverMax = 0;
+      let requests = 0;
+      const { server, received } = await filesHost(
+        () => {
+          requests += 1;
+          return { status: 200 };
+        },
+        async (bytes) => {
+          serverMax = Math.max(serverMax, bytes);
+        },
+      );
+      const err = await caughtDocex(
+        uploadFile(deps, `${server.url}/upload/job_16`, file, { expectSha256: taken }),
+      );
+      await server.close();
+      expect(err.code).toBe('DOCEX_SOURCE_CHANGED');
+      expect(err.message).toMatch(/content changed after it was taken/);
+      expect(err.details).toMatchObject({ sha256AtClaim: taken, sha256Read: sha256(other), uploaded: false });
+      // The body stopped short of its Content-Length: no store holds these bytes.
+      expect(received).toEqual([]);
+      expect(serverMax).toBeLessThan(size);
+      expect(requests).toBe(1);
+    });
   });
 
   describe('from bytes held in memory', () => {

@@ -39,5 +39,10 @@ describe('real directories only', () => {
       cause: { code: 'DOCEX_FOLDER_UNSAFE' },
     });
     expect(readdirSync(outside)).toEqual([]);
+    // A missing level below the link is not made through it either.
+    await expect(target.write('2026/11/statuses.csv', 'a,b\n')).rejects.toMatchObject({
+      cause: { code: 'DOCEX_FOLDER_UNSAFE' },
+    });
+    expect(readdirSync(outside)).toEqual([]);
   });
 });

@@ -2,12 +2,29 @@
  * A running agent against files meant to kill, freeze or steer it (issue 16): each is refused into
  * the error folder with a reason, and the agent goes on taking good files.
  */
-import { mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { agentView, startOps } from '../../src/ops/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { pageTreeBombPdf } from '../fixtures/inputs/hostile.js';
-import { type Harness, listFiles, makeHarness, makePdf, waitFor } from './support/agent-harness.js';
+import {
+  clientWith,
+  type Harness,
+  listFiles,
+  makeHarness,
+  makePdf,
+  waitFor,
+} from './support/agent-harness.js';
 
 let h: Harness;
 
@@ -81,27 +98,122 @@ describe('hostile files against a running agent', () => {
     );
   });
 
-  it('never writes through an .error swapped for a symbolic link while running', async () => {
-    const outside = path.join(h.dir, 'outside-run');
-    mkdirSync(outside, { recursive: true });
-    const errorDir = path.join(h.folderPath('swapped'), '.error');
-    const agent = await h.startAgent(
-      h.config([{ name: 'swapped', workflowId: SEED.workflows.pdfEmail, errorDir }]),
-    );
-    rmSync(errorDir, { recursive: true });
-    symlinkSync(outside, errorDir);
-    h.drop('swapped', 'broken.pdf', '%PDF-1.7\nnot a pdf');
-    const unsafe = () =>
-      h.logs.find(
-        (l) =>
-          l['file'] === 'broken.pdf' &&
-          // The retry log names an expected failure's code (an unexpected one carries its err).
-          (l['code'] ?? (l['err'] as { code?: string } | undefined)?.code) === 'DOCEX_FOLDER_UNSAFE',
+  it.each([
+    { dir: '.processing', drop: 'good', stuck: 'drop folder' },
+    { dir: '.archive', drop: 'good', stuck: 'uploaded' },
+    { dir: '.error', drop: 'broken', stuck: 'rejected' },
+  ] as const)(
+    'stops a folder whose $dir is swapped for a symbolic link while running, reports it in /readyz, writes nothing through the link, and finishes the file once restarted on a real folder',
+    async ({ dir, drop, stuck }) => {
+      const name = `swapped${dir.replace('.', '-')}`;
+      const root = h.folderPath(name);
+      const linked = path.join(root, dir);
+      const outside = path.join(h.dir, `outside${dir.replace('.', '-')}`);
+      mkdirSync(outside, { recursive: true });
+      const config = h.config([
+        {
+          name,
+          workflowId: SEED.workflows.pdfEmail,
+          archiveDir: path.join(root, '.archive'),
+          errorDir: path.join(root, '.error'),
+        },
+      ]);
+      // No rescans: the writes find the link (a scan's finding is pinned in local-source-rules).
+      const agent = await h.startAgent(config, {
+        source: { statIntervalMs: 10, rescanIntervalMs: 0, watch: true },
+      });
+      const ops = await startOps({
+        config: { enabled: true, listen: { host: '127.0.0.1', port: 0 }, metrics: false },
+        log: h.log,
+      });
+      ops.attach(agentView(agent, config, h.clock));
+      try {
+        rmSync(linked, { recursive: true });
+        symlinkSync(outside, linked);
+        const content = drop === 'good' ? await makePdf(`swapped ${dir}`) : '%PDF-1.7\nnot a pdf';
+        h.drop(name, 'file.pdf', content);
+
+        const stopped = await waitFor(() => agent.stoppedFolders.find((f) => f.name === name), 30_000);
+        expect(stopped).toEqual({
+          name,
+          workflowId: SEED.workflows.pdfEmail,
+          code: 'DOCEX_FOLDER_UNSAFE',
+          reason: `${linked} is a symbolic link; the agent writes only into real directories. Replace it with a directory.`,
+        });
+        const ready = await fetch(`${ops.url}/readyz`);
+        expect(ready.status).toBe(503);
+        const report = (await ready.json()) as { checks: Record<string, { ok: boolean; detail?: string }> };
+        expect(report.checks['stoppedFolders']).toMatchObject({
+          ok: false,
+          detail: `${name}: DOCEX_FOLDER_UNSAFE: ${stopped.reason}`,
+        });
+        // Its source and work end: nothing of the folder stays running.
+        await waitFor(() => !agent.plan.running.has(name));
+        expect(listFiles(outside)).toEqual([]);
+        const item = agent.journal.byPath(path.join(root, 'file.pdf'))[0];
+        if (stuck === 'drop folder') {
+          expect(item).toBeUndefined();
+          expect(existsSync(path.join(root, 'file.pdf'))).toBe(true);
+        } else {
+          expect(item?.state).toBe(stuck);
+          expect(listFiles(path.join(root, '.processing'))).toEqual(['file.pdf']);
+        }
+      } finally {
+        await ops.stop();
+      }
+
+      // The operator puts a real folder back and restarts: the file ends where it should, sent once.
+      await h.stopAgents();
+      rmSync(linked);
+      mkdirSync(linked);
+      const again = await h.startAgent(config);
+      expect(again.stoppedFolders).toEqual([]);
+      const end = drop === 'good' ? 'done' : 'rejected';
+      await waitFor(
+        () =>
+          again.journal.byPath(path.join(root, 'file.pdf'))[0]?.state === end &&
+          listFiles(path.join(root, drop === 'good' ? '.archive' : '.error')).length > 0,
+        30_000,
       );
-    await waitFor(unsafe, 30_000);
-    expect(listFiles(outside)).toEqual([]);
-    expect(listFiles(path.join(h.folderPath('swapped'), '.processing'))).toEqual(['broken.pdf']);
-    expect(agent.journal.byPath(path.join(h.folderPath('swapped'), 'broken.pdf'))[0]?.state).toBe('rejected');
+      const jobId = again.journal.byPath(path.join(root, 'file.pdf'))[0]!.jobId;
+      if (drop === 'good') {
+        expect((await h.jobs()).filter((j) => j.id === jobId && j.uploadedMd5 !== null)).toHaveLength(1);
+      }
+      expect(listFiles(outside)).toEqual([]);
+    },
+  );
+
+  it('refuses a file over 1 MiB rewritten with the same size and mtime between its hash and its upload, never sending it whole', async () => {
+    const pdf = await makePdf('hashed, then rewritten', { padBytes: 1536 * 1024 });
+    const pad = pdf.indexOf('aaaaaaaa');
+    const claimed = path.join(h.folderPath('rewritten'), '.processing', 'big.pdf');
+    const rewriting = clientWith(h.client, (real) => ({
+      // After the claim's hash, before the upload: the same size and mtime, other bytes.
+      createSingleFile: async (request, opts) => {
+        const { atimeMs, mtimeMs } = statSync(claimed);
+        const other = Buffer.from(pdf);
+        other.fill('b', pad, pad + 1024 * 1024);
+        writeFileSync(claimed, other);
+        utimesSync(claimed, atimeMs / 1000, mtimeMs / 1000);
+        return real.createSingleFile(request, opts);
+      },
+    }));
+    const agent = await h.startAgent(h.config([{ name: 'rewritten', workflowId: SEED.workflows.pdfEmail }]), {
+      client: rewriting,
+    });
+    h.drop('rewritten', 'big.pdf', pdf);
+    await waitFor(
+      () => listFiles(path.join(h.dir, 'error', 'rewritten')).includes('big.pdf.error.json'),
+      30_000,
+    );
+    const record = errorRecord('rewritten', 'big.pdf');
+    expect(record.code).toBe('DOCEX_SOURCE_CHANGED');
+    expect(record.reason).toMatch(/content changed after it was taken/);
+    const item = agent.journal.byPath(path.join(h.folderPath('rewritten'), 'big.pdf'))[0];
+    expect(item?.state).toBe('rejected');
+    const job = (await h.jobs()).find((j) => j.id === item?.jobId);
+    expect(job?.uploadedMd5).toBeNull();
+    expect(listFiles(path.join(h.dir, 'archive', 'rewritten'))).toEqual([]);
   });
 
   it('refuses a payload-pdf sidecar over inspection.limits.sidecarBytes without reading it whole', async () => {

@@ -169,4 +169,17 @@ describe('status document and CSV rows (pure builders)', () => {
     ]);
     expect(text.endsWith('\r\n')).toBe(true);
   });
+
+  it('writes the daily statuses CSV formula-safe: a file name or recipient that starts a formula is prefixed with a quote', () => {
+    const hostile = { ...source, fileName: '=HYPERLINK("http://evil.example","open me").pdf' };
+    const recipient = '@SUM(1+1)*cmd|/C calc!A0';
+    const hostileEvent = {
+      ...event,
+      eventJson: JSON.stringify({ ...wire, properties: [{ name: 'recipient', value: recipient }] }),
+    };
+    const text = renderCsv([{ event: hostileEvent, job, source: hostile, documents: [] }]);
+    const row = Papa.parse<Record<string, string>>(text, { header: true, skipEmptyLines: true }).data[0]!;
+    expect(row['file']).toBe(`'${hostile.fileName}`);
+    expect(row['recipient']).toBe(`'${recipient}`);
+  });
 });

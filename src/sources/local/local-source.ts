@@ -8,6 +8,7 @@ import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import { DocexError, isDocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
+import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import { createNameFilter } from '../glob.js';
 import { claimFile, PROCESSING_DIR, type RenameFn, releaseClaim } from './claim.js';
 import { type DirWatcher, watchDirectory } from './dir-watcher.js';
@@ -45,6 +46,14 @@ export interface LocalSourceOptions {
    * handed over to be moved to the error folder. Without it such entries are only logged.
    */
   onRefused?: (entry: RefusedEntry) => Promise<void>;
+  /** `.processing/` or the error folder proved not a real directory (DOCEX_FOLDER_UNSAFE): the folder must stop. */
+  onUnsafe?: (err: DocexError) => void;
+  /**
+   * Names in the drop folder of folders the agent writes into (its archive or error folder kept
+   * inside the drop folder); `.processing` always counts. Such a name as a link is never moved
+   * away like a dropped link: the folder is unsafe (onUnsafe).
+   */
+  ownDirs?: readonly string[];
   rename?: RenameFn;
   watchDirectory?: typeof watchDirectory;
 }
@@ -105,6 +114,7 @@ const MAX_WARNED = 1_000;
 export class LocalSource {
   private readonly dir: string;
   private readonly processingDir: string;
+  private readonly ownDirs: ReadonlySet<string>;
   private readonly accepts: (name: string) => boolean;
   private readonly pending = new Map<string, Pending>();
   private readonly warned = new Set<string>();
@@ -124,6 +134,7 @@ export class LocalSource {
   constructor(private readonly options: LocalSourceOptions) {
     this.dir = path.resolve(options.folder.path);
     this.processingDir = path.join(this.dir, PROCESSING_DIR);
+    this.ownDirs = new Set([PROCESSING_DIR, ...(options.ownDirs ?? [])]);
     this.accepts = createNameFilter({ include: options.folder.include, exclude: options.folder.exclude });
     this.maxPending = options.maxPending ?? 10_000;
   }
@@ -341,6 +352,10 @@ export class LocalSource {
     kind: RefusedKind,
     at: string | Buffer = path.join(this.dir, name),
   ): Promise<void> {
+    if (kind === 'symlink' && this.ownDirs.has(name)) {
+      await this.ownDirLinked(name);
+      return;
+    }
     const refused: RefusedEntry = { name, path: at, ...REFUSALS[kind](name) };
     if (!this.options.onRefused || this.paused || this.stopped) {
       this.warnOnce(name, IGNORED[kind]);
@@ -349,8 +364,19 @@ export class LocalSource {
     try {
       await this.options.onRefused(refused);
     } catch (err) {
+      if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       this.warnOnce(name, 'could not move a refused entry to the error folder');
       this.log.debug({ folder: this.folderName, file: name, err }, 'refusal failed');
+    }
+  }
+
+  /** One of the agent's own folders swapped for a link: left where it is, and the folder stops. */
+  private async ownDirLinked(name: string): Promise<void> {
+    try {
+      await assertRealDir(path.join(this.dir, name));
+    } catch (err) {
+      this.warnOnce(name, 'a folder the agent writes into is a symbolic link');
+      if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
     }
   }
 
@@ -362,6 +388,7 @@ export class LocalSource {
     } catch (err) {
       entry.retryAt = this.options.clock.now() + CLAIM_RETRY_MS;
       this.log.error({ ...ctx, err, code: isDocexError(err) ? err.code : undefined }, 'claim failed');
+      if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
     this.pending.delete(name);

@@ -6,6 +6,7 @@
 
 import { sftpFolderUrl } from '../../config/sftp-source-schema.js';
 import type { Clock } from '../../core/clock.js';
+import type { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { JournalItem } from '../../journal/index.js';
 import { errorRecord, errorText } from '../../pipeline/outcome-files.js';
@@ -26,6 +27,8 @@ export interface SftpSourceDeps {
   pollIntervalMs?: number;
   /** Tests inject a wrapped server. */
   openServer?: (endpoint: SftpEndpoint, options: OpenSftpServerOptions) => SftpServer;
+  /** The spool proved not a real directory while running: the folder must stop. */
+  onUnsafe?: (err: DocexError) => void;
 }
 
 /** What the agent holds: a FolderSource plus the pipeline's "item final" notification. */
@@ -89,6 +92,7 @@ export function createSftpFolderSource(rt: FolderRuntime, deps: SftpSourceDeps):
         clock: deps.clock,
         log,
         onReady: (file, onLost) => deps.accept(folder.name, file, onLost),
+        ...(deps.onUnsafe ? { onUnsafe: deps.onUnsafe } : {}),
         isCompanion: (name) => isSidecarName(rt, name),
         companionsOf: (name) => (usesSidecars(rt) ? [sidecarPathOf(rt, name)] : []),
         errorFiles: (item, now) => {

@@ -11,9 +11,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
-import { isDocexError } from '../../core/errors.js';
+import { type DocexError, isDocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { ensureRealDir } from '../../core/real-dir.js';
+import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import type { JournalItem } from '../../journal/index.js';
 import { createNameFilter } from '../glob.js';
 import { PROCESSING_DIR } from '../local/claim.js';
@@ -73,6 +73,8 @@ export interface SftpSourceOptions {
   transfers?: number;
   /** Files between their claim and their remote finish, at most (default 64). */
   maxInFlight?: number;
+  /** The spool proved not a real directory (DOCEX_FOLDER_UNSAFE): the folder must stop. */
+  onUnsafe?(err: DocexError): void;
 }
 
 interface InFlight {
@@ -418,6 +420,16 @@ export class SftpSource {
     const local = path.join(this.spoolProcessing, name);
     if (this.stopped) {
       this.inFlight.delete(name);
+      return;
+    }
+    try {
+      // Swapped for a link while running, the spool would carry the download elsewhere.
+      await assertRealPath(this.options.folder.spoolDir, this.spoolProcessing);
+      await assertRealPath(this.options.folder.spoolDir, this.spoolIncoming);
+    } catch (err) {
+      this.inFlight.delete(name);
+      this.log.error({ ...this.ctx(name, remoteFile), err }, 'spool refused');
+      if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
     try {

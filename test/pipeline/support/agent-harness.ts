@@ -68,11 +68,12 @@ export interface Harness {
 /**
  * A one-page PDF with `text` on top and, unless `recipient` is false, the lines the seeded PDF
  * workflows read their recipients from (recipientLines); `recipient` as an object overrides values
- * by kind.
+ * by kind. `padBytes` adds an unreferenced, unfiltered stream of that many `a` bytes (a file over
+ * the 1 MiB the agent holds in memory, streamed from disk at its upload).
  */
 export async function makePdf(
   text: string,
-  options: { recipient?: boolean | Record<string, string> } = {},
+  options: { recipient?: boolean | Record<string, string>; padBytes?: number } = {},
 ): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
@@ -85,6 +86,7 @@ export async function makePdf(
       page.drawText(line, { x: 50, y: 750 - i * 16, size: 11, font });
     });
   }
+  if (options.padBytes) doc.context.register(doc.context.stream(Buffer.alloc(options.padBytes, 'a')));
   return Buffer.from(await doc.save());
 }
 

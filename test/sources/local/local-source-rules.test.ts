@@ -241,6 +241,45 @@ describe('LocalSource: names and filters', () => {
     expect(readFileSync(path.join(outside, 'secret.pdf'), 'utf8')).toBe('not yours');
   });
 
+  it('leaves its own .processing and archive folder, swapped for links, where they are and reports the folder unsafe instead of refusing them as dropped links', async () => {
+    const outside = makeTempDir();
+    const refused: string[] = [];
+    const unsafe: string[] = [];
+    h = makeHarness(
+      {},
+      {
+        ownDirs: ['.archive'],
+        onRefused: async (entry) => {
+          refused.push(entry.name);
+        },
+        onUnsafe: (err) => {
+          unsafe.push(`${err.code} ${err.message}`);
+        },
+      },
+    );
+    symlinkSync(outside, path.join(h.dir, '.processing'));
+    symlinkSync(outside, path.join(h.dir, '.archive'));
+    symlinkSync(outside, path.join(h.dir, '.dropped-link'));
+    await h.source.start();
+    expect(refused).toEqual(['.dropped-link']);
+    expect(unsafe.sort()).toEqual(
+      ['.archive', '.processing'].map(
+        (n) =>
+          `DOCEX_FOLDER_UNSAFE ${path.join(h.dir, n)} is a symbolic link; the agent writes only into real directories. Replace it with a directory.`,
+      ),
+    );
+    expect(lstatSync(path.join(h.dir, '.processing')).isSymbolicLink()).toBe(true);
+    expect(lstatSync(path.join(h.dir, '.archive')).isSymbolicLink()).toBe(true);
+    h.write('late.pdf');
+    h.source.notice('late.pdf');
+    await h.step(0);
+    await h.step(2_000);
+    // The claim checks .processing again: nothing is moved through the link.
+    expect(h.claimed).toEqual([]);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(unsafe).toHaveLength(3);
+  });
+
   it('moves a file whose name is not UTF-8 (Latin-1) to the error folder under its readable name, with the reason beside it', async () => {
     const errorDir = path.join(makeTempDir(), 'error');
     h = makeHarness(

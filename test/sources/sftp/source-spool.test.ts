@@ -10,6 +10,7 @@ import {
   readdirSync,
   rmSync,
   statSync,
+  symlinkSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -114,6 +115,31 @@ describe('sftp source spool', () => {
     await waitFor(() => ready.length === 1, 10_000);
     expect(listDir(path.join(spool, '.processing'))).toEqual(['big.pdf']);
     expect(listDir(path.join(spool, '.incoming'))).toEqual([]);
+  });
+
+  it('downloads nothing into a spool .processing swapped for a symbolic link while running, and reports the folder unsafe', async () => {
+    writeFileSync(path.join(remote, 'a.pdf'), 'remote bytes');
+    const outside = path.join(root, 'outside');
+    mkdirSync(outside);
+    const ready: SpoolFile[] = [];
+    const unsafe: string[] = [];
+    const source = makeSource({
+      onReady: (file) => {
+        ready.push(file);
+        return true;
+      },
+      onUnsafe: (err) => {
+        unsafe.push(err.code);
+      },
+    });
+    await source.start();
+    rmSync(path.join(spool, '.processing'), { recursive: true });
+    symlinkSync(outside, path.join(spool, '.processing'));
+    await source.tick();
+    await waitFor(() => unsafe.length === 1, 10_000);
+    expect(unsafe).toEqual(['DOCEX_FOLDER_UNSAFE']);
+    expect(ready).toEqual([]);
+    expect(listDir(outside)).toEqual([]);
   });
 
   it('empties .incoming when it starts (partial downloads of a killed run)', async () => {
