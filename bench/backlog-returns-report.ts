@@ -81,7 +81,7 @@ export function returnPathRows(r: Outcome<ReturnPathResult>): string[][] {
   if (isError(r)) return [['return path', 'failed', r.error, '', '', '']];
   return [
     ...streamRows(
-      `proofs of ${r.events} final sending events (${r.proofs.documents} PDFs), c=${r.concurrency}`,
+      `proofs of ${r.events} final sending events (${r.proofs.documents} PDFs), follow defaults`,
       r.proofs,
       'proofs',
     ),
@@ -124,10 +124,12 @@ export const BACKLOG_RETURN_NOTES = `## Backlog and return path (issue 7)
   DATA_FILE workflow, which the sandbox turns into N sending events; the sandbox clock is then
   moved until every event is final with its delivery proof and submission report. The agent
   starts again with only \`returns\` on: one poll of the job lists the N events (pages of
-  1,000), then each PDF costs a download-URL call and a download, \`follow.concurrency\` at a
-  time, written with fsync and a rename. \`follow.maxCallsPerMinute\` is raised to 100,000 for the
-  run: at its default of 60 calls a minute, 2 calls per PDF make the default budget the limit
-  (10,000 events, 20,000 PDFs: about 11 hours), by design, to spare the service.
+  1,000), then each PDF costs a download-URL call and a download, written with fsync and a
+  rename. The follower runs with its defaults (issue 18): concurrency \`auto\` (from 4, one more
+  per round of good answers, halved on 429/503, up to 32) and no call budget. Before issue 18 the
+  default budget of 60 calls a minute made this about 11 hours; the earlier figure (115.37 s) was
+  taken with tuned settings: a schedule of every second, \`maxCallsPerMinute: 100000\`,
+  \`concurrency: 8\`.
 - Peppol: the agent starts with only \`peppolInbox\` on; its first pass lists every document
   (pages of 100) and saves them one after another (URL, download, UBL summary, XML and .json
   written with fsync), which is what bounds it. The sandbox seeds 11 example documents of its own.

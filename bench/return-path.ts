@@ -34,7 +34,7 @@ export interface ReturnPathOptions {
   mainJs: string;
   events: number;
   peppolDocs: number;
-  /** returns.follow.concurrency of the agent and -P of the curl script. */
+  /** -P of the curl script and of the set-up's calls (the agent's follower paces itself). */
   concurrency: number;
   /** Documents each curl baseline fetches (0: no baseline). */
   baselineDocs: number;
@@ -70,7 +70,7 @@ const seconds = (since: number) => round((Date.now() - since) / 1000, 2);
 
 type Phase = 'intake' | 'proofs' | 'peppol';
 
-function writeConfig(dir: string, info: SandboxInfo, phase: Phase, concurrency: number): string {
+function writeConfig(dir: string, info: SandboxInfo, phase: Phase): string {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
   const file = path.join(dir, `agent-${phase}.yaml`);
   writeFileSync(
@@ -82,14 +82,7 @@ function writeConfig(dir: string, info: SandboxInfo, phase: Phase, concurrency: 
       ops: { listen: '127.0.0.1:0' },
       returns: {
         enabled: phase === 'proofs',
-        follow: {
-          // Every second, and no call budget: the default of 60 calls a minute would make this
-          // a measure of the budget (two calls per document).
-          schedule: '* * * * * *',
-          firstPollMs: 0,
-          maxCallsPerMinute: 100_000,
-          concurrency,
-        },
+        // The follower as installed: its default pacing (issue 18), nothing tuned.
         statuses: { target: { type: 'local', path: './out/statuses' } },
         proofs: { target: { type: 'local', path: './out/proofs' } },
       },
@@ -136,7 +129,7 @@ async function until(
 async function intake(dir: string, info: SandboxInfo, control: SandboxControl, options: ReturnPathOptions) {
   const journalFile = path.join(dir, 'state', JOURNAL_FILE);
   mkdirSync(path.join(dir, 'in'), { recursive: true });
-  const child = await startAgentProcess(options.mainJs, writeConfig(dir, info, 'intake', 1), journalFile);
+  const child = await startAgentProcess(options.mainJs, writeConfig(dir, info, 'intake'), journalFile);
   const run = { archiveDir: path.join(dir, 'archive'), errorDir: path.join(dir, 'error') };
   try {
     const rows = Array.from(
@@ -202,7 +195,7 @@ async function agentStream(
 ): Promise<StreamResult> {
   const outDir = path.join(dir, 'out', phase === 'proofs' ? 'proofs' : 'peppol-inbox');
   const suffix = phase === 'proofs' ? '.pdf' : '.json';
-  const config = writeConfig(dir, info, phase, options.concurrency);
+  const config = writeConfig(dir, info, phase);
   const spawnedAt = Date.now();
   const child = await startAgentProcess(options.mainJs, config, path.join(dir, 'state', JOURNAL_FILE));
   try {
