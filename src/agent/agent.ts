@@ -28,7 +28,12 @@ import {
   type SourceTiming,
 } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type StoppedFolder } from './folders.js';
-import { Housekeeping, outputRetentionPlaces, type RetentionPlace } from './housekeeping.js';
+import {
+  Housekeeping,
+  journalRetentionPlace,
+  outputRetentionPlaces,
+  type RetentionPlace,
+} from './housekeeping.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
 
@@ -267,7 +272,12 @@ export class Agent {
       // outputs. Started after the outputs, so stopped before they close.
       const outputs = [...(returns?.outputs ?? []), ...(inbound?.outputs ?? [])];
       const housekeeping = new Housekeeping({
-        places: () => [...retentionPlaces(plan), ...outputRetentionPlaces(outputs)],
+        places: () => [
+          ...retentionPlaces(plan),
+          ...outputRetentionPlaces(outputs),
+          // A configuration built without the schema (tests) has no journal section.
+          ...journalRetentionPlace(journal, config.journal?.retention),
+        ],
         clock,
         log,
       });

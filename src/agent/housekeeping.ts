@@ -6,12 +6,13 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import { type PrunableJournal, pruneJournal } from '../journal/index.js';
 import { type Removed, type RetainedOutput, removeOldLocal } from '../outputs/retention.js';
 
 export interface RetentionPlace {
-  /** The drop folder; empty for an output target (statuses, proofs, the Peppol inbox). */
+  /** The drop folder; empty for an output target (statuses, proofs, the Peppol inbox) and the journal. */
   folder: string;
-  /** `archive`, `error`, or the output: `statuses`, `proofs`, `peppol-inbox`. */
+  /** `archive`, `error`, the output (`statuses`, `proofs`, `peppol-inbox`) or `journal`. */
   place: string;
   /** The local folder, or the target's description (logs). */
   dir: string;
@@ -26,6 +27,19 @@ export function outputRetentionPlaces(outputs: RetainedOutput[]): RetentionPlace
     const remove = target.removeOlderThan?.bind(target);
     return retentionMs && remove ? [{ folder: '', place, dir: target.description, retentionMs, remove }] : [];
   });
+}
+
+/** The journal's own retention: finished items pruned in batches (`files` counts items). */
+export function journalRetentionPlace(
+  journal: PrunableJournal & { file: string },
+  retentionMs: number | undefined,
+): RetentionPlace[] {
+  if (!retentionMs) return [];
+  const remove = async (cutoffMs: number): Promise<Removed> => {
+    const t = await pruneJournal(journal, cutoffMs);
+    return { files: t.items, bytes: 0, detail: { rows: t.rows, history: t.history, batches: t.batches } };
+  };
+  return [{ folder: '', place: 'journal', dir: journal.file, retentionMs, remove }];
 }
 
 export interface HousekeepingOptions {
@@ -98,6 +112,7 @@ export class Housekeeping {
           dir: place.dir,
           removed: tally.files,
           bytes: tally.bytes,
+          ...tally.detail,
         },
         'retention: old files removed',
       );

@@ -13,6 +13,8 @@ import type { OutputTarget } from './types.js';
 export interface Removed {
   files: number;
   bytes: number;
+  /** More counts for the log line (the journal's rows and history entries). */
+  detail?: Record<string, number>;
 }
 
 /** An output target and its `retention` (undefined: off). */

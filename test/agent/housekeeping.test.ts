@@ -2,9 +2,11 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Housekeeping, outputRetentionPlaces } from '../../src/agent/housekeeping.js';
+import { Housekeeping, journalRetentionPlace, outputRetentionPlaces } from '../../src/agent/housekeeping.js';
 import { agentConfigSchema } from '../../src/config/schema.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { Journal } from '../../src/journal/journal.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { captureLogger } from '../api/support/log-capture.js';
 
@@ -121,6 +123,44 @@ describe('retention of archive and error folders', () => {
     expect(set.returns.proofs.target.retention).toBe(90 * DAY);
     expect(set.returns.statuses.target.retention).toBe(30 * DAY);
     expect(set.peppolInbox.target.retention).toBeUndefined();
+  });
+
+  it('prunes the journal by its own retention: logged with its rows and history entries, counted under place journal', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'docex-retention-journal-'));
+    dirs.push(root);
+    const clock = new ManualClock(Date.parse('2026-08-01T00:00:00Z'));
+    const { log, lines } = captureLogger('info');
+    const journal = Journal.open(path.join(root, 'journal.sqlite'), { clock, log: silentLogger() });
+    try {
+      const input = {
+        folder: 'invoices',
+        sourcePath: '/in/a.pdf',
+        claimedPath: '/in/.processing/a.pdf',
+        fileName: 'a.pdf',
+        size: 1,
+        mtimeMs: 0,
+        sha256: 'a'.repeat(64),
+        workflowId: 'wf',
+        mode: 'single-file' as const,
+      };
+      const { item } = journal.claim(input);
+      journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
+      clock.advance(100 * DAY);
+      const keeping = new Housekeeping({
+        places: () => journalRetentionPlace(journal, 90 * DAY),
+        clock,
+        log,
+      });
+      await keeping.runOnce();
+      expect(journal.get(item.id)).toBeUndefined();
+      expect(keeping.removed()).toEqual([{ folder: '', place: 'journal', files: 1 }]);
+      expect(lines().map((l) => [l['msg'], l['place'], l['removed'], l['history'], l['rows']])).toEqual([
+        ['retention: old files removed', 'journal', 1, 2, 0],
+      ]);
+      expect(journalRetentionPlace(journal, undefined)).toEqual([]);
+    } finally {
+      journal.close();
+    }
   });
 
   it('reads retention as off by default, or a duration per folder place', () => {
