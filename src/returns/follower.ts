@@ -81,10 +81,11 @@ export class Follower {
   constructor(private readonly o: FollowerOptions) {
     const now = o.clock.now();
     const { concurrency, maxCallsPerMinute } = o.config.follow;
+    const pacing = new Pacing({ concurrency, maxCallsPerMinute });
     this.gate = new CallGate(
       o.clock,
-      new Pacing({ concurrency, maxCallsPerMinute }),
-      () => this.inFlight.size >= this.gate.pacing.limit(),
+      pacing,
+      () => this.inFlight.size >= pacing.limit(),
       o.log,
       o.maxSleepMs ?? 1000,
     );
