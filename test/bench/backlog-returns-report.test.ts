@@ -83,7 +83,7 @@ describe('backlog and return-path report', () => {
     const table = returnPathRows(returnPath);
     expect(table).toHaveLength(3);
     expect(table[0]).toEqual([
-      'proofs of 10000 final sending events (20000 PDFs), c=8',
+      'proofs of 10000 final sending events (20000 PDFs), follow defaults',
       'agent: start → all saved',
       '80 proofs/s (250 s)',
       '',
@@ -92,6 +92,12 @@ describe('backlog and return-path report', () => {
     ]);
     expect(table[1]?.[5]).toBe('agent 8×');
     expect(table[2]?.[0]).toBe('10011 incoming Peppol documents');
+  });
+
+  it('compares the proofs time with the default pacing to the tuned figure taken before issue 18', () => {
+    expect(backlogReturnFigures(undefined, returnPath).at(-1)).toBe(
+      "Proofs with the follower's default pacing (issue 18): 250 s, 2.17× the 115.37 s the tuned settings took before (every-second schedule, 100,000 calls a minute, concurrency 8).",
+    );
   });
 
   it('puts a failed scenario as failed and a missing one as nothing', () => {
