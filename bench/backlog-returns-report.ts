@@ -86,6 +86,13 @@ export function returnPathRows(r: Outcome<ReturnPathResult>): string[][] {
       r.proofs,
       'proofs',
     ),
+    ...(r.proofsTuned
+      ? streamRows(
+          `proofs of ${r.events} final sending events (${r.proofsTuned.documents} PDFs), tuned before issue 18`,
+          r.proofsTuned,
+          'proofs',
+        )
+      : []),
     ...streamRows(`${r.peppol.documents} incoming Peppol documents`, r.peppol, 'docs'),
   ];
 }

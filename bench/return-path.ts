@@ -11,11 +11,12 @@
  * and a download, $P at a time), capped at `baselineDocs` documents.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/agent/agent.js';
+import { RETURNS_FILE } from '../src/returns/store.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { countFiles } from './support/count-files.js';
 import {
@@ -38,6 +39,12 @@ export interface ReturnPathOptions {
   concurrency: number;
   /** Documents each curl baseline fetches (0: no baseline). */
   baselineDocs: number;
+  /**
+   * Also run the proofs again, on the same prepared events, with the follow settings this bench
+   * used before issue 18 (every-second schedule, no call budget, concurrency 8): an A/B under the
+   * same load.
+   */
+  compareTuned?: boolean;
   timeoutMs: number;
 }
 
@@ -62,13 +69,23 @@ export interface ReturnPathResult {
   concurrency: number;
   setup: { intakeSeconds: number; finalizeSeconds: number; peppolSeedSeconds: number };
   proofs: StreamResult & { baseline?: BaselineResult | undefined; vsBaseline?: number | undefined };
+  /** The same proofs with the settings tuned before issue 18 (compareTuned). */
+  proofsTuned?: StreamResult | undefined;
   peppol: StreamResult & { baseline?: BaselineResult | undefined; vsBaseline?: number | undefined };
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = (since: number) => round((Date.now() - since) / 1000, 2);
 
-type Phase = 'intake' | 'proofs' | 'peppol';
+type Phase = 'intake' | 'proofs' | 'proofs-tuned' | 'peppol';
+
+/** The follow settings this bench used before the follower paced itself (issue 18). */
+const TUNED_FOLLOW = {
+  schedule: '* * * * * *',
+  firstPollMs: 0,
+  maxCallsPerMinute: 100_000,
+  concurrency: 8,
+};
 
 function writeConfig(dir: string, info: SandboxInfo, phase: Phase): string {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
@@ -81,8 +98,9 @@ function writeConfig(dir: string, info: SandboxInfo, phase: Phase): string {
       log: { level: 'warn' },
       ops: { listen: '127.0.0.1:0' },
       returns: {
-        enabled: phase === 'proofs',
+        enabled: phase === 'proofs' || phase === 'proofs-tuned',
         // The follower as installed: its default pacing (issue 18), nothing tuned.
+        ...(phase === 'proofs-tuned' ? { follow: TUNED_FOLLOW } : {}),
         statuses: { target: { type: 'local', path: './out/statuses' } },
         proofs: { target: { type: 'local', path: './out/proofs' } },
       },
@@ -189,12 +207,12 @@ async function seedPeppol(control: SandboxControl, count: number, concurrency: n
 async function agentStream(
   dir: string,
   info: SandboxInfo,
-  phase: 'proofs' | 'peppol',
+  phase: 'proofs' | 'proofs-tuned' | 'peppol',
   expected: number,
   options: ReturnPathOptions,
 ): Promise<StreamResult> {
-  const outDir = path.join(dir, 'out', phase === 'proofs' ? 'proofs' : 'peppol-inbox');
-  const suffix = phase === 'proofs' ? '.pdf' : '.json';
+  const outDir = path.join(dir, 'out', phase === 'peppol' ? 'peppol-inbox' : 'proofs');
+  const suffix = phase === 'peppol' ? '.json' : '.pdf';
   const config = writeConfig(dir, info, phase);
   const spawnedAt = Date.now();
   const child = await startAgentProcess(options.mainJs, config, path.join(dir, 'state', JOURNAL_FILE));
@@ -302,6 +320,15 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
     const proofDocs = options.events * 2; // a SUCCESS event carries a delivery proof and a submission report
     step('proofs');
     const proofs = await agentStream(agentDir, sandbox.info, 'proofs', proofDocs, options);
+    let proofsTuned: StreamResult | undefined;
+    if (options.compareTuned) {
+      step('proofs again, tuned settings');
+      // The same events from the start: no follow state, no proof written.
+      for (const done of [RETURNS_FILE, `${RETURNS_FILE}-wal`, `${RETURNS_FILE}-shm`])
+        rmSync(path.join(agentDir, 'state', done), { force: true });
+      rmSync(path.join(agentDir, 'out', 'proofs'), { recursive: true, force: true });
+      proofsTuned = await agentStream(agentDir, sandbox.info, 'proofs-tuned', proofDocs, options);
+    }
     step('peppol');
     const peppol = await agentStream(agentDir, sandbox.info, 'peppol', peppolTotal, options);
     step('baselines');
@@ -322,6 +349,7 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
       concurrency: options.concurrency,
       setup: { intakeSeconds, finalizeSeconds, peppolSeedSeconds },
       proofs: { ...proofs, baseline: proofsBaseline, vsBaseline: ratio(proofs, proofsBaseline) },
+      ...(proofsTuned ? { proofsTuned } : {}),
       peppol: { ...peppol, baseline: peppolBaseline, vsBaseline: ratio(peppol, peppolBaseline) },
     };
   } finally {

@@ -94,6 +94,14 @@ describe('backlog and return-path report', () => {
     expect(table[2]?.[0]).toBe('10011 incoming Peppol documents');
   });
 
+  it('adds a row for the proofs run again with the tuned settings when --compare-tuned ran', () => {
+    const proofsTuned = { documents: 20_000, seconds: 200, documentsPerSecond: 100, peakRssMiB: 150 };
+    const table = returnPathRows({ ...returnPath, proofsTuned });
+    expect(table.map((r) => r[0])).toContain(
+      'proofs of 10000 final sending events (20000 PDFs), tuned before issue 18',
+    );
+  });
+
   it('compares the proofs time with the default pacing to the tuned figure taken before issue 18', () => {
     expect(backlogReturnFigures(undefined, returnPath).at(-1)).toBe(
       "Proofs with the follower's default pacing (issue 18): 250 s, 2.17× the 115.37 s the tuned settings took before (every-second schedule, 100,000 calls a minute, concurrency 8).",

@@ -28,7 +28,7 @@ const folder = [{ name: 'pdf', workflowId: SEED.workflows.pdfEmail }];
 
 describe('follower pacing against the sandbox', () => {
   it('halves on 503 and 429, starts no call before their Retry-After (HTTP date, seconds), then grows again and archives every proof', async () => {
-    const listResumesAt = Math.ceil((h.clock.now() + 60_000) / 1000) * 1000;
+    const listResumesAt = Math.ceil((h.clock.now() + 15_000) / 1000) * 1000;
     for (const fault of [
       {
         route: '/sending-events',
@@ -39,7 +39,7 @@ describe('follower pacing against the sandbox', () => {
       },
       {
         route: '/sending-events/:id/files/:fileReference/download-url',
-        burst429: { count: 1, retryAfterSeconds: 20 },
+        burst429: { count: 1, retryAfterSeconds: 10 },
       },
     ]) {
       expect((await h.sandbox.control('POST', '/faults', fault)).status).toBe(201);
@@ -87,7 +87,7 @@ describe('follower pacing against the sandbox', () => {
         const all = names.map((n) => finalWithProofs(h, `${today}/${n}.status.json`));
         return all.every(Boolean) ? all : undefined;
       },
-      { timeoutMs: 60_000 },
+      { timeoutMs: 50_000 },
     );
     await agent.stop();
 
@@ -110,5 +110,5 @@ describe('follower pacing against the sandbox', () => {
     const proofs = statuses.flatMap((s) => proofsOf(s!));
     expect(proofs).toHaveLength(names.length * 2);
     expect(log.count('download')).toBe(proofs.length);
-  });
+  }, 60_000);
 });
