@@ -67,6 +67,8 @@ export interface ReturnPathResult {
   scenario: 'return-path';
   events: number;
   concurrency: number;
+  /** The agent's follow settings: its defaults (since issue 18); absent in older reports (tuned, c=concurrency). */
+  follow?: 'defaults';
   setup: { intakeSeconds: number; finalizeSeconds: number; peppolSeedSeconds: number };
   proofs: StreamResult & { baseline?: BaselineResult | undefined; vsBaseline?: number | undefined };
   /** The same proofs with the settings tuned before issue 18 (compareTuned). */
@@ -347,6 +349,7 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
       scenario: 'return-path',
       events: options.events,
       concurrency: options.concurrency,
+      follow: 'defaults',
       setup: { intakeSeconds, finalizeSeconds, peppolSeedSeconds },
       proofs: { ...proofs, baseline: proofsBaseline, vsBaseline: ratio(proofs, proofsBaseline) },
       ...(proofsTuned ? { proofsTuned } : {}),
