@@ -11,11 +11,12 @@
  * and a download, $P at a time), capped at `baselineDocs` documents.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/agent/agent.js';
+import { RETURNS_FILE } from '../src/returns/store.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { countFiles } from './support/count-files.js';
 import {
@@ -34,10 +35,16 @@ export interface ReturnPathOptions {
   mainJs: string;
   events: number;
   peppolDocs: number;
-  /** returns.follow.concurrency of the agent and -P of the curl script. */
+  /** -P of the curl script and of the set-up's calls (the agent's follower paces itself). */
   concurrency: number;
   /** Documents each curl baseline fetches (0: no baseline). */
   baselineDocs: number;
+  /**
+   * Also run the proofs again, on the same prepared events, with the follow settings this bench
+   * used before issue 18 (every-second schedule, no call budget, concurrency 8): an A/B under the
+   * same load.
+   */
+  compareTuned?: boolean;
   timeoutMs: number;
 }
 
@@ -60,17 +67,29 @@ export interface ReturnPathResult {
   scenario: 'return-path';
   events: number;
   concurrency: number;
+  /** The agent's follow settings: its defaults (since issue 18); absent in older reports (tuned, c=concurrency). */
+  follow?: 'defaults';
   setup: { intakeSeconds: number; finalizeSeconds: number; peppolSeedSeconds: number };
   proofs: StreamResult & { baseline?: BaselineResult | undefined; vsBaseline?: number | undefined };
+  /** The same proofs with the settings tuned before issue 18 (compareTuned). */
+  proofsTuned?: StreamResult | undefined;
   peppol: StreamResult & { baseline?: BaselineResult | undefined; vsBaseline?: number | undefined };
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const seconds = (since: number) => round((Date.now() - since) / 1000, 2);
 
-type Phase = 'intake' | 'proofs' | 'peppol';
+type Phase = 'intake' | 'proofs' | 'proofs-tuned' | 'peppol';
 
-function writeConfig(dir: string, info: SandboxInfo, phase: Phase, concurrency: number): string {
+/** The follow settings this bench used before the follower paced itself (issue 18). */
+const TUNED_FOLLOW = {
+  schedule: '* * * * * *',
+  firstPollMs: 0,
+  maxCallsPerMinute: 100_000,
+  concurrency: 8,
+};
+
+function writeConfig(dir: string, info: SandboxInfo, phase: Phase): string {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
   const file = path.join(dir, `agent-${phase}.yaml`);
   writeFileSync(
@@ -81,15 +100,9 @@ function writeConfig(dir: string, info: SandboxInfo, phase: Phase, concurrency: 
       log: { level: 'warn' },
       ops: { listen: '127.0.0.1:0' },
       returns: {
-        enabled: phase === 'proofs',
-        follow: {
-          // Every second, and no call budget: the default of 60 calls a minute would make this
-          // a measure of the budget (two calls per document).
-          schedule: '* * * * * *',
-          firstPollMs: 0,
-          maxCallsPerMinute: 100_000,
-          concurrency,
-        },
+        enabled: phase === 'proofs' || phase === 'proofs-tuned',
+        // The follower as installed: its default pacing (issue 18), nothing tuned.
+        ...(phase === 'proofs-tuned' ? { follow: TUNED_FOLLOW } : {}),
         statuses: { target: { type: 'local', path: './out/statuses' } },
         proofs: { target: { type: 'local', path: './out/proofs' } },
       },
@@ -136,7 +149,7 @@ async function until(
 async function intake(dir: string, info: SandboxInfo, control: SandboxControl, options: ReturnPathOptions) {
   const journalFile = path.join(dir, 'state', JOURNAL_FILE);
   mkdirSync(path.join(dir, 'in'), { recursive: true });
-  const child = await startAgentProcess(options.mainJs, writeConfig(dir, info, 'intake', 1), journalFile);
+  const child = await startAgentProcess(options.mainJs, writeConfig(dir, info, 'intake'), journalFile);
   const run = { archiveDir: path.join(dir, 'archive'), errorDir: path.join(dir, 'error') };
   try {
     const rows = Array.from(
@@ -196,13 +209,13 @@ async function seedPeppol(control: SandboxControl, count: number, concurrency: n
 async function agentStream(
   dir: string,
   info: SandboxInfo,
-  phase: 'proofs' | 'peppol',
+  phase: 'proofs' | 'proofs-tuned' | 'peppol',
   expected: number,
   options: ReturnPathOptions,
 ): Promise<StreamResult> {
-  const outDir = path.join(dir, 'out', phase === 'proofs' ? 'proofs' : 'peppol-inbox');
-  const suffix = phase === 'proofs' ? '.pdf' : '.json';
-  const config = writeConfig(dir, info, phase, options.concurrency);
+  const outDir = path.join(dir, 'out', phase === 'peppol' ? 'peppol-inbox' : 'proofs');
+  const suffix = phase === 'peppol' ? '.json' : '.pdf';
+  const config = writeConfig(dir, info, phase);
   const spawnedAt = Date.now();
   const child = await startAgentProcess(options.mainJs, config, path.join(dir, 'state', JOURNAL_FILE));
   try {
@@ -309,6 +322,15 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
     const proofDocs = options.events * 2; // a SUCCESS event carries a delivery proof and a submission report
     step('proofs');
     const proofs = await agentStream(agentDir, sandbox.info, 'proofs', proofDocs, options);
+    let proofsTuned: StreamResult | undefined;
+    if (options.compareTuned) {
+      step('proofs again, tuned settings');
+      // The same events from the start: no follow state, no proof written.
+      for (const done of [RETURNS_FILE, `${RETURNS_FILE}-wal`, `${RETURNS_FILE}-shm`])
+        rmSync(path.join(agentDir, 'state', done), { force: true });
+      rmSync(path.join(agentDir, 'out', 'proofs'), { recursive: true, force: true });
+      proofsTuned = await agentStream(agentDir, sandbox.info, 'proofs-tuned', proofDocs, options);
+    }
     step('peppol');
     const peppol = await agentStream(agentDir, sandbox.info, 'peppol', peppolTotal, options);
     step('baselines');
@@ -327,8 +349,10 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
       scenario: 'return-path',
       events: options.events,
       concurrency: options.concurrency,
+      follow: 'defaults',
       setup: { intakeSeconds, finalizeSeconds, peppolSeedSeconds },
       proofs: { ...proofs, baseline: proofsBaseline, vsBaseline: ratio(proofs, proofsBaseline) },
+      ...(proofsTuned ? { proofsTuned } : {}),
       peppol: { ...peppol, baseline: peppolBaseline, vsBaseline: ratio(peppol, peppolBaseline) },
     };
   } finally {

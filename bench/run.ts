@@ -10,7 +10,8 @@
  *   --sftp-mib M --sftp-files N      SFTP download size and listing size (default 500, 10000)
  *   --backlog-files N --backlog-seconds S   backlog at start-up (default 100000, 60; 0 s: drain it all)
  *   --return-events N --peppol-docs N        return path (default 10000, 10000)
- *   --return-concurrency C --baseline-docs N  follower concurrency (8), curl baseline cap (2000)
+ *   --return-concurrency C --baseline-docs N  curl baseline -P (8), curl baseline cap (2000)
+ *   --compare-tuned                  return path: the proofs again with the pre-issue-18 tuned follow settings
  *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
  *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle  a subset
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
@@ -53,6 +54,7 @@ const { values } = parseArgs({
     'peppol-docs': { type: 'string' },
     'return-concurrency': { type: 'string' },
     'baseline-docs': { type: 'string' },
+    'compare-tuned': { type: 'boolean', default: false },
     'idle-folders': { type: 'string' },
     'idle-settle-seconds': { type: 'string' },
     'idle-window-seconds': { type: 'string' },
@@ -158,6 +160,7 @@ try {
           peppolDocs,
           concurrency: returnConcurrency,
           baselineDocs,
+          compareTuned: values['compare-tuned'],
           timeoutMs,
         }),
     );
@@ -191,7 +194,15 @@ if ((!quick && values.only === undefined) || values.write) {
     written = {
       ...saved,
       ...scenarios,
-      merged: [...(saved.merged ?? []), { date: m.date, scenarios: Object.keys(scenarios) }],
+      merged: [
+        ...(saved.merged ?? []),
+        {
+          date: m.date,
+          scenarios: Object.keys(scenarios),
+          node: m.node,
+          loadAverageAtStart: m.loadAverageAtStart,
+        },
+      ],
     };
   }
   writeFileSync(jsonFile, `${JSON.stringify(written, null, 2)}\n`);

@@ -28,7 +28,12 @@ import {
   type SourceTiming,
 } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type StoppedFolder } from './folders.js';
-import { Housekeeping, type RetentionPlace } from './housekeeping.js';
+import {
+  Housekeeping,
+  journalRetentionPlace,
+  outputRetentionPlaces,
+  type RetentionPlace,
+} from './housekeeping.js';
 
 export const JOURNAL_FILE = 'journal.sqlite';
 
@@ -267,11 +272,6 @@ export class Agent {
       blocked.start();
       parts.push({ name: 'blocked-files', stop: () => blocked.stop() });
 
-      // Retention of archive and error folders, read live (a reload may change them).
-      const housekeeping = new Housekeeping({ places: () => retentionPlaces(plan), clock, log });
-      housekeeping.start();
-      parts.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
-
       const outputHealth = new OutputHealth(clock);
       let returns: Returns | undefined;
       if (config.returns.enabled && client.sendingEvents) {
@@ -307,6 +307,22 @@ export class Agent {
         inbound = started;
         parts.push({ name: 'inbound', stop: () => started.stop() });
       }
+
+      // Retention of archive and error folders, read live (a reload may change them), and of the
+      // outputs. Started after the outputs, so stopped before they close.
+      const outputs = [...(returns?.outputs ?? []), ...(inbound?.outputs ?? [])];
+      const housekeeping = new Housekeeping({
+        places: () => [
+          ...retentionPlaces(plan),
+          ...outputRetentionPlaces(outputs),
+          // A configuration built without the schema (tests) has no journal section.
+          ...journalRetentionPlace(journal, config.journal?.retention),
+        ],
+        clock,
+        log,
+      });
+      housekeeping.start();
+      parts.push({ name: 'housekeeping', stop: () => housekeeping.stop() });
 
       const agent = new Agent(
         log,

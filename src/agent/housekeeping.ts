@@ -1,21 +1,45 @@
 /**
- * Retention of the archive and error folders: files whose modification time is older than their
- * folder's `retention` are removed, then the sub-folders (archive days) they leave empty. Runs a
- * minute after start and then every 6 hours (an unref'd timer: no wake-ups worth counting); each
- * pass logs one line per folder that removed something, and the totals are served as metrics.
+ * Retention of the archive and error folders and of the output targets: files whose modification
+ * time is older than their place's `retention` are removed (outputs/retention.ts). Runs a minute
+ * after start and then every 6 hours (an unref'd timer: no wake-ups worth counting); each pass
+ * logs one line per place that removed something, and the totals are served as metrics.
  */
-import type { Dirent } from 'node:fs';
-import fs from 'node:fs/promises';
-import path from 'node:path';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import { type PrunableJournal, pruneJournal } from '../journal/index.js';
+import { type Removed, type RetainedOutput, removeOldLocal } from '../outputs/retention.js';
 
 export interface RetentionPlace {
+  /** The drop folder; empty for an output target (statuses, proofs, the Peppol inbox) and the journal. */
   folder: string;
-  /** `archive` or `error`. */
+  /** `archive`, `error`, the output (`statuses`, `proofs`, `peppol-inbox`) or `journal`. */
   place: string;
+  /** The local folder, or the target's description (logs). */
   dir: string;
   retentionMs: number;
+  /** How old files go; default: removed from the local folder `dir`. */
+  remove?: (cutoffMs: number) => Promise<Removed>;
+}
+
+/** The output targets that have a retention (and can remove old files); `folder` is empty. */
+export function outputRetentionPlaces(outputs: RetainedOutput[]): RetentionPlace[] {
+  return outputs.flatMap(({ place, target, retentionMs }) => {
+    const remove = target.removeOlderThan?.bind(target);
+    return retentionMs && remove ? [{ folder: '', place, dir: target.description, retentionMs, remove }] : [];
+  });
+}
+
+/** The journal's own retention: finished items pruned in batches (`files` counts items). */
+export function journalRetentionPlace(
+  journal: PrunableJournal & { file: string },
+  retentionMs: number | undefined,
+): RetentionPlace[] {
+  if (!retentionMs) return [];
+  const remove = async (cutoffMs: number): Promise<Removed> => {
+    const t = await pruneJournal(journal, cutoffMs);
+    return { files: t.items, bytes: 0, detail: { rows: t.rows, history: t.history, batches: t.batches } };
+  };
+  return [{ folder: '', place: 'journal', dir: journal.file, retentionMs, remove }];
 }
 
 export interface HousekeepingOptions {
@@ -67,9 +91,9 @@ export class Housekeeping {
   private async pass(): Promise<void> {
     for (const place of this.options.places()) {
       const cutoff = this.options.clock.now() - place.retentionMs;
-      const tally = { files: 0, bytes: 0 };
+      let tally: Removed = { files: 0, bytes: 0 };
       try {
-        await this.sweep(place.dir, cutoff, tally, true);
+        tally = await (place.remove ?? ((c) => removeOldLocal(place.dir, c)))(cutoff);
       } catch (err) {
         this.options.log.warn(
           { folder: place.folder, place: place.place, dir: place.dir, err },
@@ -88,51 +112,10 @@ export class Housekeeping {
           dir: place.dir,
           removed: tally.files,
           bytes: tally.bytes,
+          ...tally.detail,
         },
         'retention: old files removed',
       );
     }
-  }
-
-  /** Removes old files under `dir`; answers whether `dir` is empty afterwards. */
-  private async sweep(
-    dir: string,
-    cutoff: number,
-    tally: { files: number; bytes: number },
-    root: boolean,
-  ): Promise<boolean> {
-    let entries: Dirent[];
-    try {
-      entries = await fs.readdir(dir, { withFileTypes: true });
-    } catch (err) {
-      if (!root && (err as NodeJS.ErrnoException).code === 'ENOENT') return true;
-      throw err;
-    }
-    let left = entries.length;
-    for (const entry of entries) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) {
-        if (await this.sweep(full, cutoff, tally, false)) {
-          await fs.rmdir(full).then(
-            () => left--,
-            () => {},
-          );
-        }
-        continue;
-      }
-      // Regular files only: a link is never followed nor removed.
-      if (!entry.isFile()) continue;
-      const st = await fs.lstat(full).catch(() => undefined);
-      if (!st || st.mtimeMs >= cutoff) continue;
-      await fs.unlink(full).then(
-        () => {
-          left--;
-          tally.files++;
-          tally.bytes += st.size;
-        },
-        () => {},
-      );
-    }
-    return left === 0;
   }
 }

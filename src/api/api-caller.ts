@@ -7,7 +7,7 @@ import { answerError, exchange, parseJsonText } from './exchange.js';
 import { type ApiObserver, notify } from './observer.js';
 import { buildQuery, fillRoute, joinUrl, type Query } from './query.js';
 import type { RetryPolicy } from './retry.js';
-import { type Sleep, withRetry } from './retry-loop.js';
+import { type AttemptListener, type Sleep, withRetry } from './retry-loop.js';
 import type { TokenProvider } from './token-provider.js';
 
 /** Options every operation takes. */
@@ -17,6 +17,8 @@ export interface CallOptions {
   signal?: AbortSignal;
   /** The caller's logger (with its folder, file and job fields) for this call's lines and retries. */
   log?: Logger;
+  /** Told of each attempt's outcome (429, 503, Retry-After): how a caller paces itself. */
+  onAttempt?: AttemptListener;
 }
 
 export interface CallSpec {
@@ -150,6 +152,7 @@ export class ApiCaller {
         retryable: spec.retryable ?? spec.method === 'GET',
         ...(signal ? { signal } : {}),
         ...(this.deps.sleep ? { sleep: this.deps.sleep } : {}),
+        ...(spec.options?.onAttempt ? { onAttempt: spec.options.onAttempt } : {}),
       },
       once,
     );

@@ -6,7 +6,7 @@ import { DocexError, isDocexError } from '../core/errors.js';
 import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
 import { answerError } from './exchange.js';
 import { request } from './http.js';
-import { withRetry } from './retry-loop.js';
+import { type AttemptListener, withRetry } from './retry-loop.js';
 import type { FileTransferDeps, TempFile } from './upload.js';
 
 export const DOWNLOAD_ROUTE = '{downloadUrl}';
@@ -20,6 +20,8 @@ export interface DownloadOptions {
   /** Fails with DOCEX_DOWNLOAD_SIZE_MISMATCH when the body has another length. */
   expectedSize?: number;
   signal?: AbortSignal;
+  /** Told of each attempt's outcome (see CallOptions.onAttempt). */
+  onAttempt?: AttemptListener;
 }
 
 /** A local step of a download failed: not the network's fault, and not worth a retry. */
@@ -65,6 +67,7 @@ export async function downloadFile(
       retryable: true,
       ...(signal ? { signal } : {}),
       ...(deps.sleep ? { sleep: deps.sleep } : {}),
+      ...(options.onAttempt ? { onAttempt: options.onAttempt } : {}),
     },
     async () => {
       const temp = path.join(

@@ -5,6 +5,16 @@ import { isRetryableStatus, nextDelay, type RetryPolicy, sleep as realSleep } fr
 
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
+/** What one attempt got: an answer (ok, or its status and Retry-After) or none (`status` undefined). */
+export interface AttemptOutcome {
+  ok: boolean;
+  status?: number | undefined;
+  retryAfterMs?: number | undefined;
+}
+
+/** Told of every attempt's outcome, retries included (the follower paces itself by them). */
+export type AttemptListener = (outcome: AttemptOutcome) => void;
+
 export interface RetryLoopOptions {
   policy: RetryPolicy;
   clock: Clock;
@@ -15,6 +25,12 @@ export interface RetryLoopOptions {
   retryable: boolean;
   signal?: AbortSignal;
   sleep?: Sleep;
+  onAttempt?: AttemptListener;
+}
+
+function outcomeOf(err: unknown): AttemptOutcome {
+  if (!isApiError(err)) return { ok: false };
+  return { ok: false, status: err.status, retryAfterMs: err.retryAfterMs };
 }
 
 /** True for failures where another attempt may succeed: 429, 5xx but 501, dropped connections. */
@@ -33,9 +49,12 @@ export async function withRetry<T>(
   const started = options.clock.now();
   for (let n = 1; ; n++) {
     try {
-      return await attempt(n);
+      const value = await attempt(n);
+      options.onAttempt?.({ ok: true });
+      return value;
     } catch (err) {
       if (options.signal?.aborted) throw err;
+      options.onAttempt?.(outcomeOf(err));
       if (!options.retryable || !isRetryableFailure(err)) throw err;
       const retryAfterMs = isApiError(err) ? err.retryAfterMs : undefined;
       const delay = nextDelay(options.policy, {

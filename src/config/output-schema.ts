@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { pathText } from './schema-types.js';
+import { pathText, retention } from './schema-types.js';
 import { refineSftpConnection, sftpConnectionShape } from './sftp-schema.js';
 
 /**
@@ -29,6 +29,11 @@ export function withStateDir<T extends { type: string; path: string }>(target: T
   return rest === undefined ? target : { ...target, path: path.join(stateDir, rest) };
 }
 
+const retentionOfOutput = () =>
+  retention().describe(
+    'Files in this output older than this (by modification time) are removed: `90d`, `12h` or `off` (keep forever, the default). Checked a minute after start and every 6 hours; each removal is counted (docex_retention_removed_total) and logged. Emptied sub-folders are removed on a local folder, left on an SFTP server.',
+  );
+
 const localTargetSchema = z
   .strictObject({
     type: z.literal('local'),
@@ -37,6 +42,7 @@ const localTargetSchema = z
         `The folder; relative to this file, or to the state folder when it starts with ${STATE_DIR_TOKEN}/.`,
       )
       .meta({ examples: ['/srv/docex/out/proofs'] }),
+    retention: retentionOfOutput(),
   })
   .describe('A folder on this machine or on a mounted share.');
 
@@ -56,6 +62,7 @@ const sftpTargetSchema = z
       .describe(
         'A folder on the same server for files being written (temporary names), renamed into path when complete. On a server that refuses rename, files are written here under their final names instead.',
       ),
+    retention: retentionOfOutput(),
   })
   .superRefine(refineSftpConnection)
   .describe('A folder on an SFTP server: each file is written under a temporary name, then renamed.');

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { outputTargetSchema, stateOutputDefault } from './output-schema.js';
-import { count, cronExpression, durationMs, flag } from './schema-types.js';
+import { countOrAuto, countOrOff, cronExpression, durationMs, flag } from './schema-types.js';
 
 export const PROOF_TEMPLATE_FIELDS = [
   'date',
@@ -34,10 +34,12 @@ const followSchema = z
     webhookQuietMs: durationMs(15 * 60_000).describe(
       'Webhooks count as arriving when the last one came less than this long ago.',
     ),
-    maxCallsPerMinute: count(1, 100_000, 60).describe(
-      'API calls the follower starts in any 60 s (job reads, event lists, download URLs, downloads); the rest waits.',
+    concurrency: countOrAuto(1, 32).describe(
+      'Polls and downloads in flight at the same time. auto: as many as the service takes, from 4 up to 32, one more per round of good answers; a number: at most that many. Either way it halves when the service answers 429 or 503, and no call starts before the time its Retry-After names.',
     ),
-    concurrency: count(1, 32, 4).describe('Polls and downloads in flight at the same time.'),
+    maxCallsPerMinute: countOrOff(1, 100_000).describe(
+      'A fixed budget: API calls the follower starts in any 60 s (job reads, event lists, download URLs, downloads); the rest waits. off: only the service paces it (concurrency above).',
+    ),
     documentWaitMs: durationMs(3_600_000).describe(
       'A final sending event without any document of proofs.documentTypes keeps its job followed this long (documents may come after the final state).',
     ),

@@ -65,6 +65,21 @@ export function count(min: number, max: number, defaultValue: number) {
   return z.preprocess(numericText, z.number().int().min(min).max(max)).prefault(defaultValue);
 }
 
+/** A whole number from `min` to `max`, or `off` (the default; off is undefined). */
+export function countOrOff(min: number, max: number) {
+  return z
+    .preprocess(numericText, z.union([z.literal('off'), z.number().int().min(min).max(max)]))
+    .transform((v) => (v === 'off' ? undefined : v))
+    .prefault('off');
+}
+
+/** `auto` (the default) or a whole number from `min` to `max`. */
+export function countOrAuto(min: number, max: number) {
+  return z
+    .preprocess(numericText, z.union([z.literal('auto'), z.number().int().min(min).max(max)]))
+    .prefault('auto');
+}
+
 /** A positive number (may have decimals). */
 export function positiveNumber(defaultValue: number) {
   return z.preprocess(numericText, z.number().positive()).prefault(defaultValue);

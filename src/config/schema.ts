@@ -20,6 +20,7 @@ import {
   httpsUrl,
   pathText,
   positiveNumber,
+  retention,
   secretText,
 } from './schema-types.js';
 import { withSftpFolderDefaults } from './sftp-source-schema.js';
@@ -159,6 +160,16 @@ export const agentConfigSchema = z
     shutdownGraceMs: durationMs(30_000).describe(
       'On stop, how long work in flight may take to finish before the agent exits anyway.',
     ),
+    journal: z
+      .strictObject({
+        retention: retention().describe(
+          'Finished files (done or refused) last moved longer ago than this lose their history and payload rows, and a refused one its whole entry; a done file keeps one row (folder, workflow, SHA-256, name, job id), so the same content is still refused as a duplicate. `90d`, `12h` or `off` (keep everything, the default). Checked a minute after start and every 6 hours, in short batches.',
+        ),
+      })
+      .prefault({})
+      .describe(
+        'The journal (journal.sqlite in the state folder): the exactly-once record of every file taken.',
+      ),
     log: z
       .strictObject({
         level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written.'),

@@ -18,6 +18,7 @@ export {
   processAlive,
   withJournalLock,
 } from './lock.js';
+export { type PruneTotals, pruneJournal } from './prune.js';
 export { stripUrlQueries } from './redact.js';
 export { type JournalItem, SCHEMA_VERSION } from './schema.js';
 export {
@@ -49,6 +50,8 @@ export type {
   HistoryEntry,
   JournalOptions,
   JournalStats,
+  PrunableJournal,
+  PruneBatch,
   RecoveryStep,
   RowInput,
   TransitionFields,

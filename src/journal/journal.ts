@@ -24,6 +24,8 @@ import type {
   HistoryEntry,
   JournalOptions,
   JournalStats,
+  PrunableJournal,
+  PruneBatch,
   RecoveryStep,
   RowInput,
   TransitionFields,
@@ -42,7 +44,7 @@ export const DEFAULT_SCRUB_DELAY_MS = 1_000;
  * within `scrubDelayMs` after a confirmed upload (one checkpoint per burst, not one per file), and
  * on open and close.
  */
-export class Journal {
+export class Journal implements PrunableJournal {
   private readonly stmts: Statements;
   private synchronous: 'FULL' | 'NORMAL' = 'FULL';
   private scrubTimer: NodeJS.Timeout | undefined;
@@ -303,6 +305,31 @@ export class Journal {
       if (!isFinal(state)) stats.unfinished += n;
     }
     return stats;
+  }
+
+  /**
+   * One batch of pruning (PrunableJournal): the finished files among ids (afterId, afterId +
+   * scanIds] last moved before `cutoffMs`. A done file keeps its own row, which duplicate
+   * detection reads; its history and payload rows go. A rejected file goes whole. One transaction
+   * (NORMAL: losing a prune to a power cut only means doing it again).
+   */
+  pruneFinished(cutoffMs: number, afterId: number, scanIds: number): PruneBatch {
+    const upTo = afterId + Math.max(1, scanIds);
+    return this.tx(false, () => {
+      const batch: PruneBatch = { items: 0, rows: 0, history: 0, next: undefined };
+      for (const row of this.stmts.pruneCandidates.all(afterId, upTo, cutoffMs)) {
+        const id = row['id'] as number;
+        const history = this.stmts.pruneRowsHistory.run(id).changes + this.stmts.pruneHistory.run(id).changes;
+        const rows = this.stmts.pruneRows.run(id).changes;
+        const removed = this.stmts.pruneItem.run(id).changes;
+        if (history + rows + removed > 0) batch.items++;
+        batch.history += history;
+        batch.rows += rows;
+      }
+      const maxId = (this.stmts.maxId.get()?.['id'] as number | null) ?? 0;
+      batch.next = upTo < maxId ? upTo : undefined;
+      return batch;
+    });
   }
 
   close(): void {

@@ -73,6 +73,17 @@ export function prepareStatements(db: Database.Database) {
     ),
     history: p('SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id'),
     counts: p('SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
+    // Pruning (PrunableJournal): finished files last moved before the cutoff, by id range.
+    pruneCandidates: p(
+      `SELECT id, state FROM items
+       WHERE id > ? AND id <= ? AND kind = 'file' AND state IN ('done', 'rejected') AND updated_at < ?
+       ORDER BY id`,
+    ),
+    pruneRowsHistory: p('DELETE FROM history WHERE item_id IN (SELECT id FROM items WHERE parent_id = ?)'),
+    pruneRows: p('DELETE FROM items WHERE parent_id = ?'),
+    pruneHistory: p('DELETE FROM history WHERE item_id = ?'),
+    pruneItem: p("DELETE FROM items WHERE id = ? AND state = 'rejected'"),
+    maxId: p('SELECT max(id) AS id FROM items'),
     inspectionStarting: p(
       `INSERT INTO inspections (path, started_at) VALUES (?, ?)
        ON CONFLICT (path) DO UPDATE SET interrupted = interrupted + 1, started_at = excluded.started_at`,

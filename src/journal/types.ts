@@ -85,3 +85,29 @@ export interface RecoveryStep {
   item: JournalItem;
   action: RecoveryAction;
 }
+
+/** What one batch of pruning did (see PrunableJournal). */
+export interface PruneBatch {
+  /** Finished file items pruned: a done one keeps a slim row, a rejected one goes whole. */
+  items: number;
+  /** Payload rows removed (with their history). */
+  rows: number;
+  history: number;
+  /** The item id to scan after next; undefined once the scan passed the last item. */
+  next: number | undefined;
+}
+
+/**
+ * Pruning of finished items, for housekeeping; part of the journal's interface so any backend
+ * implements it (Journal, SQLite, does). Each call is one short transaction over a bounded range
+ * of item ids, so a caller can yield to the event loop between calls (pruneJournal does).
+ *
+ * What must stay: one row per `done` file with its folder, workflow id and SHA-256 (and file name
+ * and job id for the refusal's message), because duplicate detection looks the content up there
+ * forever (the claim's earlierContent). What may go once the item was last moved before the
+ * cutoff: its history entries, its payload rows and theirs (their jobs were followed long ago),
+ * and a rejected file whole (a rejected drop never makes a later one a duplicate).
+ */
+export interface PrunableJournal {
+  pruneFinished(cutoffMs: number, afterId: number, scanIds: number): PruneBatch;
+}

@@ -30,7 +30,7 @@ export interface MetricsSources {
   outputFailures?: () => Record<string, number>;
   /** Bytes of the journal file and its WAL. */
   journalBytes?: () => number | undefined;
-  /** Files removed by retention since start, by folder and place (archive, error). */
+  /** Files removed by retention since start, by folder and place (archive, error; outputs: folder empty). */
   retentionRemoved?: () => { folder: string; place: string; files: number }[];
 }
 
@@ -276,7 +276,7 @@ export class AgentMetrics {
     });
     const retentionRemoved = new Counter({
       name: 'docex_retention_removed_total',
-      help: 'Files removed by retention from archive and error folders since the agent started.',
+      help: 'Files removed by retention since the agent started: archive and error folders (by folder), outputs (place statuses, proofs, peppol-inbox; folder empty).',
       labelNames: ['folder', 'place'],
       registers,
       collect() {

@@ -53,11 +53,13 @@ export class OutputHealth {
       this.failingNow.delete(output);
     };
     const sizeOf = target.sizeOf?.bind(target);
+    const removeOlderThan = target.removeOlderThan?.bind(target);
     return {
       description: target.description,
       write,
       exists: (relPath) => target.exists(relPath),
       ...(sizeOf ? { sizeOf } : {}),
+      ...(removeOlderThan ? { removeOlderThan } : {}),
       close: () => target.close(),
     };
   }

@@ -8,6 +8,7 @@ import { KeyedQueue } from '../core/keyed-queue.js';
 import { assertRealPath } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
 import { tempBaseName } from '../core/temp-name.js';
+import { type Removed, removeOldLocal } from './retention.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
 /** The temp names of tempBaseName. */
@@ -113,6 +114,15 @@ export class LocalTarget implements OutputTarget {
       (s) => (s.isFile() ? s.size : undefined),
       () => undefined,
     );
+  }
+
+  async removeOlderThan(cutoffMs: number): Promise<Removed> {
+    try {
+      return await removeOldLocal(this.root, cutoffMs);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { files: 0, bytes: 0 };
+      throw err;
+    }
   }
 
   async close(): Promise<void> {}

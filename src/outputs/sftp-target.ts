@@ -9,6 +9,7 @@ import { DocexError, isDocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
 import type { Logger } from '../core/logger.js';
 import type { SftpServer } from '../sources/sftp/types.js';
+import { type Removed, removeOldRemote } from './retention.js';
 import type { OutputContent, OutputTarget } from './types.js';
 
 /** `relPath` inside the remote `root`, refusing anything that would leave it. */
@@ -107,6 +108,21 @@ export class SftpTarget implements OutputTarget {
     if (entry || !this.renameRefused || this.options.staging === undefined) return sizeIfFile(entry);
     // Written to staging because the server refuses rename: its size is there.
     return sizeIfFile(await this.server.stat(remoteInside(this.options.staging, relPath)));
+  }
+
+  /** Old files in the folder (and in staging, where a server that refuses rename has them). */
+  async removeOlderThan(cutoffMs: number): Promise<Removed> {
+    const total = { files: 0, bytes: 0 };
+    for (const dir of [
+      this.options.root,
+      ...(this.renameRefused && this.options.staging ? [this.options.staging] : []),
+    ]) {
+      if ((await this.server.stat(dir))?.type !== 'dir') continue;
+      const removed = await removeOldRemote(this.server, dir, cutoffMs);
+      total.files += removed.files;
+      total.bytes += removed.bytes;
+    }
+    return total;
   }
 
   async close(): Promise<void> {

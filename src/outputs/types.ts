@@ -1,4 +1,5 @@
 import type { Readable } from 'node:stream';
+import type { Removed } from './retention.js';
 
 /** What an output target is given to write: text, bytes, or a stream opened on demand (and again on retry). */
 export type OutputContent = string | Uint8Array | (() => Readable);
@@ -15,5 +16,7 @@ export interface OutputTarget {
   exists(relPath: string): Promise<boolean>;
   /** Bytes of the file in place, undefined when there is none (to tell a whole file from a torn one). */
   sizeOf?(relPath: string): Promise<number | undefined>;
+  /** Retention: removes files last written before `cutoffMs` (a folder not made yet holds none). */
+  removeOlderThan?(cutoffMs: number): Promise<Removed>;
   close(): Promise<void>;
 }

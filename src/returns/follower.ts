@@ -2,9 +2,9 @@
  * The follower: decides which job to poll and which document to fetch, when. One loop wakes on
  * the clock (short real sleeps, so a moved ManualClock is noticed) and on nudges; it takes new jobs
  * from the journal feed, polls the jobs due at each firing of `follow.schedule` (their own backoff
- * decides which are due), fetches due documents, keeps at most `follow.concurrency` of those in
- * flight and at most `follow.maxCallsPerMinute` API calls started per minute, then rewrites the
- * status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
+ * decides which are due), fetches due documents, keeps as many of those in flight as its pacing
+ * allows (pacing.ts: grows while answers are good, halves on 429/503, waits out a Retry-After,
+ * and `follow.maxCallsPerMinute` when set), then rewrites the status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
  */
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
@@ -15,11 +15,12 @@ import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { OutputTarget } from '../outputs/types.js';
-import { CallWindow } from './call-window.js';
+import { CallGate } from './call-gate.js';
 import { type CronPlan, cronPlan } from './cron-next.js';
 import { firstPollAt } from './follow-plan.js';
 import { documentTask, jobTask, RETURNS_TEMP_DIR, type Task, type TaskContext } from './follow-tasks.js';
 import type { JournalFeed } from './journal-feed.js';
+import { Pacing } from './pacing.js';
 import type { FollowClient } from './poll-job.js';
 import { statusFilePath, utcDay } from './proof-names.js';
 import { csvFileName, writeDailyCsv } from './status-csv.js';
@@ -56,7 +57,7 @@ const STOP_STATUS_BUDGET_MS = 2_000;
 const STATUS_COST_SHARE = 20;
 
 export class Follower {
-  readonly window: CallWindow;
+  readonly gate: CallGate;
   private readonly poll: CronPlan;
   private readonly daily: CronPlan;
   private nextSweepAt: number;
@@ -81,7 +82,15 @@ export class Follower {
 
   constructor(private readonly o: FollowerOptions) {
     const now = o.clock.now();
-    this.window = new CallWindow(o.clock, o.config.follow.maxCallsPerMinute, 60_000, o.maxSleepMs ?? 1000);
+    const { concurrency, maxCallsPerMinute } = o.config.follow;
+    const pacing = new Pacing({ concurrency, maxCallsPerMinute });
+    this.gate = new CallGate(
+      o.clock,
+      pacing,
+      () => this.inFlight.size >= pacing.limit(),
+      o.log,
+      o.maxSleepMs ?? 1000,
+    );
     this.poll = cronPlan(o.config.follow.schedule);
     this.daily = cronPlan(o.config.statuses.dailyCsvSchedule);
     this.nextSweepAt = now;
@@ -123,12 +132,14 @@ export class Follower {
     // The event may belong to a managed company's job: the service answers 404 without its header.
     const companies = [undefined, ...(this.o.companies?.() ?? [])];
     for (const [i, company] of companies.entries()) {
-      await this.window.take(this.abort.signal);
       try {
-        const event = await this.o.client.sendingEvents.get(sendingEventId, {
-          signal: this.abort.signal,
-          ...(company ? { managedCompanyId: company } : {}),
-        });
+        const event = await this.o.client.sendingEvents.get(
+          sendingEventId,
+          await this.gate.take({
+            signal: this.abort.signal,
+            ...(company ? { managedCompanyId: company } : {}),
+          }),
+        );
         return this.nudgeJob(event.jobId);
       } catch (err) {
         if (!(isApiError(err) && err.status === 404) || i === companies.length - 1) throw err;
@@ -184,7 +195,7 @@ export class Follower {
       poll: {
         client,
         store,
-        window: this.window,
+        gate: this.gate,
         config,
         log,
         now: () => clock.now(),
@@ -194,7 +205,7 @@ export class Follower {
         client: client.sendingEvents,
         store,
         target: proofTarget,
-        window: this.window,
+        gate: this.gate,
         tempDir: path.join(stateDir, RETURNS_TEMP_DIR),
         log,
         now: () => clock.now(),
@@ -217,10 +228,7 @@ export class Follower {
    * nudged jobs, then the sweep's jobs.
    */
   private nextTask(now: number): Task | undefined {
-    for (const doc of this.o.store.dueDocuments(
-      now,
-      this.o.config.follow.concurrency * 2 + this.inFlight.size,
-    )) {
+    for (const doc of this.o.store.dueDocuments(now, this.gate.pacing.limit() * 2 + this.inFlight.size)) {
       const task = this.documentTask(doc);
       if (!this.inFlight.has(task.key)) return task;
     }
@@ -242,7 +250,7 @@ export class Follower {
   }
 
   private fill(now: number): void {
-    while (this.inFlight.size < this.o.config.follow.concurrency) {
+    while (this.inFlight.size < this.gate.pacing.limit()) {
       const task = this.nextTask(now);
       if (!task) return;
       const running = task

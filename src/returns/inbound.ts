@@ -12,6 +12,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
+import type { RetainedOutput } from '../outputs/retention.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { INBOX_FILE, InboxStore } from './inbox-store.js';
 import { PeppolPoller, type PeppolSource } from './peppol-poller.js';
@@ -50,6 +51,8 @@ export interface Inbound {
   readonly store: InboxStore;
   readonly poller: PeppolPoller | undefined;
   readonly receiver: WebhookReceiver | undefined;
+  /** The Peppol inbox output, for retention. */
+  readonly outputs: RetainedOutput[];
   /** Counts since start for /metrics. */
   stats(): { peppolDocumentsArchived: number; webhookDeliveries: { accepted: number; rejected: number } };
   stop(): Promise<void>;
@@ -88,12 +91,14 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
     }
   };
   let lastWebhookAt: number | undefined;
+  const outputs: RetainedOutput[] = [];
   try {
     let poller: PeppolPoller | undefined;
     const peppol = o.client.peppol;
     if (config.peppolInbox.enabled && peppol) {
       const target = o.target ?? openInboxTarget(config.peppolInbox, log, o.outputHealth);
       if (!o.target) stops.push(() => target.close());
+      outputs.push({ place: 'peppol-inbox', target, retentionMs: config.peppolInbox.target.retention });
       const tmpDir = path.join(config.stateDir, 'inbox-tmp');
       // Left-overs of a crash mid-download: the documents are listed again anyway.
       rmSync(tmpDir, { recursive: true, force: true });
@@ -151,7 +156,7 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
       peppolDocumentsArchived: poller?.savedCount ?? 0,
       webhookDeliveries: { ...(receiver?.counts ?? { accepted: 0, rejected: 0 }) },
     });
-    return { store, poller, receiver, stats, stop: stopAll };
+    return { store, poller, receiver, outputs, stats, stop: stopAll };
   } catch (err) {
     await stopAll();
     throw err;

@@ -10,6 +10,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
+import type { RetainedOutput } from '../outputs/retention.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { RETURNS_TEMP_DIR } from './follow-tasks.js';
 import { Follower } from './follower.js';
@@ -41,6 +42,8 @@ export interface ReturnsOptions {
 export interface Returns {
   readonly follower: Follower;
   readonly store: ReturnsStore;
+  /** The statuses and proofs outputs, for retention. */
+  readonly outputs: RetainedOutput[];
   stop(): Promise<void>;
 }
 
@@ -90,6 +93,10 @@ export function startReturns(options: ReturnsOptions): Returns {
     return {
       follower,
       store,
+      outputs: [
+        { place: 'statuses', target: statusTarget, retentionMs: config.statuses.target.retention },
+        { place: 'proofs', target: proofTarget, retentionMs: config.proofs.target.retention },
+      ],
       async stop() {
         try {
           await follower.stop();

@@ -8,7 +8,7 @@ import type { CallOptions, DocexClient } from '../api/index.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Logger } from '../core/logger.js';
 import { isFinalSendingEvent, type Job, normaliseJobStatus, type SendingEvent } from '../domain/wire.js';
-import type { CallWindow } from './call-window.js';
+import type { CallGate } from './call-gate.js';
 import { followExpired, nextPollAt } from './follow-plan.js';
 import { proofPath, safeSegment, stemOf, utcDay } from './proof-names.js';
 import type { DocumentRow, JobRow, PollRecord, ReturnsStore, SourceRow } from './store.js';
@@ -21,7 +21,7 @@ export type FollowClient = {
 export interface PollDeps {
   client: FollowClient;
   store: ReturnsStore;
-  window: CallWindow;
+  gate: CallGate;
   config: ReturnsConfig;
   log: Logger;
   now(): number;
@@ -41,10 +41,9 @@ async function listEvents(deps: PollDeps, jobId: string, options: CallOptions): 
   const events: SendingEvent[] = [];
   let after: string | undefined;
   for (;;) {
-    await deps.window.take(options.signal);
     const page = await deps.client.sendingEvents.list(
       { jobId, maxItems: PAGE, ...(after ? { after } : {}) },
-      options,
+      await deps.gate.take(options),
     );
     events.push(...page.items);
     if (page.items.length < PAGE || events.length >= (page.totalItems ?? Number.POSITIVE_INFINITY))
@@ -153,9 +152,8 @@ export async function pollJob(
 
   let job: Job | undefined = row.jobJson ? (JSON.parse(row.jobJson) as Job) : undefined;
   if (!isFinalJob(row.status)) {
-    await deps.window.take(options.signal);
     try {
-      job = await deps.client.jobs.get(row.jobId, options);
+      job = await deps.client.jobs.get(row.jobId, await deps.gate.take(options));
     } catch (err) {
       // Just uploaded and not found: a wrong managed company or a slow replica; the task's
       // backoff asks again. Only a job the service has long forgotten is given up.

@@ -15,7 +15,7 @@ import { isApiError } from '../api/errors.js';
 import type { DocexClient } from '../api/index.js';
 import type { Logger } from '../core/logger.js';
 import type { OutputTarget } from '../outputs/types.js';
-import type { CallWindow } from './call-window.js';
+import type { CallGate } from './call-gate.js';
 import type { DocumentRow, ReturnsStore } from './store.js';
 
 export type ProofsClient = Pick<DocexClient['sendingEvents'], 'downloadUrl' | 'downloadFile'>;
@@ -24,7 +24,7 @@ export interface ProofDeps {
   client: ProofsClient;
   store: ReturnsStore;
   target: OutputTarget;
-  window: CallWindow;
+  gate: CallGate;
   /** Folder for downloads in progress (in the state folder). */
   tempDir: string;
   log: Logger;
@@ -65,14 +65,20 @@ export async function fetchDocument(
     store.markDocumentWriting(doc);
     let result: { md5: string; size: number } | undefined;
     for (let attempt = 1; !result; attempt++) {
-      await deps.window.take(options.signal);
-      const { url } = await deps.client.downloadUrl(doc.sendingEventId, doc.fileReference, options);
-      await deps.window.take(options.signal);
+      const { url } = await deps.client.downloadUrl(
+        doc.sendingEventId,
+        doc.fileReference,
+        await deps.gate.take(options),
+      );
       try {
-        result = await deps.client.downloadFile(url, temp, {
-          ...(doc.size === undefined ? {} : { expectedSize: doc.size }),
-          ...(options.signal ? { signal: options.signal } : {}),
-        });
+        result = await deps.client.downloadFile(
+          url,
+          temp,
+          await deps.gate.take({
+            ...(doc.size === undefined ? {} : { expectedSize: doc.size }),
+            ...(options.signal ? { signal: options.signal } : {}),
+          }),
+        );
       } catch (err) {
         if (isApiError(err) && err.status === 403 && attempt < URL_ATTEMPTS) {
           log.info(logFields, 'download URL expired: asking for a new one');

@@ -21,6 +21,8 @@ export const faultSchema = z.object({
   resetMidUploadRate: z.number().min(0).max(1).optional(),
   /** Deterministic: the next N matching requests fail with `status`. */
   failNext: z.number().int().min(0).optional(),
+  /** Retry-After sent with the failNext and errorRate answers, as the service would: seconds or an HTTP date. */
+  retryAfter: z.string().min(1).max(64).optional(),
   /**
    * The lost answer: the request is carried out, then the connection is cut before the answer (a
    * rate, or the next N matching requests). What tests exactly once: the service did the work.
@@ -75,7 +77,7 @@ export class FaultInjector {
     for (const rule of rules) {
       if (rule.failNext !== undefined && rule.failNext > 0) {
         rule.failNext--;
-        this.fail(res, rule.status ?? 503);
+        this.fail(res, rule.status ?? 503, 'injected fault', rule.retryAfter);
         return true;
       }
       if (rule.burst429 && rule.burst429.count > 0) {
@@ -89,7 +91,7 @@ export class FaultInjector {
         return true;
       }
       if (rule.errorRate && this.random() < rule.errorRate) {
-        this.fail(res, rule.status ?? 503);
+        this.fail(res, rule.status ?? 503, 'injected fault', rule.retryAfter);
         return true;
       }
     }
@@ -129,8 +131,14 @@ export class FaultInjector {
     this.stopping.abort();
   }
 
-  private fail(res: ServerResponse, status: number, detail = 'injected fault'): void {
-    sendProblem(res, problem(status, detail));
+  private fail(res: ServerResponse, status: number, detail = 'injected fault', retryAfter?: string): void {
+    const answer = problem(status, detail);
+    sendProblem(
+      res,
+      retryAfter === undefined
+        ? answer
+        : new HttpProblem(answer.status, answer.title, detail, undefined, { 'retry-after': retryAfter }),
+    );
   }
 }
 

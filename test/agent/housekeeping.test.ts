@@ -2,9 +2,12 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, wr
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Housekeeping } from '../../src/agent/housekeeping.js';
+import { Housekeeping, journalRetentionPlace, outputRetentionPlaces } from '../../src/agent/housekeeping.js';
 import { agentConfigSchema } from '../../src/config/schema.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { Journal } from '../../src/journal/journal.js';
+import { LocalTarget } from '../../src/outputs/local-target.js';
 import { captureLogger } from '../api/support/log-capture.js';
 
 const DAY = 86_400_000;
@@ -65,6 +68,99 @@ describe('retention of archive and error folders', () => {
     await keeping.runOnce();
     expect(lines()).toHaveLength(1);
     expect(keeping.removed()).toEqual([{ folder: 'invoices', place: 'archive', files: 2 }]);
+  });
+
+  it('removes old files of the outputs that have a retention, counted under their place, and leaves the others alone', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'docex-retention-out-'));
+    dirs.push(root);
+    const clock = new ManualClock(Date.parse('2026-11-26T00:00:00Z'));
+    const now = clock.now();
+    const oldProof = file(path.join(root, 'proofs', '2026-08-01', 'x', 'p.pdf'), 100, now);
+    const newProof = file(path.join(root, 'proofs', '2026-11-25', 'x', 'p.pdf'), 1, now);
+    const oldStatus = file(path.join(root, 'statuses', '2026-08-01', 'x.status.json'), 100, now);
+    const { log, lines } = captureLogger('info');
+    const keeping = new Housekeeping({
+      places: () =>
+        outputRetentionPlaces([
+          { place: 'proofs', target: new LocalTarget(path.join(root, 'proofs')), retentionMs: 90 * DAY },
+          { place: 'statuses', target: new LocalTarget(path.join(root, 'statuses')), retentionMs: undefined },
+        ]),
+      clock,
+      log,
+    });
+    await keeping.runOnce();
+    expect(existsSync(oldProof)).toBe(false);
+    expect(existsSync(newProof)).toBe(true);
+    expect(existsSync(oldStatus)).toBe(true);
+    expect(keeping.removed()).toEqual([{ folder: '', place: 'proofs', files: 1 }]);
+    expect(lines().map((l) => [l['msg'], l['place'], l['dir'], l['removed']])).toEqual([
+      ['retention: old files removed', 'proofs', `local:${path.join(root, 'proofs')}`, 1],
+    ]);
+  });
+
+  it('reads an output retention as off by default, or a duration, on local and SFTP targets', () => {
+    const base = { sandbox: { enabled: true }, stateDir: '/var/lib/docex' };
+    const defaults = agentConfigSchema.parse(base);
+    expect(defaults.returns.proofs.target.retention).toBeUndefined();
+    const set = agentConfigSchema.parse({
+      ...base,
+      returns: {
+        proofs: { target: { type: 'local', path: '/srv/proofs', retention: '90d' } },
+        statuses: {
+          target: {
+            type: 'sftp',
+            host: 'erp.example.test',
+            username: 'erp',
+            password: 'pw',
+            hostKey: { sha256: ['SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'] },
+            path: '/out/statuses',
+            retention: '30d',
+          },
+        },
+      },
+      peppolInbox: { target: { type: 'local', path: '/srv/inbox', retention: 'off' } },
+    });
+    expect(set.returns.proofs.target.retention).toBe(90 * DAY);
+    expect(set.returns.statuses.target.retention).toBe(30 * DAY);
+    expect(set.peppolInbox.target.retention).toBeUndefined();
+  });
+
+  it('prunes the journal by its own retention: logged with its rows and history entries, counted under place journal', async () => {
+    const root = mkdtempSync(path.join(os.tmpdir(), 'docex-retention-journal-'));
+    dirs.push(root);
+    const clock = new ManualClock(Date.parse('2026-08-01T00:00:00Z'));
+    const { log, lines } = captureLogger('info');
+    const journal = Journal.open(path.join(root, 'journal.sqlite'), { clock, log: silentLogger() });
+    try {
+      const input = {
+        folder: 'invoices',
+        sourcePath: '/in/a.pdf',
+        claimedPath: '/in/.processing/a.pdf',
+        fileName: 'a.pdf',
+        size: 1,
+        mtimeMs: 0,
+        sha256: 'a'.repeat(64),
+        workflowId: 'wf',
+        mode: 'single-file' as const,
+      };
+      const { item } = journal.claim(input);
+      journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
+      clock.advance(100 * DAY);
+      const keeping = new Housekeeping({
+        places: () => journalRetentionPlace(journal, 90 * DAY),
+        clock,
+        log,
+      });
+      await keeping.runOnce();
+      expect(journal.get(item.id)).toBeUndefined();
+      expect(keeping.removed()).toEqual([{ folder: '', place: 'journal', files: 1 }]);
+      expect(lines().map((l) => [l['msg'], l['place'], l['removed'], l['history'], l['rows']])).toEqual([
+        ['retention: old files removed', 'journal', 1, 2, 0],
+      ]);
+      expect(journalRetentionPlace(journal, undefined)).toEqual([]);
+    } finally {
+      journal.close();
+    }
   });
 
   it('reads retention as off by default, or a duration per folder place', () => {

@@ -7,7 +7,9 @@ import {
   parseRetryAfter,
   retryPolicy,
 } from '../../src/api/retry.js';
-import { isRetryableFailure } from '../../src/api/retry-loop.js';
+import { type AttemptOutcome, isRetryableFailure, withRetry } from '../../src/api/retry-loop.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
 
 describe('retry policy', () => {
   it('draws full-jitter delays below a ceiling that doubles up to maxDelayMs', () => {
@@ -47,5 +49,35 @@ describe('retry policy', () => {
     expect(
       isRetryableFailure(new ApiError('DOCEX_UPLOAD_ETAG_MISMATCH', 'x', { method: 'PUT', route: 'u' })),
     ).toBe(false);
+  });
+
+  it('tells onAttempt of every attempt, retries included: status and Retry-After of each refusal, then ok', async () => {
+    const seen: AttemptOutcome[] = [];
+    const answers = [
+      httpError({ status: 429, method: 'GET', route: '/jobs/{id}', retryAfterMs: 3 }),
+      httpError({ status: 503, method: 'GET', route: '/jobs/{id}' }),
+    ];
+    const value = await withRetry(
+      {
+        policy: retryPolicy({ random: () => 0 }),
+        clock: new ManualClock(),
+        log: silentLogger(),
+        method: 'GET',
+        route: '/jobs/{id}',
+        retryable: true,
+        sleep: async () => {},
+        onAttempt: (o) => seen.push(o),
+      },
+      async (n) => {
+        if (n <= answers.length) throw answers[n - 1];
+        return 'job';
+      },
+    );
+    expect(value).toBe('job');
+    expect(seen).toEqual([
+      { ok: false, status: 429, retryAfterMs: 3 },
+      { ok: false, status: 503, retryAfterMs: undefined },
+      { ok: true },
+    ]);
   });
 });

@@ -80,10 +80,10 @@ describe('backlog and return-path report', () => {
   });
 
   it('gives proofs and Peppol documents a row each, with the curl ratio only where a baseline ran', () => {
-    const table = returnPathRows(returnPath);
+    const table = returnPathRows({ ...returnPath, follow: 'defaults' });
     expect(table).toHaveLength(3);
     expect(table[0]).toEqual([
-      'proofs of 10000 final sending events (20000 PDFs), c=8',
+      'proofs of 10000 final sending events (20000 PDFs), follow defaults',
       'agent: start → all saved',
       '80 proofs/s (250 s)',
       '',
@@ -92,6 +92,23 @@ describe('backlog and return-path report', () => {
     ]);
     expect(table[1]?.[5]).toBe('agent 8×');
     expect(table[2]?.[0]).toBe('10011 incoming Peppol documents');
+  });
+
+  it('adds a row for the proofs run again with the tuned settings when --compare-tuned ran', () => {
+    const proofsTuned = { documents: 20_000, seconds: 200, documentsPerSecond: 100, peakRssMiB: 150 };
+    const table = returnPathRows({ ...returnPath, proofsTuned });
+    expect(table.map((r) => r[0])).toContain(
+      'proofs of 10000 final sending events (20000 PDFs), tuned before issue 18',
+    );
+  });
+
+  it('compares the proofs time with the default pacing to the tuned figure taken before issue 18', () => {
+    // A report from before issue 18 (tuned settings) says nothing of the kind.
+    expect(backlogReturnFigures(undefined, returnPath)).toHaveLength(1);
+    expect(returnPathRows(returnPath)[0]?.[0]).toBe('proofs of 10000 final sending events (20000 PDFs), c=8');
+    expect(backlogReturnFigures(undefined, { ...returnPath, follow: 'defaults' }).at(-1)).toBe(
+      "Proofs with the follower's default pacing (issue 18): 250 s, 2.17× the 115.37 s the tuned settings took before (every-second schedule, 100,000 calls a minute, concurrency 8).",
+    );
   });
 
   it('puts a failed scenario as failed and a missing one as nothing', () => {

@@ -104,4 +104,22 @@ describe('LocalTarget', () => {
     for (const file of stale) expect(existsSync(file), file).toBe(false);
     expect(readdirSync(root).sort()).toEqual(['2026-11-26', 'keep.tmp', 'statuses.csv']);
   });
+  it('retention: removes files last written before the cutoff and the folders they leave empty, keeps the rest', async () => {
+    const target = new LocalTarget(root);
+    const now = Date.parse('2026-11-26T00:00:00Z');
+    await target.write('2026-08-01/a.status.json', '{}');
+    await target.write('2026-08-01/b/proof.pdf', 'old proof');
+    await target.write('2026-11-20/c.status.json', '{}');
+    const old = (now - 100 * 86_400_000) / 1000;
+    for (const f of ['2026-08-01/a.status.json', '2026-08-01/b/proof.pdf'])
+      utimesSync(path.join(root, f), old, old);
+    expect(await target.removeOlderThan(now - 90 * 86_400_000)).toEqual({ files: 2, bytes: 11 });
+    expect(readdirSync(root)).toEqual(['2026-11-20']);
+    expect(await target.exists('2026-11-20/c.status.json')).toBe(true);
+  });
+
+  it('retention: an output folder not made yet holds nothing to remove', async () => {
+    const target = new LocalTarget(path.join(root, 'never-written'));
+    expect(await target.removeOlderThan(Date.now())).toEqual({ files: 0, bytes: 0 });
+  });
 });

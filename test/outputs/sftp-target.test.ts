@@ -10,6 +10,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  utimesSync,
   writeFileSync,
 } from 'node:fs';
 import os from 'node:os';
@@ -75,6 +76,23 @@ describeSshd('SftpTarget (real sshd)', () => {
     expect(await t.exists('2026-11-21/a.csv')).toBe(true);
     expect(await t.sizeOf('2026-11-21/a.csv')).toBe(3);
     expect(await t.sizeOf('2026-11-21/none.csv')).toBeUndefined();
+  });
+
+  it('retention: removes the files last written before the cutoff at any depth, keeps the rest; a missing folder holds none', async () => {
+    const root = path.join(sshd.files, `out${++n}`);
+    const t = target(sshd, root);
+    expect(await t.removeOlderThan(Date.now())).toEqual({ files: 0, bytes: 0 });
+    await t.write('2026-08-01/a.status.json', 'aa');
+    await t.write('2026-08-01/b/proof.pdf', 'bbb');
+    await t.write('2026-11-20/c.status.json', 'c');
+    const now = Date.now();
+    const old = (now - 100 * 86_400_000) / 1000;
+    for (const f of ['2026-08-01/a.status.json', '2026-08-01/b/proof.pdf'])
+      utimesSync(path.join(root, f), old, old);
+    expect(await t.removeOlderThan(now - 90 * 86_400_000)).toEqual({ files: 2, bytes: 5 });
+    expect(existsSync(path.join(root, '2026-08-01', 'a.status.json'))).toBe(false);
+    expect(existsSync(path.join(root, '2026-08-01', 'b', 'proof.pdf'))).toBe(false);
+    expect(readFileSync(path.join(root, '2026-11-20', 'c.status.json'), 'utf8')).toBe('c');
   });
 
   it('refuses a path that leaves its folder with DOCEX_OUTPUT_PATH', async () => {

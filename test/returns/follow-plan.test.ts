@@ -1,6 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../src/core/clock.js';
-import { CallWindow } from '../../src/returns/call-window.js';
 import { cronPlan } from '../../src/returns/cron-next.js';
 import {
   firstPollAt,
@@ -56,37 +54,5 @@ describe('cron plan (injected clock, node-cron fields)', () => {
     expect(cronPlan('0 9 * * 1-5').next(local(2026, 11, 21, 12))).toBe(local(2026, 11, 23, 9));
     expect(cronPlan('0 0 L * *').next(local(2026, 2, 3))).toBe(local(2026, 2, 28));
     expect(cronPlan('* * * * * *').next(at('2026-11-21T10:00:00.500Z'))).toBe(at('2026-11-21T10:00:01.000Z'));
-  });
-});
-
-describe('call window', () => {
-  it('lets at most max calls start in any window and releases a slot as the clock passes the oldest', async () => {
-    const clock = new ManualClock(0);
-    const window = new CallWindow(clock, 3, 60_000, 2);
-    for (let i = 0; i < 3; i++) {
-      await window.take();
-      clock.advance(10_000);
-    }
-    expect(window.waitMs()).toBe(30_000);
-    let taken = false;
-    const fourth = window.take().then(() => {
-      taken = true;
-    });
-    await new Promise((r) => setTimeout(r, 20));
-    expect(taken).toBe(false);
-    clock.advance(30_000);
-    await fourth;
-    expect(taken).toBe(true);
-    expect(window.inWindow()).toBe(3);
-  });
-
-  it('stops waiting when aborted', async () => {
-    const clock = new ManualClock(0);
-    const window = new CallWindow(clock, 1, 60_000, 2);
-    await window.take();
-    const abort = new AbortController();
-    const waiting = window.take(abort.signal);
-    abort.abort();
-    await expect(waiting).rejects.toThrow();
   });
 });

@@ -10,7 +10,8 @@ import { ApiError } from '../../src/api/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Job, SendingEventDocument } from '../../src/domain/wire.js';
-import { CallWindow } from '../../src/returns/call-window.js';
+import { CallGate } from '../../src/returns/call-gate.js';
+import { Pacing } from '../../src/returns/pacing.js';
 import { type FollowClient, NOT_FOUND_GRACE_MS, type PollDeps, pollJob } from '../../src/returns/poll-job.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { oneJobStore, proofDoc, scriptedClient, scriptedConfig } from './support/scripted.js';
@@ -34,7 +35,7 @@ function deps(client: FollowClient): PollDeps {
   return {
     client,
     store,
-    window: new CallWindow(clock, 10_000, 60_000, 1),
+    gate: new CallGate(clock, new Pacing({ concurrency: 4 }), () => false, silentLogger(), 1),
     config: scriptedConfig,
     log: silentLogger(),
     now: () => clock.now(),

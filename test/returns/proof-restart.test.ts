@@ -9,7 +9,8 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
-import { CallWindow } from '../../src/returns/call-window.js';
+import { CallGate } from '../../src/returns/call-gate.js';
+import { Pacing } from '../../src/returns/pacing.js';
 import { fetchDocument, type ProofDeps, type ProofsClient } from '../../src/returns/proofs.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { oneJobStore } from './support/scripted.js';
@@ -74,7 +75,7 @@ function setup(inPlace: Buffer) {
     client,
     store,
     target: new LocalTarget(root),
-    window: new CallWindow(clock, 1000, 60_000, 1),
+    gate: new CallGate(clock, new Pacing({ concurrency: 4 }), () => false, silentLogger(), 1),
     tempDir: path.join(dir, 'returns-tmp'),
     log: silentLogger(),
     now: () => clock.now(),

@@ -14,14 +14,15 @@ afterEach(() => {
 });
 
 describe('returns configuration', () => {
-  it('defaults: following on, every 5 s, 60 calls a minute, both proof types, the nightly CSV', () => {
+  it('defaults: following on, every 5 s, concurrency paced by the service with no call budget, both proof types, the nightly CSV', () => {
     const { returns } = agentConfigSchema.parse({ sandbox: { enabled: true }, stateDir: '/var/lib/docex' });
     expect(returns).toMatchObject({
       enabled: true,
       follow: {
         schedule: '*/5 * * * * *',
         firstPollMs: 10_000,
-        maxCallsPerMinute: 60,
+        concurrency: 'auto',
+        maxCallsPerMinute: undefined,
         maxIntervalMs: 900_000,
       },
       statuses: {

@@ -14,7 +14,6 @@ export const FAST_FOLLOW = {
   firstPollMs: 0,
   minIntervalMs: 1000,
   maxIntervalMs: 4000,
-  maxCallsPerMinute: 10_000,
 };
 
 export function returnsConfig(
