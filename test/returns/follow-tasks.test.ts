@@ -82,14 +82,15 @@ function failingContext(error: Error, now: number) {
     },
     downloadFile: async () => ({ md5: '', size: 0 }),
   };
-  const window = { take: async () => {} };
+  // The service's pacing is not under test: every call may go at once.
+  const gate = { take: async <T>(options: T) => options };
   const ctx = {
-    poll: { client, store, window, config, log: logs.log, now: () => now, webhooksActive: () => false },
+    poll: { client, store, gate, config, log: logs.log, now: () => now, webhooksActive: () => false },
     proofs: {
       client,
       store,
       target: {},
-      window,
+      gate,
       tempDir: path.join(dir, 'tmp'),
       log: logs.log,
       now: () => now,
