@@ -315,7 +315,9 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       await control.close();
       await sandbox.stop();
       for (const proxy of Object.values(proxies)) await proxy?.close();
-      rmSync(dir, { recursive: true, force: true });
+      // DOCEX_CHAOS_KEEP=1: the world's folders stay, to look into a failed cell.
+      if (process.env['DOCEX_CHAOS_KEEP'] === '1') process.stderr.write(`chaos: kept ${dir}\n`);
+      else rmSync(dir, { recursive: true, force: true });
     },
   };
   return world;
