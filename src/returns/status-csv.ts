@@ -89,10 +89,14 @@ export async function writeDailyCsv(
   target: OutputTarget,
   day: string,
   now: number,
+  /** Told the rows read so far of the day's total (`report`'s progress line). */
+  onProgress?: (rows: number, total: number) => void,
 ): Promise<number> {
-  const entries = store
-    .eventsFinalOn(day)
-    .map((e) => ({ ...e, documents: store.documentsOfEvent(e.event.id) }));
+  const events = store.eventsFinalOn(day);
+  const entries = events.map((e, i) => {
+    onProgress?.(i + 1, events.length);
+    return { ...e, documents: store.documentsOfEvent(e.event.id) };
+  });
   await target.write(csvFileName(day), renderCsv(entries));
   // A day not over yet (a `report` run today) may still get rows: the nightly run writes it again.
   if (day < utcDay(now)) store.recordCsv(day, entries.length, now);
