@@ -183,6 +183,26 @@ export class ReturnsStore {
     );
   }
 
+  /** The events of a job after `afterId` (ids in order), `limit` at most: one page of a status file. */
+  eventsOfJobPage(jobId: string, afterId: string, limit: number): EventRow[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM events WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?')
+        .all(jobId, afterId, limit) as Row[]
+    ).map(toEvent);
+  }
+
+  /** Whether every document of every event of the file's jobs is written. */
+  allDocumentsDone(itemId: number): boolean {
+    const row = this.db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM documents d JOIN events e ON e.id = d.sending_event_id
+           JOIN jobs j ON j.job_id = e.job_id WHERE j.source_id = ? AND d.state != 'done') AS pending`,
+      )
+      .get(itemId) as { pending: number };
+    return row.pending === 0;
+  }
+
   event(id: string): EventRow | undefined {
     const r = this.db.prepare('SELECT * FROM events WHERE id = ?').get(id) as Row | undefined;
     return r && toEvent(r);

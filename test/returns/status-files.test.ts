@@ -1,0 +1,131 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { LocalTarget } from '../../src/outputs/local-target.js';
+import { statusFilePath } from '../../src/returns/proof-names.js';
+import {
+  buildStatusDocument,
+  statusFileText,
+  statusInput,
+  writeStaleStatusFiles,
+} from '../../src/returns/status-files.js';
+import { type NewJob, ReturnsStore } from '../../src/returns/store.js';
+
+let dir: string;
+beforeEach(() => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-status-files-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const newJob = (jobId: string, rowIndex: number): NewJob => ({
+  jobId,
+  source: { itemId: 7, folder: 'csv', fileName: 'rows.csv', sha256: 'ab', claimedAt: 0, day: '2026-11-21' },
+  statusPath: (collision) => statusFilePath('2026-11-21', 'rows.csv', 7, collision),
+  itemId: 7,
+  rowIndex,
+  label: `row ${rowIndex}`,
+  jobName: `name-${jobId}`,
+  recordedAt: 0,
+  firstPollAt: 10,
+});
+
+/** A file of two jobs: one with `events` events (two proofs each, one event stored unreadable), one with none. */
+function storeWithEvents(events: number): ReturnsStore {
+  const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+  store.addJobs([newJob('job_a', 1), newJob('job_b', 2)], 'cursor', '1', 0);
+  const ids = Array.from({ length: events }, (_, i) => `se_${String(i).padStart(5, '0')}`);
+  store.recordPoll(
+    {
+      jobId: 'job_a',
+      status: 'COMPLETED',
+      jobJson: JSON.stringify({
+        id: 'job_a',
+        status: 'COMPLETED',
+        errorList: [{ message: 'one row "late"' }],
+      }),
+      events: ids.map((id, i) => ({
+        id,
+        businessStatus: 'DELIVERED',
+        status: 'COMPLETED',
+        json:
+          i === 3
+            ? '{not json'
+            : JSON.stringify({
+                id,
+                businessStatus: 'DELIVERED',
+                status: 'COMPLETED',
+                properties: [{ name: 'recipient', value: `r${i}@example.com\n` }],
+                documents: [
+                  { type: 'DELIVERY_PROOF', fileReference: `${id}-p`, name: 'proof.pdf' },
+                  { type: 'SUBMISSION_REPORT', fileReference: `${id}-s`, name: 'report.pdf' },
+                ],
+              }),
+      })),
+      documents: ids.flatMap((id) =>
+        ['p', 's'].map((kind) => ({
+          sendingEventId: id,
+          fileReference: `${id}-${kind}`,
+          jobId: 'job_a',
+          type: kind === 'p' ? 'DELIVERY_PROOF' : 'SUBMISSION_REPORT',
+          name: 'proof.pdf',
+          contentType: 'application/pdf',
+          size: 10,
+          path: `2026-11-21/rows/${id}-${kind}.pdf`,
+          nextTryAt: 0,
+        })),
+      ),
+      nextPollAt: 1e12,
+      unchangedPolls: 0,
+      done: true,
+      changed: true,
+    },
+    5,
+  );
+  store.recordPoll(
+    {
+      jobId: 'job_b',
+      status: 'COMPLETED',
+      jobJson: '{}',
+      events: [],
+      documents: [],
+      nextPollAt: 1e12,
+      unchangedPolls: 0,
+      done: true,
+      changed: true,
+    },
+    5,
+  );
+  return store;
+}
+
+const expected = (store: ReturnsStore) =>
+  `${JSON.stringify(buildStatusDocument(statusInput(store, store.source(7)!)), null, 2)}\n`;
+const streamed = (store: ReturnsStore) => [...statusFileText(store, store.source(7)!)].join('');
+
+describe('status file, streamed', () => {
+  it('is byte for byte the pretty-printed document, across event pages and before and after every proof is written', () => {
+    const store = storeWithEvents(1003);
+    expect(streamed(store)).toBe(expected(store));
+    expect(JSON.parse(streamed(store)).final).toBe(false);
+    for (const d of store.dueDocuments(10, 10_000)) store.markDocumentDone(d, undefined, 10);
+    expect(JSON.parse(streamed(store)).final).toBe(true);
+    expect(streamed(store)).toBe(expected(store));
+    store.close();
+  });
+
+  it('writes a file of no events and a file of many through the output target the same way', async () => {
+    for (const events of [0, 2, 600]) {
+      const store = storeWithEvents(events);
+      const target = new LocalTarget(path.join(dir, `out-${events}`));
+      expect(await writeStaleStatusFiles(store, target)).toBe(1);
+      const source = store.source(7)!;
+      expect(readFileSync(path.join(dir, `out-${events}`, source.statusPath), 'utf8')).toBe(expected(store));
+      expect(await writeStaleStatusFiles(store, target)).toBe(0);
+      store.close();
+      rmSync(path.join(dir, 'returns.sqlite'));
+    }
+  });
+});
