@@ -4,7 +4,7 @@
  * document to fetch and whether it is written, and which daily CSV files exist. Every poll is
  * recorded in one transaction, so a crash leaves either the old or the new state, never half.
  */
-import type { Database } from '../core/sqlite.js';
+import { cachePrepared, type Database } from '../core/sqlite.js';
 import { openDatabase } from '../core/sqlite-store.js';
 import {
   type DocumentRow,
@@ -42,7 +42,7 @@ export class ReturnsStore {
     const db = openDatabase(file, { synchronous: 'NORMAL' });
     try {
       migrateReturns(db, now);
-      return new ReturnsStore(db);
+      return new ReturnsStore(cachePrepared(db));
     } catch (err) {
       db.close();
       throw err;
