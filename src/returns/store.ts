@@ -236,47 +236,66 @@ export class ReturnsStore {
           now,
           poll.jobId,
         );
-      const upsert = this.db.prepare(
-        `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET business_status = excluded.business_status, status = excluded.status,
-           final_at = coalesce(events.final_at, excluded.final_at),
-           final_day = coalesce(events.final_day, excluded.final_day),
-           event_json = excluded.event_json, updated_at = excluded.updated_at`,
-      );
-      for (const e of poll.events) {
-        upsert.run(
-          e.id,
-          poll.jobId,
-          e.businessStatus,
-          e.status,
-          e.finalAt ?? null,
-          e.finalDay ?? null,
-          e.json,
-          now,
-        );
-      }
-      const insertDoc = this.db.prepare(
-        `INSERT OR IGNORE INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
-           path, state, next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-      );
-      for (const d of poll.documents) {
-        insertDoc.run(
-          d.sendingEventId,
-          d.fileReference,
-          d.jobId,
-          d.type,
-          d.name ?? null,
-          d.contentType ?? null,
-          d.size ?? null,
-          d.path,
-          d.nextTryAt,
-        );
-      }
+      this.writeEvents(poll.jobId, poll.events, poll.documents, now);
       if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
         this.bumpSource(job.sourceId);
       }
     })();
+  }
+
+  /**
+   * One page of a poll's events and their new documents, in a transaction of its own; `changed`
+   * moves the file's status version with it. The job's row is recorded by recordPoll after the last page.
+   */
+  recordEvents(
+    jobId: string,
+    events: PollRecord['events'],
+    documents: PollRecord['documents'],
+    now: number,
+    changed: boolean,
+  ): void {
+    this.db.transaction(() => {
+      const job = this.job(jobId);
+      if (!job) return;
+      this.writeEvents(jobId, events, documents, now);
+      if (changed) this.bumpSource(job.sourceId);
+    })();
+  }
+
+  private writeEvents(
+    jobId: string,
+    events: PollRecord['events'],
+    documents: PollRecord['documents'],
+    now: number,
+  ): void {
+    const upsert = this.db.prepare(
+      `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET business_status = excluded.business_status, status = excluded.status,
+         final_at = coalesce(events.final_at, excluded.final_at),
+         final_day = coalesce(events.final_day, excluded.final_day),
+         event_json = excluded.event_json, updated_at = excluded.updated_at`,
+    );
+    for (const e of events) {
+      upsert.run(e.id, jobId, e.businessStatus, e.status, e.finalAt ?? null, e.finalDay ?? null, e.json, now);
+    }
+    const insertDoc = this.db.prepare(
+      `INSERT OR IGNORE INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
+         path, state, next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+    );
+    for (const d of documents) {
+      insertDoc.run(
+        d.sendingEventId,
+        d.fileReference,
+        d.jobId,
+        d.type,
+        d.name ?? null,
+        d.contentType ?? null,
+        d.size ?? null,
+        d.path,
+        d.nextTryAt,
+      );
+    }
   }
 
   /** Documents to fetch now: pending ones whose time has come, and any left `writing` by a crash. */
