@@ -377,18 +377,29 @@ export class ReturnsStore {
   }
 
   /** Every sending event that became final on `day` (UTC), with its job and source, in a stable order. */
-  eventsFinalOn(day: string): { event: EventRow; job: JobRow; source: SourceRow }[] {
+  /** Events final on `day` after the (finalAt, id) of the last one read, in that order: one page of a daily CSV. */
+  eventsFinalOnPage(
+    day: string,
+    after: { finalAt: number; id: string } | undefined,
+    limit: number,
+  ): { event: EventRow; job: JobRow; source: SourceRow }[] {
     const rows = this.db
-      .prepare(`SELECT e.id AS e_id FROM events e WHERE e.final_day = ? ORDER BY e.final_at, e.id`)
-      .all(day) as { e_id: string }[];
-    const out: { event: EventRow; job: JobRow; source: SourceRow }[] = [];
-    for (const { e_id } of rows) {
-      const event = this.event(e_id)!;
+      .prepare(
+        `SELECT * FROM events WHERE final_day = ? AND (final_at > ? OR (final_at = ? AND id > ?))
+         ORDER BY final_at, id LIMIT ?`,
+      )
+      .all(day, after?.finalAt ?? -1, after?.finalAt ?? -1, after?.id ?? '', limit) as Row[];
+    return rows.map((r) => {
+      const event = toEvent(r);
       const job = this.job(event.jobId)!;
-      const source = this.source(job.sourceId)!;
-      out.push({ event, job, source });
-    }
-    return out;
+      return { event, job, source: this.source(job.sourceId)! };
+    });
+  }
+
+  /** How many events became final on `day`. */
+  countFinalOn(day: string): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM events WHERE final_day = ?').get(day) as { n: number })
+      .n;
   }
 
   /** Days before `today` with final events and no CSV written yet. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
+import { dailyCsvText, renderCsv, writeDailyCsv } from '../../src/returns/status-csv.js';
 import {
   buildStatusDocument,
   statusFileText,
@@ -33,7 +34,7 @@ const newJob = (jobId: string, rowIndex: number): NewJob => ({
 });
 
 /** A file of two jobs: one with `events` events (two proofs each, one event stored unreadable), one with none. */
-function storeWithEvents(events: number): ReturnsStore {
+function storeWithEvents(events: number, finalDay?: string): ReturnsStore {
   const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
   store.addJobs([newJob('job_a', 1), newJob('job_b', 2)], 'cursor', '1', 0);
   const ids = Array.from({ length: events }, (_, i) => `se_${String(i).padStart(5, '0')}`);
@@ -50,6 +51,8 @@ function storeWithEvents(events: number): ReturnsStore {
         id,
         businessStatus: 'DELIVERED',
         status: 'COMPLETED',
+        // Several share a millisecond: the CSV orders by final time, then id.
+        ...(finalDay ? { finalAt: 1_700_000_000_000 + (i % 7), finalDay } : {}),
         json:
           i === 3
             ? '{not json'
@@ -127,5 +130,29 @@ describe('status file, streamed', () => {
       store.close();
       rmSync(path.join(dir, 'returns.sqlite'));
     }
+  });
+});
+
+describe('daily CSV, streamed', () => {
+  it('is the rendered CSV of every event final that day, in (final time, id) order across pages', async () => {
+    const store = storeWithEvents(1003, '2026-11-21');
+    const all = store.eventsFinalOnPage('2026-11-21', undefined, 1_000_000);
+    expect(all).toHaveLength(1003);
+    const expectedCsv = renderCsv(all.map((e) => ({ ...e, documents: store.documentsOfEvent(e.event.id) })));
+    expect([...dailyCsvText(store, '2026-11-21')].join('')).toBe(expectedCsv);
+
+    const target = new LocalTarget(path.join(dir, 'csv'));
+    const progress: [number, number][] = [];
+    const rows = await writeDailyCsv(
+      store,
+      target,
+      '2026-11-21',
+      Date.parse('2026-11-23T00:00:00Z'),
+      (n, total) => progress.push([n, total]),
+    );
+    expect(rows).toBe(1003);
+    expect(progress.at(-1)).toEqual([1003, 1003]);
+    expect(readFileSync(path.join(dir, 'csv', 'statuses-2026-11-21.csv'), 'utf8')).toBe(expectedCsv);
+    store.close();
   });
 });
