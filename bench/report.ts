@@ -28,7 +28,7 @@ export interface BenchReport {
   returnPath?: ReturnPathResult | { error: string };
   idle?: IdleResult | { error: string };
   /** Scenarios run again later and merged in (`--write --merge`). */
-  merged?: { date: string; scenarios: string[] }[];
+  merged?: { date: string; scenarios: string[]; node?: string; loadAverageAtStart?: number[] }[];
 }
 
 const isError = (r: object | undefined): r is { error: string } => r !== undefined && 'error' in r;
@@ -308,7 +308,10 @@ export function markdown(report: BenchReport): string {
     `- Date: ${m.date}`,
     `- Machine: ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, ${m.platform}`,
     `- Node ${m.node}; load average at start ${m.loadAverageAtStart.join(' / ')}`,
-    ...(report.merged ?? []).map((r) => `- Run again on ${r.date} and merged in: ${r.scenarios.join(', ')}`),
+    ...(report.merged ?? []).map(
+      (r) =>
+        `- Run again on ${r.date}${r.node ? ` (Node ${r.node}, load average ${r.loadAverageAtStart?.join(' / ')})` : ''} and merged in: ${r.scenarios.join(', ')}`,
+    ),
     '',
     `| ${table[0]!.join(' | ')} |`,
     `|${table[0]!.map(() => '---').join('|')}|`,

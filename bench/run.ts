@@ -191,7 +191,15 @@ if ((!quick && values.only === undefined) || values.write) {
     written = {
       ...saved,
       ...scenarios,
-      merged: [...(saved.merged ?? []), { date: m.date, scenarios: Object.keys(scenarios) }],
+      merged: [
+        ...(saved.merged ?? []),
+        {
+          date: m.date,
+          scenarios: Object.keys(scenarios),
+          node: m.node,
+          loadAverageAtStart: m.loadAverageAtStart,
+        },
+      ],
     };
   }
   writeFileSync(jsonFile, `${JSON.stringify(written, null, 2)}\n`);
