@@ -1,0 +1,15 @@
+/** Notes on the agent's peak memory for bench/report.ts (issue 18: bounded whatever the backlog). */
+export const MEMORY_NOTES = `## Bounded memory (issue 18)
+- Peak RSS is VmHWM of the agent process. A file's events are never held whole any more: a
+  poll records a job's sending events a page (1,000) at a time as they are listed, each page in a
+  store transaction of its own, the job's row last (before: 10,000 events parsed, then their JSON
+  and their documents, before one transaction); the status file of a file is streamed from the
+  store 500 events at a time, byte for byte the pretty-printed document it was (before: the whole
+  document as objects and as a 10+ MB string at every rewrite, which a 10,000-event file gets
+  again and again while its proofs arrive); the daily status CSV is streamed the same way.
+- Node 24 holds more than Node 20 at rest (about 125-135 MB against 95-105, see Idle), which every
+  peak carries: on Node 24 the 100,000-file backlog peaked at 219.5 MiB (182.2 MiB at the first
+  upload) at load average 14, against 150.7 MiB on Node 20 in the table. Not yet explained: the
+  two inspection workers (issue 16; each a V8 isolate with pdf-lib, young generation up to 16 MB)
+  are a suspect that was not measured.
+`;
