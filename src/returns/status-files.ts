@@ -107,18 +107,6 @@ export function buildStatusDocument(input: StatusInput): StatusDocument {
   };
 }
 
-export function statusInput(store: ReturnsStore, source: SourceRow): StatusInput {
-  return {
-    source,
-    jobs: store.jobsOfSource(source.itemId).map((job) => ({
-      job,
-      events: store
-        .eventsOfJob(job.jobId)
-        .map((event) => ({ event, documents: store.documentsOfEvent(event.id) })),
-    })),
-  };
-}
-
 /** Events read from the store at a time while a status file is written. */
 const EVENT_PAGE = 500;
 /** Stands for the array a pretty-printed object ends with, until its elements are written. */

@@ -177,12 +177,6 @@ export class ReturnsStore {
     ).map(toJob);
   }
 
-  eventsOfJob(jobId: string): EventRow[] {
-    return (this.db.prepare('SELECT * FROM events WHERE job_id = ? ORDER BY id').all(jobId) as Row[]).map(
-      toEvent,
-    );
-  }
-
   /** The events of a job after `afterId` (ids in order), `limit` at most: one page of a status file. */
   eventsOfJobPage(jobId: string, afterId: string, limit: number): EventRow[] {
     return (
