@@ -9,7 +9,12 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   again and again while its proofs arrive); the daily status CSV is streamed the same way.
 - Node 24 holds more than Node 20 at rest (about 125-135 MB against 95-105, see Idle), which every
   peak carries: on Node 24 the 100,000-file backlog peaked at 219.5 MiB (182.2 MiB at the first
-  upload) at load average 14, against 150.7 MiB on Node 20 in the table. Not yet explained: the
-  two inspection workers (issue 16; each a V8 isolate with pdf-lib, young generation up to 16 MB)
-  are a suspect that was not measured.
+  upload) at load average 14, against 150.7 MiB on Node 20 in the table, measured before the
+  inspection workers of issue 16 existed. They are the largest part: an experiment inspecting
+  2,000 small PDFs through the compiled Inspector in one process (the agent's Node flags, Node 24)
+  grew its resident set from 105 to 198 MB with the default two workers, about 45 MB a worker, each
+  a V8 isolate with Node's bootstrap and the parsers (pdf-lib) loaded. A smaller young generation
+  per worker (4 or 2 MB instead of 16) saved 5-10 MB only. Peaks under 150 MB on Node 24 need the
+  workers to cost less (one worker, a lighter worker bundle, or workers stopped when idle), which
+  was not done here; burst and the large file were not run again on Node 24.
 `;
