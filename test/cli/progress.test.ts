@@ -102,4 +102,15 @@ describe('progress line', () => {
         '\r\u001b[K',
     );
   });
+
+  it('counts the rate from the first amount reported, not from when the line was made', () => {
+    let t = 0;
+    const sink = recordingSink(true);
+    const line = progressLine(sink, { label: 'up', unit: 'bytes', total: 4096 }, { now: () => t });
+    t = 60_000; // a minute of hashing and creating the job before the first byte is sent
+    line.update(1024);
+    t = 61_000;
+    line.update(2048);
+    expect(sink.text.endsWith('up: 2 KiB of 4 KiB (50 %), 2 KiB/s, 1 s left')).toBe(true);
+  });
 });

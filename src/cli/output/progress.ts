@@ -97,12 +97,15 @@ export function progressLine(
   if (sink.isTTY !== true) return NO_PROGRESS;
   const now = options.now ?? (() => performance.now());
   const minIntervalMs = options.minIntervalMs ?? 250;
-  const startedAt = now();
+  // The clock starts at the first amount reported (the upload's first bytes), not when the
+  // line is made: what comes before (the SHA-256 of the file, the create) would lower the rate.
+  let startedAt: number | undefined;
   let shownAt = Number.NEGATIVE_INFINITY;
   let shown = false;
   return {
     update(done, at) {
       const t = now();
+      startedAt ??= t;
       if (t - shownAt < minIntervalMs) return;
       shownAt = t;
       shown = true;
