@@ -7,6 +7,12 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   store 500 events at a time, byte for byte the pretty-printed document it was (before: the whole
   document as objects and as a 10+ MB string at every rewrite, which a 10,000-event file gets
   again and again while its proofs arrive); the daily status CSV is streamed the same way.
+- Return path after these changes, on Node 24 at load average 10-14 (another engineer's return-path
+  run shared the machine; \`npm run bench -- --only return-path --baseline-docs 0 --write --merge\`):
+  proofs of 10,000 events peaked at 264.7 MiB (317.2 MiB before, on Node 20), the 10,011 Peppol
+  documents at 203.7 MiB (151.8 before, on Node 20). Both are over 150 MB; neither was profiled
+  further (the Peppol pass parses each UBL summary on the main thread; a Node 24 run before these
+  changes was lost).
 - Node 24 holds more than Node 20 at rest (about 125-135 MB against 95-105, see Idle), which every
   peak carries: on Node 24 the 100,000-file backlog peaked at 219.5 MiB (182.2 MiB at the first
   upload) at load average 14, against 150.7 MiB on Node 20 in the table, measured before the

@@ -311,7 +311,7 @@ export function markdown(report: BenchReport): string {
     `- Node ${m.node}; load average at start ${m.loadAverageAtStart.join(' / ')}`,
     ...(report.merged ?? []).map(
       (r) =>
-        `- Run again on ${r.date}${r.node ? ` (Node ${r.node}, load average ${r.loadAverageAtStart?.join(' / ')})` : ''} and merged in: ${r.scenarios.join(', ')}`,
+        `- Run again on ${r.date}${r.node ? ` (Node ${r.node}${r.loadAverageAtStart ? `, load average ${r.loadAverageAtStart.join(' / ')}` : ''})` : ''} and merged in: ${r.scenarios.join(', ')}`,
     ),
     '',
     `| ${table[0]!.join(' | ')} |`,
