@@ -69,4 +69,32 @@ export const IDLE_NOTES = `## Idle (issue 18)
   memory reducer collects about 8 MB more some 80 s after start-up. Under 80 MB would need fewer
   of those libraries loaded at all (zod for the configuration, prom-client for /metrics), which
   this issue did not change.
+- Node 24 (the issue's platform; \`npm run bench -- --only idle\` with Node 24 first on PATH),
+  measured on an idle agent of this scenario with \`strace -f\`, \`perf record -g\`, \`--trace-gc\`,
+  /proc/PID/smaps and the heap's growth every 5 s. Before this work: 2.9 wake-ups/s, 0.133 % of a
+  core, 133.1 MB (load average 0.2-0.5); after: see the table (the machine was loaded, load
+  average 8-14, while it ran).
+  - Wake-ups: the main thread about 1.4 a second (prom-client's event-loop delay sample every
+    second, the follower's 5 s loop, V8's memory reducer checking every 8 s), the four libuv
+    threads about 1.1 a second together (each folder's 60 s safety-net rescan of its directory).
+  - CPU: 57-62 % of the samples \`perf\` took of the idle process in a 60 s window were one
+    incremental mark-compact of V8's memory reducer (\`Mark-Compact (reduce)\` in --trace-gc),
+    40-60 ms of CPU for a heap of 23 MB live. It runs some 100-120 s after start-up (inside this
+    window) and again after each idle scavenge (one every 3-4 minutes here): a scavenge at a low
+    allocation rate re-arms it, so idle garbage decides how often it runs. Garbage per 5 s of
+    idle: the follower's loop 14 KB, now 7 KB (its SQL statements are compiled once instead of at
+    every call: \`sqlite3RunParser\` was in the profile); the ten folders' rescans about 205 KB a
+    minute; the rest 1.7 KB. A \`gc()\` at the end of start-up was tried: the reducer still ran at
+    118 s (not kept).
+  - RSS 125-133 MB against 95-105 on Node 20: node 24's binary is 64 MB of the resident set
+    (file-backed; a bare \`node\` with the unit's flags is 43-45 MB, 31-36 of it the binary), V8's
+    heap 24-37 MB committed (23 MB live after a full GC: 9 MB bytecode and code, 9 MB strings, of
+    which 5 MB the source text of loaded modules), malloc about 30 MB (10 MB the main arena, the
+    rest five thread arenas), libraries 6 MB. Each large library costs more on Node 24: imported
+    alone into a bare process zod adds 17 MB, prom-client 13, undici's dispatcher 13, yaml 12
+    (each with the ESM loader's own pages). Tried and not kept: \`MALLOC_ARENA_MAX=2\` (1 to 10 MB
+    less, varying run to run), \`--single-threaded\` (3.5 MB less; compiles on the event loop).
+    Under 80 MB on Node 24 is not reachable by deferring the few modules an idle agent does not
+    run: it would need the configuration, the service client and the metrics without zod, yaml
+    and prom-client on the main thread.
 `;

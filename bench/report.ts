@@ -10,6 +10,7 @@ import type { BurstRemoteResult, BurstResult, ColumnResult } from './burst.js';
 import type { IdleResult } from './idle.js';
 import { IDLE_NOTES, idleRows, idleTargets } from './idle-report.js';
 import type { LargeFileResult } from './large-file.js';
+import { MEMORY_NOTES } from './memory-report.js';
 import type { ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
 import type { SftpBenchResult } from './sftp.js';
@@ -327,6 +328,7 @@ export function markdown(report: BenchReport): string {
     LIMITS,
     ...(report.sftp ? [SFTP_NOTES] : []),
     ...(report.backlog || report.returnPath ? [BACKLOG_RETURN_NOTES] : []),
+    ...(report.backlog || report.returnPath ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
   ];
   return md.join('\n');

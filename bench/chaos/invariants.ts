@@ -152,9 +152,10 @@ export function checkInvariants(
     const uploaded = uploadedBy.get(file.md5) ?? 0;
     if (inArchive + inError === 0) {
       lost.add(file.name);
+      // A claim of a name already in `.processing` takes a numbered name: list what is left.
       const where = seen.leftInInbox.some((p) => baseName(p) === file.name)
         ? 'still in the drop folder'
-        : 'in neither archive nor error';
+        : `in neither archive nor error${seen.leftInInbox.length > 0 ? ` (left in the drop folder: ${seen.leftInInbox.slice(0, 10).join(', ')})` : ''}`;
       violations.push(`${file.name} is ${where}`);
     } else if (inArchive + inError > 1) {
       duplicates.add(file.name);

@@ -12,6 +12,7 @@ import { DocexError, isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { openTarget, RETURNS_FILE, ReturnsStore } from '../returns/index.js';
 import { csvFileName, writeDailyCsv } from '../returns/status-csv.js';
+import { type ProgressLine, progressLine } from './output/progress.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -26,6 +27,7 @@ export async function rebuildDailyCsv(
   config: AgentConfig,
   day: string,
   clock: Clock = systemClock,
+  onProgress?: (rows: number, total: number) => void,
 ): Promise<ReportResult> {
   if (
     !DAY.test(day) ||
@@ -47,7 +49,7 @@ export async function rebuildDailyCsv(
   const store = ReturnsStore.open(file, clock.now());
   const target = openTarget(config.returns.statuses.target, silentLogger(), 'returns.statuses.target');
   try {
-    const rows = await writeDailyCsv(store, target, day, clock.now());
+    const rows = await writeDailyCsv(store, target, day, clock.now(), onProgress);
     return { file: csvFileName(day), rows, target: target.description };
   } finally {
     store.close();
@@ -57,9 +59,19 @@ export async function rebuildDailyCsv(
 
 /** The `report` command, loaded when it runs. */
 export async function reportCommand(opts: { date: string; config: string }): Promise<void> {
+  // On a terminal only: rows read of the day's total, rewritten in place.
+  let progress: ProgressLine | undefined;
   try {
     const { config } = loadConfig(opts.config);
-    const result = await rebuildDailyCsv(config, opts.date);
+    const result = await rebuildDailyCsv(config, opts.date, systemClock, (rows, total) => {
+      progress ??= progressLine(process.stderr, {
+        label: `report ${opts.date}`,
+        unit: 'items',
+        noun: 'rows',
+        total,
+      });
+      progress.update(rows);
+    }).finally(() => progress?.end());
     process.stdout.write(`${result.file}: ${result.rows} row(s) written to ${result.target}\n`);
     process.exitCode = 0;
   } catch (err) {

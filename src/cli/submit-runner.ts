@@ -3,6 +3,7 @@
  * scripts. Same journal and steps as the agent (so a rerun after a failure resumes, and the same
  * content twice is refused), but the file stays where it is. Exit 0 only once the upload is confirmed.
  */
+import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentClient, JOURNAL_FILE } from '../agent/agent.js';
 import { openConnection } from '../agent/connection.js';
@@ -24,6 +25,8 @@ import { Inspector } from '../pipeline/isolate/inspector.js';
 import { driveSingleFile } from '../pipeline/single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
 import { hashFile } from '../sources/hash.js';
+import type { TextSink } from './output/cli-io.js';
+import { type ProgressSink, progressLine } from './output/progress.js';
 
 export const SUBMIT_FOLDER = 'submit';
 
@@ -39,6 +42,8 @@ export interface SubmitOptions {
   /** Tries when the service is unwell before giving up (the journal keeps the state for a rerun). */
   tries?: number;
   retryDelayMs?: number;
+  /** Told the bytes of the upload sent so far (the progress line on a terminal). */
+  onUploadProgress?: (bytesSent: number) => void;
 }
 
 export interface SubmitResult {
@@ -88,6 +93,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
       keepFiles: true,
       signal: new AbortController().signal,
       intents: new FreshIntents(),
+      ...(options.onUploadProgress ? { onUploadProgress: options.onUploadProgress } : {}),
     };
     // A rerun after a failure resumes the unfinished item of this very file instead of a duplicate.
     const { sha256 } = await hashFile(filePath);
@@ -129,23 +135,36 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
 export async function submitCommand(
   file: string,
   opts: { workflow: string; config: string; allowDuplicate?: boolean },
+  io: { stdout: TextSink; stderr: ProgressSink } = process,
 ): Promise<void> {
+  const { stdout, stderr } = io;
   try {
     const { config } = loadConfig(opts.config);
     const log = createLogger({ level: process.env['DOCEX_LOG_LEVEL'] ?? 'warn' });
+    // On a terminal only: bytes sent, rate and time left, rewritten in place.
+    const size = await stat(file).then(
+      (s) => s.size,
+      () => undefined,
+    );
+    const progress = progressLine(stderr, {
+      label: `uploading ${path.basename(file)}`,
+      unit: 'bytes',
+      total: size,
+    });
     const result = await submitFile({
       file,
       workflowId: opts.workflow,
       config,
       log,
       allowDuplicates: opts.allowDuplicate ?? false,
-    });
-    (result.ok ? process.stdout : process.stderr).write(`${result.message}\n`);
+      onUploadProgress: (sent) => progress.update(sent),
+    }).finally(() => progress.end());
+    (result.ok ? stdout : stderr).write(`${result.message}\n`);
     process.exitCode = result.ok ? 0 : 1;
     log.flush();
   } catch (err) {
     const text = isDocexError(err) ? `${err.code}: ${err.message}` : String(err);
-    process.stderr.write(`docex-agent submit: ${text}\n`);
+    stderr.write(`docex-agent submit: ${text}\n`);
     process.exitCode = 1;
   }
 }

@@ -13,6 +13,7 @@ import {
   parsePositiveInt,
 } from './output/admin-context.js';
 import { writeOut } from './output/cli-io.js';
+import { progressLine } from './output/progress.js';
 
 export const USAGE_CSV_COLUMNS = [
   'id',
@@ -58,9 +59,20 @@ export function registerUsageCommand(program: Command, deps: AdminCliDeps = {}):
           ...(o.company ? { companyId: o.company } : {}),
           ...(o.department ? { departmentIds: o.department } : {}),
         });
-        for await (const event of events) {
-          await writeOut(run.io.stdout, usageCsvRow(event));
-          rows++;
+        // The spec does not say in which order events come: the line says how many and the last one's time.
+        const progress = progressLine(run.io.stderr, {
+          label: 'usage export',
+          unit: 'items',
+          noun: 'events',
+        });
+        try {
+          for await (const event of events) {
+            await writeOut(run.io.stdout, usageCsvRow(event));
+            rows++;
+            progress.update(rows, event.timestamp);
+          }
+        } finally {
+          progress.end();
         }
         run.io.stderr.write(`exported ${rows} usage events\n`);
       }),

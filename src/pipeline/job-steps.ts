@@ -186,6 +186,7 @@ async function uploadJob(
     const result = await ctx.jobs.uploadFile(url, target.filePath, {
       signal: ctx.signal,
       log: itemLog(ctx, item),
+      ...(ctx.onUploadProgress ? { onProgress: ctx.onUploadProgress } : {}),
       // The stat above matched the claim, whose bytes these are.
       ...(target.bytes && st ? { content: { bytes: target.bytes, mtimeMs: st.mtimeMs } } : {}),
       ...(target.sha256 === undefined ? {} : { expectSha256: target.sha256 }),

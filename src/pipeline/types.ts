@@ -40,6 +40,8 @@ export interface StepContext {
   intents: FreshIntents;
   /** Content of small files read at their claim, by item id, while the item is driven. */
   held?: Map<number, Buffer>;
+  /** Told the bytes of a streamed upload sent so far (`submit`'s progress line). */
+  onUploadProgress?: (bytesSent: number) => void;
 }
 
 /** Thrown by a step when the file must wait and be tried again (the service is unwell, not the file). */

@@ -4,7 +4,7 @@
  * their `done` was recorded (history ids grow with every commit, so an item finished late is never
  * skipped, as an item-id cursor would). The journal stays the intake's alone.
  */
-import { Database } from '../core/sqlite.js';
+import { cachePrepared, Database } from '../core/sqlite.js';
 import { opt, type SqlRow as Row } from '../core/sqlite-store.js';
 
 export interface DoneJobItem {
@@ -24,7 +24,7 @@ export class JournalFeed {
   private readonly db: Database;
 
   constructor(journalFile: string) {
-    this.db = new Database(journalFile, { readonly: true, fileMustExist: true });
+    this.db = cachePrepared(new Database(journalFile, { readonly: true, fileMustExist: true }));
     this.db.pragma('busy_timeout = 5000');
   }
 

@@ -1,7 +1,7 @@
 /**
  * One poll of one job: GET /jobs/{id} (until the job is final), GET /sending-events?jobId= (every
- * page), then one store transaction with what changed, the documents to fetch and the next poll
- * time. Nothing is written for the ERP here; the follower writes status files from the store.
+ * page, each recorded in a store transaction as it arrives: what changed, the documents to fetch),
+ * then the job's row with its next poll time. Nothing is written for the ERP here; the follower writes status files from the store.
  */
 import { isApiError } from '../api/errors.js';
 import type { CallOptions, DocexClient } from '../api/index.js';
@@ -37,17 +37,22 @@ export function isFinalJob(status: string | undefined): boolean {
   return status !== undefined && FINAL_JOB.has(normaliseJobStatus(status));
 }
 
-async function listEvents(deps: PollDeps, jobId: string, options: CallOptions): Promise<SendingEvent[]> {
-  const events: SendingEvent[] = [];
+/** The job's events, a page (up to 1,000) at a time: a job of 10,000 events is never held whole. */
+async function* eventPages(
+  deps: PollDeps,
+  jobId: string,
+  options: CallOptions,
+): AsyncGenerator<SendingEvent[]> {
   let after: string | undefined;
+  let seen = 0;
   for (;;) {
     const page = await deps.client.sendingEvents.list(
       { jobId, maxItems: PAGE, ...(after ? { after } : {}) },
       await deps.gate.take(options),
     );
-    events.push(...page.items);
-    if (page.items.length < PAGE || events.length >= (page.totalItems ?? Number.POSITIVE_INFINITY))
-      return events;
+    seen += page.items.length;
+    yield page.items;
+    if (page.items.length < PAGE || seen >= (page.totalItems ?? Number.POSITIVE_INFINITY)) return;
     after = page.items[page.items.length - 1]!.id;
   }
 }
@@ -163,55 +168,63 @@ export async function pollJob(
     }
   }
   const status = job ? normaliseJobStatus(job.status) : 'UNKNOWN';
-  const events = await listEvents(deps, row.jobId, options);
   const now = deps.now();
 
   let changed = status !== row.status;
   const newlyFinal: string[] = [];
-  const records: PollRecord['events'] = [];
-  const documents: PollRecord['documents'] = [];
+  let eventCount = 0;
   let allSettled = true;
   const types = new Set(config.proofs.documentTypes);
   const picked = new Set<string>();
-  for (const event of events) {
-    const json = JSON.stringify(event);
-    const before = store.event(event.id);
-    if (before?.eventJson !== json) changed = true;
-    const final = isFinalSendingEvent(event);
-    let finalAt = before?.finalAt;
-    if (final && finalAt === undefined) {
-      finalAt = now;
-      newlyFinal.push(event.id);
-      log.info(
-        { ...fields, sendingEventId: event.id, businessStatus: event.businessStatus, status: event.status },
-        'sending event final',
-      );
+  // Each page is recorded as it arrives (events and documents; the file's status version moves
+  // with a changed page), the job's own row last: a poll cut short is repeated whole, and upserts.
+  for await (const events of eventPages(deps, row.jobId, options)) {
+    const records: PollRecord['events'] = [];
+    const documents: PollRecord['documents'] = [];
+    let pageChanged = false;
+    for (const event of events) {
+      const json = JSON.stringify(event);
+      const before = store.event(event.id);
+      if (before?.eventJson !== json) pageChanged = true;
+      const final = isFinalSendingEvent(event);
+      let finalAt = before?.finalAt;
+      if (final && finalAt === undefined) {
+        finalAt = now;
+        newlyFinal.push(event.id);
+        log.info(
+          { ...fields, sendingEventId: event.id, businessStatus: event.businessStatus, status: event.status },
+          'sending event final',
+        );
+      }
+      records.push({
+        id: event.id,
+        businessStatus: event.businessStatus,
+        status: event.status,
+        json,
+        ...(final && finalAt !== undefined ? { finalAt, finalDay: utcDay(finalAt) } : {}),
+      });
+      if (!final) {
+        allSettled = false;
+        continue;
+      }
+      documents.push(...wantedDocuments(deps, source, row, event, now, picked));
+      const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
+      if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
     }
-    records.push({
-      id: event.id,
-      businessStatus: event.businessStatus,
-      status: event.status,
-      json,
-      ...(final && finalAt !== undefined ? { finalAt, finalDay: utcDay(finalAt) } : {}),
-    });
-    if (!final) {
-      allSettled = false;
-      continue;
-    }
-    documents.push(...wantedDocuments(deps, source, row, event, now, picked));
-    const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
-    if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
+    store.recordEvents(row.jobId, records, documents, now, pageChanged);
+    changed ||= pageChanged;
+    eventCount += events.length;
   }
   const expected = job?.sendingEventCount ?? 0;
-  const done = isFinalJob(status) && events.length >= expected && allSettled;
+  const done = isFinalJob(status) && eventCount >= expected && allSettled;
   const unchangedPolls = changed ? 0 : row.unchangedPolls + 1;
   store.recordPoll(
     {
       jobId: row.jobId,
       status,
       jobJson: JSON.stringify(job ?? {}),
-      events: records,
-      documents,
+      events: [],
+      documents: [],
       nextPollAt: nextPollAt(
         { now, followedSince: row.recordedAt, unchangedPolls, webhooksActive: deps.webhooksActive() },
         timing,
@@ -222,7 +235,7 @@ export async function pollJob(
     },
     now,
   );
-  if (done) log.info({ ...fields, status, sendingEvents: events.length }, 'job followed to the end');
-  else log.debug({ ...fields, status, sendingEvents: events.length, changed }, 'job polled');
+  if (done) log.info({ ...fields, status, sendingEvents: eventCount }, 'job followed to the end');
+  else log.debug({ ...fields, status, sendingEvents: eventCount, changed }, 'job polled');
   return { done, newlyFinal, changed };
 }

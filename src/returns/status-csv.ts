@@ -3,6 +3,7 @@
  * agent recorded it, so a late poll never changes a day already written), for ERP import. The
  * row builder is pure; `writeDailyCsv` reads the store and writes through the output target.
  */
+import { Readable } from 'node:stream';
 import { isoTime } from '../core/clock.js';
 import { csvLine } from '../core/csv.js';
 import type { SendingEvent } from '../domain/wire.js';
@@ -83,18 +84,51 @@ export function csvFileName(day: string): string {
   return `statuses-${day}.csv`;
 }
 
-/** Writes (or rewrites) one day's file from the store; answers its row count. */
+/** Events read from the store at a time while a daily file is written. */
+const CSV_PAGE = 500;
+
+/** The day's file, line by line, as renderCsv writes it, reading the store a page at a time. */
+export function* dailyCsvText(
+  store: ReturnsStore,
+  day: string,
+  onRow?: (rows: number) => void,
+): Generator<string> {
+  yield csvLine(CSV_COLUMNS);
+  let rows = 0;
+  for (let after: { finalAt: number; id: string } | undefined; ; ) {
+    const page = store.eventsFinalOnPage(day, after, CSV_PAGE);
+    for (const entry of page) {
+      yield csvLine(csvRow({ ...entry, documents: store.documentsOfEvent(entry.event.id) }));
+      onRow?.(++rows);
+    }
+    if (page.length < CSV_PAGE) return;
+    const last = page[page.length - 1]!.event;
+    after = { finalAt: last.finalAt!, id: last.id };
+  }
+}
+
+/**
+ * Writes (or rewrites) one day's file from the store, streamed (a day of 100,000 events is never
+ * held whole); answers its row count. `onProgress`: rows written so far of the day's total.
+ */
 export async function writeDailyCsv(
   store: ReturnsStore,
   target: OutputTarget,
   day: string,
   now: number,
+  onProgress?: (rows: number, total: number) => void,
 ): Promise<number> {
-  const entries = store
-    .eventsFinalOn(day)
-    .map((e) => ({ ...e, documents: store.documentsOfEvent(e.event.id) }));
-  await target.write(csvFileName(day), renderCsv(entries));
+  const total = store.countFinalOn(day);
+  let rows = 0;
+  await target.write(csvFileName(day), () =>
+    Readable.from(
+      dailyCsvText(store, day, (n) => {
+        rows = n;
+        onProgress?.(n, total);
+      }),
+    ),
+  );
   // A day not over yet (a `report` run today) may still get rows: the nightly run writes it again.
-  if (day < utcDay(now)) store.recordCsv(day, entries.length, now);
-  return entries.length;
+  if (day < utcDay(now)) store.recordCsv(day, rows, now);
+  return rows;
 }

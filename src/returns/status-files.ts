@@ -4,6 +4,7 @@
  * and rewritten atomically through the output target whenever the store's version of the file
  * moves. The build is pure; writing is the shell.
  */
+import { Readable } from 'node:stream';
 import { isoTime } from '../core/clock.js';
 import type { Job, SendingEvent } from '../domain/wire.js';
 import type { OutputTarget } from '../outputs/types.js';
@@ -41,65 +42,138 @@ export interface StatusInput {
   jobs: { job: JobRow; events: { event: EventRow; documents: DocumentRow[] }[] }[];
 }
 
-export function buildStatusDocument(input: StatusInput): StatusDocument {
-  const { source } = input;
+type StatusJob = StatusDocument['jobs'][number];
+type StatusEvent = StatusJob['sendingEvents'][number];
+
+/** Every job of the file followed to its end and every proof written. */
+function isFinal(input: StatusInput): boolean {
+  return (
+    input.jobs.length > 0 &&
+    input.jobs.every((j) => j.job.done && j.events.every((e) => e.documents.every((d) => d.state === 'done')))
+  );
+}
+
+function statusHeader(source: SourceRow, final: boolean): Omit<StatusDocument, 'jobs'> {
   return {
     file: source.fileName,
     folder: source.folder,
     sha256: source.sha256,
     claimedAt: isoTime(source.claimedAt),
-    final:
-      input.jobs.length > 0 &&
-      input.jobs.every(
-        (j) => j.job.done && j.events.every((e) => e.documents.every((d) => d.state === 'done')),
-      ),
+    final,
+  };
+}
+
+function statusJob(job: JobRow): Omit<StatusJob, 'sendingEvents'> {
+  return {
+    jobId: job.jobId,
+    jobName: job.jobName,
+    row: job.rowIndex,
+    label: job.label,
+    status: job.status,
+    followed: job.gaveUp ? 'gave-up' : job.done ? 'done' : 'following',
+    errors: jobErrors(parseJson<Job>(job.jobJson)),
+  };
+}
+
+/** The event as the status file shows it; undefined when its stored record does not parse. */
+function statusEvent(event: EventRow, documents: DocumentRow[]): StatusEvent | undefined {
+  const wire = parseJson<SendingEvent>(event.eventJson);
+  if (!wire) return undefined;
+  const proofs = new Map(documents.map((d) => [d.fileReference, d]));
+  return {
+    ...eventView(wire),
+    documents: (wire.documents ?? []).map((d) => {
+      const row = proofs.get(d.fileReference);
+      return {
+        type: d.type,
+        fileReference: d.fileReference,
+        name: d.name,
+        proof: row?.state === 'done' ? row.path : undefined,
+      };
+    }),
+  };
+}
+
+export function buildStatusDocument(input: StatusInput): StatusDocument {
+  return {
+    ...statusHeader(input.source, isFinal(input)),
     jobs: input.jobs.map(({ job, events }) => ({
-      jobId: job.jobId,
-      jobName: job.jobName,
-      row: job.rowIndex,
-      label: job.label,
-      status: job.status,
-      followed: job.gaveUp ? 'gave-up' : job.done ? 'done' : 'following',
-      errors: jobErrors(parseJson<Job>(job.jobJson)),
+      ...statusJob(job),
       sendingEvents: events.flatMap(({ event, documents }) => {
-        const wire = parseJson<SendingEvent>(event.eventJson);
-        if (!wire) return [];
-        const proofs = new Map(documents.map((d) => [d.fileReference, d]));
-        return [
-          {
-            ...eventView(wire),
-            documents: (wire.documents ?? []).map((d) => {
-              const row = proofs.get(d.fileReference);
-              return {
-                type: d.type,
-                fileReference: d.fileReference,
-                name: d.name,
-                proof: row?.state === 'done' ? row.path : undefined,
-              };
-            }),
-          },
-        ];
+        const view = statusEvent(event, documents);
+        return view ? [view] : [];
       }),
     })),
   };
 }
 
-export function statusInput(store: ReturnsStore, source: SourceRow): StatusInput {
-  return {
-    source,
-    jobs: store.jobsOfSource(source.itemId).map((job) => ({
-      job,
-      events: store
-        .eventsOfJob(job.jobId)
-        .map((event) => ({ event, documents: store.documentsOfEvent(event.id) })),
-    })),
-  };
+/** Events read from the store at a time while a status file is written. */
+const EVENT_PAGE = 500;
+/** Stands for the array a pretty-printed object ends with, until its elements are written. */
+const SLOT = '\u0000status-file-slot\u0000';
+
+/**
+ * `JSON.stringify(value, null, 2)` of an object whose last key holds an array, with that array's
+ * elements written one at a time: the text before them and the text after. `depth`: how deep the
+ * object sits in the document (each level indents by two spaces).
+ */
+function around(value: object, lastKey: string, depth: number): { open: string; close: string } {
+  const text = indent(JSON.stringify({ ...value, [lastKey]: SLOT }, null, 2), depth);
+  const at = text.lastIndexOf(JSON.stringify(SLOT));
+  return { open: text.slice(0, at), close: text.slice(at + JSON.stringify(SLOT).length) };
+}
+
+function indent(text: string, depth: number): string {
+  return depth === 0 ? text : text.replaceAll('\n', `\n${'  '.repeat(depth)}`);
+}
+
+/** `[` + elements + `]` as JSON.stringify(…, null, 2) writes them at `depth`. */
+function* prettyArray<T>(items: Iterable<T>, depth: number, element: (item: T) => string): Generator<string> {
+  let first = true;
+  const pad = '  '.repeat(depth + 1);
+  for (const item of items) {
+    yield `${first ? '[\n' : ',\n'}${pad}${indent(element(item), depth + 1)}`;
+    first = false;
+  }
+  yield first ? '[]' : `\n${'  '.repeat(depth)}]`;
+}
+
+function* eventsOf(store: ReturnsStore, jobId: string): Generator<StatusEvent> {
+  for (let after = ''; ; ) {
+    const page = store.eventsOfJobPage(jobId, after, EVENT_PAGE);
+    for (const event of page) {
+      const view = statusEvent(event, store.documentsOfEvent(event.id));
+      if (view) yield view;
+    }
+    if (page.length < EVENT_PAGE) return;
+    after = page[page.length - 1]!.id;
+  }
+}
+
+/**
+ * The status file's text, piece by piece, as `JSON.stringify(buildStatusDocument(…), null, 2)`
+ * writes it, reading the events a page at a time: a file of 10,000 events is never held whole,
+ * neither as objects nor as text. Read as the output target writes, so a retry reads again.
+ */
+export function* statusFileText(store: ReturnsStore, source: SourceRow): Generator<string> {
+  const jobs = store.jobsOfSource(source.itemId);
+  const final = jobs.length > 0 && jobs.every((j) => j.done) && store.allDocumentsDone(source.itemId);
+  const doc = around(statusHeader(source, final), 'jobs', 0);
+  yield doc.open;
+  for (const [i, job] of jobs.entries()) {
+    const { open, close } = around(statusJob(job), 'sendingEvents', 2);
+    yield `${i === 0 ? '[\n' : ',\n'}    ${open}`;
+    yield* prettyArray(eventsOf(store, job.jobId), 3, (event) => JSON.stringify(event, null, 2));
+    yield close;
+  }
+  yield jobs.length === 0 ? '[]' : '\n  ]';
+  yield `${doc.close}\n`;
 }
 
 /**
  * Writes each status file older than its state, once (a file that changes again meanwhile waits
- * for the next pass), until `enough()` says so; answers how many were written. What is left stays
- * stale in the store and is written at the next pass, or the next start.
+ * for the next pass), until `enough()` says so; answers how many were written. The text is
+ * streamed from the store. What is left stays stale and is written at the next pass, or start.
  */
 export async function writeStaleStatusFiles(
   store: ReturnsStore,
@@ -110,8 +184,7 @@ export async function writeStaleStatusFiles(
   let written = 0;
   for (const source of store.staleSources(limit)) {
     if (enough()) break;
-    const doc = buildStatusDocument(statusInput(store, source));
-    await target.write(source.statusPath, `${JSON.stringify(doc, null, 2)}\n`);
+    await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
     store.markStatusWritten(source.itemId, source.version);
     written++;
   }

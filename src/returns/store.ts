@@ -4,7 +4,7 @@
  * document to fetch and whether it is written, and which daily CSV files exist. Every poll is
  * recorded in one transaction, so a crash leaves either the old or the new state, never half.
  */
-import type { Database } from '../core/sqlite.js';
+import { cachePrepared, type Database } from '../core/sqlite.js';
 import { openDatabase } from '../core/sqlite-store.js';
 import {
   type DocumentRow,
@@ -42,7 +42,7 @@ export class ReturnsStore {
     const db = openDatabase(file, { synchronous: 'NORMAL' });
     try {
       migrateReturns(db, now);
-      return new ReturnsStore(db);
+      return new ReturnsStore(cachePrepared(db));
     } catch (err) {
       db.close();
       throw err;
@@ -177,10 +177,24 @@ export class ReturnsStore {
     ).map(toJob);
   }
 
-  eventsOfJob(jobId: string): EventRow[] {
-    return (this.db.prepare('SELECT * FROM events WHERE job_id = ? ORDER BY id').all(jobId) as Row[]).map(
-      toEvent,
-    );
+  /** The events of a job after `afterId` (ids in order), `limit` at most: one page of a status file. */
+  eventsOfJobPage(jobId: string, afterId: string, limit: number): EventRow[] {
+    return (
+      this.db
+        .prepare('SELECT * FROM events WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?')
+        .all(jobId, afterId, limit) as Row[]
+    ).map(toEvent);
+  }
+
+  /** Whether every document of every event of the file's jobs is written. */
+  allDocumentsDone(itemId: number): boolean {
+    const row = this.db
+      .prepare(
+        `SELECT EXISTS (SELECT 1 FROM documents d JOIN events e ON e.id = d.sending_event_id
+           JOIN jobs j ON j.job_id = e.job_id WHERE j.source_id = ? AND d.state != 'done') AS pending`,
+      )
+      .get(itemId) as { pending: number };
+    return row.pending === 0;
   }
 
   event(id: string): EventRow | undefined {
@@ -216,47 +230,66 @@ export class ReturnsStore {
           now,
           poll.jobId,
         );
-      const upsert = this.db.prepare(
-        `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT (id) DO UPDATE SET business_status = excluded.business_status, status = excluded.status,
-           final_at = coalesce(events.final_at, excluded.final_at),
-           final_day = coalesce(events.final_day, excluded.final_day),
-           event_json = excluded.event_json, updated_at = excluded.updated_at`,
-      );
-      for (const e of poll.events) {
-        upsert.run(
-          e.id,
-          poll.jobId,
-          e.businessStatus,
-          e.status,
-          e.finalAt ?? null,
-          e.finalDay ?? null,
-          e.json,
-          now,
-        );
-      }
-      const insertDoc = this.db.prepare(
-        `INSERT OR IGNORE INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
-           path, state, next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-      );
-      for (const d of poll.documents) {
-        insertDoc.run(
-          d.sendingEventId,
-          d.fileReference,
-          d.jobId,
-          d.type,
-          d.name ?? null,
-          d.contentType ?? null,
-          d.size ?? null,
-          d.path,
-          d.nextTryAt,
-        );
-      }
+      this.writeEvents(poll.jobId, poll.events, poll.documents, now);
       if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
         this.bumpSource(job.sourceId);
       }
     })();
+  }
+
+  /**
+   * One page of a poll's events and their new documents, in a transaction of its own; `changed`
+   * moves the file's status version with it. The job's row is recorded by recordPoll after the last page.
+   */
+  recordEvents(
+    jobId: string,
+    events: PollRecord['events'],
+    documents: PollRecord['documents'],
+    now: number,
+    changed: boolean,
+  ): void {
+    this.db.transaction(() => {
+      const job = this.job(jobId);
+      if (!job) return;
+      this.writeEvents(jobId, events, documents, now);
+      if (changed) this.bumpSource(job.sourceId);
+    })();
+  }
+
+  private writeEvents(
+    jobId: string,
+    events: PollRecord['events'],
+    documents: PollRecord['documents'],
+    now: number,
+  ): void {
+    const upsert = this.db.prepare(
+      `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET business_status = excluded.business_status, status = excluded.status,
+         final_at = coalesce(events.final_at, excluded.final_at),
+         final_day = coalesce(events.final_day, excluded.final_day),
+         event_json = excluded.event_json, updated_at = excluded.updated_at`,
+    );
+    for (const e of events) {
+      upsert.run(e.id, jobId, e.businessStatus, e.status, e.finalAt ?? null, e.finalDay ?? null, e.json, now);
+    }
+    const insertDoc = this.db.prepare(
+      `INSERT OR IGNORE INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
+         path, state, next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
+    );
+    for (const d of documents) {
+      insertDoc.run(
+        d.sendingEventId,
+        d.fileReference,
+        d.jobId,
+        d.type,
+        d.name ?? null,
+        d.contentType ?? null,
+        d.size ?? null,
+        d.path,
+        d.nextTryAt,
+      );
+    }
   }
 
   /** Documents to fetch now: pending ones whose time has come, and any left `writing` by a crash. */
@@ -350,18 +383,29 @@ export class ReturnsStore {
   }
 
   /** Every sending event that became final on `day` (UTC), with its job and source, in a stable order. */
-  eventsFinalOn(day: string): { event: EventRow; job: JobRow; source: SourceRow }[] {
+  /** Events final on `day` after the (finalAt, id) of the last one read, in that order: one page of a daily CSV. */
+  eventsFinalOnPage(
+    day: string,
+    after: { finalAt: number; id: string } | undefined,
+    limit: number,
+  ): { event: EventRow; job: JobRow; source: SourceRow }[] {
     const rows = this.db
-      .prepare(`SELECT e.id AS e_id FROM events e WHERE e.final_day = ? ORDER BY e.final_at, e.id`)
-      .all(day) as { e_id: string }[];
-    const out: { event: EventRow; job: JobRow; source: SourceRow }[] = [];
-    for (const { e_id } of rows) {
-      const event = this.event(e_id)!;
+      .prepare(
+        `SELECT * FROM events WHERE final_day = ? AND (final_at > ? OR (final_at = ? AND id > ?))
+         ORDER BY final_at, id LIMIT ?`,
+      )
+      .all(day, after?.finalAt ?? -1, after?.finalAt ?? -1, after?.id ?? '', limit) as Row[];
+    return rows.map((r) => {
+      const event = toEvent(r);
       const job = this.job(event.jobId)!;
-      const source = this.source(job.sourceId)!;
-      out.push({ event, job, source });
-    }
-    return out;
+      return { event, job, source: this.source(job.sourceId)! };
+    });
+  }
+
+  /** How many events became final on `day`. */
+  countFinalOn(day: string): number {
+    return (this.db.prepare('SELECT count(*) AS n FROM events WHERE final_day = ?').get(day) as { n: number })
+      .n;
   }
 
   /** Days before `today` with final events and no CSV written yet. */

@@ -9,7 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
-import type { Job, SendingEventDocument } from '../../src/domain/wire.js';
+import type { Job, SendingEvent, SendingEventDocument } from '../../src/domain/wire.js';
 import { CallGate } from '../../src/returns/call-gate.js';
 import { Pacing } from '../../src/returns/pacing.js';
 import { type FollowClient, NOT_FOUND_GRACE_MS, type PollDeps, pollJob } from '../../src/returns/poll-job.js';
@@ -98,5 +98,47 @@ describe('one poll of a job', () => {
     expect(result.done).toBe(true);
     expect(store.job('job_1')).toMatchObject({ done: true, status: 'NOT_FOUND' });
     expect(store.job('job_1')!.gaveUp).toContain('no longer knows');
+  });
+
+  it('records a job of many events page by page, and a poll cut off after a page is repeated whole', async () => {
+    const total = 2500;
+    const event = (i: number) =>
+      ({
+        id: `se_${String(i).padStart(5, '0')}`,
+        jobId: 'job_1',
+        status: 'SUCCESS',
+        businessStatus: 'SUCCESS',
+        documents: [proof(`ref-${i}.pdf`)],
+      }) as SendingEvent;
+    const all = Array.from({ length: total }, (_, i) => event(i));
+    let failSecondPage = true;
+    const listed: number[] = [];
+    const base = scriptedClient();
+    const client: FollowClient = {
+      jobs: { get: async () => ({ id: 'job_1', status: 'COMPLETED', sendingEventCount: total }) as Job },
+      sendingEvents: {
+        ...base.sendingEvents,
+        list: async (query: { after?: string; maxItems?: number }) => {
+          const from = query.after ? all.findIndex((e) => e.id === query.after) + 1 : 0;
+          listed.push(from);
+          if (from > 0 && failSecondPage) throw new Error('the connection dropped');
+          return { items: all.slice(from, from + (query.maxItems ?? 100)), totalItems: total } as never;
+        },
+      },
+    };
+    const versionBefore = store.source(1)!.version;
+    await expect(pollJob(deps(client), store.job('job_1')!, store.source(1)!)).rejects.toThrow();
+    // The first page is in the store, with the file's status version moved; the job's row is not.
+    expect(store.counts().events).toBe(1000);
+    expect(store.source(1)!.version).toBeGreaterThan(versionBefore);
+    expect(store.job('job_1')!.done).toBe(false);
+
+    failSecondPage = false;
+    listed.length = 0;
+    const result = await pollJob(deps(client), store.job('job_1')!, store.source(1)!);
+    expect(listed).toEqual([0, 1000, 2000]);
+    expect(result.done).toBe(true);
+    expect(store.counts()).toMatchObject({ events: total, documents: total });
+    expect(store.job('job_1')!.done).toBe(true);
   });
 });

@@ -1,54 +1,166 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { OutputTarget } from '../../src/outputs/types.js';
+import { LocalTarget } from '../../src/outputs/local-target.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
-import { writeStaleStatusFiles } from '../../src/returns/status-files.js';
-import { ReturnsStore } from '../../src/returns/store.js';
+import { dailyCsvText, renderCsv, writeDailyCsv } from '../../src/returns/status-csv.js';
+import {
+  buildStatusDocument,
+  statusFileText,
+  writeStaleStatusFiles,
+} from '../../src/returns/status-files.js';
+import { type NewJob, ReturnsStore } from '../../src/returns/store.js';
 
 let dir: string;
-let store: ReturnsStore;
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-status-files-'));
-  store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
-  const jobs = [1, 2, 3].map((n) => ({
-    jobId: `job_${n}`,
-    source: { itemId: n, folder: 'pdf', fileName: `${n}.pdf`, sha256: 'ab', claimedAt: 0, day: '2026-11-21' },
-    statusPath: (collision: boolean) => statusFilePath('2026-11-21', `${n}.pdf`, n, collision),
-    itemId: n,
-    rowIndex: undefined,
-    label: undefined,
-    jobName: undefined,
-    recordedAt: 0,
-    firstPollAt: 10,
-  }));
-  store.addJobs(jobs, 'cursor', '1', 0);
 });
 afterEach(() => {
-  store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
-function recordingTarget(): { target: OutputTarget; written: string[] } {
-  const written: string[] = [];
-  const target = {
-    description: 'memory',
-    write: async (relPath: string) => {
-      written.push(relPath);
+const newJob = (jobId: string, rowIndex: number): NewJob => ({
+  jobId,
+  source: { itemId: 7, folder: 'csv', fileName: 'rows.csv', sha256: 'ab', claimedAt: 0, day: '2026-11-21' },
+  statusPath: (collision) => statusFilePath('2026-11-21', 'rows.csv', 7, collision),
+  itemId: 7,
+  rowIndex,
+  label: `row ${rowIndex}`,
+  jobName: `name-${jobId}`,
+  recordedAt: 0,
+  firstPollAt: 10,
+});
+
+/** A file of two jobs: one with `events` events (two proofs each, one event stored unreadable), one with none. */
+function storeWithEvents(events: number, finalDay?: string): ReturnsStore {
+  const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+  store.addJobs([newJob('job_a', 1), newJob('job_b', 2)], 'cursor', '1', 0);
+  const ids = Array.from({ length: events }, (_, i) => `se_${String(i).padStart(5, '0')}`);
+  store.recordPoll(
+    {
+      jobId: 'job_a',
+      status: 'COMPLETED',
+      jobJson: JSON.stringify({
+        id: 'job_a',
+        status: 'COMPLETED',
+        errorList: [{ message: 'one row "late"' }],
+      }),
+      events: ids.map((id, i) => ({
+        id,
+        businessStatus: 'DELIVERED',
+        status: 'COMPLETED',
+        // Several share a millisecond: the CSV orders by final time, then id.
+        ...(finalDay ? { finalAt: 1_700_000_000_000 + (i % 7), finalDay } : {}),
+        json:
+          i === 3
+            ? '{not json'
+            : JSON.stringify({
+                id,
+                businessStatus: 'DELIVERED',
+                status: 'COMPLETED',
+                properties: [{ name: 'recipient', value: `r${i}@example.com\n` }],
+                documents: [
+                  { type: 'DELIVERY_PROOF', fileReference: `${id}-p`, name: 'proof.pdf' },
+                  { type: 'SUBMISSION_REPORT', fileReference: `${id}-s`, name: 'report.pdf' },
+                ],
+              }),
+      })),
+      documents: ids.flatMap((id) =>
+        ['p', 's'].map((kind) => ({
+          sendingEventId: id,
+          fileReference: `${id}-${kind}`,
+          jobId: 'job_a',
+          type: kind === 'p' ? 'DELIVERY_PROOF' : 'SUBMISSION_REPORT',
+          name: 'proof.pdf',
+          contentType: 'application/pdf',
+          size: 10,
+          path: `2026-11-21/rows/${id}-${kind}.pdf`,
+          nextTryAt: 0,
+        })),
+      ),
+      nextPollAt: 1e12,
+      unchangedPolls: 0,
+      done: true,
+      changed: true,
     },
-  } as unknown as OutputTarget;
-  return { target, written };
+    5,
+  );
+  store.recordPoll(
+    {
+      jobId: 'job_b',
+      status: 'COMPLETED',
+      jobJson: '{}',
+      events: [],
+      documents: [],
+      nextPollAt: 1e12,
+      unchangedPolls: 0,
+      done: true,
+      changed: true,
+    },
+    5,
+  );
+  return store;
 }
 
-describe('status files', () => {
-  it('stops writing when told enough (a stop), and leaves the rest stale for the next pass', async () => {
-    const { target, written } = recordingTarget();
-    expect(store.staleSources(10)).toHaveLength(3);
-    expect(await writeStaleStatusFiles(store, target, () => written.length >= 1)).toBe(1);
-    expect(store.staleSources(10)).toHaveLength(2);
-    expect(await writeStaleStatusFiles(store, target)).toBe(2);
-    expect(store.staleSources(10)).toHaveLength(0);
-    expect(new Set(written).size).toBe(3);
+/** The whole document, built at once from every row (what the file held before it was streamed). */
+const expected = (store: ReturnsStore) => {
+  const source = store.source(7)!;
+  const jobs = store.jobsOfSource(source.itemId).map((job) => ({
+    job,
+    events: store
+      .eventsOfJobPage(job.jobId, '', 1_000_000)
+      .map((event) => ({ event, documents: store.documentsOfEvent(event.id) })),
+  }));
+  return `${JSON.stringify(buildStatusDocument({ source, jobs }), null, 2)}\n`;
+};
+const streamed = (store: ReturnsStore) => [...statusFileText(store, store.source(7)!)].join('');
+
+describe('status file, streamed', () => {
+  it('is byte for byte the pretty-printed document, across event pages and before and after every proof is written', () => {
+    const store = storeWithEvents(1003);
+    expect(streamed(store)).toBe(expected(store));
+    expect(JSON.parse(streamed(store)).final).toBe(false);
+    for (const d of store.dueDocuments(10, 10_000)) store.markDocumentDone(d, undefined, 10);
+    expect(JSON.parse(streamed(store)).final).toBe(true);
+    expect(streamed(store)).toBe(expected(store));
+    store.close();
+  });
+
+  it('writes a file of no events and a file of many through the output target the same way', async () => {
+    for (const events of [0, 2, 600]) {
+      const store = storeWithEvents(events);
+      const target = new LocalTarget(path.join(dir, `out-${events}`));
+      expect(await writeStaleStatusFiles(store, target)).toBe(1);
+      const source = store.source(7)!;
+      expect(readFileSync(path.join(dir, `out-${events}`, source.statusPath), 'utf8')).toBe(expected(store));
+      expect(await writeStaleStatusFiles(store, target)).toBe(0);
+      store.close();
+      rmSync(path.join(dir, 'returns.sqlite'));
+    }
+  });
+});
+
+describe('daily CSV, streamed', () => {
+  it('is the rendered CSV of every event final that day, in (final time, id) order across pages', async () => {
+    const store = storeWithEvents(1003, '2026-11-21');
+    const all = store.eventsFinalOnPage('2026-11-21', undefined, 1_000_000);
+    expect(all).toHaveLength(1003);
+    const expectedCsv = renderCsv(all.map((e) => ({ ...e, documents: store.documentsOfEvent(e.event.id) })));
+    expect([...dailyCsvText(store, '2026-11-21')].join('')).toBe(expectedCsv);
+
+    const target = new LocalTarget(path.join(dir, 'csv'));
+    const progress: [number, number][] = [];
+    const rows = await writeDailyCsv(
+      store,
+      target,
+      '2026-11-21',
+      Date.parse('2026-11-23T00:00:00Z'),
+      (n, total) => progress.push([n, total]),
+    );
+    expect(rows).toBe(1003);
+    expect(progress.at(-1)).toEqual([1003, 1003]);
+    expect(readFileSync(path.join(dir, 'csv', 'statuses-2026-11-21.csv'), 'utf8')).toBe(expectedCsv);
+    store.close();
   });
 });

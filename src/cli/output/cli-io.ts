@@ -3,6 +3,8 @@ import { DocexError } from '../../core/errors.js';
 
 export interface TextSink {
   write(text: string): unknown;
+  /** A terminal (process.stderr on one): progress lines are shown there only. */
+  isTTY?: boolean | undefined;
   once?(event: 'drain', listener: () => void): unknown;
 }
 
