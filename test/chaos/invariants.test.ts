@@ -136,11 +136,17 @@ describe('checkInvariants', () => {
   it('accepts a refusal unless archiving is expected, and never a refused file that was uploaded', () => {
     const seen = clean();
     seen.archive = seen.archive.filter((e) => !e.path.includes('c.pdf'));
-    seen.error = [{ path: 'c.pdf', md5: 'ccc' }, { path: 'c.pdf.error.json' }, { path: 'c.pdf.error.txt' }];
+    seen.error = [
+      { path: 'c.pdf', md5: 'ccc' },
+      { path: 'c.pdf.error.json', code: 'DOCEX_INPUT_POISON' },
+      { path: 'c.pdf.error.txt' },
+    ];
     expect(checkInvariants(inputs, seen).violations).toEqual(['c.pdf is refused but was uploaded']);
     seen.jobs = seen.jobs.filter((j) => j.uploadedMd5 !== 'ccc');
     expect(checkInvariants(inputs, seen).ok).toBe(true);
-    expect(checkInvariants(inputs, seen, { expectArchived: true }).violations).toEqual(['c.pdf was refused']);
+    expect(checkInvariants(inputs, seen, { expectArchived: true }).violations).toEqual([
+      'c.pdf was refused (DOCEX_INPUT_POISON)',
+    ]);
   });
 });
 
