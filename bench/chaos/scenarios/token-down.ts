@@ -20,13 +20,8 @@ export const tokenDownScenario: Scenario = {
         const agent = world.startAgent();
         await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
         world.drop(Math.ceil(files / 3));
-        await within(
-          (async () => {
-            while (world.placed() < Math.ceil(files / 6)) await sleep(100);
-          })(),
-          60_000,
-          'a first sixth of the files archived',
-        );
+        // A first sixth of the sets placed (waitPlaced also drops the sets that go one at a time).
+        await world.waitPlaced(60_000, Math.ceil(files / 6));
         // Down: new connections reset, and the agent's kept-alive one with them.
         auth.set({ refuse: true });
         auth.resetAll();
