@@ -6,7 +6,7 @@ import type { ServiceReachability } from '../api/reachability.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { RETURNS_FILE } from '../returns/store.js';
-import type { OpsAgentView } from './index.js';
+import type { OpsAgentView } from './view.js';
 
 interface TokenSource {
   tokens: { getToken(signal?: AbortSignal): Promise<string> };

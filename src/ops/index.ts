@@ -4,58 +4,29 @@
  */
 import { statSync } from 'node:fs';
 import type { OpsConfig } from '../config/ops-schema.js';
-import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { type OpsServer, startOpsServer } from './http-server.js';
 import { JournalReader } from './journal-reader.js';
-import type { AgentMetrics, ReturnsCounts } from './metrics.js';
+import type { AgentMetrics } from './metrics.js';
 import {
   apiCheck,
-  type FailingOutputView,
-  type FolderDirs,
   foldersCheck,
   journalCheck,
   outputsCheck,
   type ReadinessCheck,
   runChecks,
-  type StoppedFolderView,
   stoppedFoldersCheck,
   tokenCheck,
   toleratingOutage,
-  type Unreachability,
   uploadWindowCheck,
 } from './readiness.js';
 import { ReturnsReader } from './returns-reader.js';
+import type { OpsAgentView } from './view.js';
 
 export { agentView } from './agent-view.js';
 export { AgentMetrics, certificateExpiry, type MetricsSources, type ReturnsCounts } from './metrics.js';
 export { lateUploads, type ReadinessReport, runChecks, UPLOAD_WINDOW_ALARM } from './readiness.js';
-
-/** What the endpoints read of a running agent (agentView builds it from an Agent). */
-export interface OpsAgentView {
-  clock: Clock;
-  journalFile: string;
-  journalOpen(): boolean;
-  folders(): FolderDirs[];
-  queueDepth(): number;
-  getToken?: (signal: AbortSignal) => Promise<unknown>;
-  pingApi?: (signal: AbortSignal) => Promise<unknown>;
-  certificatePem?: () => string | undefined;
-  /** `<stateDir>/returns.sqlite` when the return path runs: proofs archived are counted there. */
-  returnsFile?: string;
-  /** Counts the return path reports itself (Peppol documents, webhook deliveries), when it does. */
-  returns?: () => ReturnsCounts;
-  /** Configured folders the agent did not start. */
-  stoppedFolders?: () => StoppedFolderView[];
-  /** Output targets whose last write failed. */
-  failingOutputs?: () => FailingOutputView[];
-  /** Failed writes since start, by output. */
-  outputFailures?: () => Record<string, number>;
-  /** Files removed by retention since start. */
-  retentionRemoved?: () => { folder: string; place: string; files: number }[];
-  /** How long the service has not answered, and how long that is tolerated. */
-  unreachable?: Unreachability;
-}
+export type { OpsAgentView } from './view.js';
 
 export interface RunningOps {
   url: string;

@@ -1,0 +1,30 @@
+/** What the ops endpoints read of a running agent: the seam between the agent and ops. */
+import type { Clock } from '../core/clock.js';
+import type { ReturnsCounts } from './metrics.js';
+import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
+
+/** What the endpoints read of a running agent (agentView builds it from an Agent). */
+export interface OpsAgentView {
+  clock: Clock;
+  journalFile: string;
+  journalOpen(): boolean;
+  folders(): FolderDirs[];
+  queueDepth(): number;
+  getToken?: (signal: AbortSignal) => Promise<unknown>;
+  pingApi?: (signal: AbortSignal) => Promise<unknown>;
+  certificatePem?: () => string | undefined;
+  /** `<stateDir>/returns.sqlite` when the return path runs: proofs archived are counted there. */
+  returnsFile?: string;
+  /** Counts the return path reports itself (Peppol documents, webhook deliveries), when it does. */
+  returns?: () => ReturnsCounts;
+  /** Configured folders the agent did not start. */
+  stoppedFolders?: () => StoppedFolderView[];
+  /** Output targets whose last write failed. */
+  failingOutputs?: () => FailingOutputView[];
+  /** Failed writes since start, by output. */
+  outputFailures?: () => Record<string, number>;
+  /** Files removed by retention since start. */
+  retentionRemoved?: () => { folder: string; place: string; files: number }[];
+  /** How long the service has not answered, and how long that is tolerated. */
+  unreachable?: Unreachability;
+}
