@@ -8,6 +8,7 @@ import { constants as fsc } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
+import { KeyedQueue } from '../core/keyed-queue.js';
 import { assertRealPath } from '../core/real-dir.js';
 import { freeName, inDir } from '../sources/local/claim.js';
 import { tempNameFor, writeFileAtomic } from './outcome-files.js';
@@ -86,6 +87,18 @@ export function fitName(name: string, suffixBytes: number): string {
 }
 
 /**
+ * Placements into one directory, one at a time. Choosing a free name and renaming into it are two
+ * steps: two items of the same name finishing together (every `index.csv` of a folder) would both
+ * choose `index.5.csv`, and the second rename would replace the first file.
+ */
+const placements = new KeyedQueue();
+
+/** Runs `task` while no other placement of this process writes into `dir`. */
+export function placingInto<T>(dir: string, task: () => Promise<T>): Promise<T> {
+  return placements.run(path.resolve(dir), task);
+}
+
+/**
  * Places `filePath` as `dir/name` (or `dir/stem.2.ext` when taken) with its side files beside it.
  * Answers the placed path.
  */
@@ -98,10 +111,12 @@ export function placeFile(
 ): Promise<string> {
   // The first write into a missing `dir` fails before anything moved: made then, and placed again.
   // Checked before each try: a folder swapped for a link is never written through.
-  return inDir(dir, async () => {
-    await assertRealPath(options.root ?? dir, dir);
-    return placeInto(filePath, dir, name, sideFiles, options);
-  });
+  return placingInto(dir, () =>
+    inDir(dir, async () => {
+      await assertRealPath(options.root ?? dir, dir);
+      return placeInto(filePath, dir, name, sideFiles, options);
+    }),
+  );
 }
 
 async function placeInto(

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { DocexError } from '../core/errors.js';
 import { ensureDir, freeName, type RefusedEntry } from '../sources/local/index.js';
 import { writeFileAtomic } from './outcome-files.js';
-import { fitName } from './place-file.js';
+import { fitName, placingInto } from './place-file.js';
 
 export interface EntryRefusal {
   folder: string;
@@ -21,6 +21,10 @@ export interface EntryRefusal {
 
 export async function refuseEntry(entry: RefusedEntry, to: EntryRefusal): Promise<string> {
   await ensureDir(to.errorDir);
+  return placingInto(to.errorDir, () => placeRefused(entry, to));
+}
+
+async function placeRefused(entry: RefusedEntry, to: EntryRefusal): Promise<string> {
   const placed = path.join(to.errorDir, await freeName(to.errorDir, fitName(entry.name, 11)));
   const record = {
     status: 'rejected',

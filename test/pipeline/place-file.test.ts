@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -58,5 +58,30 @@ describe('placeFile', () => {
       expect(readdirSync(archive).sort()).toEqual([name, `${name}.done`, `${name}.result.json`]);
       rmSync(path.join(dir, 'archive'), { recursive: true });
     }
+  });
+
+  it('gives files of one name placed at the same moment each their own name, never replacing one', async () => {
+    // Every index.csv of an index-csv folder has the same name; rows of several batches finish together.
+    const archive = path.join(dir, 'archive');
+    const count = 12;
+    const sources = Array.from({ length: count }, (_, i) => {
+      const processing = path.join(dir, `processing-${i}`);
+      mkdirSync(processing);
+      const from = path.join(processing, 'index.csv');
+      writeFileSync(from, `batch ${i}\n`);
+      return from;
+    });
+    const placed = await Promise.all(
+      sources.map((from, i) =>
+        placeFile(from, archive, 'index.csv', [{ suffix: '.result.json', content: `{"batch":${i}}` }]),
+      ),
+    );
+    expect(new Set(placed).size).toBe(count);
+    placed.forEach((target, i) => {
+      expect(readFileSync(target, 'utf8')).toBe(`batch ${i}\n`);
+      expect(readFileSync(`${target}.result.json`, 'utf8')).toBe(`{"batch":${i}}`);
+    });
+    expect(readdirSync(archive).filter((n) => !n.endsWith('.result.json'))).toHaveLength(count);
+    expect(readdirSync(archive).filter((n) => n.startsWith('.'))).toEqual([]);
   });
 });
