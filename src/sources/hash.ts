@@ -14,7 +14,8 @@ const HASH_CHUNK_BYTES = 1024 * 1024;
 /**
  * SHA-256 of a file, read into two reused buffers: the next read runs in the thread pool while
  * this thread hashes the last one. A multi-GB file costs two buffers of memory and leaves no
- * garbage (a read stream allocates a new chunk per read). Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
+ * garbage (a read stream allocates a new chunk per read).
+ * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
  */
 export async function hashFile(filePath: string): Promise<FileDigest> {
   const hash = createHash('sha256');

@@ -3,7 +3,8 @@
  * pdf-lib (page count, encryption, structure). A larger one is never read whole: its first KiB
  * must hold `%PDF-`, its last 64 KiB `%%EOF`, and neither end may carry an `/Encrypt` entry (the
  * trailer or xref-stream dictionary sits at the end; a linearised file repeats it at the start).
- * pdf-lib's cost grows with the objects of a PDF, not its stream bytes; figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
+ * pdf-lib's cost grows with the objects of a PDF, not its stream bytes.
+ * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
  */
 import { open, readFile } from 'node:fs/promises';
 import type { PDFDocument } from 'pdf-lib';
