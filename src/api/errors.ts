@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../core/error-codes.js';
 import { DocexError } from '../core/errors.js';
 
 /** Problem details (RFC 9457) as far as the client keeps them: never headers or URLs. */
@@ -21,7 +22,7 @@ export interface ApiErrorInit {
   cause?: unknown;
 }
 
-/** Stable codes besides `DOCEX_API_<status>`; the README's error table lists them. */
+/** Stable codes besides `DOCEX_API_<status>`, by role; declared in core/error-codes.ts. */
 export const API_ERROR_CODES = {
   authToken: 'DOCEX_AUTH_TOKEN',
   tls: 'DOCEX_TLS',
@@ -39,7 +40,7 @@ export const API_ERROR_CODES = {
   sourceChanged: 'DOCEX_SOURCE_CHANGED',
   /** A local write of a download failed (ENOSPC, EIO, a missing directory). */
   localIo: 'DOCEX_LOCAL_IO',
-} as const;
+} as const satisfies Record<string, ErrorCode>;
 
 const MAX_TEXT = 500;
 
@@ -52,7 +53,7 @@ export class ApiError extends DocexError {
   readonly text: string | undefined;
   readonly retryAfterMs: number | undefined;
 
-  constructor(code: string, message: string, init: ApiErrorInit) {
+  constructor(code: ErrorCode, message: string, init: ApiErrorInit) {
     const text = init.text === undefined ? undefined : init.text.slice(0, MAX_TEXT);
     super(code, message, {
       cause: init.cause,
@@ -75,14 +76,14 @@ export class ApiError extends DocexError {
   }
 }
 
-export function isApiError(err: unknown, code?: string): err is ApiError {
+export function isApiError(err: unknown, code?: ErrorCode): err is ApiError {
   return err instanceof ApiError && (code === undefined || err.code === code);
 }
 
 /** The error of a non-2xx answer: `DOCEX_API_<status>`, with the problem's detail in the message. */
 export function httpError(
   init: ApiErrorInit & { status: number },
-  code = `DOCEX_API_${init.status}`,
+  code: ErrorCode = `DOCEX_API_${init.status}`,
 ): ApiError {
   const reason = init.problem?.detail ?? init.problem?.title ?? init.text?.trim().slice(0, 200);
   const message = `${init.method} ${init.route} answered ${init.status}${reason ? `: ${reason}` : ''}`;

@@ -1,5 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { Dispatcher } from 'undici';
+import type { ErrorCode } from '../core/error-codes.js';
 import { problemSchema } from '../domain/wire.js';
 import {
   type ApiProblem,
@@ -101,7 +102,7 @@ export function answerError(
   method: string,
   route: string,
   nowMs: number,
-  code?: string,
+  code?: ErrorCode,
   secrets: readonly string[] = [],
 ) {
   const parsed = problemFromText(answer.text);

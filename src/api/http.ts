@@ -1,7 +1,7 @@
 /**
  * The two parts of undici the clients use, required without undici's index: the index loads
- * fetch, WebSocket, EventSource, the HTTP caches and the mocks too, about 10 MB of an idle
- * agent's resident set (bench scenario idle). `request` does what undici's top-level `request`
+ * fetch, WebSocket, EventSource, the HTTP caches and the mocks too, megabytes of an idle agent's
+ * resident set (figures: docs/benchmarks.md). `request` does what undici's top-level `request`
  * does with an explicit dispatcher: URL to origin and path, then undici's request API on it.
  * test/api/http.test.ts pins both paths, so an undici upgrade that moves them fails there.
  */

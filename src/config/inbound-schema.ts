@@ -3,6 +3,7 @@
  * (polled into an inbox folder) and signed webhook deliveries (a receiver that makes polling sooner).
  */
 import { z } from 'zod';
+import { DocexError } from '../core/errors.js';
 import { outputTargetSchema, stateOutputDefault } from './output-schema.js';
 import { byteSize, count, cronExpression, durationMs, flag, secretText } from './schema-types.js';
 
@@ -69,6 +70,6 @@ export type WebhooksConfig = z.output<typeof webhooksSchema>;
 /** `127.0.0.1:8090` / `[::1]:8090` → host and port. */
 export function parseListen(listen: string): { host: string; port: number } {
   const m = LISTEN_PATTERN.exec(listen);
-  if (!m) throw new Error(`not host:port: ${listen}`);
+  if (!m) throw new DocexError('DOCEX_CONFIG_INVALID', `not host:port: ${listen}`);
   return { host: m[1]!.replace(/^\[|\]$/g, ''), port: Number(m[2]) };
 }

@@ -4,9 +4,9 @@
  *
  * Streaming a large file allocates a Buffer per chunk outside V8's heap. Each is garbage a moment
  * later, but its small JS object barely fills the young generation, so V8 collected them only
- * after tens of MiB had piled up, and the malloc arena kept that high-water mark: the 1 GiB
- * upload's resident set sat at 149 MiB for its whole length, against 125 MiB with a minor GC every
- * 16 MiB (0.3 ms each, median of 50 in a small heap; up to 6 ms).
+ * after tens of MiB had piled up, and the malloc arena kept that high-water mark. A cheap minor GC
+ * every few MiB keeps the resident set lower.
+ * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
  */
 type GcFunction = (options: { type: 'minor' }) => void;
 

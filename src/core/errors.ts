@@ -1,13 +1,16 @@
+import type { ErrorCode } from './error-codes.js';
+
 /**
- * One error base class for the whole agent. Every error carries a stable `code` that users can
- * grep in logs and look up in the README's error table. Messages never contain secrets.
+ * One error base class for the whole agent. Every error carries a stable `code`, declared in
+ * core/error-codes.ts, that users can grep in logs and look up in docs/errors.md. Messages never
+ * contain secrets.
  */
 export class DocexError extends Error {
-  readonly code: string;
+  readonly code: ErrorCode;
   readonly details: Record<string, unknown> | undefined;
 
   constructor(
-    code: string,
+    code: ErrorCode,
     message: string,
     options?: { cause?: unknown; details?: Record<string, unknown> },
   ) {
@@ -27,6 +30,6 @@ export class DocexError extends Error {
   }
 }
 
-export function isDocexError(err: unknown, code?: string): err is DocexError {
+export function isDocexError(err: unknown, code?: ErrorCode): err is DocexError {
   return err instanceof DocexError && (code === undefined || err.code === code);
 }

@@ -1,7 +1,7 @@
 /**
  * Expected operational errors as one short record: code, message and the chain of causes, no
  * stack. A refused connection, a full disk or an answer of 503 is something the agent plans for;
- * its stack (up to 1.7 KB a line, in every retry) tells an operator nothing the code does not.
+ * its stack (a long line, in every retry) tells an operator nothing the code does not.
  * Errors that are not expected (a TypeError, an error without a code anywhere in its chain) keep
  * their stack: those are bugs, and the stack is what finds them.
  */

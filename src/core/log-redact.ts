@@ -2,8 +2,8 @@
  * Log redaction at any depth: every value under a secret-named key is replaced, in plain objects,
  * arrays and the enumerable fields of errors, however deep (a folder's SFTP password sits at
  * `config.folders[3].source.password`). One walk per log call; objects are copied only where
- * something is replaced, so the caller's objects are never changed. fast-redact wildcards cost
- * about 2 µs per path and line, too much for the dozens of paths and depths this needs.
+ * something is replaced, so the caller's objects are never changed. fast-redact's wildcards cost
+ * too much for the dozens of paths and depths this needs (figures: docs/benchmarks.md).
  */
 
 export const CENSOR = '[redacted]';

@@ -5,6 +5,7 @@
  */
 import { chmodSync, closeSync, existsSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
+import type { ErrorCode } from './error-codes.js';
 import { DocexError } from './errors.js';
 import { Database } from './sqlite.js';
 
@@ -56,7 +57,7 @@ export interface MigrateOptions {
   /** Recorded as applied_at (epoch ms from the injected clock). */
   now: number;
   /** The store's own code for a file written by a newer agent, e.g. DOCEX_JOURNAL_VERSION. */
-  newerCode: string;
+  newerCode: ErrorCode;
   /** How the message names the file: "the journal", "returns.sqlite". */
   what: string;
 }

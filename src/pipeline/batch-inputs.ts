@@ -8,6 +8,7 @@
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { DocexError } from '../core/errors.js';
 import { ensureRealDir } from '../core/real-dir.js';
 import type { JournalItem } from '../journal/index.js';
 import { BATCH_INDEX_NAME, type OpenBatch, openBatchZip } from './batch-zip.js';
@@ -127,7 +128,7 @@ export function settledBatchInput(
     pdfFiles: [],
     missing: [],
     pdfPath: async () => {
-      throw new Error('a settled batch sends nothing');
+      throw new DocexError('DOCEX_INTERNAL', 'a settled batch sends nothing');
     },
     release: async () => {},
     placeCompanions: async (target) => {

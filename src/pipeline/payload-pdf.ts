@@ -10,6 +10,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import path from 'node:path';
 import { crashPoint } from '../core/crash-points.js';
+import type { ErrorCode } from '../core/error-codes.js';
 import { DocexError, isDocexError } from '../core/errors.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
@@ -27,7 +28,7 @@ export const SIDECAR_WAIT_MS = 10 * 60_000;
 
 type SidecarPlan =
   | { ok: true; request: PayloadJobRequest; sidecarName: string }
-  | { ok: false; code: string; reason: string; report?: string }
+  | { ok: false; code: ErrorCode; reason: string; report?: string }
   | { ok: 'wait' };
 
 /**

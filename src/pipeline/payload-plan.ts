@@ -3,6 +3,7 @@
  * the ten payload rules locally, and numbered by position (the journal's rowIndex). Rebuilt the
  * same way after a restart, since the journal keeps row states, not request bodies.
  */
+import type { ErrorCode } from '../core/error-codes.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import type { JournalItem, RowInput } from '../journal/index.js';
 import { checkRows, formatRowReport, type RowRejection } from './payload/index.js';
@@ -14,7 +15,7 @@ import type { FolderRuntime, StepContext } from './types.js';
  */
 export type RowsPlan<Target> =
   | { ok: true; rows: RowInput[]; byRow: Map<number, Target>; report: string | undefined }
-  | { ok: false; code: string; reason: string; report?: string };
+  | { ok: false; code: ErrorCode; reason: string; report?: string };
 
 export type PayloadPlan = RowsPlan<PayloadJobRequest>;
 

@@ -5,13 +5,14 @@
  * the shared retry policy's (domain/retry-policy.ts).
  */
 import { API_ERROR_CODES, ApiError } from '../api/index.js';
+import type { ErrorCode } from '../core/error-codes.js';
 import { isDocexError } from '../core/errors.js';
 
 export type FailureOutcome =
-  | { kind: 'reject'; code: string; reason: string; details?: Record<string, unknown> }
-  | { kind: 'recreate'; code: string; reason: string }
-  | { kind: 'check-job'; code: string; reason: string }
-  | { kind: 'retry'; code: string; reason: string };
+  | { kind: 'reject'; code: ErrorCode; reason: string; details?: Record<string, unknown> }
+  | { kind: 'recreate'; code: ErrorCode; reason: string }
+  | { kind: 'check-job'; code: ErrorCode; reason: string }
+  | { kind: 'retry'; code: ErrorCode; reason: string };
 
 /** Answers that say the request itself (so the file or its workflow) is wrong: sending again will not help. */
 const REFUSING_STATUSES = new Set([400, 404, 413, 415, 422]);

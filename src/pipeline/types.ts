@@ -1,6 +1,8 @@
 import type { DocexClient } from '../api/index.js';
 import type { FolderConfig, FolderMode } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
+import type { ErrorCode } from '../core/error-codes.js';
+import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Workflow } from '../domain/wire.js';
 import type { Journal } from '../journal/index.js';
@@ -44,13 +46,13 @@ export interface StepContext {
   onUploadProgress?: (bytesSent: number) => void;
 }
 
-/** Thrown by a step when the file must wait and be tried again (the service is unwell, not the file). */
-export class RetryLater extends Error {
-  constructor(
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
+/**
+ * Thrown by a step when the file must wait and be tried again (the service is unwell, not the
+ * file): a DocexError whose code the shared retry policy classes (domain/retry-policy.ts).
+ */
+export class RetryLater extends DocexError {
+  constructor(code: ErrorCode, message: string) {
+    super(code, message);
     this.name = 'RetryLater';
   }
 }

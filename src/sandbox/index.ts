@@ -117,7 +117,7 @@ async function close(server: https.Server): Promise<void> {
   });
 }
 
-/** Starts the sandbox: three HTTPS hosts over one state folder (see README, Sandbox). */
+/** Starts the sandbox: four HTTPS hosts (api, auth, files, admin) over one state folder (docs/sandbox.md). */
 export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
   const stateDir = path.resolve(options.stateDir);
   const blobDir = path.join(stateDir, 'blobs');

@@ -13,9 +13,9 @@ const HASH_CHUNK_BYTES = 1024 * 1024;
 
 /**
  * SHA-256 of a file, read into two reused buffers: the next read runs in the thread pool while
- * this thread hashes the last one (1 GiB from the page cache: 0.72–0.77 s against 0.98–1.11 s
- * one after the other). A multi-GB file costs 2 MiB of memory and leaves no garbage (a read
- * stream allocates a new chunk per read, which the 1 GiB bench saw as tens of MiB of resident set).
+ * this thread hashes the last one. A multi-GB file costs two buffers of memory and leaves no
+ * garbage (a read stream allocates a new chunk per read).
+ * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
  */
 export async function hashFile(filePath: string): Promise<FileDigest> {
   const hash = createHash('sha256');

@@ -4,11 +4,18 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isDocexError } from '../../src/core/errors.js';
 import type { Database } from '../../src/core/sqlite.js';
-import { latestVersion, type Migration, migrate, openDatabase } from '../../src/core/sqlite-store.js';
+import {
+  latestVersion,
+  type MigrateOptions,
+  type Migration,
+  migrate,
+  openDatabase,
+} from '../../src/core/sqlite-store.js';
 
 const V1: Migration = { version: 1, sql: 'CREATE TABLE a (id INTEGER PRIMARY KEY)' };
 const V2: Migration = { version: 2, sql: 'CREATE TABLE b (a_id INTEGER REFERENCES a (id))' };
-const OPTS = { now: 1_000, newerCode: 'DOCEX_TEST_VERSION', what: 'test.sqlite' };
+// Any store's code: the store passes its own (DOCEX_JOURNAL_VERSION here).
+const OPTS: MigrateOptions = { now: 1_000, newerCode: 'DOCEX_JOURNAL_VERSION', what: 'test.sqlite' };
 
 describe('sqlite-store', () => {
   const dirs: string[] = [];
@@ -73,7 +80,7 @@ describe('sqlite-store', () => {
     } catch (err) {
       caught = err;
     }
-    expect(isDocexError(caught, 'DOCEX_TEST_VERSION')).toBe(true);
+    expect(isDocexError(caught, 'DOCEX_JOURNAL_VERSION')).toBe(true);
     expect((caught as Error).message).toBe(
       'test.sqlite has schema version 2; this agent knows up to 1: upgrade the agent',
     );

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
+import type { ErrorCode } from '../../src/core/error-codes.js';
 import { DocexError } from '../../src/core/errors.js';
 import {
   defaultRetryDelay,
@@ -11,7 +12,7 @@ import {
 import { classifyFailure } from '../../src/pipeline/retry-policy.js';
 import { RetryLater } from '../../src/pipeline/types.js';
 
-const http = (status: number, code = `DOCEX_API_${status}`) =>
+const http = (status: number, code: ErrorCode = `DOCEX_API_${status}`) =>
   new ApiError(code, `answered ${status}`, { status, method: 'POST', route: '/jobs/single-file' });
 
 describe('classifyFailure: one place maps an error to what happens to the file', () => {
@@ -84,9 +85,20 @@ describe('nextTry: how long a failing step waits, and when its file is parked', 
       'DOCEX_BATCH_PENDING',
       'DOCEX_UPLOAD_PENDING',
       'DOCEX_STOPPING',
-    ]) {
+    ] as const) {
       expect(nextTry(fail(new RetryLater(code, 'waiting')), 100_000).kind).toBe('wait');
     }
+  });
+
+  it('RetryLater is a DocexError: its code reaches the log and the CLI like any other', () => {
+    const wait = new RetryLater('DOCEX_UPLOAD_PENDING', 'the job still awaits its file');
+    expect(wait).toBeInstanceOf(DocexError);
+    expect(wait.name).toBe('RetryLater');
+    expect(fail(wait)).toEqual({
+      code: 'DOCEX_UPLOAD_PENDING',
+      message: 'the job still awaits its file',
+      kind: 'waiting',
+    });
   });
 
   it('backs off 1 s doubling to 60 s', () => {

@@ -59,7 +59,7 @@ function follower(o: Partial<FollowerOptions>): Follower {
 }
 
 const notFound = (route: string) =>
-  new ApiError('DOCEX_API_NOT_FOUND', 'not found', { status: 404, method: 'GET', route });
+  new ApiError('DOCEX_API_404', 'not found', { status: 404, method: 'GET', route });
 
 describe('follower faults', () => {
   it('keeps its loop running when returns.sqlite throws, logs it and polls once the store works again', async () => {

@@ -80,7 +80,7 @@ describe('one poll of a job', () => {
 
   it('retries a job the service does not know within an hour of its upload, and gives it up after', async () => {
     const notFound = async (): Promise<Job> => {
-      throw new ApiError('DOCEX_API_NOT_FOUND', 'job not found', {
+      throw new ApiError('DOCEX_API_404', 'job not found', {
         status: 404,
         method: 'GET',
         route: '/jobs/{id}',

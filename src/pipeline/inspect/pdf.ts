@@ -3,8 +3,8 @@
  * pdf-lib (page count, encryption, structure). A larger one is never read whole: its first KiB
  * must hold `%PDF-`, its last 64 KiB `%%EOF`, and neither end may carry an `/Encrypt` entry (the
  * trailer or xref-stream dictionary sits at the end; a linearised file repeats it at the start).
- * Measured: an object-dense 17 MiB PDF (40 000 pages) costs pdf-lib about 120 MiB of heap and
- * 1.7 s; stream bytes cost next to nothing (a 30 MiB image-like stream parses in 6 ms).
+ * pdf-lib's cost grows with the objects of a PDF, not its stream bytes.
+ * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
  */
 import { open, readFile } from 'node:fs/promises';
 import type { PDFDocument } from 'pdf-lib';
@@ -129,7 +129,7 @@ function meterInflation(): Promise<void> {
 export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
   const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
   if (ends) return ends;
-  // Loaded at the first PDF small enough to parse (about 25 MiB): an agent that never parses one
+  // Loaded at the first PDF small enough to parse (tens of MiB): an agent that never parses one
   // (large files only, other formats) never holds it.
   const lib = await import('pdf-lib');
   const { ParseSpeeds, PDFDocument: Pdf } = lib;

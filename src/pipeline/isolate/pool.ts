@@ -9,6 +9,7 @@
  * wrapping the library's queue and abort handling anyway.
  */
 import type { Worker } from 'node:worker_threads';
+import { DocexError } from '../../core/errors.js';
 
 export interface PoolLimits {
   /** Worker threads at most; started on demand, kept while the pool lives. */
@@ -170,7 +171,7 @@ export class WorkerPool {
     if (!this.slots.delete(slot)) return;
     clearTimeout(slot.timer);
     if (!slot.ready && ++this.failedStarts >= 3) {
-      const err = new Error(`the inspection worker cannot start: ${hit.message}`);
+      const err = new DocexError('DOCEX_INTERNAL', `the inspection worker cannot start: ${hit.message}`);
       for (const job of this.queue.splice(0)) job.reject(err);
     }
     const at = this.idle.indexOf(slot);

@@ -1,9 +1,9 @@
 /**
  * One watch on the drop folder itself (inotify / ReadDirectoryChangesW / FSEvents through fs.watch).
- * Not chokidar: chokidar puts one fs.watch on every file it lists, measured at 20,001 inotify
- * watches and 152 MB RSS for 20,000 files, so a 100,000-file backlog would exhaust the watch limit
- * and memory. Events only wake the stat loop up; the stat loop decides, so a lost event costs
- * latency (the periodic rescan finds the file), never a file.
+ * Not chokidar: chokidar puts one fs.watch on every file it lists, so a 100,000-file backlog would
+ * exhaust the watch limit and memory (figures: docs/benchmarks.md). Events only wake the stat loop
+ * up; the stat loop decides, so a lost event costs latency (the periodic rescan finds the file),
+ * never a file.
  */
 import { type FSWatcher, watch } from 'node:fs';
 import { nameOfBytes } from './entry-name.js';

@@ -2,9 +2,9 @@
  * Fast, checked download of one remote file.
  *
  * Where the time goes with a plain streamed `get` (ssh2's createReadStream): it keeps one 64 KiB
- * READ in flight, so every chunk waits a full request/response turn through both SSH stacks (about
- * 30 MiB/s on loopback). OpenSSH's sftp keeps 64 requests in flight. We do the same: many READ
- * requests outstanding (ssh2 writes each answer straight into our buffer); a request slot is free
+ * READ in flight, so every chunk waits a full request/response turn through both SSH stacks
+ * (figures: docs/benchmarks.md). OpenSSH's sftp keeps 64 requests in flight. We do the same: many
+ * READ requests outstanding (ssh2 writes each answer straight into our buffer); a request slot is free
  * again as soon as its answer is in, while the positional write to the local file runs beside it
  * (any order, reused buffers). ssh2's 2 MiB channel window (topped up only below 1 MiB) stalls the
  * server whenever this process is not scheduled for a moment, so the window is kept wider. A large
@@ -83,8 +83,8 @@ interface RangeJob {
 
 /**
  * Starts an fdatasync every `every` bytes written, one at a time, so the disk writes while the
- * network still delivers: the final fsync has only the tail left (alone, it took ~0.3 s of a
- * 500 MiB download here). An error of a background flush fails the download at its end.
+ * network still delivers: the final fsync has only the tail left (figures: docs/benchmarks.md).
+ * An error of a background flush fails the download at its end.
  */
 class FlushBehind {
   private unflushed = 0;

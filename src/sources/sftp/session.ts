@@ -137,7 +137,7 @@ export class SftpSession {
       : undefined;
     let verdict: HostKeyVerdict | undefined;
     const serverHostKey = hostKeyAlgorithms(endpoint, knownHostsText);
-    // Loaded on first connect: an agent without SFTP folders or targets never holds ssh2 (~14 MiB).
+    // Loaded on first connect: an agent with no SFTP folder or target never holds ssh2 (docs/benchmarks.md).
     const { Client: SshClient } = await import('ssh2');
     const client = new SshClient();
     const sftp = await new Promise<SFTPWrapper>((resolve, reject) => {

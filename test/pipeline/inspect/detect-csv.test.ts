@@ -124,7 +124,7 @@ describe('inspectCsvBytes and decodeUtf8', () => {
 });
 
 describe('INPUT_ERROR_CODES', () => {
-  it('lists every code with a one-line explanation for the README', () => {
+  it('lists every code with a one-line explanation for docs/errors.md', () => {
     for (const [code, text] of Object.entries(INPUT_ERROR_CODES)) {
       expect(code).toMatch(/^DOCEX_INPUT_[A-Z_]+$/);
       expect(text).not.toContain('\n');

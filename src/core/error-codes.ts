@@ -1,0 +1,683 @@
+/**
+ * Every error code the agent throws, logs or writes into an `.error.json`, declared once: what it
+ * means and what the operator does. `DocexError` takes only these codes (and `DOCEX_API_<status>`);
+ * docs/errors.md's table is generated from this list (`npm run errors:generate`), and a test
+ * checks that every code in the sources is declared here and every code declared is used.
+ * Texts are Markdown: they are read in docs/errors.md.
+ */
+
+export type ErrorGroup = 'service' | 'config' | 'files' | 'returns' | 'sftp' | 'inspect';
+
+export interface ErrorCodeInfo {
+  group: ErrorGroup;
+  /** What happened, as the operator sees it. */
+  meaning: string;
+  /** What the operator does about it (or what the agent does by itself). */
+  action: string;
+}
+
+/** The groups of the table, in their order: a heading and, where needed, a paragraph. */
+export const ERROR_GROUPS: Record<ErrorGroup, { title: string; intro?: string }> = {
+  service: { title: '**Service and transport** (the client, `src/api/`)' },
+  config: { title: '**Configuration and start-up**' },
+  files: { title: '**Files** (written into `<file>.error.json`, or logged while the file waits)' },
+  returns: {
+    title: '**Return path and outputs** (`src/returns/`, `src/outputs/`, `report`, `webhooks`, `resend`)',
+    intro:
+      'Poll and download failures of the return path are logged with the code of the underlying error\n' +
+      '(`DOCEX_API_<status>`, `DOCEX_NETWORK`, `DOCEX_DOWNLOAD_SIZE_MISMATCH`, `DOCEX_OUTPUT_WRITE`, …) and\n' +
+      'retried later.',
+  },
+  sftp: { title: '**SFTP** (`src/sources/sftp/`, `src/outputs/sftp-target.ts`; see [sftp.md](sftp.md))' },
+  inspect: { title: '**Content checks** (`src/pipeline/inspect/`)' },
+};
+
+/** An answer of the service with that HTTP status: `DOCEX_API_400`, `DOCEX_API_503`, … */
+export type ApiStatusCode = `DOCEX_API_${number}`;
+
+export const API_STATUS_CODE: ErrorCodeInfo & { name: string } = {
+  name: 'DOCEX_API_<status>',
+  group: 'service',
+  meaning:
+    'the service answered that status (e.g. `DOCEX_API_400`, `DOCEX_API_403`, `DOCEX_API_409`); the message carries its problem `detail` and field errors',
+  action:
+    '400/415: fix the request or file; 403: API key, workflow or managed company not allowed; 409: upload or resend not allowed in that state',
+};
+
+const REPORT_BUG = 'report it with the log line: it is a bug';
+const FIX_AND_DROP = 'fix the file at its source and drop it again';
+
+export const ERROR_CODES = {
+  // Service and transport
+  DOCEX_AUTH_TOKEN: {
+    group: 'service',
+    meaning: 'the OAuth token endpoint refused the client or could not be reached',
+    action: 'check client id/secret and the auth URL',
+  },
+  DOCEX_TLS: {
+    group: 'service',
+    meaning:
+      'the TLS handshake failed (client certificate missing, not trusted, expired; server not signed by the pinned CA)',
+    action: 'check the `tls` certificate, key and CA files',
+  },
+  DOCEX_FILE_BLOCKED: {
+    group: 'service',
+    meaning:
+      'a file was claimed an hour ago and is still not uploaded or refused (logged once per file, at error)',
+    action:
+      '`docex-agent status <file>` shows its last step; usually the service is unreachable or uploads keep failing',
+  },
+  DOCEX_SERVICE_UNREACHABLE: {
+    group: 'service',
+    meaning:
+      'every call to the service has failed (no answer, 429 or 5xx) for 5 minutes; logged once per outage, and /readyz fails until an answer comes',
+    action: "check the network path and the service's status; nothing is lost, files and jobs wait",
+  },
+  DOCEX_NETWORK: {
+    group: 'service',
+    meaning: 'connection refused, reset or timed out after the retries',
+    action: 'check the network path; safe calls are retried with backoff',
+  },
+  DOCEX_UPLOAD_EXPIRED: {
+    group: 'service',
+    meaning: 'the pre-signed upload URL answered 403: its 2-hour window passed',
+    action: 'nothing: the agent creates the job again',
+  },
+  DOCEX_UPLOAD_MAYBE_DONE: {
+    group: 'service',
+    meaning: 'a retried upload got 409: an earlier attempt may have landed',
+    action: 'nothing: the agent checks the job with GET /jobs/{id}',
+  },
+  DOCEX_UPLOAD_ETAG_MISMATCH: {
+    group: 'service',
+    meaning: 'the ETag of the upload answer is not the MD5 of the file sent',
+    action: 'retried; persistent: something alters bodies on the way',
+  },
+  DOCEX_DOWNLOAD_SIZE_MISMATCH: {
+    group: 'service',
+    meaning: 'a download ended with another size than announced',
+    action: 'retried; nothing partial is left',
+  },
+  DOCEX_SOURCE_READ: {
+    group: 'service',
+    meaning: 'the file to upload could not be opened or read',
+    action: 'check permissions and the disk',
+  },
+  DOCEX_SOURCE_CHANGED: {
+    group: 'service',
+    meaning:
+      'the file changed (size, mtime, or content against the SHA-256 taken at its claim) before or while it was being sent; a streamed upload stops before its last byte',
+    action: 'the producer must not touch a file once dropped',
+  },
+  DOCEX_LOCAL_IO: {
+    group: 'service',
+    meaning: 'writing a download failed (disk full, missing folder)',
+    action: 'free space, check the output folder',
+  },
+  DOCEX_RESPONSE_INVALID: {
+    group: 'service',
+    meaning: 'an answer did not have the documented shape',
+    action: 'report it with the log line',
+  },
+  DOCEX_INVALID_ARGUMENT: {
+    group: 'service',
+    meaning: 'a call was given an unreadable date (or one without a time zone) or an empty id',
+    action: 'fix the caller',
+  },
+  DOCEX_UBL_INVALID: {
+    group: 'service',
+    meaning: 'an XML document is not a readable UBL invoice or credit note (or holds a DTD/entities)',
+    action: 'check the document',
+  },
+
+  // Configuration and start-up
+  DOCEX_CONFIG_FILE: {
+    group: 'config',
+    meaning: `the config file, or a \`\${file:…}\` it names, cannot be read`,
+    action: 'check the path and that the agent may read it',
+  },
+  DOCEX_CONFIG_YAML: {
+    group: 'config',
+    meaning: 'the config file is not valid YAML (line and column given)',
+    action: 'fix the file at that line and column',
+  },
+  DOCEX_CONFIG_ENV: {
+    group: 'config',
+    meaning: `a \`\${env:NAME}\` names an unset variable`,
+    action: 'set the variable in the service environment, or fix its name',
+  },
+  DOCEX_CONFIG_SECRET_PERMISSIONS: {
+    group: 'config',
+    meaning: 'a secret file (or the private key) is readable by group or others',
+    action: '`chmod 600` it',
+  },
+  DOCEX_CONFIG_INVALID: {
+    group: 'config',
+    meaning: 'the config does not match the schema; every problem is listed as `path: message`',
+    action: 'fix each listed option ([configuration.md](configuration.md))',
+  },
+  DOCEX_CONFIG_MODE: {
+    group: 'config',
+    meaning: "a folder's `mode` does not fit its workflow's input source",
+    action: 'set the `mode` that fits the workflow, or point the folder at another workflow',
+  },
+  DOCEX_FOLDER_WORKFLOW: {
+    group: 'config',
+    meaning:
+      "a folder's workflow is missing, disabled, not validated or of another input source: that folder is stopped, the others run",
+    action: "fix the folder's `workflowId` or the workflow in the service, then reload",
+  },
+  DOCEX_FOLDER_UNSAFE: {
+    group: 'config',
+    meaning:
+      "a folder the agent writes into (`.processing`, archive, error, SFTP spool, output folder) is a symbolic link or not a directory: at start or at run time that folder is stopped (listed by `/readyz` and `docex_folders_stopped`), the others run; nothing is written through the link and its files wait in `.processing` or the drop folder until the folder starts again (a reload or a restart, once a real directory is back); an output folder's write fails and `/readyz` names the output",
+    action: 'put a real directory in place of the link, then reload or restart',
+  },
+  DOCEX_SUBMIT_MODE: {
+    group: 'config',
+    meaning: '`docex-agent submit` was pointed at a workflow that is not a single-file one',
+    action: 'drop payload files into a folder of that workflow instead',
+  },
+  DOCEX_SOURCE_FOLDER_MISSING: {
+    group: 'config',
+    meaning: 'a drop folder does not exist',
+    action: 'create it, or fix its `path`',
+  },
+  DOCEX_SOURCE_GLOB_INVALID: {
+    group: 'config',
+    meaning: 'an include/exclude glob cannot be read',
+    action: 'fix the glob in the folder',
+  },
+  DOCEX_JOURNAL_LOCKED: {
+    group: 'config',
+    meaning: 'another agent (pid given) holds the state folder',
+    action: 'stop the other agent, or give this one its own `stateDir`',
+  },
+  DOCEX_JOURNAL_VERSION: {
+    group: 'config',
+    meaning: 'the journal was written by a newer docex-agent',
+    action: 'upgrade the agent',
+  },
+  DOCEX_CLI_USAGE: {
+    group: 'config',
+    meaning:
+      'a command was called with missing or contradicting options (also `report --date` with a bad date or without a returns store)',
+    action: 'see `docex-agent <command> --help`',
+  },
+  DOCEX_CONFIG_CREDENTIAL: {
+    group: 'config',
+    meaning: `a \`\${credential:NAME}\` cannot be read: \`CREDENTIALS_DIRECTORY\` is not set (not started by systemd), the name is not a file name, or the unit has no \`LoadCredential=NAME:…\``,
+    action: 'start the agent from its systemd unit and add the `LoadCredential=` line',
+  },
+  DOCEX_CREDENTIALS: {
+    group: 'config',
+    meaning:
+      '`docex-agent credentials`: `init` would overwrite an existing key or request, or has no common name; `check` has no TLS files to check',
+    action: 'move the old key away or give `--cn`; configure `tls` before `check`',
+  },
+  DOCEX_RETURNS_STORE_VERSION: {
+    group: 'config',
+    meaning: '`<stateDir>/returns.sqlite` was written by a newer docex-agent',
+    action: 'upgrade the agent',
+  },
+  DOCEX_INBOX_VERSION: {
+    group: 'config',
+    meaning: '`<stateDir>/inbox.sqlite` was written by a newer docex-agent',
+    action: 'upgrade the agent',
+  },
+  DOCEX_WEBHOOK_LISTEN: {
+    group: 'config',
+    meaning: 'the webhook receiver cannot listen on `webhooks.listen` (port in use, address not local)',
+    action: 'free the port or choose another `webhooks.listen`',
+  },
+  DOCEX_OPS_LISTEN: {
+    group: 'config',
+    meaning:
+      'logged: the health and metrics endpoints cannot listen on `ops.listen` (address taken or not allowed); the agent runs on without them',
+    action: 'free the port, choose another `ops.listen`, or set `ops.enabled: false`',
+  },
+
+  // Files
+  DOCEX_DUPLICATE: {
+    group: 'files',
+    meaning: 'the same content (SHA-256) was already submitted from this folder or to this workflow',
+    action: 'set `allowDuplicates` to send it again',
+  },
+  DOCEX_PAYLOAD_ROW_INVALID: {
+    group: 'files',
+    meaning: 'a payload row breaks a payload rule (the row report names row, rule and column)',
+    action: 'fix the row and drop it again',
+  },
+  DOCEX_REJECTED: {
+    group: 'files',
+    meaning: 'refused; the reason beside it says why',
+    action: 'read the reason',
+  },
+  DOCEX_UPLOAD_WINDOW: {
+    group: 'files',
+    meaning: 'no upload succeeded in five job attempts (upload windows missed)',
+    action: 'check the path to the files host, then drop the file again',
+  },
+  DOCEX_CREATE_UNANSWERED: {
+    group: 'files',
+    meaning: 'the answers to 20 job creates of one file were lost on the way back; their jobs expire unused',
+    action: 'check the network to the service, then drop the file again',
+  },
+  DOCEX_UPLOAD_PENDING: {
+    group: 'files',
+    meaning: 'logged: the job still awaits its file',
+    action: 'nothing: retried',
+  },
+  DOCEX_INPUT_SIDECAR_MISSING: {
+    group: 'files',
+    meaning: 'a payload-pdf PDF waited 10 minutes without its `<name>.json` payload',
+    action: 'drop the PDF and its payload file together',
+  },
+  DOCEX_INPUT_SIDECAR_ORPHAN: {
+    group: 'files',
+    meaning: 'a payload-pdf payload file (`<name>.json`) waited 10 minutes without its PDF',
+    action: 'drop the PDF and its payload file together',
+  },
+  DOCEX_BATCH_PENDING: {
+    group: 'files',
+    meaning: 'logged: a payload-pdf index waits for the PDFs it names',
+    action: 'nothing: retried up to 10 minutes',
+  },
+  DOCEX_SIDECAR_PENDING: {
+    group: 'files',
+    meaning: 'logged: a payload-pdf PDF waits for its `<name>.json`',
+    action: 'nothing: retried',
+  },
+  DOCEX_SOURCE_LOST: {
+    group: 'files',
+    meaning: 'the claimed file disappeared from `.processing/`',
+    action: 'find who removed it; drop it again if it was not sent',
+  },
+  DOCEX_SOURCE_CLAIM_CHANGED: {
+    group: 'files',
+    meaning: 'logged: the file changed while being claimed',
+    action: 'nothing: it is observed again',
+  },
+  DOCEX_SOURCE_CLAIM_FAILED: {
+    group: 'files',
+    meaning: 'the claim rename failed for another reason than a lost race',
+    action: 'check permissions and the disk of the drop folder',
+  },
+  DOCEX_SOURCE_MOVE_FAILED: {
+    group: 'files',
+    meaning: 'moving a file to archive or error failed; it stays in `.processing/` and is retried',
+    action: 'check permissions and space of the archive and error folders',
+  },
+  DOCEX_SOURCE_TARGET_EXISTS: {
+    group: 'files',
+    meaning:
+      'moving a file to archive or error failed: its name is taken there; it stays in `.processing/` and is retried',
+    action: 'remove or rename the old file in the archive or error folder',
+  },
+  DOCEX_PLACE_FAILED: {
+    group: 'files',
+    meaning: 'moving a file to archive or error failed; it stays in `.processing/` and is retried',
+    action: 'check permissions and space of the archive and error folders',
+  },
+  DOCEX_STOPPING: {
+    group: 'files',
+    meaning: 'logged: work interrupted by a stop',
+    action: 'nothing: resumed at the next start',
+  },
+  DOCEX_INTERNAL: {
+    group: 'files',
+    meaning:
+      'an unexpected error (a bug); the file is tried again, and parked after 3 such failures in a row',
+    action: 'report it',
+  },
+  DOCEX_PARKED: {
+    group: 'files',
+    meaning:
+      'the retry policy gave up on a file (3 internal failures in a row, or about a day of a service or disk that stays unwell): it is in the error folder, and its `.error.txt` lists what was sent (job ids, never send again), what may have been sent (job names to look up) and what was not; the rows not sent of a payload-word file are in `<file>.unsent.json`',
+    action: 'fix the cause, then drop again what was not sent (`<file>.unsent.json` is ready to drop)',
+  },
+  DOCEX_JOURNAL_TRANSITION: {
+    group: 'files',
+    meaning: 'a journal invariant was broken: a move to a state not allowed from the current one',
+    action: REPORT_BUG,
+  },
+  DOCEX_JOURNAL_FIELDS: {
+    group: 'files',
+    meaning: 'a journal invariant was broken: a move without the fields its target state needs',
+    action: REPORT_BUG,
+  },
+  DOCEX_JOURNAL_ROWS: {
+    group: 'files',
+    meaning:
+      "a journal invariant was broken: a payload file's rows were recorded wrongly (on an item that is not a validated file, none, twice, or a bad row index)",
+    action: REPORT_BUG,
+  },
+  DOCEX_JOURNAL_UNKNOWN_ITEM: {
+    group: 'files',
+    meaning: 'a journal invariant was broken: an item id that is not in the journal',
+    action: REPORT_BUG,
+  },
+
+  // Return path and outputs
+  DOCEX_OUTPUT_PATH: {
+    group: 'returns',
+    meaning: 'a file name (status file, proof name template) would leave its output folder',
+    action: 'fix `returns.proofs.nameTemplate`; report it if the template is the default',
+  },
+  DOCEX_OUTPUT_WRITE: {
+    group: 'returns',
+    meaning:
+      'writing a file to an output folder failed (disk full, permissions, missing mount, an SFTP failure given as its cause); nothing partial is left',
+    action: 'fix the folder; the write is retried',
+  },
+  DOCEX_RESEND_NOT_FINAL: {
+    group: 'returns',
+    meaning: '`resend` of a sending event that is not in a final state yet',
+    action: 'wait until it ends (SUCCESS, FAILURE or REJECTED)',
+  },
+  DOCEX_RESEND_OF_RESEND: {
+    group: 'returns',
+    meaning: '`resend` of an event that is itself a re-send',
+    action: 're-send the source event it names',
+  },
+  DOCEX_RESEND_REFUSED: {
+    group: 'returns',
+    meaning: 'the service answered 409 to a resend our checks allowed (a race, or a rule of the service)',
+    action: "read the service's reason in the message",
+  },
+  DOCEX_RESEND_DONE: {
+    group: 'returns',
+    meaning: 'the event was already re-sent (the service lists a re-send of it)',
+    action: '`--again` re-sends it once more, on purpose',
+  },
+  DOCEX_RESEND_UNANSWERED: {
+    group: 'returns',
+    meaning: 'the re-send got no answer and the service lists no new re-send: it was not made',
+    action: 'run the command again',
+  },
+  DOCEX_WEBHOOK_SECRET: {
+    group: 'returns',
+    meaning: 'a webhook secret to store is not a `whsec_` base64 secret',
+    action: 'report it: the service answered an unexpected secret',
+  },
+  DOCEX_WEBHOOK_TEST_FAILED: {
+    group: 'returns',
+    meaning: '`webhooks test`: the receiver answered non-2xx, or nothing (status 0)',
+    action: 'check the URL, the reverse proxy and that the agent holds the secret',
+  },
+
+  // SFTP
+  DOCEX_SFTP_HOST_KEY: {
+    group: 'sftp',
+    meaning:
+      "the server's host key is not pinned (unknown), differs from the pin (changed), is revoked, or the known_hosts file cannot be read; the message names the fingerprint seen",
+    action:
+      "check the fingerprint with the server's administrator; add it to `hostKey.sha256` or the known_hosts file. A changed key you did not expect may be a man-in-the-middle",
+  },
+  DOCEX_SFTP_AUTH: {
+    group: 'sftp',
+    meaning: 'the server refused the login (wrong user, password or key), or no password or key was given',
+    action: "check `username`, the password or key, and the server's authorized_keys",
+  },
+  DOCEX_SFTP_CONNECT: {
+    group: 'sftp',
+    meaning:
+      'the server cannot be reached, the login timed out, keepalives went unanswered, or the connection broke during an operation ("next attempt in Ns" while backing off)',
+    action: 'check host, port and network; the agent reconnects by itself',
+  },
+  DOCEX_SFTP_NOT_FOUND: {
+    group: 'sftp',
+    meaning: 'the remote file or folder does not exist',
+    action: 'check `path`; a file may have been taken by someone else',
+  },
+  DOCEX_SFTP_PERMISSION: {
+    group: 'sftp',
+    meaning: 'the server denied the operation',
+    action: 'give the SFTP user the rights on that folder',
+  },
+  DOCEX_SFTP_IO: {
+    group: 'sftp',
+    meaning:
+      "another SFTP failure (the server's message is included), a non-folder in the way of a folder, or a local stream failure during an upload",
+    action: 'read the message; retried on the next pass',
+  },
+  DOCEX_SFTP_RENAME_REFUSED: {
+    group: 'sftp',
+    meaning:
+      'the server refuses RENAME (unsupported or denied); a drop folder logs it once at warn level when it falls back',
+    action:
+      'outputs: set `staging` ([sftp.md](sftp.md#servers-that-refuse-rename)); drop folders switch to a journal-only claim by themselves',
+  },
+  DOCEX_SFTP_TARGET_EXISTS: {
+    group: 'sftp',
+    meaning: 'a rename found its target name taken (renames never replace a file)',
+    action: 'the agent picks another name where it can; otherwise remove the old file',
+  },
+  DOCEX_SFTP_SIZE_MISMATCH: {
+    group: 'sftp',
+    meaning: 'a downloaded file is shorter or longer than the listing said: it changed since it was listed',
+    action: 'nothing is kept; the file is looked at again on the next listing',
+  },
+  DOCEX_SFTP_DOWNLOAD_FAILED: {
+    group: 'sftp',
+    meaning:
+      'the server refused to serve a remote file 5 times in a row (permission denied, an I/O error it answers; dropped connections never count); it was moved to the remote error folder with the reason',
+    action: "fix the file's permissions on the server and drop it again",
+  },
+
+  // Content checks: the file is refused into the error folder with one sentence of reason.
+  DOCEX_INPUT_UNREADABLE: {
+    group: 'inspect',
+    meaning: 'The file could not be opened or read (gone, no permission, I/O error).',
+    action: "give the agent's user read access, then drop it again",
+  },
+  DOCEX_INPUT_POISON: {
+    group: 'inspect',
+    meaning:
+      'The agent crashed twice while inspecting this file (its parse never ended): at the next start it was set aside in the error folder before anything else, so it cannot crash the agent again.',
+    action: 'report it with the file if you can share it',
+  },
+  DOCEX_INPUT_NOT_A_FILE: {
+    group: 'inspect',
+    meaning: 'The path is a directory, device or socket, not a regular file.',
+    action: 'drop regular files only',
+  },
+  DOCEX_INPUT_SYMLINK: {
+    group: 'inspect',
+    meaning: 'The path is a symbolic link; links are refused so a drop cannot point outside its folder.',
+    action: 'drop the file itself, not a link',
+  },
+  DOCEX_INPUT_HARD_LINK: {
+    group: 'inspect',
+    meaning:
+      "The file has more than one hard link (it may be any file of the machine, such as the client key); refused unless the folder's `allowHardLinks` is set.",
+    action: 'drop a copy, or set `allowHardLinks` if the producer links on purpose',
+  },
+  DOCEX_INPUT_BAD_NAME: {
+    group: 'inspect',
+    meaning:
+      'The file name contains control characters (a newline, tab or NUL), line or paragraph separators or invisible format characters (a right-to-left override), or is not valid UTF-8 (a Latin-1 name).',
+    action: 'rename it and drop it again',
+  },
+  DOCEX_INPUT_EMPTY: {
+    group: 'inspect',
+    meaning: 'The file has zero bytes.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_TOO_LARGE: {
+    group: 'inspect',
+    meaning: 'The file is over the configured size limit, or too large to be checked.',
+    action: "split it, or raise the folder's size limit",
+  },
+  DOCEX_INPUT_TOO_COMPLEX: {
+    group: 'inspect',
+    meaning:
+      'Checking the file went over an inspection limit (`inspection.memory`, `inspection.timeLimit` or one of `inspection.limits`: PDF inflation, CSV columns or line length, XML elements or attributes, sidecar size), or stopped the inspector; the reason names which.',
+    action: 'raise the named limit if the file is genuine; otherwise refuse it at its source',
+  },
+  DOCEX_INPUT_UNKNOWN_TYPE: {
+    group: 'inspect',
+    meaning: 'The content is not a PDF, ZIP, XML, JSON or CSV file.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_TYPE_MISMATCH: {
+    group: 'inspect',
+    meaning: 'The extension says one type and the content (magic bytes) another.',
+    action: 'give the file the extension of its content',
+  },
+  DOCEX_INPUT_WRONG_FOR_WORKFLOW: {
+    group: 'inspect',
+    meaning: "The file's type is not one the folder's workflow input source takes.",
+    action: 'drop it into a folder whose workflow takes that type',
+  },
+  DOCEX_INPUT_ENCODING: {
+    group: 'inspect',
+    meaning: 'A text file (CSV, XML, JSON) is not valid UTF-8.',
+    action: 'have the producer write UTF-8',
+  },
+  DOCEX_INPUT_PDF_CORRUPT: {
+    group: 'inspect',
+    meaning: 'The PDF cannot be parsed.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_PDF_TRUNCATED: {
+    group: 'inspect',
+    meaning: 'The PDF has no %%EOF marker at its end: it was cut short.',
+    action: 'drop the whole file again (the producer may have been interrupted)',
+  },
+  DOCEX_INPUT_PDF_ENCRYPTED: {
+    group: 'inspect',
+    meaning: 'The PDF is encrypted or password-protected.',
+    action: 'drop it without encryption',
+  },
+  DOCEX_INPUT_PDF_EMPTY: {
+    group: 'inspect',
+    meaning: 'The PDF has no pages.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_CSV_MALFORMED: {
+    group: 'inspect',
+    meaning: 'The CSV cannot be parsed (unterminated quotes, no header).',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_CSV_RAGGED: {
+    group: 'inspect',
+    meaning: 'Some CSV rows have a different number of fields than the header.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_NO_RECORDS: {
+    group: 'inspect',
+    meaning: 'The file parses but holds no data row, record or document.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_XML_DTD: {
+    group: 'inspect',
+    meaning: 'The XML has a DOCTYPE or ENTITY declaration, refused (entity bombs, external entities).',
+    action: 'have the producer write XML without a DOCTYPE',
+  },
+  DOCEX_INPUT_XML_MALFORMED: {
+    group: 'inspect',
+    meaning: 'The XML is not well-formed.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_NOT_UBL: {
+    group: 'inspect',
+    meaning: 'The XML is not a UBL invoice or credit note with number, date, sender and receiver.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_UNSAFE_KEY: {
+    group: 'inspect',
+    meaning:
+      'A `data.<path>` column, JSON key or XML element is named `__proto__`, `constructor` or `prototype`: names that could reach every object of the agent are refused.',
+    action: 'rename the column, key or element',
+  },
+  DOCEX_INPUT_JSON_MALFORMED: {
+    group: 'inspect',
+    meaning:
+      'The JSON cannot be parsed, is not an object or array of objects, or nests more than 100 levels deep.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_JSON_NUMBER: {
+    group: 'inspect',
+    meaning:
+      'A JSON number cannot be kept exactly (more significant digits than a double holds, or out of range); write it as a string.',
+    action: 'write the number as a string',
+  },
+  DOCEX_INPUT_ZIP_CORRUPT: {
+    group: 'inspect',
+    meaning: 'The ZIP cannot be read.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_ZIP_EMPTY: {
+    group: 'inspect',
+    meaning: 'The ZIP holds no file.',
+    action: FIX_AND_DROP,
+  },
+  DOCEX_INPUT_ZIP_UNSAFE_PATH: {
+    group: 'inspect',
+    meaning: 'A ZIP entry name is absolute, climbs out with "..", or has a backslash.',
+    action: 'zip the files with plain relative names',
+  },
+  DOCEX_INPUT_ZIP_SYMLINK: {
+    group: 'inspect',
+    meaning: 'A ZIP entry is a symbolic link.',
+    action: 'zip the files themselves, not links',
+  },
+  DOCEX_INPUT_ZIP_ENCRYPTED: {
+    group: 'inspect',
+    meaning: 'A ZIP entry is encrypted.',
+    action: 'zip without encryption',
+  },
+  DOCEX_INPUT_ZIP_NESTED: {
+    group: 'inspect',
+    meaning: 'A ZIP entry is itself an archive.',
+    action: 'zip the files, not archives of them',
+  },
+  DOCEX_INPUT_ZIP_BOMB: {
+    group: 'inspect',
+    meaning: 'A ZIP entry expands more than the allowed ratio, or all entries more than the allowed total.',
+    action: 'raise the ZIP limits if the archive is genuine; otherwise refuse it at its source',
+  },
+  DOCEX_INPUT_ZIP_TOO_MANY_ENTRIES: {
+    group: 'inspect',
+    meaning: 'The ZIP has more entries than allowed.',
+    action: 'split the archive, or raise the entry limit',
+  },
+  DOCEX_INPUT_ZIP_ENTRY_TYPE: {
+    group: 'inspect',
+    meaning: "A ZIP entry is not of the type the workflow takes (e.g. not a PDF in a PDF workflow's ZIP).",
+    action: 'zip only files of the type the workflow takes',
+  },
+  DOCEX_INPUT_PAYLOAD_COLUMNS: {
+    group: 'inspect',
+    meaning: 'A payload CSV or XML mapping names an unknown or conflicting column.',
+    action: "fix the file's header or the folder's mapping",
+  },
+  DOCEX_INPUT_PAYLOAD_MAPPING: {
+    group: 'inspect',
+    meaning: 'The per-folder XML mapping does not fit the file (record element not found).',
+    action: "fix the folder's XML mapping or the file",
+  },
+  DOCEX_INPUT_BATCH_INDEX: {
+    group: 'inspect',
+    meaning: 'A payload-pdf batch lacks index.csv, or index.csv and the PDFs do not match one to one.',
+    action: 'drop the batch again with an index.csv naming each PDF once',
+  },
+  DOCEX_INPUT_ROWS_INVALID: {
+    group: 'inspect',
+    meaning:
+      'One or more rows break the payload rules; the whole file is refused (onInvalidRow: reject-file).',
+    action: 'fix the rows the row report names and drop the file again',
+  },
+} as const satisfies Record<`DOCEX_${string}`, ErrorCodeInfo>;
+
+/** A code declared above. */
+export type DeclaredErrorCode = keyof typeof ERROR_CODES;
+
+/** Every code a `DocexError` may carry. */
+export type ErrorCode = DeclaredErrorCode | ApiStatusCode;
+
+/** The declared codes of one group, as a type (`ErrorCodeOf<'inspect'>`). */
+export type ErrorCodeOf<G extends ErrorGroup> = {
+  [K in DeclaredErrorCode]: (typeof ERROR_CODES)[K]['group'] extends G ? K : never;
+}[DeclaredErrorCode];
