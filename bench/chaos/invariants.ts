@@ -32,7 +32,7 @@ export interface FolderEntry {
   path: string;
   md5?: string;
   /** An `.error.json`'s code. */
-  code?: string;
+  code?: string | undefined;
 }
 
 export interface Observation {

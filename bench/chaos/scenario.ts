@@ -31,7 +31,7 @@ export interface ScenarioResult {
   affected: number;
   files: number;
   durationMs: number;
-  report?: InvariantReport;
+  report?: InvariantReport | undefined;
   /** The run broke before the checks (a time-out, an agent that would not start). */
   error?: string;
   /** Not run here, and why (no tmpfs, no SFTP source). */

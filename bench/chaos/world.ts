@@ -56,9 +56,9 @@ export interface WorldOptions {
   /** The agent's HTTP time-outs (`service.timeouts`), e.g. `{ headersMs: '5s' }`. */
   timeouts?: Record<string, string>;
   /** What is dropped (modes.ts); default single PDFs. `files` then counts document sets. */
-  mode?: ChaosMode;
+  mode?: ChaosMode | undefined;
   /** A compiled agent CLI (buildAgent); default the sources under tsx. */
-  agentEntry?: string;
+  agentEntry?: string | undefined;
 }
 
 export interface World {

@@ -116,8 +116,8 @@ export async function waitFinished(
 }
 
 export interface FileTimes {
-  created?: number;
-  uploaded?: number;
+  created?: number | undefined;
+  uploaded?: number | undefined;
 }
 
 /** Stops the agent (peak RSS read first) and answers, per file name, when its job was created and uploaded. */

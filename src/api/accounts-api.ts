@@ -58,7 +58,7 @@ export interface UserCreate {
 }
 
 export interface ListQuery {
-  after?: string;
+  after?: string | undefined;
   maxItems?: number;
 }
 

@@ -30,7 +30,7 @@ export interface CallSpec {
   body?: unknown;
   /** Defaults to true for GET only: anything that creates or changes is sent once. */
   retryable?: boolean;
-  options?: CallOptions;
+  options?: CallOptions | undefined;
 }
 
 export interface ApiCallerDeps {

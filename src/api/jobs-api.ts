@@ -21,7 +21,7 @@ export interface JobListQuery {
   /** Jobs with startDate before this. */
   until?: DateInput;
   workflowId?: string;
-  after?: string;
+  after?: string | undefined;
   maxItems?: number;
 }
 

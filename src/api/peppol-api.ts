@@ -13,7 +13,7 @@ export interface PeppolListQuery {
   sortOrder?: 'asc' | 'desc';
   from?: DateInput;
   until?: DateInput;
-  after?: string;
+  after?: string | undefined;
   maxItems?: number;
 }
 

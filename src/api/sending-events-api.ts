@@ -19,7 +19,7 @@ export interface SendingEventListQuery {
   from?: DateInput;
   until?: DateInput;
   businessStatus?: string;
-  after?: string;
+  after?: string | undefined;
   maxItems?: number;
 }
 

@@ -14,7 +14,7 @@ export interface UsageDetailsQuery {
   companyId?: string;
   /** Only department-scoped usage of these departments; company-level usage is left out. */
   departmentIds?: string[];
-  cursor?: string;
+  cursor?: string | undefined;
   maxItems?: number;
 }
 

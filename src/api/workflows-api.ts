@@ -20,7 +20,7 @@ export class WorkflowsApi {
   }
 
   async list(
-    query: { after?: string; maxItems?: number } = {},
+    query: { after?: string | undefined; maxItems?: number } = {},
     options?: CallOptions,
   ): Promise<Page<Workflow>> {
     const page = await this.caller.call(

@@ -4,7 +4,7 @@
  * (/healthz, /readyz, /metrics) listen from the start; SIGHUP reloads the folders.
  */
 import { Agent } from '../agent/agent.js';
-import { ConfigReloader, type ReloadResult } from '../agent/reload.js';
+import type { ReloadResult } from '../agent/reload.js';
 import { combineObservers } from '../api/observer.js';
 import { ServiceReachability } from '../api/reachability.js';
 import { type LoadedConfig, loadConfig } from '../config/index.js';
@@ -54,14 +54,14 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   const fatal = deps.log ? undefined : installFatalLogging(log);
   // Handlers first: a supervisor may signal as soon as the agent says it started.
   const stopSignal = deps.stopSignal ?? waitForStopSignal();
-  let reloader: ConfigReloader | undefined;
+  let running: Agent | undefined;
   let reloadPending = false;
   let stopping = false;
   // Stays installed until the agent has stopped: without a handler a SIGHUP (systemctl reload)
   // during the graceful stop would end the process the default way and skip the drain.
   const offReload = (deps.reloadSignal ?? onReloadSignal)(() => {
     if (stopping) log.warn({ signal: 'SIGHUP' }, 'reload ignored: the agent is stopping');
-    else if (reloader) void reloader.reload();
+    else if (running) void running.reload();
     else reloadPending = true;
   });
   const failed = (err: unknown): number => {
@@ -105,6 +105,7 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   try {
     agent = await Agent.start({
       config,
+      configFile: loaded.file,
       log,
       apiObserver: combineObservers(reachability, metrics?.apiObserver),
     });
@@ -113,17 +114,9 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
     return failed(err);
   }
   attachOps(agent);
-  const running = agent;
-  reloader = new ConfigReloader({
-    configFile: loaded.file,
-    config,
-    target: running,
-    fetchWorkflow: (id, managedCompanyId) =>
-      running.client.workflows.get(id, managedCompanyId ? { managedCompanyId } : undefined),
-    log,
-  });
-  if (reloadPending) void reloader.reload();
-  const control: StartedControl = { reload: () => reloader!.reload(), opsUrl: ops?.url };
+  running = agent;
+  if (reloadPending) void agent.reload();
+  const control: StartedControl = { reload: () => agent.reload(), opsUrl: ops?.url };
   deps.onStarted?.(agent, control);
   const signal = await stopSignal;
   stopping = true;

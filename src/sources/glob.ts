@@ -80,8 +80,8 @@ export function matchesGlob(name: string, pattern: string, options: GlobOptions 
 
 export interface NameFilterOptions extends GlobOptions {
   /** Empty or absent: every name is included. */
-  include?: readonly string[];
-  exclude?: readonly string[];
+  include?: readonly string[] | undefined;
+  exclude?: readonly string[] | undefined;
 }
 
 /** Compiles include/exclude once; exclude wins over include. Throws on an invalid glob at config time. */

@@ -7,7 +7,7 @@ import { Agent, request } from '../../src/api/http.js';
 
 describe('the undici request the clients use (without undici index)', () => {
   let base = '';
-  const seen: { method?: string; url?: string; header?: string; body: string }[] = [];
+  const seen: { method: string | undefined; url: string | undefined; header?: string; body: string }[] = [];
   const server = createServer((req: IncomingMessage, res) => {
     let body = '';
     req.on('data', (c) => {

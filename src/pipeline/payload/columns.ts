@@ -63,7 +63,7 @@ function targetOf(name: string, allowFile: boolean): Target | undefined {
 /** Reads a header once: every column's meaning, or why the file cannot be read as payload rows. */
 export function planColumns(
   header: readonly string[],
-  opts: { mapping?: ColumnMapping; fileName: string; allowFile?: boolean },
+  opts: { mapping?: ColumnMapping | undefined; fileName: string; allowFile?: boolean },
 ): { ok: true; plan: ColumnPlan } | InputRejection {
   const columns: ColumnPlan['columns'] = [];
   const unknown: string[] = [];

@@ -22,7 +22,7 @@ export const REPORT_KIND = 'report';
 
 export interface ReportRecord extends StoredRecord {
   companyId: string;
-  departmentId?: string;
+  departmentId?: string | undefined;
   reportType: ReportType;
   status: 'PENDING' | 'READY' | 'FAILED';
   from: string;

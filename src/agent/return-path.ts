@@ -1,0 +1,96 @@
+/**
+ * The return path's parts: the job follower (statuses and proofs; returns.enabled), then the
+ * inbound side (the Peppol inbox and the webhook receiver, whose deliveries nudge the follower).
+ * Each is loaded only when enabled and writes outputs whose health the ops endpoints read.
+ */
+import type { AgentConfig } from '../config/index.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
+import type { OutputHealth } from '../outputs/health.js';
+import type { RetainedOutput } from '../outputs/retention.js';
+import type { Inbound, InboundOptions } from '../returns/inbound.js';
+import type { FollowClient, Returns } from '../returns/index.js';
+import type { CompanyLookup } from './company-of.js';
+import type { Part } from './parts.js';
+
+export interface ReturnPathOptions {
+  config: AgentConfig;
+  clock: Clock;
+  log: Logger;
+  journalFile: string;
+  outputHealth: OutputHealth;
+  /** The service client (a part started before these). */
+  client: () => {
+    jobs: FollowClient['jobs'];
+    sendingEvents?: FollowClient['sendingEvents'] | undefined;
+    peppol?: InboundOptions['client']['peppol'];
+  };
+  /** The managed company of a folder's jobs (read live: a reload may add folders). */
+  companies: () => CompanyLookup;
+  maxSleepMs?: number | undefined;
+}
+
+/** The job follower; without a client that reads sending events the agent only submits. */
+export class FollowerPart implements Part {
+  readonly name = 'returns';
+  returns: Returns | undefined;
+
+  constructor(private readonly options: ReturnPathOptions) {}
+
+  async start(): Promise<void> {
+    const { config, clock, log } = this.options;
+    const client = this.options.client();
+    if (!config.returns.enabled || !client.sendingEvents) return;
+    const { startReturns } = await import('../returns/index.js');
+    this.returns = startReturns({
+      config: config.returns,
+      stateDir: config.stateDir,
+      journalFile: this.options.journalFile,
+      client: { jobs: client.jobs, sendingEvents: client.sendingEvents },
+      clock,
+      log,
+      ...this.options.companies(),
+      ...(this.options.maxSleepMs ? { maxSleepMs: this.options.maxSleepMs } : {}),
+      outputHealth: this.options.outputHealth,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.returns?.stop();
+  }
+}
+
+/** Incoming Peppol documents and the webhook receiver; deliveries nudge the follower. */
+export class InboundPart implements Part {
+  readonly name = 'inbound';
+  inbound: Inbound | undefined;
+
+  constructor(
+    private readonly options: ReturnPathOptions,
+    private readonly follower: FollowerPart,
+  ) {}
+
+  async start(): Promise<void> {
+    const { config, clock, log } = this.options;
+    const client = this.options.client();
+    if (!(config.peppolInbox.enabled && client.peppol) && !config.webhooks.enabled) return;
+    const { startInbound, followerCallbacks } = await import('../returns/inbound.js');
+    this.inbound = await startInbound({
+      config,
+      client,
+      clock,
+      log,
+      callbacks: followerCallbacks(this.follower.returns?.follower, log),
+      outputHealth: this.options.outputHealth,
+    });
+  }
+
+  async stop(): Promise<void> {
+    await this.inbound?.stop();
+  }
+}
+
+/** The outputs both parts write (statuses, proofs, the Peppol inbox), for retention. */
+export function returnPathOutputs(follower: FollowerPart, inbound: InboundPart): RetainedOutput[] {
+  return [...(follower.returns?.outputs ?? []), ...(inbound.inbound?.outputs ?? [])];
+}
