@@ -8,8 +8,9 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
-import { ensureDir, freeName, type RefusedEntry } from '../sources/local/index.js';
-import { writeFileAtomic } from './outcome-files.js';
+import { freeName, writeFileAtomic } from '../core/fs.js';
+import { ensureRealDir } from '../core/real-dir.js';
+import type { RefusedEntry } from '../sources/local/index.js';
 import { fitName } from './place-file.js';
 
 export interface EntryRefusal {
@@ -20,7 +21,7 @@ export interface EntryRefusal {
 }
 
 export async function refuseEntry(entry: RefusedEntry, to: EntryRefusal): Promise<string> {
-  await ensureDir(to.errorDir);
+  await ensureRealDir(to.errorDir);
   const placed = path.join(to.errorDir, await freeName(to.errorDir, fitName(entry.name, 11)));
   const record = {
     status: 'rejected',

@@ -1,11 +1,7 @@
 export {
   type ClaimResult,
   claimFile,
-  ensureDir,
   type FileStamp,
-  freeName,
-  type MoveOptions,
-  moveToFolder,
   PROCESSING_DIR,
   type RecoveredFile,
   recoverProcessing,

@@ -12,6 +12,7 @@ import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
 import { type DocexError, isDocexError } from '../../core/errors.js';
+import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import type { JournalItem } from '../../journal/index.js';
@@ -548,10 +549,7 @@ export class SftpSource {
   }
 
   private async hasLocalCopy(name: string): Promise<boolean> {
-    return fs.lstat(path.join(this.spoolProcessing, name)).then(
-      () => true,
-      () => false,
-    );
+    return existsOrFalse(path.join(this.spoolProcessing, name));
   }
 
   private newestItem(name: string): JournalItem | undefined {
