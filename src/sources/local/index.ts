@@ -7,7 +7,7 @@ export {
   recoverProcessing,
   releaseClaim,
 } from './claim.js';
-export { LocalSource, type LocalSourceOptions, type RefusedEntry } from './local-source.js';
+export { LocalSource, type LocalSourceOptions, type RejectedEntry } from './local-source.js';
 export {
   DEFAULT_MARKER_SUFFIXES,
   DEFAULT_SETTLE_MS,
