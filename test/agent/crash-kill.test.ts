@@ -4,16 +4,14 @@
  * one uploaded job per file, with the file's MD5, and every file must sit in archive or error
  * exactly once. N=60 with 4 kills by default; DOCEX_KILL_FILES=200 DOCEX_KILLS=8 for the long run.
  */
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
-import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, md5, type SandboxJob } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
-import { type AgentProcess, spawnAgent } from '../support/agent-process.js';
+import { type AgentProcess, PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
 const FILES = Number(process.env['DOCEX_KILL_FILES'] ?? 60);
 const KILLS = Number(process.env['DOCEX_KILLS'] ?? 4);
@@ -75,33 +73,12 @@ function placed(): { archived: string[]; refused: string[] } {
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-kill-'));
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
   mkdirSync(inbox(), { recursive: true });
-  configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      concurrency: 4,
-      shutdownGraceMs: '2s',
-      log: { level: 'info' },
-      folders: [
-        {
-          name: 'pdf',
-          source: { type: 'local', path: './in' },
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
-          stability: { kind: 'rename-in' },
-          concurrency: 4,
-        },
-      ],
-    }),
-  );
+  configFile = writeAgentConfig(dir, sandbox, {
+    concurrency: 4,
+    shutdownGraceMs: '2s',
+    folders: [{ ...PDF_FOLDER, concurrency: 4 }],
+  });
 });
 
 afterAll(async () => {

@@ -2,16 +2,14 @@
  * `docex-agent start` as a real process: a SIGHUP (systemctl reload) that arrives while the agent
  * drains after SIGTERM must neither end the process nor cut the drain short.
  */
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
-import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
-import { spawnAgent } from '../support/agent-process.js';
+import { PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
 const UPLOAD_LATENCY_MS = 2500;
 
@@ -30,29 +28,12 @@ afterAll(async () => {
 
 describe('signals of a running agent process', () => {
   it('ignores a SIGHUP during the graceful stop: the upload in flight finishes, the file is archived and the exit code is 0', async () => {
-    const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
-    const configFile = path.join(dir, 'agent.yaml');
     mkdirSync(path.join(dir, 'in'), { recursive: true });
-    writeFileSync(
-      configFile,
-      stringify({
-        ...fragment,
-        stateDir: './state',
-        shutdownGraceMs: '20s',
-        log: { level: 'info' },
-        ops: { enabled: false },
-        folders: [
-          {
-            name: 'pdf',
-            source: { type: 'local', path: './in' },
-            workflowId: SEED.workflows.pdfEmail,
-            archiveDir: './archive',
-            errorDir: './error',
-            stability: { kind: 'rename-in' },
-          },
-        ],
-      }),
-    );
+    const configFile = writeAgentConfig(dir, sandbox, {
+      shutdownGraceMs: '20s',
+      ops: { enabled: false },
+      folders: [PDF_FOLDER],
+    });
     // The upload takes a while, so the stop has a drain to wait for.
     const fault = await sandbox.control('POST', '/faults', {
       route: '/upload/:jobId',

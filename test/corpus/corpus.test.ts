@@ -5,26 +5,16 @@
  * code, a .error.json and a readable .error.txt, and no job; or archived with exactly its job(s) in
  * the sandbox. Afterwards the agent still takes a good file, and its peak RSS stayed bounded.
  */
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import { fitName } from '../../src/pipeline/place-file.js';
 import { validPdf } from '../fixtures/inputs/hostile.js';
 import { md5, type SandboxJob } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
-import { type AgentProcess, spawnAgent } from '../support/agent-process.js';
+import { type AgentProcess, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 import {
   BOMB_BYTES,
   CORPUS,
@@ -107,34 +97,24 @@ function vmHwmBytes(pid: number): number {
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-corpus-'));
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
   mkdirSync(path.join(dir, 'outside'), { recursive: true });
   const names = Object.keys(CORPUS_FOLDERS) as CorpusFolderName[];
   for (const name of names) mkdirSync(dropDir(name), { recursive: true });
-  const configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      concurrency: 4,
-      maxFileBytes: CORPUS_MAX_FILE_BYTES,
-      shutdownGraceMs: '2s',
-      log: { level: 'info', format: 'json' },
-      folders: names.map((name) => ({
-        name,
-        source: { type: 'local', path: `./in/${name}` },
-        workflowId: CORPUS_FOLDERS[name].workflowId,
-        ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
-        archiveDir: `./archive/${name}`,
-        errorDir: `./error/${name}`,
-        stability: { kind: 'rename-in' },
-      })),
-    }),
-  );
+  const configFile = writeAgentConfig(dir, sandbox, {
+    concurrency: 4,
+    maxFileBytes: CORPUS_MAX_FILE_BYTES,
+    shutdownGraceMs: '2s',
+    log: { level: 'info', format: 'json' },
+    folders: names.map((name) => ({
+      name,
+      source: { type: 'local', path: `./in/${name}` },
+      workflowId: CORPUS_FOLDERS[name].workflowId,
+      ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
+      archiveDir: `./archive/${name}`,
+      errorDir: `./error/${name}`,
+      stability: { kind: 'rename-in' },
+    })),
+  });
   await startAgent(configFile);
 
   const ctx = { folderPath: dropDir, outside: path.join(dir, 'outside') };

@@ -17,13 +17,11 @@ import {
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import type { StatusDocument } from '../../src/returns/status-files.js';
-import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, md5 } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
-import { type AgentProcess, spawnAgent } from '../support/agent-process.js';
+import { type AgentProcess, PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
 const FILES = 10;
 const KILLS = 3;
@@ -60,39 +58,19 @@ const status = (name: string): StatusDocument | undefined => statusOf(name)?.doc
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-kill-'));
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
   mkdirSync(path.join(dir, 'in'), { recursive: true });
-  configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      log: { level: 'info' },
-      folders: [
-        {
-          name: 'pdf',
-          source: { type: 'local', path: './in' },
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
-          stability: { kind: 'rename-in' },
-        },
-      ],
-      returns: {
-        follow: {
-          schedule: '* * * * * *',
-          firstPollMs: 0,
-          minIntervalMs: '1s',
-          maxIntervalMs: '2s',
-          concurrency: 2,
-        },
+  configFile = writeAgentConfig(dir, sandbox, {
+    folders: [PDF_FOLDER],
+    returns: {
+      follow: {
+        schedule: '* * * * * *',
+        firstPollMs: 0,
+        minIntervalMs: '1s',
+        maxIntervalMs: '2s',
+        concurrency: 2,
       },
-    }),
-  );
+    },
+  });
 });
 
 afterAll(async () => {

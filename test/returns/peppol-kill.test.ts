@@ -4,18 +4,17 @@
  * times, then run to the end. Every document must then be in the inbox exactly once: one XML and
  * one summary per id, nothing left half-written, and the inbox store holding each id once.
  */
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import { Database } from '../../src/core/sqlite.js';
 import { addPeppolDocument } from '../../src/sandbox/peppol-documents.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
-import { type AgentProcess, spawnAgent } from '../support/agent-process.js';
+import { type AgentProcess, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
 const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
 const EXTRA = 40;
@@ -47,23 +46,12 @@ beforeAll(async () => {
     addPeppolDocument(sandbox.sandbox.ctx, xml, SEED.partnerCompanyId, { emit: false });
   const answer = await sandbox.control('POST', '/faults', { route: '/download/peppol/:id', latencyMs: 40 });
   expect(answer.status).toBe(201);
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
-  configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      log: { level: 'info' },
-      returns: { enabled: false },
-      // Tests run side by side: no fixed ports.
-      ops: { enabled: false },
-      peppolInbox: { target: { type: 'local', path: './inbox' }, pageSize: 7 },
-    }),
-  );
+  configFile = writeAgentConfig(dir, sandbox, {
+    returns: { enabled: false },
+    // Tests run side by side: no fixed ports.
+    ops: { enabled: false },
+    peppolInbox: { target: { type: 'local', path: './inbox' }, pageSize: 7 },
+  });
 });
 
 afterAll(async () => {

@@ -4,8 +4,13 @@
  * lines kept for failure messages. And the CLI as a user runs it.
  */
 import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
+import { parse, stringify } from 'yaml';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import type { TestSandbox } from '../sandbox/sandbox-harness.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
@@ -20,6 +25,34 @@ export function spawnCli(
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+}
+
+/** A PDF drop folder `pdf` in `./in` (renamed in), archiving to `./archive`, rejecting to `./error`. */
+export const PDF_FOLDER = {
+  name: 'pdf',
+  source: { type: 'local', path: './in' },
+  workflowId: SEED.workflows.pdfEmail,
+  archiveDir: './archive',
+  errorDir: './error',
+  stability: { kind: 'rename-in' },
+} as const;
+
+/**
+ * Writes `<dir>/agent.yaml` for an agent process: the sandbox's connection fragment, state in
+ * `./state`, info logs, then `settings`. Answers the file's path.
+ */
+export function writeAgentConfig(
+  dir: string,
+  sandbox: TestSandbox,
+  settings: Record<string, unknown>,
+): string {
+  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
+  const configFile = path.join(dir, 'agent.yaml');
+  writeFileSync(
+    configFile,
+    stringify({ ...fragment, stateDir: './state', log: { level: 'info' }, ...settings }),
+  );
+  return configFile;
 }
 
 /** How many output lines `tail` keeps. */
