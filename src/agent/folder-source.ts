@@ -8,7 +8,7 @@ import type { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Journal, JournalItem } from '../journal/index.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
-import { refuseEntry } from '../pipeline/refuse-entry.js';
+import { rejectEntry } from '../pipeline/reject-entry.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { LocalSource } from '../sources/local/index.js';
 import { createSftpFolderSource } from '../sources/sftp/source-factory.js';
@@ -87,8 +87,8 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
         claimedPath: file.claimedPath,
       });
     },
-    onRefused: async (entry) => {
-      const placed = await refuseEntry(entry, {
+    onRejected: async (entry) => {
+      const placed = await rejectEntry(entry, {
         folder: folder.name,
         workflowId: folder.workflowId,
         errorDir: folder.errorDir,

@@ -71,13 +71,14 @@ export function problemFromText(text: string): ApiProblem | undefined {
     return undefined;
   }
   if (!json || typeof json !== 'object' || Array.isArray(json)) return undefined;
-  const o = json as Record<string, unknown>;
+  const body = json as Record<string, unknown>;
   const { title: titleSchema, detail: detailSchema } = problemSchema.shape;
   const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
-  const title = titleSchema.safeParse(o['title']).data ?? str(o['error']);
-  const detail = detailSchema.safeParse(o['detail']).data ?? str(o['error_description']) ?? str(o['message']);
-  const errors = Array.isArray(o['errors'])
-    ? o['errors'].map((item: unknown) => {
+  const title = titleSchema.safeParse(body['title']).data ?? str(body['error']);
+  const detail =
+    detailSchema.safeParse(body['detail']).data ?? str(body['error_description']) ?? str(body['message']);
+  const errors = Array.isArray(body['errors'])
+    ? body['errors'].map((item: unknown) => {
         const parsed = problemItemSchema.safeParse(item);
         if (parsed.success) {
           const { field, message } = parsed.data;

@@ -80,16 +80,16 @@ function companies(admin: Command, deps: AdminCliDeps): void {
     .command('create')
     .requiredOption('--data <json>', 'company create body (JSON or @file)', parseData)
     .action(
-      adminAction(deps, async (run, o: { data: never }) =>
-        run.print(await run.client.companies.create(o.data)),
+      adminAction(deps, async (run, opts: { data: never }) =>
+        run.print(await run.client.companies.create(opts.data)),
       ),
     );
   cmd
     .command('update <id>')
     .requiredOption('--data <json>', 'fields to change (JSON or @file)', parseData)
     .action(
-      adminAction(deps, async (run, id: string, o: { data: never }) =>
-        run.print(await run.client.companies.update(id, o.data)),
+      adminAction(deps, async (run, id: string, opts: { data: never }) =>
+        run.print(await run.client.companies.update(id, opts.data)),
       ),
     );
   cmd
@@ -133,8 +133,8 @@ function companyScoped(admin: Command, deps: AdminCliDeps, name: 'departments' |
     }),
   );
   scoped(cmd.command('get <id>')).action(
-    adminAction(deps, async (run, id: string, o: { company: string }) =>
-      run.print(await api(run).get(o.company, id)),
+    adminAction(deps, async (run, id: string, opts: { company: string }) =>
+      run.print(await api(run).get(opts.company, id)),
     ),
   );
   scoped(cmd.command('create'))
@@ -144,26 +144,26 @@ function companyScoped(admin: Command, deps: AdminCliDeps, name: 'departments' |
       parseData,
     )
     .action(
-      adminAction(deps, async (run, o: { company: string; data: Record<string, unknown> }) =>
-        run.print(await api(run).create(o.company, { companyId: o.company, ...o.data } as never)),
+      adminAction(deps, async (run, opts: { company: string; data: Record<string, unknown> }) =>
+        run.print(await api(run).create(opts.company, { companyId: opts.company, ...opts.data } as never)),
       ),
     );
   scoped(cmd.command('update <id>'))
     .requiredOption('--data <json>', 'fields to change (JSON or @file)', parseData)
     .action(
-      adminAction(deps, async (run, id: string, o: { company: string; data: never }) =>
-        run.print(await api(run).update(o.company, id, o.data)),
+      adminAction(deps, async (run, id: string, opts: { company: string; data: never }) =>
+        run.print(await api(run).update(opts.company, id, opts.data)),
       ),
     );
   scoped(cmd.command('delete <id>')).action(
-    adminAction(deps, async (run, id: string, o: { company: string }) =>
-      run.print(await api(run).delete(o.company, id)),
+    adminAction(deps, async (run, id: string, opts: { company: string }) =>
+      run.print(await api(run).delete(opts.company, id)),
     ),
   );
   if (name === 'users') {
     scoped(cmd.command('reset-password <id>')).action(
-      adminAction(deps, async (run, id: string, o: { company: string }) =>
-        run.print(await run.client.users.resetPassword(o.company, id)),
+      adminAction(deps, async (run, id: string, opts: { company: string }) =>
+        run.print(await run.client.users.resetPassword(opts.company, id)),
       ),
     );
   }
@@ -184,34 +184,34 @@ function reports(admin: Command, deps: AdminCliDeps): void {
         deps,
         async (
           run,
-          o: { company: string; type: ReportType; from: string; until: string; department?: string },
+          opts: { company: string; type: ReportType; from: string; until: string; department?: string },
         ) =>
           run.print(
-            await run.client.reports.create(o.company, {
-              companyId: o.company,
-              reportType: o.type,
-              from: o.from,
-              until: o.until,
-              ...(o.department ? { departmentId: o.department } : {}),
+            await run.client.reports.create(opts.company, {
+              companyId: opts.company,
+              reportType: opts.type,
+              from: opts.from,
+              until: opts.until,
+              ...(opts.department ? { departmentId: opts.department } : {}),
             }),
           ),
       ),
     );
   scoped(cmd.command('get <id>')).action(
-    adminAction(deps, async (run, id: string, o: { company: string }) =>
-      run.print(await run.client.reports.get(o.company, id)),
+    adminAction(deps, async (run, id: string, opts: { company: string }) =>
+      run.print(await run.client.reports.get(opts.company, id)),
     ),
   );
   scoped(cmd.command('delete <id>')).action(
-    adminAction(deps, async (run, id: string, o: { company: string }) =>
-      run.print(await run.client.reports.delete(o.company, id)),
+    adminAction(deps, async (run, id: string, opts: { company: string }) =>
+      run.print(await run.client.reports.delete(opts.company, id)),
     ),
   );
   scoped(cmd.command('download-url <id>'))
     .description('print the pre-signed URL of the CSV (valid 10 minutes; treat it as a secret)')
     .action(
-      adminAction(deps, async (run, id: string, o: { company: string }) =>
-        run.print(await run.client.reports.downloadUrl(o.company, id)),
+      adminAction(deps, async (run, id: string, opts: { company: string }) =>
+        run.print(await run.client.reports.downloadUrl(opts.company, id)),
       ),
     );
   scoped(cmd.command('search'))
@@ -224,13 +224,13 @@ function reports(admin: Command, deps: AdminCliDeps): void {
         deps,
         async (
           run,
-          o: { company: string; type?: ReportType; department?: string; from?: string; until?: string },
+          opts: { company: string; type?: ReportType; department?: string; from?: string; until?: string },
         ) => {
-          const items = await run.client.reports.search(o.company, {
-            ...(o.type ? { reportType: o.type } : {}),
-            ...(o.department ? { departmentId: o.department } : {}),
-            ...(o.from ? { from: o.from } : {}),
-            ...(o.until ? { until: o.until } : {}),
+          const items = await run.client.reports.search(opts.company, {
+            ...(opts.type ? { reportType: opts.type } : {}),
+            ...(opts.department ? { departmentId: opts.department } : {}),
+            ...(opts.from ? { from: opts.from } : {}),
+            ...(opts.until ? { until: opts.until } : {}),
           });
           await run.print(run.format === 'json' ? { items } : items, COLUMNS.reports);
         },
@@ -252,15 +252,15 @@ function news(admin: Command, deps: AdminCliDeps): void {
         deps,
         async (
           run,
-          o: { title: string; body: string; language: 'EN'; publishFrom?: string; publishUntil?: string },
+          opts: { title: string; body: string; language: 'EN'; publishFrom?: string; publishUntil?: string },
         ) =>
           run.print(
             await run.client.news.create({
-              title: o.title,
-              body: o.body,
-              language: o.language,
-              ...(o.publishFrom ? { publishFrom: o.publishFrom } : {}),
-              ...(o.publishUntil ? { publishUntil: o.publishUntil } : {}),
+              title: opts.title,
+              body: opts.body,
+              language: opts.language,
+              ...(opts.publishFrom ? { publishFrom: opts.publishFrom } : {}),
+              ...(opts.publishUntil ? { publishUntil: opts.publishUntil } : {}),
             }),
           ),
       ),
@@ -282,15 +282,15 @@ function usage(admin: Command, deps: AdminCliDeps): void {
         deps,
         async (
           run,
-          o: ListOpts & { from: string; until: string; company?: string; department?: string[] },
+          opts: ListOpts & { from: string; until: string; company?: string; department?: string[] },
         ) => {
-          await printList(run, o, COLUMNS.usage, (c) =>
+          await printList(run, opts, COLUMNS.usage, (c) =>
             run.client.usage.details({
-              from: o.from,
-              until: o.until,
-              ...pageQuery(o, c),
-              ...(o.company ? { companyId: o.company } : {}),
-              ...(o.department ? { departmentIds: o.department } : {}),
+              from: opts.from,
+              until: opts.until,
+              ...pageQuery(opts, c),
+              ...(opts.company ? { companyId: opts.company } : {}),
+              ...(opts.department ? { departmentIds: opts.department } : {}),
             }),
           );
         },

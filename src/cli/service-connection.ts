@@ -3,18 +3,13 @@
  * read through the config module so `${env:}`/`${file:}` references and permission checks are the
  * same everywhere.
  */
+import { clientOptionsFromService } from '../agent/connection.js';
 import type { AdminClientOptions } from '../api/admin/index.js';
-import type { MtlsMaterial } from '../api/transport.js';
-import { loadConfig, readTlsMaterial } from '../config/index.js';
+import { loadConfig } from '../config/index.js';
 import { DocexError } from '../core/errors.js';
 
-export interface ServiceConnection {
-  apiUrl: string;
-  authUrl: string;
-  clientId: string;
-  clientSecret: string;
-  apiKey: string;
-  tls: MtlsMaterial;
+/** The client options of the file's `service` block (Interface A), and its Interface B block. */
+export interface ServiceConnection extends ReturnType<typeof clientOptionsFromService> {
   /** Interface B, when the file has a `service.admin` block. */
   admin?:
     | { apiUrl: string; authUrl: string; clientId: string; clientSecret: string; apiKey: string }
@@ -29,15 +24,7 @@ export function loadServiceConnection(file: string): ServiceConnection {
       `${file}: service (the connection to the service) is missing`,
     );
   }
-  return {
-    apiUrl: service.apiUrl,
-    authUrl: service.authUrl,
-    clientId: service.clientId,
-    clientSecret: service.clientSecret,
-    apiKey: service.apiKey,
-    tls: readTlsMaterial(service.tls),
-    admin: service.admin,
-  };
+  return { ...clientOptionsFromService(service), admin: service.admin };
 }
 
 /** The AdminClient options of a connection; DOCEX_CONFIG_INVALID when it has no admin block. */

@@ -20,7 +20,7 @@ import {
   type JournalItem,
 } from '../journal/index.js';
 import { FreshIntents } from '../pipeline/fresh-intents.js';
-import { claimItem } from '../pipeline/intake.js';
+import { intakeItem } from '../pipeline/intake.js';
 import { Inspector } from '../pipeline/isolate/inspector.js';
 import { driveSingleFile } from '../pipeline/single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
@@ -101,7 +101,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
       journal
         .byPath(filePath)
         .find((i) => i.folder === SUBMIT_FOLDER && i.sha256 === sha256 && !isFinal(i.state)) ??
-      (await claimItem(ctx, rt, {
+      (await intakeItem(ctx, rt, {
         name: path.basename(filePath),
         originalPath: filePath,
         claimedPath: filePath,

@@ -49,15 +49,15 @@ export function registerUsageCommand(program: Command, deps: AdminCliDeps = {}):
     .option('--department <id...>', 'only usage of these departments')
     .option('--page-size <n>', 'events per request (1..1000)', parsePositiveInt, 1000)
     .action(
-      adminAction(deps, async (run, o: ExportOpts) => {
+      adminAction(deps, async (run, opts: ExportOpts) => {
         await writeOut(run.io.stdout, csvLine(USAGE_CSV_COLUMNS));
         let rows = 0;
         const events = run.client.usage.iterateDetails({
-          from: o.from,
-          until: o.until,
-          ...(o.pageSize ? { maxItems: o.pageSize } : {}),
-          ...(o.company ? { companyId: o.company } : {}),
-          ...(o.department ? { departmentIds: o.department } : {}),
+          from: opts.from,
+          until: opts.until,
+          ...(opts.pageSize ? { maxItems: opts.pageSize } : {}),
+          ...(opts.company ? { companyId: opts.company } : {}),
+          ...(opts.department ? { departmentIds: opts.department } : {}),
         });
         // The spec does not say in which order events come: the line says how many and the last one's time.
         const progress = progressLine(run.io.stderr, {

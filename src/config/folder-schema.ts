@@ -208,10 +208,10 @@ export const folderSchema = z
     mapping: mappingSchema.optional(),
     payloadPdf: payloadPdfSchema,
   })
-  .superRefine((folder, ctx) => {
+  .superRefine((folder, refinement) => {
     // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
     if (folder.source.type === 'sftp' && folder.payloadPdf.pairing === 'index-csv') {
-      ctx.addIssue({
+      refinement.addIssue({
         code: 'custom',
         path: ['payloadPdf', 'pairing'],
         message: 'index-csv is not supported for SFTP folders: drop a ZIP batch (PDFs + index.csv) instead',

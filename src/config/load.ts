@@ -7,8 +7,8 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { DocexError } from '../core/errors.js';
+import { SECRET_CONFIG_KEYS } from '../core/log-redact.js';
 import { configErrorText, formatIssues } from './issues.js';
-import { SECRET_KEYS } from './redact.js';
 import { findPathConflicts, resolveConfigPaths } from './resolve-paths.js';
 import { type AgentConfig, agentConfigSchema } from './schema.js';
 import { formatConfigPath, type SubstitutionDeps, substituteReferences } from './substitute.js';
@@ -31,12 +31,12 @@ export interface ParseConfigDeps {
   file?: string;
 }
 
-/** Config paths of secret-named keys (see SECRET_KEYS) that hold a text value. */
+/** Config paths of secret-named keys (see SECRET_CONFIG_KEYS) that hold a text value. */
 function secretPaths(node: unknown, parts: PropertyKey[] = []): string[] {
   if (Array.isArray(node)) return node.flatMap((item, i) => secretPaths(item, [...parts, i]));
   if (node === null || typeof node !== 'object') return [];
   return Object.entries(node).flatMap(([key, value]) =>
-    typeof value === 'string' && SECRET_KEYS.has(key)
+    typeof value === 'string' && SECRET_CONFIG_KEYS.has(key)
       ? [formatConfigPath([...parts, key])]
       : secretPaths(value, [...parts, key]),
   );

@@ -2,20 +2,9 @@
  * A configuration safe to print (`docex-agent config show`, start-up logs): secret values are
  * replaced, everything else is kept so the output still explains what the agent will do.
  */
+import { REDACTED, SECRET_CONFIG_KEYS } from '../core/log-redact.js';
 
-export const REDACTED = '[redacted]';
-
-/** Keys whose values are secrets wherever they appear (service today, SFTP sources later). */
-export const SECRET_KEYS = new Set([
-  'clientSecret',
-  'apiKey',
-  'password',
-  'passphrase',
-  'privateKey',
-  'secret',
-  'secrets',
-  'token',
-]);
+export { REDACTED };
 
 function redact(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(redact);
@@ -23,7 +12,7 @@ function redact(node: unknown): unknown {
     return Object.fromEntries(
       Object.entries(node).map(([key, value]) => [
         key,
-        SECRET_KEYS.has(key) && value !== undefined && value !== null ? REDACTED : redact(value),
+        SECRET_CONFIG_KEYS.has(key) && value !== undefined && value !== null ? REDACTED : redact(value),
       ]),
     );
   }

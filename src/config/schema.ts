@@ -187,22 +187,26 @@ export const agentConfigSchema = z
     ops: opsSchema,
     returns: returnsSchema,
   })
-  .superRefine((config, ctx) => {
+  .superRefine((config, refinement) => {
     if (config.sandbox.enabled && config.service) {
-      ctx.addIssue({
+      refinement.addIssue({
         code: 'custom',
         path: ['service'],
         message: 'must be absent when sandbox.enabled is true (the connection comes from the sandbox)',
       });
     }
     if (!config.sandbox.enabled && !config.service) {
-      ctx.addIssue({ code: 'custom', path: ['service'], message: 'Required unless sandbox.enabled is true' });
+      refinement.addIssue({
+        code: 'custom',
+        path: ['service'],
+        message: 'Required unless sandbox.enabled is true',
+      });
     }
     const names = new Map<string, number>();
     config.folders.forEach((folder, i) => {
       const sameName = names.get(folder.name.toLowerCase());
       if (sameName !== undefined) {
-        ctx.addIssue({
+        refinement.addIssue({
           code: 'custom',
           path: ['folders', i, 'name'],
           message: `same name as folders[${sameName}]`,

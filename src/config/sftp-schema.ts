@@ -60,12 +60,20 @@ interface ConnectionFields {
 }
 
 /** Cross-field rules: a way to log in; a passphrase only with a key. */
-export function refineSftpConnection(value: ConnectionFields, ctx: z.RefinementCtx): void {
+export function refineSftpConnection(value: ConnectionFields, refinement: z.RefinementCtx): void {
   if (value.password === undefined && value.privateKeyFile === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'give a password or a privateKeyFile', path: ['password'] });
+    refinement.addIssue({
+      code: 'custom',
+      message: 'give a password or a privateKeyFile',
+      path: ['password'],
+    });
   }
   if (value.passphrase !== undefined && value.privateKeyFile === undefined) {
-    ctx.addIssue({ code: 'custom', message: 'passphrase needs a privateKeyFile', path: ['passphrase'] });
+    refinement.addIssue({
+      code: 'custom',
+      message: 'passphrase needs a privateKeyFile',
+      path: ['passphrase'],
+    });
   }
 }
 

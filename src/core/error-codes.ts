@@ -303,17 +303,6 @@ export const ERROR_CODES = {
     meaning: 'the claim rename failed for another reason than a lost race',
     action: 'check permissions and the disk of the drop folder',
   },
-  DOCEX_SOURCE_MOVE_FAILED: {
-    group: 'files',
-    meaning: 'moving a file to archive or error failed; it stays in `.processing/` and is retried',
-    action: 'check permissions and space of the archive and error folders',
-  },
-  DOCEX_SOURCE_TARGET_EXISTS: {
-    group: 'files',
-    meaning:
-      'moving a file to archive or error failed: its name is taken there; it stays in `.processing/` and is retried',
-    action: 'remove or rename the old file in the archive or error folder',
-  },
   DOCEX_PLACE_FAILED: {
     group: 'files',
     meaning: 'moving a file to archive or error failed; it stays in `.processing/` and is retried',

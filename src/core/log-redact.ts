@@ -6,25 +6,36 @@
  * too much for the dozens of paths and depths this needs (figures: docs/benchmarks.md).
  */
 
-export const CENSOR = '[redacted]';
+export const REDACTED = '[redacted]';
 
-/** Keys (compared in lower case) whose value is a secret wherever it appears in a log object. */
-export const SECRET_LOG_KEYS: ReadonlySet<string> = new Set([
-  'secret',
-  'secrets',
-  'clientsecret',
-  'client_secret',
-  'apikey',
-  'x-api-key',
+/**
+ * Keys that hold a secret in the configuration, as spelt there: printed as `[redacted]` by
+ * `config show` and the start-up log (config/redact.ts), and flagged when written in plain text.
+ */
+export const SECRET_CONFIG_KEYS: ReadonlySet<string> = new Set([
+  'clientSecret',
+  'apiKey',
   'password',
   'passphrase',
-  'privatekey',
+  'privateKey',
+  'secret',
+  'secrets',
+  'token',
+]);
+
+/**
+ * Keys (compared in lower case) whose value is a secret wherever it appears in a log object: the
+ * configuration's, and the names secrets have on the wire (headers, key material, signed URLs).
+ */
+export const SECRET_LOG_KEYS: ReadonlySet<string> = new Set([
+  ...[...SECRET_CONFIG_KEYS].map((key) => key.toLowerCase()),
+  'client_secret',
+  'x-api-key',
   'clientkeypem',
   'keypem',
   'key',
   'signature',
   'webhook-signature',
-  'token',
   'accesstoken',
   'access_token',
   'refreshtoken',
@@ -82,7 +93,7 @@ function walk(value: unknown, depth: number, seen: WeakSet<object>): unknown {
   for (const key of Object.keys(source)) {
     const item = source[key];
     const next =
-      isSecretKey(key) && item !== undefined && item !== null ? CENSOR : walk(item, depth + 1, seen);
+      isSecretKey(key) && item !== undefined && item !== null ? REDACTED : walk(item, depth + 1, seen);
     if (next !== item) {
       changed ??= { ...source };
       changed[key] = next;

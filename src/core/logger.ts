@@ -2,7 +2,7 @@ import { fstatSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { type DestinationStream, type Level, type Logger, pino } from 'pino';
 import { serializeError } from './log-errors.js';
-import { redactDeep } from './log-redact.js';
+import { REDACTED, redactDeep } from './log-redact.js';
 
 export type { Logger } from 'pino';
 
@@ -126,7 +126,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     {
       name: options.name ?? 'docex-agent',
       level: options.level ?? process.env['DOCEX_LOG_LEVEL'] ?? 'info',
-      redact: { paths: REDACT_PATHS, censor: '[redacted]' },
+      redact: { paths: REDACT_PATHS, censor: REDACTED },
       formatters: {
         // "level":"warn", not 40: readable in the journal and in any log tool without a mapping.
         level: (label) => ({ level: label }),

@@ -46,12 +46,12 @@ export {
 } from './states.js';
 export type {
   ClaimInput,
-  ClaimResult,
   HistoryEntry,
   JournalOptions,
   JournalStats,
   PrunableJournal,
   PruneBatch,
+  RecordedClaim,
   RecoveryStep,
   RowInput,
   TransitionFields,

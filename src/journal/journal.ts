@@ -20,12 +20,12 @@ import {
 } from './states.js';
 import type {
   ClaimInput,
-  ClaimResult,
   HistoryEntry,
   JournalOptions,
   JournalStats,
   PrunableJournal,
   PruneBatch,
+  RecordedClaim,
   RecoveryStep,
   RowInput,
   TransitionFields,
@@ -87,13 +87,13 @@ export class Journal implements PrunableJournal {
     }
   }
 
-  claim(input: ClaimInput): ClaimResult {
+  recordClaim(input: ClaimInput): RecordedClaim {
     const now = this.clock.now();
     // A duplicate is recorded rejected and then moved to error/: that claim must be durable.
     const durable =
       !input.allowDuplicates &&
       this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId) !== undefined;
-    return this.tx(durable, (): ClaimResult => {
+    return this.tx(durable, (): RecordedClaim => {
       const same = this.stmts.sameFileUnfinished.get(input.folder, input.sha256, input.sourcePath);
       if (same) return { kind: 'in-progress', item: toItem(same) };
       const earlierRow = input.allowDuplicates

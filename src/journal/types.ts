@@ -30,7 +30,7 @@ export interface ClaimInput {
   validatedNote?: string;
 }
 
-export type ClaimResult =
+export type RecordedClaim =
   | { kind: 'claimed'; item: JournalItem }
   /**
    * This very file (same folder, path and content) is recorded as claimed but not yet validated: a

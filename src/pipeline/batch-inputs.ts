@@ -9,6 +9,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
+import { isPlainFile } from '../core/fs.js';
 import { ensureRealDir } from '../core/real-dir.js';
 import type { JournalItem } from '../journal/index.js';
 import { BATCH_INDEX_NAME, type OpenBatch, openBatchZip } from './batch-zip.js';
@@ -59,12 +60,6 @@ export async function zipBatchInput(item: JournalItem): Promise<BatchInput> {
 /** Names a folder drop can hold: a plain file name, no folder part. */
 const plainName = (name: string) => name !== '' && path.basename(name) === name && !name.startsWith('.');
 
-const exists = (p: string) =>
-  fs.lstat(p).then(
-    (st) => st.isFile(),
-    () => false,
-  );
-
 /**
  * Folder drop: `names` are the files the index names. Each found in `.processing/` is moved into
  * the batch folder now (it belongs to this batch from here on); the rest are `missing`.
@@ -87,8 +82,8 @@ export async function folderBatchInput(
       continue;
     }
     const own = path.join(dir, name);
-    if (!(await exists(own))) {
-      if (!(await exists(path.join(processing, name)))) {
+    if (!(await isPlainFile(own))) {
+      if (!(await isPlainFile(path.join(processing, name)))) {
         missing.push(name);
         continue;
       }

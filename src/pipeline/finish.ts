@@ -3,8 +3,8 @@
  * a refused one to the error folder with an error record and an operator's text. The journal's
  * state decides which; a file already moved (crash after the rename) is left alone.
  */
-import fs from 'node:fs/promises';
 import { crashPoint } from '../core/crash-points.js';
+import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem } from '../journal/index.js';
 import { archiveDayDir, errorRecord, errorText, resultRecord } from './outcome-files.js';
 import { placeFile } from './place-file.js';
@@ -43,10 +43,7 @@ function markerSuffixes(rt: FolderRuntime | undefined): readonly string[] {
 
 async function stillClaimed(item: JournalItem): Promise<boolean> {
   if (!item.claimedPath) return false;
-  return fs.lstat(item.claimedPath).then(
-    () => true,
-    () => false,
-  );
+  return existsOrFalse(item.claimedPath);
 }
 
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */

@@ -22,7 +22,11 @@ export interface IntakeFile {
 }
 
 /** Records the claim of a file now in `.processing/`; answers the item to drive (maybe already rejected). */
-export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: IntakeFile): Promise<JournalItem> {
+export async function intakeItem(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  file: IntakeFile,
+): Promise<JournalItem> {
   const digest = await readAndHash(file.claimedPath, HOLD_MAX_BYTES);
   const unchanged = digest.statSize === digest.size;
   // A small single file the pipeline drives next is checked now, from memory: one that passes is
@@ -31,7 +35,7 @@ export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: Intak
     ctx.held && rt.mode === 'single-file' && digest.bytes && unchanged
       ? await inspect(ctx, rt, file.name, file.claimedPath, digest.bytes)
       : undefined;
-  const result = ctx.journal.claim({
+  const result = ctx.journal.recordClaim({
     folder: rt.config.name,
     sourcePath: file.originalPath,
     claimedPath: file.claimedPath,

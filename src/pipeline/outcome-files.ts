@@ -1,11 +1,10 @@
 /**
  * What the agent leaves beside a finished file for the ERP: `<file>.result.json` in the archive,
  * `<file>.error.json` and `<file>.error.txt` in the error folder. The records are built by pure
- * functions; `writeFileAtomic` makes sure an ERP never reads half a file (temp name, fsync, rename).
+ * functions; `writeFileAtomic` (core/fs.ts) makes sure an ERP never reads half a file (temp name,
+ * fsync, rename).
  */
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { tempBaseName } from '../core/temp-name.js';
 import type { JournalItem } from '../journal/index.js';
 
 export interface ResultRecord {
@@ -91,30 +90,4 @@ export function errorText(record: ErrorRecord, report?: string, headline?: strin
 /** `archive/2026-11-21`: the day (UTC) the file was archived. */
 export function archiveDayDir(archiveDir: string, now: number): string {
   return path.join(archiveDir, iso(now).slice(0, 10));
-}
-
-/** The hidden temp name beside `target` (see tempBaseName: the same for every attempt). */
-export function tempNameFor(target: string, kind = 'tmp'): string {
-  return path.join(path.dirname(target), tempBaseName(target, kind));
-}
-
-/**
- * Writes under a hidden temp name, fsyncs, then renames into place (replacing an older copy). A
- * failed write (ENOSPC) removes its temp file: nothing partial stays beside the outputs.
- */
-export async function writeFileAtomic(target: string, content: string): Promise<void> {
-  const temp = tempNameFor(target);
-  try {
-    const handle = await fs.open(temp, 'w', 0o640);
-    try {
-      await handle.writeFile(content, 'utf8');
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-    await fs.rename(temp, target);
-  } catch (err) {
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
 }

@@ -57,17 +57,17 @@ function rowSummary(ctx: StepContext, item: JournalItem) {
 }
 
 /** Companions first, then the index or ZIP: a crash in between is finished by the next drive. */
-async function refuse(
+async function rejectBatch(
   ctx: StepContext,
   rt: FolderRuntime,
   item: JournalItem,
   input: BatchInput | undefined,
-  refusal: { code: string; reason: string; report?: string | undefined; details?: Record<string, unknown> },
+  rejection: { code: string; reason: string; report?: string | undefined; details?: Record<string, unknown> },
 ): Promise<JournalItem> {
   await input?.placeCompanions(rt.config.errorDir);
-  return rejectItem(ctx, rt, item, refusal.code, refusal.reason, {
-    ...(refusal.report ? { report: refusal.report } : {}),
-    ...(refusal.details ? { details: refusal.details } : {}),
+  return rejectItem(ctx, rt, item, rejection.code, rejection.reason, {
+    ...(rejection.report ? { report: rejection.report } : {}),
+    ...(rejection.details ? { details: rejection.details } : {}),
   });
 }
 
@@ -81,7 +81,7 @@ async function finishBatch(
 ): Promise<JournalItem> {
   const rows = ctx.journal.rowsOf(item.id);
   if (!rows.some((r) => r.state === 'done')) {
-    return refuse(ctx, rt, item, input, {
+    return rejectBatch(ctx, rt, item, input, {
       code: rows[0]?.rejectCode ?? 'DOCEX_REJECTED',
       reason: 'every row of the batch was refused',
       details: { rows: rowSummary(ctx, item) },
@@ -164,7 +164,7 @@ async function driveRows(
     if (ctx.clock.now() - item.createdAt < BATCH_WAIT_MS) {
       throw new RetryLater('DOCEX_BATCH_PENDING', `waiting for ${input.missing.length} PDF(s) of the batch`);
     }
-    return refuse(ctx, rt, item, input, {
+    return rejectBatch(ctx, rt, item, input, {
       code: 'DOCEX_INPUT_BATCH_INDEX',
       reason: `${item.fileName} names PDFs that did not arrive in ${BATCH_WAIT_MS / 60_000} minutes: ${shown}`,
       details: { missing: input.missing },
@@ -189,7 +189,7 @@ async function driveRows(
   if (!plan.ok) {
     if (recorded.length > 0)
       throw new RetryLater(plan.code, `rows recorded but the batch no longer builds: ${plan.reason}`);
-    return refuse(ctx, rt, item, input, plan);
+    return rejectBatch(ctx, rt, item, input, plan);
   }
   if (recorded.length === 0) {
     ctx.journal.addRows(item.id, plan.rows);
@@ -225,7 +225,7 @@ export async function drivePayloadPdfBatch(
         ctx.journal.transition(r.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
     }
     if (recorded.length === 0) {
-      return refuse(ctx, rt, item, leftovers(), { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
+      return rejectBatch(ctx, rt, item, leftovers(), { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
     }
   }
   let input: BatchInput | undefined;
@@ -240,7 +240,7 @@ export async function drivePayloadPdfBatch(
     } catch (err) {
       const reason = `${item.fileName} could not be read: ${err instanceof Error ? err.message : String(err)}`;
       if (recorded.length > 0) throw new RetryLater('DOCEX_INPUT_UNREADABLE', reason);
-      return await refuse(ctx, rt, item, undefined, { code: 'DOCEX_INPUT_UNREADABLE', reason });
+      return await rejectBatch(ctx, rt, item, undefined, { code: 'DOCEX_INPUT_UNREADABLE', reason });
     }
     return await driveRows(ctx, rt, item, input);
   } finally {

@@ -96,7 +96,7 @@ async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalIte
 }
 
 /** Why a file is refused: sidecar folders take PDFs; index-csv folders an index with its PDFs, or ZIPs. */
-function looseFileRefusal(rt: FolderRuntime, fileName: string): string | undefined {
+function looseFileRejection(rt: FolderRuntime, fileName: string): string | undefined {
   const name = JSON.stringify(fileName);
   if (rt.config.payloadPdf.pairing === 'index-csv') {
     return `${name}: this payload-pdf folder (pairing index-csv) takes PDFs named by a ${rt.config.payloadPdf.indexFile} dropped with them, or one ZIP holding the PDFs and their index.csv`;
@@ -117,7 +117,7 @@ export async function drivePayloadPdf(
   }
   let item = start;
   if (item.state === 'claimed') {
-    const wrong = looseFileRefusal(rt, item.fileName);
+    const wrong = looseFileRejection(rt, item.fileName);
     if (wrong) return rejectItem(ctx, rt, item, 'DOCEX_INPUT_WRONG_FOR_WORKFLOW', wrong);
     item = await validateItem(ctx, rt, item, options.rehash ?? false);
   }

@@ -17,12 +17,12 @@ import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected, rejectItem } from './finish.js';
 import { FreshIntents } from './fresh-intents.js';
-import { claimItem, type IntakeFile, inspectSuspect, POISON_CRASHES } from './intake.js';
+import { type IntakeFile, inspectSuspect, intakeItem, POISON_CRASHES } from './intake.js';
 import { type Inspector, sharedInspector } from './isolate/inspector.js';
 import { parkItem } from './park.js';
 import { drivePayloadPdf, SIDECAR_WAIT_MS } from './payload-pdf.js';
 import { drivePayloadWord } from './payload-word.js';
-import { refuseEntry } from './refuse-entry.js';
+import { rejectEntry } from './reject-entry.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
 import type { FolderRuntime, StepContext } from './types.js';
@@ -116,7 +116,7 @@ export class Pipeline {
       `path:${file.claimedPath}`,
       priorityOf(undefined, this.options.clock.now()),
       async () => {
-        const item = await claimItem(this.ctx, rt, file).catch((err: unknown) => {
+        const item = await intakeItem(this.ctx, rt, file).catch((err: unknown) => {
           onLost?.(err);
           throw err;
         });
@@ -234,7 +234,7 @@ export class Pipeline {
     if (item) {
       await rejectItem(this.ctx, rt, item, code, reason);
     } else {
-      await refuseEntry(
+      await rejectEntry(
         {
           name: file.name,
           path: file.path,
@@ -499,7 +499,7 @@ export class Pipeline {
       this.watchOrphan(rt, file, since, n + 1);
       return;
     }
-    const placed = await refuseEntry(
+    const placed = await rejectEntry(
       {
         name: file.name,
         path: file.claimedPath,

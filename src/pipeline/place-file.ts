@@ -4,14 +4,10 @@
  * `.processing/`, where recovery places it again under the same free name (nothing is deleted).
  */
 import { createHash } from 'node:crypto';
-import { constants as fsc } from 'node:fs';
-import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DocexError } from '../core/errors.js';
+import { existsOrFalse, freeName, inDir, moveFile, writeFileAtomic } from '../core/fs.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
 import { assertRealPath } from '../core/real-dir.js';
-import { freeName, inDir } from '../sources/local/claim.js';
-import { tempNameFor, writeFileAtomic } from './outcome-files.js';
 
 export interface SideFile {
   /** Appended to the placed file's name: `.result.json`, `.error.txt`. */
@@ -26,39 +22,6 @@ export interface PlaceOptions {
   companions?: readonly string[];
   /** The configured folder `dir` lies in (archive, error): every level from it down must be a real directory. */
   root?: string;
-}
-
-async function exists(p: string): Promise<boolean> {
-  return fs.lstat(p).then(
-    () => true,
-    () => false,
-  );
-}
-
-/** rename, or across filesystems copy + fsync + rename + unlink (a crash leaves a copy, never a loss). */
-async function moveTo(from: string, to: string): Promise<void> {
-  try {
-    await fs.rename(from, to);
-    return;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EXDEV') {
-      throw new DocexError('DOCEX_PLACE_FAILED', `could not move ${path.basename(from)}`, {
-        cause: err,
-        details: { file: path.basename(from), dir: path.dirname(to) },
-      });
-    }
-  }
-  const temp = tempNameFor(to, 'copy.tmp');
-  try {
-    await fs.copyFile(from, temp, fsc.COPYFILE_FICLONE);
-    const handle = await fs.open(temp, 'r+');
-    await handle.sync().finally(() => handle.close());
-    await fs.rename(temp, to);
-  } catch (err) {
-    await fs.rm(temp, { force: true });
-    throw err;
-  }
-  await fs.unlink(from);
 }
 
 const byteLength = (text: string) => Buffer.byteLength(text, 'utf8');
@@ -134,17 +97,17 @@ async function placeInto(
   const target = path.join(dir, await freeName(dir, fitName(name, reserve)));
   for (const suffix of options.markerSuffixes ?? []) {
     const marker = `${filePath}${suffix}`;
-    if (await exists(marker)) await moveTo(marker, `${target}${suffix}`);
+    if (await existsOrFalse(marker)) await moveFile(marker, `${target}${suffix}`);
   }
   for (const companion of options.companions ?? []) {
-    if (await exists(companion)) {
-      await moveTo(
+    if (await existsOrFalse(companion)) {
+      await moveFile(
         companion,
         path.join(dir, await freeName(dir, fitName(path.basename(companion), reserve))),
       );
     }
   }
   for (const side of sideFiles) await writeFileAtomic(`${target}${side.suffix}`, side.content);
-  await moveTo(filePath, target);
+  await moveFile(filePath, target);
   return target;
 }

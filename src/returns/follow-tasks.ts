@@ -25,8 +25,8 @@ export interface TaskContext {
   aborted(): boolean;
 }
 
-export function jobTask(ctx: TaskContext, jobId: string): Task | undefined {
-  const { store, log, config, now } = ctx.poll;
+export function jobTask(shared: TaskContext, jobId: string): Task | undefined {
+  const { store, log, config, now } = shared.poll;
   const row = store.job(jobId);
   if (!row) return undefined;
   const source = store.source(row.sourceId);
@@ -35,9 +35,9 @@ export function jobTask(ctx: TaskContext, jobId: string): Task | undefined {
     key: `job:${jobId}`,
     run: async () => {
       try {
-        await pollJob(ctx.poll, row, source, ctx.options(source.folder));
+        await pollJob(shared.poll, row, source, shared.options(source.folder));
       } catch (err) {
-        if (ctx.aborted()) return;
+        if (shared.aborted()) return;
         store.deferJob(jobId, now() + pollInterval(row.unchangedPolls + 1, false, config.follow));
         log.warn(
           {
@@ -54,8 +54,8 @@ export function jobTask(ctx: TaskContext, jobId: string): Task | undefined {
   };
 }
 
-export function documentTask(ctx: TaskContext, doc: DocumentRow): Task {
-  const { store, log } = ctx.proofs;
+export function documentTask(shared: TaskContext, doc: DocumentRow): Task {
+  const { store, log } = shared.proofs;
   return {
     key: `doc:${doc.sendingEventId}:${doc.fileReference}`,
     run: async () => {
@@ -63,12 +63,12 @@ export function documentTask(ctx: TaskContext, doc: DocumentRow): Task {
       const source = job ? store.source(job.sourceId) : undefined;
       const fields = { folder: source?.folder, file: source?.fileName, jobId: doc.jobId };
       try {
-        await fetchDocument(ctx.proofs, doc, fields, ctx.options(source?.folder));
+        await fetchDocument(shared.proofs, doc, fields, shared.options(source?.folder));
       } catch (err) {
-        if (ctx.aborted()) return;
+        if (shared.aborted()) return;
         const failure = stepFailure(err);
         const tries = doc.failures + 1;
-        const { follow } = ctx.poll.config;
+        const { follow } = shared.poll.config;
         // The return path's own waits (its poll intervals); the limits are the policy's.
         const next = nextTry(failure, tries, (n) => retryAt(0, n, follow));
         const logged = {
@@ -85,7 +85,7 @@ export function documentTask(ctx: TaskContext, doc: DocumentRow): Task {
           );
           return;
         }
-        store.markDocumentFailed(doc, failure.code, ctx.proofs.now() + next.delayMs);
+        store.markDocumentFailed(doc, failure.code, shared.proofs.now() + next.delayMs);
         log.warn({ ...logged, err, try: tries }, 'proof download failed: tried again later');
       }
     },

@@ -80,23 +80,23 @@ export class Follower {
   private idleSteps = 0;
   private stepRetryAt = 0;
 
-  constructor(private readonly o: FollowerOptions) {
-    const now = o.clock.now();
-    const { concurrency, maxCallsPerMinute } = o.config.follow;
+  constructor(private readonly opts: FollowerOptions) {
+    const now = opts.clock.now();
+    const { concurrency, maxCallsPerMinute } = opts.config.follow;
     const pacing = new Pacing({ concurrency, maxCallsPerMinute });
     this.gate = new CallGate(
-      o.clock,
+      opts.clock,
       pacing,
       () => this.inFlight.size >= pacing.limit(),
-      o.log,
-      o.maxSleepMs ?? 1000,
+      opts.log,
+      opts.maxSleepMs ?? 1000,
     );
-    this.poll = cronPlan(o.config.follow.schedule);
-    this.daily = cronPlan(o.config.statuses.dailyCsvSchedule);
+    this.poll = cronPlan(opts.config.follow.schedule);
+    this.daily = cronPlan(opts.config.statuses.dailyCsvSchedule);
     this.nextSweepAt = now;
     // Days missed while the agent was down are written at start.
     this.nextCsvAt = now;
-    this.maxSleepMs = o.maxSleepMs ?? 1000;
+    this.maxSleepMs = opts.maxSleepMs ?? 1000;
   }
 
   start(): void {
@@ -112,11 +112,11 @@ export class Follower {
 
   /** Poll this job now (a webhook said it changed). Unknown jobs (not this agent's) are ignored. */
   nudgeJob(jobId: string): boolean {
-    const now = this.o.clock.now();
-    if (!this.o.store.pollSoon(jobId, now)) {
+    const now = this.opts.clock.now();
+    if (!this.opts.store.pollSoon(jobId, now)) {
       this.syncFeed();
-      if (!this.o.store.pollSoon(jobId, now)) {
-        this.o.log.debug({ jobId }, 'nudge for a job this agent does not follow');
+      if (!this.opts.store.pollSoon(jobId, now)) {
+        this.opts.log.debug({ jobId }, 'nudge for a job this agent does not follow');
         return false;
       }
     }
@@ -127,13 +127,13 @@ export class Follower {
 
   /** Poll the job of this sending event now; asks the service for the event when it is not known yet. */
   async nudgeSendingEvent(sendingEventId: string): Promise<boolean> {
-    const known = this.o.store.event(sendingEventId);
+    const known = this.opts.store.event(sendingEventId);
     if (known) return this.nudgeJob(known.jobId);
     // The event may belong to a managed company's job: the service answers 404 without its header.
-    const companies = [undefined, ...(this.o.companies?.() ?? [])];
+    const companies = [undefined, ...(this.opts.companies?.() ?? [])];
     for (const [i, company] of companies.entries()) {
       try {
-        const event = await this.o.client.sendingEvents.get(
+        const event = await this.opts.client.sendingEvents.get(
           sendingEventId,
           await this.gate.take({
             signal: this.abort.signal,
@@ -149,17 +149,17 @@ export class Follower {
   }
 
   /** A webhook arrived: poll less often while they keep coming. */
-  webhooksActive(at = this.o.clock.now()): void {
+  webhooksActive(at = this.opts.clock.now()): void {
     this.lastWebhookAt = Math.max(this.lastWebhookAt, at);
   }
 
   private receivingWebhooks(): boolean {
-    return this.o.clock.now() - this.lastWebhookAt < this.o.config.follow.webhookQuietMs;
+    return this.opts.clock.now() - this.lastWebhookAt < this.opts.config.follow.webhookQuietMs;
   }
 
   /** New done jobs from the intake journal; safe to call any time (one store transaction per batch). */
   syncFeed(): number {
-    const { store, feed, config, clock } = this.o;
+    const { store, feed, config, clock } = this.opts;
     let added = 0;
     for (;;) {
       const cursor = Number(store.getMeta(FEED_CURSOR) ?? 0);
@@ -185,12 +185,12 @@ export class Follower {
   }
 
   private options(folder: string | undefined): CallOptions {
-    const company = folder ? this.o.companyOf?.(folder) : undefined;
+    const company = folder ? this.opts.companyOf?.(folder) : undefined;
     return { signal: this.abort.signal, ...(company ? { managedCompanyId: company } : {}) };
   }
 
   private taskContext(): TaskContext {
-    const { store, log, config, clock, client, proofTarget, stateDir } = this.o;
+    const { store, log, config, clock, client, proofTarget, stateDir } = this.opts;
     return {
       poll: {
         client,
@@ -228,7 +228,7 @@ export class Follower {
    * nudged jobs, then the sweep's jobs.
    */
   private nextTask(now: number): Task | undefined {
-    for (const doc of this.o.store.dueDocuments(now, this.gate.pacing.limit() * 2 + this.inFlight.size)) {
+    for (const doc of this.opts.store.dueDocuments(now, this.gate.pacing.limit() * 2 + this.inFlight.size)) {
       const task = this.documentTask(doc);
       if (!this.inFlight.has(task.key)) return task;
     }
@@ -241,7 +241,7 @@ export class Follower {
     for (const jobId of this.sweep) {
       this.sweep.delete(jobId);
       if (this.inFlight.has(`job:${jobId}`)) continue;
-      const row = this.o.store.job(jobId);
+      const row = this.opts.store.job(jobId);
       if (!row || row.done || row.nextPollAt > now) continue;
       const task = this.jobTask(jobId);
       if (task) return task;
@@ -255,7 +255,7 @@ export class Follower {
       if (!task) return;
       const running = task
         .run()
-        .catch((err: unknown) => this.o.log.error({ err, task: task.key }, 'follower task failed'))
+        .catch((err: unknown) => this.opts.log.error({ err, task: task.key }, 'follower task failed'))
         .finally(() => {
           this.inFlight.delete(task.key);
           this.wakeUp?.();
@@ -278,13 +278,13 @@ export class Follower {
       ? () => performance.now() - real > STOP_STATUS_BUDGET_MS
       : () => this.abort.signal.aborted;
     try {
-      await writeStaleStatusFiles(this.o.store, this.o.statusTarget, enough);
+      await writeStaleStatusFiles(this.opts.store, this.opts.statusTarget, enough);
       // A status file of thousands of events costs real time to build and write: rewriting it once
       // a loop period would spend the agent on it. Spend at most about 1/STATUS_COST_SHARE of it.
       this.statusPauseMs = (performance.now() - real) * STATUS_COST_SHARE;
     } catch (err) {
-      this.statusRetryAt = now + this.o.config.follow.minIntervalMs;
-      this.o.log.warn(
+      this.statusRetryAt = now + this.opts.config.follow.minIntervalMs;
+      this.opts.log.warn(
         { err, code: isDocexError(err) ? err.code : undefined },
         'status file write failed: tried again later',
       );
@@ -292,11 +292,11 @@ export class Follower {
   }
 
   /** Every past UTC day with final events and no CSV yet. */
-  async writeDueCsvs(now = this.o.clock.now()): Promise<string[]> {
+  async writeDueCsvs(now = this.opts.clock.now()): Promise<string[]> {
     const written: string[] = [];
-    for (const day of this.o.store.csvDaysDue(utcDay(now))) {
-      const rows = await writeDailyCsv(this.o.store, this.o.statusTarget, day, now);
-      this.o.log.info({ day, rows, file: csvFileName(day) }, 'daily status file written');
+    for (const day of this.opts.store.csvDaysDue(utcDay(now))) {
+      const rows = await writeDailyCsv(this.opts.store, this.opts.statusTarget, day, now);
+      this.opts.log.info({ day, rows, file: csvFileName(day) }, 'daily status file written');
       written.push(day);
     }
     return written;
@@ -304,7 +304,7 @@ export class Follower {
 
   /** One pass of the loop; answers whether it found anything to do (new jobs, tasks, a sweep). */
   private async step(): Promise<boolean> {
-    const { clock, store, log } = this.o;
+    const { clock, store, log } = this.opts;
     let added = 0;
     try {
       added = this.syncFeed();
@@ -324,7 +324,7 @@ export class Follower {
         await this.writeDueCsvs(now);
         this.nextCsvAt = this.daily.next(now) ?? Number.POSITIVE_INFINITY;
       } catch (err) {
-        this.nextCsvAt = now + this.o.config.follow.maxIntervalMs;
+        this.nextCsvAt = now + this.opts.config.follow.maxIntervalMs;
         log.warn(
           { err, code: isDocexError(err) ? err.code : undefined },
           'daily status file failed: tried again later',
@@ -350,11 +350,11 @@ export class Follower {
       // wake the loop at once anyway.
       this.idleSteps = busy ? 0 : this.idleSteps + 1;
       const sleep = this.maxSleepMs * Math.min(2 ** this.idleSteps, IDLE_SLEEP_FACTOR);
-      return Math.max(1, Math.min(busy ? this.maxSleepMs : sleep, this.nextSweepAt - this.o.clock.now()));
+      return Math.max(1, Math.min(busy ? this.maxSleepMs : sleep, this.nextSweepAt - this.opts.clock.now()));
     } catch (err) {
       this.stepFailures++;
       const wait = this.maxSleepMs * Math.min(2 ** (this.stepFailures - 1), STEP_BACKOFF_MAX);
-      this.o.log.error(
+      this.opts.log.error(
         { err, code: isDocexError(err) ? err.code : undefined, failures: this.stepFailures, retryInMs: wait },
         'follower step failed: tried again later',
       );
@@ -379,6 +379,6 @@ export class Follower {
       });
     }
     await Promise.allSettled([...this.inFlight.values()]);
-    await this.writeStatuses(this.o.clock.now(), true);
+    await this.writeStatuses(this.opts.clock.now(), true);
   }
 }

@@ -77,8 +77,8 @@ export function openInboxTarget(config: PeppolInboxConfig, log: Logger, health?:
   return openOutputTarget(config.target, { log, at: 'peppolInbox.target', ...(health ? { health } : {}) });
 }
 
-export async function startInbound(o: InboundOptions): Promise<Inbound> {
-  const { config, clock, log } = o;
+export async function startInbound(options: InboundOptions): Promise<Inbound> {
+  const { config, clock, log } = options;
   const store = InboxStore.open(path.join(config.stateDir, INBOX_FILE), clock);
   const stops: (() => unknown)[] = [() => store.close()];
   const stopAll = async () => {
@@ -94,10 +94,10 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
   const outputs: RetainedOutput[] = [];
   try {
     let poller: PeppolPoller | undefined;
-    const peppol = o.client.peppol;
+    const peppol = options.client.peppol;
     if (config.peppolInbox.enabled && peppol) {
-      const target = o.target ?? openInboxTarget(config.peppolInbox, log, o.outputHealth);
-      if (!o.target) stops.push(() => target.close());
+      const target = options.target ?? openInboxTarget(config.peppolInbox, log, options.outputHealth);
+      if (!options.target) stops.push(() => target.close());
       outputs.push({ place: 'peppol-inbox', target, retentionMs: config.peppolInbox.target.retention });
       const tmpDir = path.join(config.stateDir, 'inbox-tmp');
       // Left-overs of a crash mid-download: the documents are listed again anyway.
@@ -115,7 +115,7 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
       poller = p;
       stops.push(() => p.stop());
       const quietMs = config.peppolInbox.quietWhileWebhooksMs;
-      const task = (o.scheduler ?? nodeCronScheduler)(config.peppolInbox.schedule, () => {
+      const task = (options.scheduler ?? nodeCronScheduler)(config.peppolInbox.schedule, () => {
         if (scheduledPollDue(clock.now(), p.lastPass, lastWebhookAt, quietMs)) void p.poll();
         else log.debug({ part: 'peppol-inbox' }, 'scheduled poll skipped: webhooks are arriving');
       });
@@ -129,10 +129,10 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
       const w = config.webhooks;
       const { host, port } = parseListen(w.listen);
       const callbacks: InboundCallbacks = {
-        ...o.callbacks,
+        ...options.callbacks,
         onAnyDelivery: () => {
           lastWebhookAt = clock.now();
-          o.callbacks?.onAnyDelivery?.();
+          options.callbacks?.onAnyDelivery?.();
         },
         onPeppolDocument: () => void poller?.poll(),
       };
@@ -147,7 +147,7 @@ export async function startInbound(o: InboundOptions): Promise<Inbound> {
         remember: (id, type) => store.rememberWebhook(id, type, WEBHOOK_ID_MEMORY_MS),
         onDelivery: (delivery, webhookId) => routeDelivery(delivery, callbacks, wlog, webhookId),
         log: wlog,
-        ...(o.receiverClock ? { clock: o.receiverClock } : {}),
+        ...(options.receiverClock ? { clock: options.receiverClock } : {}),
       });
       receiver = r;
       stops.push(() => r.stop());

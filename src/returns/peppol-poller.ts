@@ -68,7 +68,7 @@ export class PeppolPoller {
   /** Documents saved since start, for metrics. */
   savedCount = 0;
 
-  constructor(private readonly o: PeppolPollerOptions) {}
+  constructor(private readonly opts: PeppolPollerOptions) {}
 
   /** When the last pass ended (epoch ms of the injected clock). */
   get lastPass(): number | undefined {
@@ -107,7 +107,7 @@ export class PeppolPoller {
   }
 
   private async pass(): Promise<PassResult> {
-    const { store, log, overlapMs } = this.o;
+    const { store, log, overlapMs } = this.opts;
     const mark = store.highWaterMark();
     const from = mark === undefined ? undefined : mark - overlapMs;
     const result: PassResult = { listed: 0, saved: 0, skipped: 0, gone: 0 };
@@ -117,13 +117,13 @@ export class PeppolPoller {
     let ascending = true;
     let previous: number | undefined;
     try {
-      await mkdir(this.o.tmpDir, { recursive: true, mode: 0o700 });
-      const docs = this.o.peppol.iterate(
+      await mkdir(this.opts.tmpDir, { recursive: true, mode: 0o700 });
+      const docs = this.opts.peppol.iterate(
         {
           sortField: 'createdAt',
           sortOrder: 'asc',
           ...(from === undefined ? {} : { from }),
-          pageSize: this.o.pageSize ?? 100,
+          pageSize: this.opts.pageSize ?? 100,
         },
         { signal: this.abort.signal },
       );
@@ -152,7 +152,7 @@ export class PeppolPoller {
       if (newest !== undefined && (ascending || result.error === undefined)) {
         store.advanceHighWaterMark(newest, overlapMs + 86_400_000);
       } else if (!ascending) log.warn(counts(result), 'peppol list was not in createdAt order; mark kept');
-      this.lastPassAt = this.o.clock.now();
+      this.lastPassAt = this.opts.clock.now();
     }
     if (result.saved > 0 || result.gone > 0) log.info(counts(result), 'peppol poll done');
     else log.debug(counts(result), 'peppol poll done');
@@ -161,8 +161,8 @@ export class PeppolPoller {
 
   /** Saves one document; false when the service no longer has it (404). */
   private async save(doc: PeppolDocument): Promise<boolean> {
-    const { log, target, store } = this.o;
-    const tmp = path.join(this.o.tmpDir, `${sanitizePart(doc.id)}.xml`);
+    const { log, target, store } = this.opts;
+    const tmp = path.join(this.opts.tmpDir, `${sanitizePart(doc.id)}.xml`);
     try {
       if (!(await this.download(doc, tmp))) return false;
       const bytes = await readFile(tmp);
@@ -191,8 +191,8 @@ export class PeppolPoller {
 
   /** Downloads the XML to `tmp`, asking for a fresh URL when one expired; false on 404. */
   private async download(doc: PeppolDocument, tmp: string): Promise<boolean> {
-    const { peppol, log } = this.o;
-    const attempts = this.o.urlAttempts ?? 3;
+    const { peppol, log } = this.opts;
+    const attempts = this.opts.urlAttempts ?? 3;
     for (let attempt = 1; ; attempt++) {
       let url: DownloadUrl;
       try {

@@ -103,11 +103,11 @@ export class WebhookReceiver {
     readonly counts: { accepted: number; rejected: number },
   ) {}
 
-  static async start(o: WebhookReceiverOptions): Promise<WebhookReceiver> {
-    const clock = o.clock ?? systemClock;
+  static async start(options: WebhookReceiverOptions): Promise<WebhookReceiver> {
+    const clock = options.clock ?? systemClock;
     const pending = new Set<Promise<void>>();
     const counts = { accepted: 0, rejected: 0 };
-    const log = o.log;
+    const log = options.log;
 
     const refuse = (
       res: ServerResponse,
@@ -123,7 +123,7 @@ export class WebhookReceiver {
 
     const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
       const path = (req.url ?? '/').split('?')[0];
-      if (path !== o.path) {
+      if (path !== options.path) {
         discard(req);
         answer(res, 404, { error: 'not-found' });
         return;
@@ -135,24 +135,24 @@ export class WebhookReceiver {
         return;
       }
       const declared = Number(req.headers['content-length'] ?? Number.NaN);
-      if (declared > o.maxBodyBytes) {
+      if (declared > options.maxBodyBytes) {
         discard(req);
         refuse(res, 413, 'body-too-large', { bytes: declared }, true);
         return;
       }
-      const check = checkHeaders(req.headers, clock.now(), o.toleranceMs);
+      const check = checkHeaders(req.headers, clock.now(), options.toleranceMs);
       if (!check.ok) {
         discard(req);
         refuse(res, check.status, check.reason, { webhookId: req.headers['webhook-id'] });
         return;
       }
       const webhookId = check.headers.id;
-      const body = await readLimited(req, o.maxBodyBytes);
+      const body = await readLimited(req, options.maxBodyBytes);
       if (!body) {
         refuse(res, 413, 'body-too-large', { webhookId }, true);
         return;
       }
-      const signers = o.secrets.current();
+      const signers = options.secrets.current();
       if (signers.length === 0) {
         // Not the sender's fault: a 503 makes it retry once a secret is stored.
         refuse(res, 503, 'no-secret-configured', { webhookId });
@@ -160,7 +160,7 @@ export class WebhookReceiver {
       }
       if (!signatureMatches(check.headers, check.timestampSeconds, body, signers)) {
         // Maybe signed with a secret stored a moment ago: read the secrets again (rate-limited).
-        const fresh = o.secrets.reloadAfterMismatch?.();
+        const fresh = options.secrets.reloadAfterMismatch?.();
         if (!fresh || !signatureMatches(check.headers, check.timestampSeconds, body, fresh)) {
           refuse(res, 401, 'bad-signature', { webhookId });
           return;
@@ -182,7 +182,7 @@ export class WebhookReceiver {
         ...(fields.documentId ? { documentId: fields.documentId } : {}),
       };
       counts.accepted++;
-      if (!o.remember(webhookId, delivery.type)) {
+      if (!options.remember(webhookId, delivery.type)) {
         log.info(logFields, 'webhook repeated; already handled');
         answer(res, 200, { status: 'duplicate' });
         return;
@@ -192,7 +192,7 @@ export class WebhookReceiver {
       // After the answer: the sender never waits for our work (it retries after 15 s of silence).
       const work = (async () => {
         await new Promise((r) => setImmediate(r));
-        await o.onDelivery(delivery, webhookId);
+        await options.onDelivery(delivery, webhookId);
       })()
         .catch((err: unknown) =>
           log.error({ ...logFields, err }, 'webhook work failed; polling will catch up'),
@@ -219,20 +219,20 @@ export class WebhookReceiver {
         reject(
           new DocexError(
             'DOCEX_WEBHOOK_LISTEN',
-            `the webhook receiver cannot listen on ${o.host}:${o.port} (${err.code ?? err.message})`,
-            { cause: err, details: { host: o.host, port: o.port } },
+            `the webhook receiver cannot listen on ${options.host}:${options.port} (${err.code ?? err.message})`,
+            { cause: err, details: { host: options.host, port: options.port } },
           ),
         );
       server.once('error', failed);
-      server.listen(o.port, o.host, () => {
+      server.listen(options.port, options.host, () => {
         server.off('error', failed);
         resolve();
       });
     });
     const address = server.address() as AddressInfo;
     const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
-    const url = `http://${host}:${address.port}${o.path}`;
-    log.info({ listen: `${host}:${address.port}`, path: o.path }, 'webhook receiver listening');
+    const url = `http://${host}:${address.port}${options.path}`;
+    log.info({ listen: `${host}:${address.port}`, path: options.path }, 'webhook receiver listening');
     return new WebhookReceiver(server, url, pending, counts);
   }
 

@@ -18,8 +18,8 @@ describe('blocked files', () => {
   it('logs one error per file still unfinished an hour after its claim, and none for a finished one', () => {
     h = journalHarness();
     const journal = h.open();
-    const stuck = journal.claim(claimInput({ fileName: 'stuck.pdf', sha256: sha256('stuck') }));
-    const refused = journal.claim(claimInput({ fileName: 'bad.pdf', sha256: sha256('bad') }));
+    const stuck = journal.recordClaim(claimInput({ fileName: 'stuck.pdf', sha256: sha256('stuck') }));
+    const refused = journal.recordClaim(claimInput({ fileName: 'bad.pdf', sha256: sha256('bad') }));
     if (stuck.kind !== 'claimed' || refused.kind !== 'claimed') throw new Error('expected two claims');
     journal.transition(refused.item.id, 'rejected', {
       code: 'DOCEX_INPUT_EMPTY',

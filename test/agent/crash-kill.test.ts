@@ -4,22 +4,18 @@
  * one uploaded job per file, with the file's MD5, and every file must sit in archive or error
  * exactly once. N=60 with 4 kills by default; DOCEX_KILL_FILES=200 DOCEX_KILLS=8 for the long run.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
-import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, md5, type SandboxJob } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { type AgentProcess, PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
 const FILES = Number(process.env['DOCEX_KILL_FILES'] ?? 60);
 const KILLS = Number(process.env['DOCEX_KILLS'] ?? 4);
 const SEED_VALUE = Number(process.env['DOCEX_KILL_SEED'] ?? Date.now() % 100_000);
-const CHILD = fileURLToPath(new URL('./support/agent-child.ts', import.meta.url));
 
 /** mulberry32: a seeded generator, so a failing run can be replayed with DOCEX_KILL_SEED. */
 function rng(seed: number): () => number {
@@ -46,46 +42,18 @@ interface StartLine {
 const starts: StartLine[] = [];
 
 interface Run {
-  child: ChildProcess;
+  agent: AgentProcess;
   started: Promise<void>;
   /** The first file taken: work is in flight from here. */
   working: Promise<void>;
-  exited: Promise<number | null>;
-  tail: string[];
 }
 
 function runAgent(): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DOCEX_LOG_LEVEL: 'info' },
+  const agent = spawnAgent(configFile);
+  agent.onRecord((record) => {
+    if (record['msg'] === 'agent started') starts.push(record as unknown as StartLine);
   });
-  const tail: string[] = [];
-  let resolveStarted: () => void = () => {};
-  const started = new Promise<void>((resolve) => {
-    resolveStarted = resolve;
-  });
-  let resolveWorking: () => void = () => {};
-  const working = new Promise<void>((resolve) => {
-    resolveWorking = resolve;
-  });
-  let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      if (line.includes('"msg":"agent started"')) {
-        starts.push(JSON.parse(line) as StartLine);
-        resolveStarted();
-      }
-      if (line.includes('"msg":"file taken"')) resolveWorking();
-      tail.push(line);
-      if (tail.length > 40) tail.shift();
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, started, working, exited, tail };
+  return { agent, started: agent.logged('agent started'), working: agent.logged('file taken') };
 }
 
 function drop(name: string, content: Buffer): void {
@@ -105,33 +73,12 @@ function placed(): { archived: string[]; refused: string[] } {
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-kill-'));
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
   mkdirSync(inbox(), { recursive: true });
-  configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      concurrency: 4,
-      shutdownGraceMs: '2s',
-      log: { level: 'info' },
-      folders: [
-        {
-          name: 'pdf',
-          source: { type: 'local', path: './in' },
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
-          stability: { kind: 'rename-in' },
-          concurrency: 4,
-        },
-      ],
-    }),
-  );
+  configFile = writeAgentConfig(dir, sandbox, {
+    concurrency: 4,
+    shutdownGraceMs: '2s',
+    folders: [{ ...PDF_FOLDER, concurrency: 4 }],
+  });
 });
 
 afterAll(async () => {
@@ -153,28 +100,28 @@ describe('a real agent process killed with SIGKILL at random moments', () => {
     const progress: number[] = [];
     for (let k = 0; k < KILLS; k++) {
       const run = runAgent();
-      await Promise.race([run.started, run.exited]);
+      await Promise.race([run.started, run.agent.exited]);
       // Some files arrive while the agent runs, so kills also land between claim and journal.
       const batch = later.slice(0, Math.ceil(later.length / (KILLS - k)));
       later = later.slice(batch.length);
       for (const name of batch) drop(name, files.get(name)!);
-      await Promise.race([run.working, run.exited]);
+      await Promise.race([run.working, run.agent.exited]);
       await new Promise((r) => setTimeout(r, Math.floor(random() * 250)));
-      run.child.kill('SIGKILL');
-      await run.exited;
+      run.agent.child.kill('SIGKILL');
+      await run.agent.exited;
       progress.push(placed().archived.length);
     }
     for (const name of later) drop(name, files.get(name)!);
 
     const final = runAgent();
-    await Promise.race([final.started, final.exited]);
+    await Promise.race([final.started, final.agent.exited]);
     const deadline = Date.now() + 30_000;
     while (placed().archived.length + placed().refused.length < FILES && Date.now() < deadline) {
       await new Promise((r) => setTimeout(r, 50));
     }
-    final.child.kill('SIGTERM');
-    const code = await final.exited;
-    const context = `seed ${SEED_VALUE}; archived after each kill ${progress.join(',')}; last lines:\n${final.tail.join('\n')}`;
+    final.agent.child.kill('SIGTERM');
+    const { code } = await final.agent.exited;
+    const context = `seed ${SEED_VALUE}; archived after each kill ${progress.join(',')}; last lines:\n${final.agent.tail.join('\n')}`;
     expect(code, context).toBe(0);
 
     const { archived, refused } = placed();

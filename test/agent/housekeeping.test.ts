@@ -143,7 +143,7 @@ describe('retention of archive and error folders', () => {
         workflowId: 'wf',
         mode: 'single-file' as const,
       };
-      const { item } = journal.claim(input);
+      const { item } = journal.recordClaim(input);
       journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
       clock.advance(100 * DAY);
       const keeping = new Housekeeping({

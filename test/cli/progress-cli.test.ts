@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -6,6 +5,7 @@ import { submitCommand } from '../../src/cli/submit-runner.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { spawnCli } from '../support/agent-process.js';
 
 let sandbox: TestSandbox;
 
@@ -25,9 +25,7 @@ async function pdfFile(name: string, text: string): Promise<string> {
 
 /** The CLI as a user runs it, stdout and stderr piped (not a terminal). */
 function runCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawnCli(args);
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));

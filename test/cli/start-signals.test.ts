@@ -2,19 +2,15 @@
  * `docex-agent start` as a real process: a SIGHUP (systemctl reload) that arrives while the agent
  * drains after SIGTERM must neither end the process nor cut the drain short.
  */
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
-import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
-const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
 const UPLOAD_LATENCY_MS = 2500;
 
 let dir: string;
@@ -32,29 +28,12 @@ afterAll(async () => {
 
 describe('signals of a running agent process', () => {
   it('ignores a SIGHUP during the graceful stop: the upload in flight finishes, the file is archived and the exit code is 0', async () => {
-    const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
-    const configFile = path.join(dir, 'agent.yaml');
     mkdirSync(path.join(dir, 'in'), { recursive: true });
-    writeFileSync(
-      configFile,
-      stringify({
-        ...fragment,
-        stateDir: './state',
-        shutdownGraceMs: '20s',
-        log: { level: 'info' },
-        ops: { enabled: false },
-        folders: [
-          {
-            name: 'pdf',
-            source: { type: 'local', path: './in' },
-            workflowId: SEED.workflows.pdfEmail,
-            archiveDir: './archive',
-            errorDir: './error',
-            stability: { kind: 'rename-in' },
-          },
-        ],
-      }),
-    );
+    const configFile = writeAgentConfig(dir, sandbox, {
+      shutdownGraceMs: '20s',
+      ops: { enabled: false },
+      folders: [PDF_FOLDER],
+    });
     // The upload takes a while, so the stop has a drain to wait for.
     const fault = await sandbox.control('POST', '/faults', {
       route: '/upload/:jobId',
@@ -62,31 +41,9 @@ describe('signals of a running agent process', () => {
     });
     expect(fault.status).toBe(201);
 
-    const child = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, DOCEX_LOG_LEVEL: 'info' },
-    });
-    const lines: Array<Record<string, unknown>> = [];
-    const raw: string[] = [];
-    let buffered = '';
-    child.stdout.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      const parts = buffered.split('\n');
-      buffered = parts.pop() ?? '';
-      for (const line of parts) {
-        raw.push(line);
-        try {
-          lines.push(JSON.parse(line) as Record<string, unknown>);
-        } catch {
-          // not a log line
-        }
-      }
-    });
-    child.stderr.on('data', (chunk: Buffer) => raw.push(chunk.toString('utf8')));
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.on('exit', (code, signal) => resolve({ code, signal })),
-    );
-    const seen = (msg: string) => () => lines.some((l) => l['msg'] === msg);
+    const agent = spawnAgent(configFile);
+    const { child } = agent;
+    const seen = (msg: string) => () => agent.seen(msg);
     try {
       await waitFor(seen('agent started'), 30_000);
       const temp = path.join(dir, 'in', 'slow.pdf.part');
@@ -98,11 +55,11 @@ describe('signals of a running agent process', () => {
       await waitFor(seen('stopping agent'), 10_000);
       child.kill('SIGHUP');
 
-      const end = await exited;
-      const context = raw.slice(-30).join('\n');
+      const end = await agent.exited;
+      const context = agent.tail.slice(-30).join('\n');
       expect(end, context).toEqual({ code: 0, signal: null });
       expect(
-        lines.find((l) => l['msg'] === 'agent stopped'),
+        agent.records.find((l) => l['msg'] === 'agent stopped'),
         context,
       ).toMatchObject({ drained: true });
       expect(seen('reload ignored: the agent is stopping')(), context).toBe(true);

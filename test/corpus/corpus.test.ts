@@ -5,27 +5,16 @@
  * code, a .error.json and a readable .error.txt, and no job; or archived with exactly its job(s) in
  * the sandbox. Afterwards the agent still takes a good file, and its peak RSS stayed bounded.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import {
-  existsSync,
-  lstatSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import { fitName } from '../../src/pipeline/place-file.js';
 import { validPdf } from '../fixtures/inputs/hostile.js';
 import { md5, type SandboxJob } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { type AgentProcess, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 import {
   BOMB_BYTES,
   CORPUS,
@@ -43,13 +32,10 @@ const SETTLE_TIMEOUT_MS = 90_000;
 /** DOCEX_CORPUS_ONLY=<regex> drops only the cases whose name matches (debugging; "^$" = none: the baseline RSS). */
 const ONLY = process.env['DOCEX_CORPUS_ONLY'];
 const CASES = ONLY === undefined ? CORPUS : CORPUS.filter((c) => new RegExp(ONLY, 'i').test(c.name));
-const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
 
 let dir: string;
 let sandbox: TestSandbox;
-let child: ChildProcess | undefined;
-let exited: Promise<number | null>;
-const tail: string[] = [];
+let agent: AgentProcess | undefined;
 let jobs: SandboxJob[] = [];
 let peakRssBytes = 0;
 let livenessArchived = false;
@@ -87,33 +73,19 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
   return true;
 }
 
+/** Starts the agent; resolves once it logged its start, rejects when it exited before. */
 function startAgent(configFile: string): Promise<void> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DOCEX_LOG_LEVEL: 'info' },
+  const started = spawnAgent(configFile);
+  agent = started;
+  void started.exited.then(({ code }) => {
+    exitCode = code ?? -1;
   });
-  child = proc;
-  exited = new Promise((resolve) =>
-    proc.on('exit', (code) => {
-      exitCode = code ?? -1;
-      resolve(code);
+  return Promise.race([
+    started.logged('agent started'),
+    started.exited.then(() => {
+      throw new Error(`agent exited early:\n${started.tail.join('\n')}`);
     }),
-  );
-  let buffered = '';
-  return new Promise((resolve, reject) => {
-    proc.stdout!.on('data', (chunk: Buffer) => {
-      buffered += chunk.toString('utf8');
-      const lines = buffered.split('\n');
-      buffered = lines.pop() ?? '';
-      for (const line of lines) {
-        if (line.includes('"msg":"agent started"')) resolve();
-        tail.push(line);
-        if (tail.length > 200) tail.shift();
-      }
-    });
-    proc.stderr!.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
-    void exited.then(() => reject(new Error(`agent exited early:\n${tail.join('\n')}`)));
-  });
+  ]);
 }
 
 function vmHwmBytes(pid: number): number {
@@ -125,34 +97,24 @@ function vmHwmBytes(pid: number): number {
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-corpus-'));
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
   mkdirSync(path.join(dir, 'outside'), { recursive: true });
   const names = Object.keys(CORPUS_FOLDERS) as CorpusFolderName[];
   for (const name of names) mkdirSync(dropDir(name), { recursive: true });
-  const configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      concurrency: 4,
-      maxFileBytes: CORPUS_MAX_FILE_BYTES,
-      shutdownGraceMs: '2s',
-      log: { level: 'info', format: 'json' },
-      folders: names.map((name) => ({
-        name,
-        source: { type: 'local', path: `./in/${name}` },
-        workflowId: CORPUS_FOLDERS[name].workflowId,
-        ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
-        archiveDir: `./archive/${name}`,
-        errorDir: `./error/${name}`,
-        stability: { kind: 'rename-in' },
-      })),
-    }),
-  );
+  const configFile = writeAgentConfig(dir, sandbox, {
+    concurrency: 4,
+    maxFileBytes: CORPUS_MAX_FILE_BYTES,
+    shutdownGraceMs: '2s',
+    log: { level: 'info', format: 'json' },
+    folders: names.map((name) => ({
+      name,
+      source: { type: 'local', path: `./in/${name}` },
+      workflowId: CORPUS_FOLDERS[name].workflowId,
+      ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
+      archiveDir: `./archive/${name}`,
+      errorDir: `./error/${name}`,
+      stability: { kind: 'rename-in' },
+    })),
+  });
   await startAgent(configFile);
 
   const ctx = { folderPath: dropDir, outside: path.join(dir, 'outside') };
@@ -166,7 +128,7 @@ beforeAll(async () => {
   // Still alive and still working: a good file dropped after the corpus goes through.
   await put(path.join(dropDir('pdf'), 'after-the-corpus.pdf'), await validPdf(1, 'after the corpus'));
   livenessArchived = await until(() => archivedPath('pdf', 'after-the-corpus.pdf') !== undefined, 20_000);
-  if (exitCode === null && child?.pid) peakRssBytes = vmHwmBytes(child.pid);
+  if (exitCode === null && agent?.child.pid) peakRssBytes = vmHwmBytes(agent.child.pid);
   jobs = (await sandbox.control('GET', '/jobs')).body.items as SandboxJob[];
   if (process.env['DOCEX_CORPUS_VERBOSE']) {
     for (const c of CASES) {
@@ -199,15 +161,15 @@ function existsOrLink(p: string): boolean {
 }
 
 afterAll(async () => {
-  if (child && exitCode === null) {
-    child.kill('SIGTERM');
-    await exited;
+  if (agent && exitCode === null) {
+    agent.child.kill('SIGTERM');
+    await agent.exited;
   }
   await sandbox?.stop();
   if (dir) rmSync(dir, { recursive: true, force: true });
 }, 30_000);
 
-const context = () => `last agent lines:\n${tail.slice(-30).join('\n')}`;
+const context = () => `last agent lines:\n${agent?.tail.slice(-30).join('\n')}`;
 
 function checkArchived(c: CorpusCase, jobCount: number): void {
   const placed = archivedPath(c.folder, c.file);

@@ -35,10 +35,10 @@ function codeOf(fn: () => unknown): string | undefined {
 
 describe('duplicate detection', () => {
   it('the same content dropped again in the same folder is a duplicate naming the earlier item and job', () => {
-    const first = journal.claim(claimInput());
+    const first = journal.recordClaim(claimInput());
     finish(first.item.id);
     const copy = { sourcePath: '/srv/erp/in/copy.pdf', fileName: 'copy.pdf', sha256: first.item.sha256 };
-    const again = journal.claim(claimInput(copy));
+    const again = journal.recordClaim(claimInput(copy));
     expect(again.kind).toBe('duplicate');
     if (again.kind !== 'duplicate') return;
     expect(again.earlier).toMatchObject({ id: first.item.id, state: 'done', jobId: `job-${first.item.id}` });
@@ -53,45 +53,45 @@ describe('duplicate detection', () => {
   });
 
   it('the same content for the same workflow from another folder is a duplicate too', () => {
-    journal.claim(claimInput());
-    const other = journal.claim(claimInput({ folder: 'invoices-2', sourcePath: '/srv/other/a.pdf' }));
+    journal.recordClaim(claimInput());
+    const other = journal.recordClaim(claimInput({ folder: 'invoices-2', sourcePath: '/srv/other/a.pdf' }));
     expect(other.kind).toBe('duplicate');
   });
 
   it('the same content for another folder and workflow is not a duplicate', () => {
-    journal.claim(claimInput());
-    const other = journal.claim(
+    journal.recordClaim(claimInput());
+    const other = journal.recordClaim(
       claimInput({ folder: 'letters', workflowId: 'wf-print', sourcePath: '/srv/l/a.pdf' }),
     );
     expect(other.kind).toBe('claimed');
   });
 
   it('a folder that allows duplicates claims the same content again', () => {
-    const first = journal.claim(claimInput());
+    const first = journal.recordClaim(claimInput());
     finish(first.item.id);
-    const again = journal.claim(claimInput({ allowDuplicates: true }));
+    const again = journal.recordClaim(claimInput({ allowDuplicates: true }));
     expect(again.kind).toBe('claimed');
     expect(again.item.allowDuplicates).toBe(true);
   });
 
   it('content whose earlier drop was rejected can be claimed again (the fix may be in the configuration)', () => {
-    const first = journal.claim(claimInput());
+    const first = journal.recordClaim(claimInput());
     journal.transition(first.item.id, 'rejected', { code: 'DOCEX_API_400', reason: 'workflow not enabled' });
-    expect(journal.claim(claimInput()).kind).toBe('claimed');
+    expect(journal.recordClaim(claimInput()).kind).toBe('claimed');
   });
 
   it('the very same file seen again while unfinished is in progress, not a new item', () => {
-    const first = journal.claim(claimInput());
-    const again = journal.claim(claimInput());
+    const first = journal.recordClaim(claimInput());
+    const again = journal.recordClaim(claimInput());
     expect(again).toEqual({ kind: 'in-progress', item: first.item });
     expect(journal.stats().files.claimed).toBe(1);
     expect(journal.stats().files.rejected).toBe(0);
   });
 
   it('the same path and content after the claim was validated is a new drop, so a duplicate', () => {
-    const first = journal.claim(claimInput());
+    const first = journal.recordClaim(claimInput());
     journal.transition(first.item.id, 'validated');
-    const again = journal.claim(claimInput());
+    const again = journal.recordClaim(claimInput());
     expect(again.kind).toBe('duplicate');
     expect(again.kind === 'duplicate' && again.earlier.id).toBe(first.item.id);
   });
@@ -99,7 +99,7 @@ describe('duplicate detection', () => {
 
 describe('payload rows', () => {
   function validatedPayloadFile() {
-    const { item } = journal.claim(claimInput({ fileName: 'letters.csv', mode: 'payload-pdf' }));
+    const { item } = journal.recordClaim(claimInput({ fileName: 'letters.csv', mode: 'payload-pdf' }));
     journal.transition(item.id, 'validated');
     return item;
   }
@@ -126,7 +126,7 @@ describe('payload rows', () => {
   });
 
   it('refuses rows twice, rows on an unvalidated file, and an empty row list', () => {
-    const { item } = journal.claim(claimInput({ fileName: 'x.csv', mode: 'payload-word' }));
+    const { item } = journal.recordClaim(claimInput({ fileName: 'x.csv', mode: 'payload-word' }));
     expect(codeOf(() => journal.addRows(item.id, [{ rowIndex: 0 }]))).toBe('DOCEX_JOURNAL_ROWS');
     journal.transition(item.id, 'validated');
     expect(codeOf(() => journal.addRows(item.id, []))).toBe('DOCEX_JOURNAL_ROWS');
@@ -159,7 +159,7 @@ describe('payload rows', () => {
   });
 
   it('a payload-word row needs no upload: created then done', () => {
-    const { item } = journal.claim(claimInput({ fileName: 'w.json', mode: 'payload-word' }));
+    const { item } = journal.recordClaim(claimInput({ fileName: 'w.json', mode: 'payload-word' }));
     journal.transition(item.id, 'validated');
     const [row] = journal.addRows(item.id, [{ rowIndex: 0 }]);
     journal.transition(row!.id, 'creating');

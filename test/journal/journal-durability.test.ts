@@ -19,7 +19,7 @@ beforeEach(() => {
 afterEach(() => h.cleanup());
 
 function creating(n: number): number {
-  const { item } = journal.claim(claimInput({ fileName: `f${n}.pdf`, sha256: sha256(`content ${n}`) }));
+  const { item } = journal.recordClaim(claimInput({ fileName: `f${n}.pdf`, sha256: sha256(`content ${n}`) }));
   journal.transition(item.id, 'validated');
   journal.transition(item.id, 'creating');
   return item.id;

@@ -19,7 +19,7 @@ beforeEach(() => {
 afterEach(() => h.cleanup());
 
 function submit(fileName: string): number {
-  const { item } = journal.claim(claimInput({ fileName }));
+  const { item } = journal.recordClaim(claimInput({ fileName }));
   journal.transition(item.id, 'validated');
   journal.transition(item.id, 'creating');
   journal.transition(item.id, 'created', {
@@ -34,7 +34,7 @@ function submit(fileName: string): number {
 
 /** A payload file of two rows, both sent, the file done. */
 function submitPayload(fileName: string): { file: number; rows: number[] } {
-  const { item } = journal.claim(claimInput({ fileName, mode: 'payload-word' }));
+  const { item } = journal.recordClaim(claimInput({ fileName, mode: 'payload-word' }));
   journal.transition(item.id, 'validated');
   const rows = journal.addRows(item.id, [{ rowIndex: 0, label: 'C-1' }, { rowIndex: 1 }]);
   for (const row of rows) {
@@ -54,7 +54,7 @@ describe('journal pruning', () => {
     expect(totals.items).toBe(1);
     expect(journal.history(first)).toEqual([]);
 
-    const again = journal.claim(
+    const again = journal.recordClaim(
       claimInput({ fileName: 'invoice-1.pdf', sourcePath: '/srv/erp/in/again/invoice-1.pdf' }),
     );
     expect(again.kind).toBe('duplicate');
@@ -67,11 +67,11 @@ describe('journal pruning', () => {
   it('prunes the history and payload rows of finished files last moved before the cutoff, drops old rejected files, and leaves newer and unfinished items alone', async () => {
     const oldDone = submit('old.pdf');
     const oldPayload = submitPayload('old.csv');
-    const refused = journal.claim(
+    const refused = journal.recordClaim(
       claimInput({ fileName: 'old.pdf', sourcePath: '/srv/erp/in/copy/old.pdf' }),
     );
     expect(refused.kind).toBe('duplicate');
-    const stuck = journal.claim(claimInput({ fileName: 'stuck.pdf' })).item.id;
+    const stuck = journal.recordClaim(claimInput({ fileName: 'stuck.pdf' })).item.id;
     h.clock.advance(100 * DAY);
     const recent = submit('recent.pdf');
 

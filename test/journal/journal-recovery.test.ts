@@ -23,7 +23,7 @@ afterEach(() => h.cleanup());
 const HOUR = 3_600_000;
 
 function file(name: string, mode: 'single-file' | 'payload-word' = 'single-file') {
-  const result = journal.claim(claimInput({ fileName: name, sha256: sha256(name), mode }));
+  const result = journal.recordClaim(claimInput({ fileName: name, sha256: sha256(name), mode }));
   return result.item.id;
 }
 

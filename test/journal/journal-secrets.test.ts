@@ -16,7 +16,7 @@ beforeEach(() => {
 afterEach(() => h.cleanup());
 
 function createdItem() {
-  const { item } = journal.claim(claimInput());
+  const { item } = journal.recordClaim(claimInput());
   journal.transition(item.id, 'validated');
   journal.transition(item.id, 'creating');
   journal.transition(item.id, 'created', {

@@ -17,7 +17,7 @@ beforeEach(() => {
 afterEach(() => h.cleanup());
 
 function claimed(overrides = {}) {
-  const result = journal.claim(claimInput(overrides));
+  const result = journal.recordClaim(claimInput(overrides));
   if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
   return result.item;
 }
@@ -103,7 +103,7 @@ describe('Journal on a real SQLite file', () => {
       ['validated', 'creating', h.clock.now(), undefined],
     ]);
     // The same content again is still a duplicate, refused at its claim, never validated.
-    const again = journal.claim(claimInput({ sourcePath: '/drop/again.pdf', validatedNote: 'pdf' }));
+    const again = journal.recordClaim(claimInput({ sourcePath: '/drop/again.pdf', validatedNote: 'pdf' }));
     expect(again.kind).toBe('duplicate');
     expect(journal.history(again.item.id).map((e) => e.to)).toEqual(['rejected']);
   });

@@ -41,7 +41,7 @@ function claim(folder: string): number {
     workflowId: 'wf',
     mode: 'single-file',
   };
-  const result = journal.claim(input);
+  const result = journal.recordClaim(input);
   if (result.kind !== 'claimed') throw new Error('not claimed');
   return result.item.id;
 }

@@ -209,7 +209,7 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
       clock: h.clock,
       log: silentLogger(),
     });
-    const { item } = journal.claim({
+    const { item } = journal.recordClaim({
       folder: 'pdf',
       sourcePath: path.join(h.folderPath('pdf'), 'refused.pdf'),
       claimedPath,

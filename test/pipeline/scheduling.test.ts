@@ -146,7 +146,7 @@ describe('recovery order', () => {
       const claimedPath = path.join(processing, `f${i}.pdf`);
       writeFileSync(claimedPath, `file ${i}`);
       const st = statSync(claimedPath);
-      const { item } = journal.claim({
+      const { item } = journal.recordClaim({
         folder: 'pdf',
         sourcePath: path.join(dir, 'in', `f${i}.pdf`),
         claimedPath,

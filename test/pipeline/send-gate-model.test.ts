@@ -65,7 +65,7 @@ class World {
 
   constructor() {
     this.journal = this.open();
-    const claim = this.journal.claim({
+    const claim = this.journal.recordClaim({
       folder: 'letters',
       sourcePath: '/in/letters.csv',
       claimedPath: '/in/.processing/letters.csv',

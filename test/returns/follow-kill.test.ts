@@ -4,7 +4,6 @@
  * file must end with a final status file naming both proofs, every proof in place once under its
  * name with the bytes the service holds, and no temp file left behind.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
@@ -17,59 +16,29 @@ import {
 } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import type { StatusDocument } from '../../src/returns/status-files.js';
-import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf, md5 } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { type AgentProcess, PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
 const FILES = 10;
 const KILLS = 3;
-const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
 
 let dir: string;
 let sandbox: TestSandbox;
 let configFile: string;
 
 interface Run {
-  child: ChildProcess;
+  agent: AgentProcess;
   started: Promise<void>;
   proofWritten: Promise<void>;
-  exited: Promise<number | null>;
-  tail: string[];
 }
 
 function runAgent(): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const tail: string[] = [];
-  let onStarted: () => void = () => {};
-  let onProof: () => void = () => {};
-  const started = new Promise<void>((r) => {
-    onStarted = r;
-  });
-  const proofWritten = new Promise<void>((r) => {
-    onProof = r;
-  });
-  let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      if (line.includes('"msg":"agent started"')) onStarted();
-      if (line.includes('"msg":"proof written"')) onProof();
-      tail.push(line);
-      if (tail.length > 30) tail.shift();
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, started, proofWritten, exited, tail };
+  const agent = spawnAgent(configFile);
+  return { agent, started: agent.logged('agent started'), proofWritten: agent.logged('proof written') };
 }
 
 /**
@@ -89,39 +58,19 @@ const status = (name: string): StatusDocument | undefined => statusOf(name)?.doc
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-kill-'));
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox'), clock: systemClock });
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
   mkdirSync(path.join(dir, 'in'), { recursive: true });
-  configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      log: { level: 'info' },
-      folders: [
-        {
-          name: 'pdf',
-          source: { type: 'local', path: './in' },
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
-          stability: { kind: 'rename-in' },
-        },
-      ],
-      returns: {
-        follow: {
-          schedule: '* * * * * *',
-          firstPollMs: 0,
-          minIntervalMs: '1s',
-          maxIntervalMs: '2s',
-          concurrency: 2,
-        },
+  configFile = writeAgentConfig(dir, sandbox, {
+    folders: [PDF_FOLDER],
+    returns: {
+      follow: {
+        schedule: '* * * * * *',
+        firstPollMs: 0,
+        minIntervalMs: '1s',
+        maxIntervalMs: '2s',
+        concurrency: 2,
       },
-    }),
-  );
+    },
+  });
 });
 
 afterAll(async () => {
@@ -140,31 +89,31 @@ describe('the follower killed with SIGKILL while writing proofs', () => {
     let kills = 0;
     for (let k = 0; k < KILLS; k++) {
       const run = runAgent();
-      await Promise.race([run.started, run.exited]);
+      await Promise.race([run.started, run.agent.exited]);
       const wrote = await Promise.race([
         run.proofWritten.then(() => true),
-        run.exited.then(() => false),
+        run.agent.exited.then(() => false),
         new Promise<boolean>((r) => setTimeout(() => r(false), 15_000)),
       ]);
       if (!wrote) {
-        run.child.kill('SIGKILL');
-        await run.exited;
+        run.agent.child.kill('SIGKILL');
+        await run.agent.exited;
         break;
       }
       await new Promise((r) => setTimeout(r, Math.floor(Math.random() * 150)));
-      run.child.kill('SIGKILL');
-      await run.exited;
+      run.agent.child.kill('SIGKILL');
+      await run.agent.exited;
       kills++;
     }
 
     const final = runAgent();
-    await Promise.race([final.started, final.exited]);
+    await Promise.race([final.started, final.agent.exited]);
     const done = () => names.every((n) => status(n)?.final);
     const deadline = Date.now() + 40_000;
     while (!done() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    final.child.kill('SIGTERM');
-    const code = await final.exited;
-    const context = `kills ${kills}; last lines:\n${final.tail.join('\n')}`;
+    final.agent.child.kill('SIGTERM');
+    const { code } = await final.agent.exited;
+    const context = `kills ${kills}; last lines:\n${final.agent.tail.join('\n')}`;
     expect(code, context).toBe(0);
     expect(kills, context).toBeGreaterThan(0);
 

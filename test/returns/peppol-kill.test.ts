@@ -4,20 +4,18 @@
  * times, then run to the end. Every document must then be in the inbox exactly once: one XML and
  * one summary per id, nothing left half-written, and the inbox store holding each id once.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parse, stringify } from 'yaml';
 import { systemClock } from '../../src/core/clock.js';
 import { Database } from '../../src/core/sqlite.js';
 import { addPeppolDocument } from '../../src/sandbox/peppol-documents.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { type AgentProcess, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 
-const CHILD = fileURLToPath(new URL('../agent/support/agent-child.ts', import.meta.url));
 const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
 const EXTRA = 40;
 const KILLS = 3;
@@ -28,52 +26,16 @@ let sandbox: TestSandbox;
 let configFile: string;
 const inbox = () => path.join(dir, 'inbox');
 
-interface Run {
-  child: ChildProcess;
-  saved: number;
-  /** Resolves once this run has saved `n` documents (or exited). */
-  savedAtLeast(n: number): Promise<void>;
-  exited: Promise<number | null>;
-  tail: string[];
-}
-
-function runAgent(): Run {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, DOCEX_LOG_LEVEL: 'info' },
+/** Resolves once this run has saved `n` documents (or exited). */
+function savedAtLeast(agent: AgentProcess, n: number): Promise<void> {
+  const saved = new Promise<void>((resolve) => {
+    const check = () => {
+      if (agent.records.filter((r) => r['msg'] === 'peppol document saved').length >= n) resolve();
+    };
+    check();
+    agent.onRecord(check);
   });
-  const tail: string[] = [];
-  const waiters: { n: number; resolve: () => void }[] = [];
-  const run: Run = {
-    child,
-    saved: 0,
-    savedAtLeast: (n) =>
-      new Promise<void>((resolve) => {
-        if (run.saved >= n) resolve();
-        else waiters.push({ n, resolve });
-      }),
-    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
-    tail,
-  };
-  run.exited.then(() => {
-    for (const w of waiters) w.resolve();
-  });
-  let buffered = '';
-  child.stdout!.on('data', (chunk: Buffer) => {
-    buffered += chunk.toString('utf8');
-    const lines = buffered.split('\n');
-    buffered = lines.pop() ?? '';
-    for (const line of lines) {
-      if (line.includes('"msg":"peppol document saved"')) {
-        run.saved++;
-        for (const w of waiters.filter((x) => run.saved >= x.n)) w.resolve();
-      }
-      tail.push(line);
-      if (tail.length > 30) tail.shift();
-    }
-  });
-  child.stderr!.on('data', (chunk: Buffer) => tail.push(chunk.toString('utf8')));
-  return run;
+  return Promise.race([saved, agent.exited.then(() => {})]);
 }
 
 beforeAll(async () => {
@@ -84,23 +46,12 @@ beforeAll(async () => {
     addPeppolDocument(sandbox.sandbox.ctx, xml, SEED.partnerCompanyId, { emit: false });
   const answer = await sandbox.control('POST', '/faults', { route: '/download/peppol/:id', latencyMs: 40 });
   expect(answer.status).toBe(201);
-  const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as Record<
-    string,
-    unknown
-  >;
-  configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      log: { level: 'info' },
-      returns: { enabled: false },
-      // Tests run side by side: no fixed ports.
-      ops: { enabled: false },
-      peppolInbox: { target: { type: 'local', path: './inbox' }, pageSize: 7 },
-    }),
-  );
+  configFile = writeAgentConfig(dir, sandbox, {
+    returns: { enabled: false },
+    // Tests run side by side: no fixed ports.
+    ops: { enabled: false },
+    peppolInbox: { target: { type: 'local', path: './inbox' }, pageSize: 7 },
+  });
 });
 
 afterAll(async () => {
@@ -112,21 +63,21 @@ describe('the Peppol inbox of a real agent process killed with SIGKILL while sav
   it(`ends with every document saved exactly once (${TOTAL} documents, ${KILLS} kills)`, async () => {
     const killedAt: number[] = [];
     for (let k = 0; k < KILLS; k++) {
-      const run = runAgent();
-      await run.savedAtLeast(3 + k);
+      const agent = spawnAgent(configFile);
+      await savedAtLeast(agent, 3 + k);
       // Somewhere inside the next document: between its download, its two writes and its record.
       await new Promise((r) => setTimeout(r, 5 + k * 17));
-      run.child.kill('SIGKILL');
-      await run.exited;
+      agent.child.kill('SIGKILL');
+      await agent.exited;
       killedAt.push(existsSync(inbox()) ? readdirSync(inbox()).length : 0);
     }
-    const final = runAgent();
+    const final = spawnAgent(configFile);
     const deadline = Date.now() + 30_000;
     const summaries = () =>
       existsSync(inbox()) ? readdirSync(inbox()).filter((f) => f.endsWith('.json')) : [];
     while (summaries().length < TOTAL && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     final.child.kill('SIGTERM');
-    const code = await final.exited;
+    const { code } = await final.exited;
     const context = `inbox sizes after each kill ${killedAt.join(',')}; last lines:\n${final.tail.join('\n')}`;
     expect(code, context).toBe(0);
 

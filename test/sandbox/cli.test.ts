@@ -1,21 +1,14 @@
-import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { spawnCli } from '../support/agent-process.js';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-cli-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** `docex-agent sandbox <args>` in a child process, logging warnings only. */
-const sandboxCli = (args: string[]) =>
-  spawn(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'sandbox', ...args], {
-    cwd: root,
-    env: { ...process.env, DOCEX_LOG_LEVEL: 'warn' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+const sandboxCli = (args: string[]) => spawnCli(['sandbox', ...args], { DOCEX_LOG_LEVEL: 'warn' });
 
 describe('docex-agent sandbox', () => {
   it('starts with the names profile asked for, says where the credentials and config fragment are, and stops cleanly on SIGTERM', async () => {

@@ -1,17 +1,13 @@
 export {
   type ClaimResult,
   claimFile,
-  ensureDir,
   type FileStamp,
-  freeName,
-  type MoveOptions,
-  moveToFolder,
   PROCESSING_DIR,
   type RecoveredFile,
   recoverProcessing,
   releaseClaim,
 } from './claim.js';
-export { LocalSource, type LocalSourceOptions, type RefusedEntry } from './local-source.js';
+export { LocalSource, type LocalSourceOptions, type RejectedEntry } from './local-source.js';
 export {
   DEFAULT_MARKER_SUFFIXES,
   DEFAULT_SETTLE_MS,

@@ -7,10 +7,11 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import { DocexError, isDocexError } from '../../core/errors.js';
+import type { RenameFn } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import { createNameFilter } from '../glob.js';
-import { claimFile, PROCESSING_DIR, type RenameFn, releaseClaim } from './claim.js';
+import { claimFile, PROCESSING_DIR, releaseClaim } from './claim.js';
 import { type DirWatcher, watchDirectory } from './dir-watcher.js';
 import { entryPath, readEntries } from './entry-name.js';
 import { lookAt, type ProbeReadable } from './observe-file.js';
@@ -45,7 +46,7 @@ export interface LocalSourceOptions {
    * A link or a special file (FIFO, socket, device) in the drop folder: never opened or followed,
    * handed over to be moved to the error folder. Without it such entries are only logged.
    */
-  onRefused?: (entry: RefusedEntry) => Promise<void>;
+  onRejected?: (entry: RejectedEntry) => Promise<void>;
   /** `.processing/` or the error folder proved not a real directory (DOCEX_FOLDER_UNSAFE): the folder must stop. */
   onUnsafe?: (err: DocexError) => void;
   /**
@@ -58,7 +59,7 @@ export interface LocalSourceOptions {
   watchDirectory?: typeof watchDirectory;
 }
 
-export interface RefusedEntry {
+export interface RejectedEntry {
   /** For people: a name that is not UTF-8 shows its bad bytes as U+FFFD. */
   name: string;
   /** For the move: bytes when the name has no UTF-8 form. */
@@ -69,16 +70,16 @@ export interface RefusedEntry {
   fix: string;
 }
 
-type RefusedKind = 'symlink' | 'special' | 'bad-name';
+type RejectedKind = 'symlink' | 'special' | 'bad-name';
 
 /** The warning when an entry cannot be moved to the error folder (no handler, paused, stopping). */
-const IGNORED: Record<RefusedKind, string> = {
+const IGNORED: Record<RejectedKind, string> = {
   symlink: 'symlink ignored',
   special: 'special file ignored',
   'bad-name': 'file name not UTF-8, ignored',
 };
 
-const REFUSALS: Record<RefusedKind, (name: string) => Pick<RefusedEntry, 'code' | 'reason' | 'fix'>> = {
+const REJECTIONS: Record<RejectedKind, (name: string) => Pick<RejectedEntry, 'code' | 'reason' | 'fix'>> = {
   symlink: (name) => ({
     code: 'DOCEX_INPUT_SYMLINK',
     reason: `${JSON.stringify(name)} is a symbolic link; drop the file itself, not a link to it.`,
@@ -274,11 +275,11 @@ export class LocalSource {
         if (this.stopped) break;
         if (dirent.isDirectory()) continue;
         if (entry.raw !== undefined) {
-          await this.refuse(entry.name, 'bad-name', entryPath(this.dir, entry));
+          await this.reject(entry.name, 'bad-name', entryPath(this.dir, entry));
           continue;
         }
         if (dirent.isSymbolicLink()) {
-          await this.refuse(entry.name, 'symlink');
+          await this.reject(entry.name, 'symlink');
           continue;
         }
         this.notice(entry.name);
@@ -336,33 +337,33 @@ export class LocalSource {
     const look = await lookAt(this.dir, name, stability, this.options.probeReadable);
     if (look.kind !== 'file') {
       this.pending.delete(name);
-      if (look.kind === 'symlink' || look.kind === 'special') await this.refuse(name, look.kind);
+      if (look.kind === 'symlink' || look.kind === 'special') await this.reject(name, look.kind);
       return;
     }
     const { obs } = look;
     const { state, verdict } = observe(entry.state, obs, now, stability);
     entry.state = state;
     if (verdict === 'stable' && !this.paused && !this.stopped) {
-      await this.claim(name, path.join(this.dir, name), obs, entry);
+      await this.claimAndHandOver(name, path.join(this.dir, name), obs, entry);
     }
   }
 
-  private async refuse(
+  private async reject(
     name: string,
-    kind: RefusedKind,
+    kind: RejectedKind,
     at: string | Buffer = path.join(this.dir, name),
   ): Promise<void> {
     if (kind === 'symlink' && this.ownDirs.has(name)) {
       await this.ownDirLinked(name);
       return;
     }
-    const refused: RefusedEntry = { name, path: at, ...REFUSALS[kind](name) };
-    if (!this.options.onRefused || this.paused || this.stopped) {
+    const rejected: RejectedEntry = { name, path: at, ...REJECTIONS[kind](name) };
+    if (!this.options.onRejected || this.paused || this.stopped) {
       this.warnOnce(name, IGNORED[kind]);
       return;
     }
     try {
-      await this.options.onRefused(refused);
+      await this.options.onRejected(rejected);
     } catch (err) {
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       this.warnOnce(name, 'could not move a refused entry to the error folder');
@@ -380,30 +381,35 @@ export class LocalSource {
     }
   }
 
-  private async claim(name: string, filePath: string, obs: Observation, entry: Pending): Promise<void> {
-    const ctx = { folder: this.folderName, file: name };
+  private async claimAndHandOver(
+    name: string,
+    filePath: string,
+    obs: Observation,
+    entry: Pending,
+  ): Promise<void> {
+    const where = { folder: this.folderName, file: name };
     let result: Awaited<ReturnType<typeof claimFile>>;
     try {
       result = await claimFile(filePath, this.processingDir, obs, this.options.rename);
     } catch (err) {
       entry.retryAt = this.options.clock.now() + CLAIM_RETRY_MS;
-      this.log.error({ ...ctx, err, code: isDocexError(err) ? err.code : undefined }, 'claim failed');
+      this.log.error({ ...where, err, code: isDocexError(err) ? err.code : undefined }, 'claim failed');
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
     this.pending.delete(name);
     if (result.outcome === 'lost') {
-      this.log.info(ctx, 'file taken by another claimer');
+      this.log.info(where, 'file taken by another claimer');
       return;
     }
     if (result.outcome === 'changed') {
       if (await releaseClaim(result.claimedPath, filePath)) {
         this.pending.set(name, {});
-        this.log.warn(ctx, 'file changed while claiming, put back');
+        this.log.warn(where, 'file changed while claiming, put back');
         return;
       }
       // The name was reused meanwhile: the claimed copy stays in .processing for crash recovery.
-      this.log.error({ ...ctx, code: 'DOCEX_SOURCE_CLAIM_CHANGED' }, 'file changed while claiming');
+      this.log.error({ ...where, code: 'DOCEX_SOURCE_CLAIM_CHANGED' }, 'file changed while claiming');
       return;
     }
     const file: ClaimedFile = {
@@ -420,15 +426,15 @@ export class LocalSource {
         await fs.rename(path.join(this.dir, obs.marker.name), markerPath);
         file.markerPath = markerPath;
       } catch (err) {
-        this.log.warn({ ...ctx, err }, 'marker not moved');
+        this.log.warn({ ...where, err }, 'marker not moved');
       }
     }
-    this.log.info({ ...ctx, size: file.size }, 'file claimed');
+    this.log.info({ ...where, size: file.size }, 'file claimed');
     try {
       await this.options.onReady(file);
     } catch (err) {
       // The file stays in .processing; recoverProcessing hands it over again at the next start.
-      this.log.error({ ...ctx, err }, 'hand-off failed');
+      this.log.error({ ...where, err }, 'hand-off failed');
     }
   }
 

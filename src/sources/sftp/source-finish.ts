@@ -37,7 +37,7 @@ export interface RemoteFinisherOptions {
   clock: Clock;
   log: Logger;
   /** Log fields of a file: folder, server, file, remotePath. */
-  ctx(name?: string, remotePath?: string): Record<string, unknown>;
+  logFields(name?: string, remotePath?: string): Record<string, unknown>;
   errorFiles(item: JournalItem, now: number): RemoteSideFile[];
   companionsOf?(name: string): string[];
 }
@@ -94,7 +94,7 @@ export class RemoteFinisher {
   }
 
   /** A file that never became an item (it could not be downloaded): to the error folder with its reason files. */
-  async refuse(name: string, remoteFile: string, sideFiles: readonly RemoteSideFile[]): Promise<void> {
+  async reject(name: string, remoteFile: string, sideFiles: readonly RemoteSideFile[]): Promise<void> {
     await this.move(
       name,
       { from: remoteFile, name },
@@ -107,7 +107,7 @@ export class RemoteFinisher {
     if (result.renameRefused && !this.renameRefused) {
       this.renameRefused = true;
       this.options.log.warn(
-        { ...this.options.ctx(name, move.from), code: RENAME_REFUSED },
+        { ...this.options.logFields(name, move.from), code: RENAME_REFUSED },
         'the server refuses rename: files are removed once final',
       );
     }
@@ -117,6 +117,6 @@ export class RemoteFinisher {
         : result.placed === undefined
           ? 'remote file removed'
           : 'remote file archived';
-    this.options.log.info({ ...this.options.ctx(name, move.from), placed: result.placed }, message);
+    this.options.log.info({ ...this.options.logFields(name, move.from), placed: result.placed }, message);
   }
 }

@@ -12,6 +12,7 @@ import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
 import { type DocexError, isDocexError } from '../../core/errors.js';
+import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import type { JournalItem } from '../../journal/index.js';
@@ -139,7 +140,7 @@ export class SftpSource {
         folder,
         clock: options.clock,
         log: options.log,
-        ctx: (name, remotePath) => this.ctx(name, remotePath),
+        logFields: (name, remotePath) => this.logFields(name, remotePath),
         errorFiles: options.errorFiles,
         ...(options.companionsOf ? { companionsOf: options.companionsOf } : {}),
       },
@@ -153,7 +154,7 @@ export class SftpSource {
   }
 
   /** Log fields of a file; the logger given is the folder's child and carries `folder` already. */
-  private ctx(name?: string, remotePath?: string): Record<string, unknown> {
+  private logFields(name?: string, remotePath?: string): Record<string, unknown> {
     return {
       server: this.options.server.description,
       ...(name === undefined ? {} : { file: name }),
@@ -173,7 +174,7 @@ export class SftpSource {
     await fs.rm(this.spoolIncoming, { recursive: true, force: true });
     await ensureRealDir(this.spoolIncoming);
     this.log.info(
-      { ...this.ctx(), remotePath: this.options.folder.remotePath },
+      { ...this.logFields(), remotePath: this.options.folder.remotePath },
       'sftp folder source started',
     );
     // The first pass starts now but is not awaited: a slow or down server must not hold up the
@@ -226,14 +227,14 @@ export class SftpSource {
       }
       const claimed = this.options.folder.claim === 'rename' ? await this.reconcileProcessing() : [];
       await this.pollDropFolder(claimed);
-      if (this.lastProblem !== undefined) this.log.info(this.ctx(), 'sftp folder reachable again');
+      if (this.lastProblem !== undefined) this.log.info(this.logFields(), 'sftp folder reachable again');
       this.lastProblem = undefined;
     } catch (err) {
       // Unreachable server, refused host key, folder gone: said once per kind, retried each poll.
       // While the transport backs off it answers DOCEX_SFTP_CONNECT carrying the first failure's code.
       const cause = isDocexError(err) ? err.details?.code : undefined;
       const code = typeof cause === 'string' ? cause : isDocexError(err) ? err.code : 'DOCEX_SFTP_CONNECT';
-      if (code !== this.lastProblem) this.log.error({ ...this.ctx(), code, err }, 'sftp poll failed');
+      if (code !== this.lastProblem) this.log.error({ ...this.logFields(), code, err }, 'sftp poll failed');
       this.lastProblem = code;
     }
   }
@@ -255,7 +256,7 @@ export class SftpSource {
       if (decision.action === 'finish') {
         await this.finisher.exclusive(name, () => this.finisher.finishItem(decision.item, remoteFile));
       } else if (decision.action === 'take') {
-        this.log.info(this.ctx(name, remoteFile), 'taking a claimed file again');
+        this.log.info(this.logFields(name, remoteFile), 'taking a claimed file again');
         this.download(entry, remoteFile, undefined);
       }
     }
@@ -280,7 +281,7 @@ export class SftpSource {
       if (!wanted.has(name) || this.inFlight.has(name) || this.finisher.busy(name)) continue;
       if (await this.hasLocalCopy(name)) continue;
       const remoteFile = remoteJoin(this.processingDir, name);
-      this.log.info(this.ctx(name, remoteFile), 'taking a claimed sidecar again');
+      this.log.info(this.logFields(name, remoteFile), 'taking a claimed sidecar again');
       this.download(entry, remoteFile, undefined);
     }
   }
@@ -306,7 +307,7 @@ export class SftpSource {
       } catch (err) {
         this.tracker.forget(entry.name);
         const code = isDocexError(err) ? err.code : undefined;
-        this.log.error({ ...this.ctx(entry.name), code, err }, 'sftp claim failed');
+        this.log.error({ ...this.logFields(entry.name), code, err }, 'sftp claim failed');
       }
     }
   }
@@ -330,7 +331,7 @@ export class SftpSource {
     if ((await server.stat(original)) !== undefined) return false;
     this.badNames.add(name);
     this.log.error(
-      { ...this.ctx(name, original), code: BAD_NAME_CODE },
+      { ...this.logFields(name, original), code: BAD_NAME_CODE },
       `file not taken: ${badNameReason(folder.remotePath)}`,
     );
     try {
@@ -342,7 +343,10 @@ export class SftpSource {
         await server.uploadAtomic(side.content, target);
       }
     } catch (err) {
-      this.log.warn({ ...this.ctx(name), err }, 'reason files for a name that is not UTF-8 not written');
+      this.log.warn(
+        { ...this.logFields(name), err },
+        'reason files for a name that is not UTF-8 not written',
+      );
     }
     return true;
   }
@@ -360,13 +364,13 @@ export class SftpSource {
       if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) {
         // Gone between the listing and the rename: another agent (or the ERP) took it.
         this.tracker.forget(entry.name);
-        this.log.info(this.ctx(entry.name, original), 'file taken by another claimer');
+        this.log.info(this.logFields(entry.name, original), 'file taken by another claimer');
         return;
       }
       if (!isDocexError(err, RENAME_REFUSED)) throw err;
       this.finisher.renameRefused = true;
       this.log.warn(
-        { ...this.ctx(entry.name, original), code: RENAME_REFUSED },
+        { ...this.logFields(entry.name, original), code: RENAME_REFUSED },
         'the server refuses rename: claiming by the journal only (files stay in place until final, then are removed)',
       );
       return this.takeInPlace(entry, original, marker);
@@ -377,7 +381,7 @@ export class SftpSource {
       // Still being written after all: put it back (when the name is free) and observe it again.
       if (after !== undefined && (await server.stat(original)) === undefined)
         await server.rename(claimed, original);
-      this.log.warn(this.ctx(entry.name, original), 'file changed while claiming, put back');
+      this.log.warn(this.logFields(entry.name, original), 'file changed while claiming, put back');
       return;
     }
     let claimedMarker: InFlight['marker'];
@@ -385,10 +389,10 @@ export class SftpSource {
       claimedMarker = { path: `${claimed}${marker.suffix}`, suffix: marker.suffix };
       await server.rename(marker.path, claimedMarker.path).catch((err) => {
         claimedMarker = undefined;
-        this.log.warn({ ...this.ctx(entry.name, marker.path), err }, 'marker not moved');
+        this.log.warn({ ...this.logFields(entry.name, marker.path), err }, 'marker not moved');
       });
     }
-    this.log.info({ ...this.ctx(entry.name, claimed), size: entry.size }, 'file claimed');
+    this.log.info({ ...this.logFields(entry.name, claimed), size: entry.size }, 'file claimed');
     this.download(after, claimed, claimedMarker);
   }
 
@@ -410,7 +414,7 @@ export class SftpSource {
       try {
         await this.fetch(entry, remoteFile);
       } catch (err) {
-        this.log.error({ ...this.ctx(entry.name, remoteFile), err }, 'download step failed');
+        this.log.error({ ...this.logFields(entry.name, remoteFile), err }, 'download step failed');
       }
     });
   }
@@ -428,7 +432,7 @@ export class SftpSource {
       await assertRealPath(this.options.folder.spoolDir, this.spoolIncoming);
     } catch (err) {
       this.inFlight.delete(name);
-      this.log.error({ ...this.ctx(name, remoteFile), err }, 'spool refused');
+      this.log.error({ ...this.logFields(name, remoteFile), err }, 'spool refused');
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
@@ -447,7 +451,7 @@ export class SftpSource {
       return;
     }
     this.failures.delete(name);
-    this.log.info({ ...this.ctx(name, remoteFile), size: entry.size }, 'file downloaded');
+    this.log.info({ ...this.logFields(name, remoteFile), size: entry.size }, 'file downloaded');
     const file = { name, originalPath: this.sourceUrl(name), claimedPath: local };
     const taken = this.options.onReady(file, (err) => this.lost(name, err));
     if (taken === false) this.lost(name, undefined);
@@ -460,19 +464,25 @@ export class SftpSource {
    */
   private lost(name: string, err: unknown): void {
     if (!this.inFlight.delete(name)) return;
-    this.log.warn({ ...this.ctx(name), err }, 'downloaded file not taken by the pipeline');
+    this.log.warn({ ...this.logFields(name), err }, 'downloaded file not taken by the pipeline');
   }
 
   private async downloadFailed(entry: RemoteEntry, remoteFile: string, err: unknown): Promise<void> {
     const code = isDocexError(err) ? err.code : DOWNLOAD_FAILED;
     this.tracker.forget(entry.name);
     if (SERVER_FAILURES.has(code)) {
-      this.log.warn({ ...this.ctx(entry.name, remoteFile), code, err, counted: false }, 'download failed');
+      this.log.warn(
+        { ...this.logFields(entry.name, remoteFile), code, err, counted: false },
+        'download failed',
+      );
       return;
     }
     const n = (this.failures.get(entry.name) ?? 0) + 1;
     const max = this.options.maxDownloadAttempts ?? 5;
-    this.log.warn({ ...this.ctx(entry.name, remoteFile), code, err, try: n, of: max }, 'download failed');
+    this.log.warn(
+      { ...this.logFields(entry.name, remoteFile), code, err, try: n, of: max },
+      'download failed',
+    );
     if (n < max) {
       this.failures.set(entry.name, n);
       return;
@@ -492,12 +502,15 @@ export class SftpSource {
     };
     const text = `${entry.name} was not sent.\n\nReason: ${reason}\nCode:   ${DOWNLOAD_FAILED}\nFolder: ${folder}\n\nFix the file (or its permissions) and drop it again.\n`;
     await this.finisher.exclusive(entry.name, () =>
-      this.finisher.refuse(entry.name, remoteFile, [
+      this.finisher.reject(entry.name, remoteFile, [
         { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
         { suffix: '.error.txt', content: text },
       ]),
     );
-    this.log.error({ ...this.ctx(entry.name, remoteFile), code: DOWNLOAD_FAILED, reason }, 'file refused');
+    this.log.error(
+      { ...this.logFields(entry.name, remoteFile), code: DOWNLOAD_FAILED, reason },
+      'file refused',
+    );
   }
 
   /** Called by the pipeline (through the agent) when an item of this folder became done or rejected. */
@@ -529,7 +542,7 @@ export class SftpSource {
     } catch (err) {
       // Left where it is: the next poll's reconciliation finishes it.
       this.log.warn(
-        { ...this.ctx(name, flight?.remoteFile), err },
+        { ...this.logFields(name, flight?.remoteFile), err },
         'remote finish failed, retried at the next poll',
       );
     } finally {
@@ -548,10 +561,7 @@ export class SftpSource {
   }
 
   private async hasLocalCopy(name: string): Promise<boolean> {
-    return fs.lstat(path.join(this.spoolProcessing, name)).then(
-      () => true,
-      () => false,
-    );
+    return existsOrFalse(path.join(this.spoolProcessing, name));
   }
 
   private newestItem(name: string): JournalItem | undefined {

@@ -1,3 +1,4 @@
+import { clientOptionsFromSandbox } from '../../../src/agent/connection.js';
 import type { AdminClientOptions } from '../../../src/api/admin/index.js';
 import type { DocexClientOptions } from '../../../src/api/client.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
@@ -7,17 +8,7 @@ export function sandboxClientOptions(
   sandbox: RunningSandbox,
   overrides: Partial<DocexClientOptions> = {},
 ): DocexClientOptions {
-  const c = sandbox.credentials;
-  return {
-    apiUrl: sandbox.urls.api,
-    authUrl: sandbox.urls.auth,
-    clientId: c.clientId,
-    clientSecret: c.clientSecret,
-    apiKey: c.apiKey,
-    tls: { ca: c.caCertPem, cert: c.clientCertPem, key: c.clientKeyPem },
-    retry: { baseDelayMs: 5, maxDelayMs: 2_000 },
-    ...overrides,
-  };
+  return { ...clientOptionsFromSandbox(sandbox), retry: { baseDelayMs: 5, maxDelayMs: 2_000 }, ...overrides };
 }
 
 /** Options of an AdminClient for a running sandbox's Interface B: the CA only, no client certificate. */

@@ -10,7 +10,7 @@ import { claimInput, UPLOAD_URL } from './journal-harness.js';
 const [file, stopAfter] = process.argv.slice(2);
 const clock = new ManualClock();
 const journal = Journal.open(file!, { clock, log: silentLogger() });
-const { item } = journal.claim(claimInput());
+const { item } = journal.recordClaim(claimInput());
 journal.transition(item.id, 'validated');
 journal.transition(item.id, 'creating');
 if (stopAfter === 'created') {

@@ -13,14 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isDocexError } from '../../../src/core/errors.js';
-import {
-  claimFile,
-  freeName,
-  moveToFolder,
-  numberedName,
-  recoverProcessing,
-  releaseClaim,
-} from '../../../src/sources/local/claim.js';
+import { claimFile, recoverProcessing, releaseClaim } from '../../../src/sources/local/claim.js';
 
 let dir: string;
 let processing: string;
@@ -160,92 +153,5 @@ describe('recoverProcessing', () => {
       ['a.pdf', 1, path.join(processing, 'a.pdf.done')],
       ['b.pdf', 2, undefined],
     ]);
-  });
-});
-
-describe('moveToFolder', () => {
-  it('renames into the target folder, creating it', async () => {
-    const f = drop('done.pdf');
-    const target = await moveToFolder(f.path, path.join(dir, 'archive', '2026'));
-    expect(target).toBe(path.join(dir, 'archive', '2026', 'done.pdf'));
-    expect(existsSync(f.path)).toBe(false);
-  });
-
-  it('adds a number when the name exists and asked to, else fails with DOCEX_SOURCE_TARGET_EXISTS', async () => {
-    const archive = path.join(dir, 'archive');
-    await fs.mkdir(archive);
-    writeFileSync(path.join(archive, 'dup.pdf'), 'old');
-    const f = drop('dup.pdf');
-    await expect(moveToFolder(f.path, archive)).rejects.toSatisfy((e) =>
-      isDocexError(e, 'DOCEX_SOURCE_TARGET_EXISTS'),
-    );
-    expect(await moveToFolder(f.path, archive, { suffixIfExists: true })).toBe(
-      path.join(archive, 'dup.2.pdf'),
-    );
-    expect(readFileSync(path.join(archive, 'dup.pdf'), 'utf8')).toBe('old');
-  });
-
-  it('copies, syncs, renames and unlinks when rename fails with EXDEV (injected)', async () => {
-    const f = drop('cross.pdf', 'x'.repeat(100_000));
-    const calls: string[] = [];
-    const exdev = async (from: string) => {
-      calls.push(from);
-      throw Object.assign(new Error('cross-device'), { code: 'EXDEV' });
-    };
-    const target = await moveToFolder(f.path, path.join(dir, 'error'), { rename: exdev });
-    expect(calls).toEqual([f.path]);
-    expect(readFileSync(target, 'utf8')).toBe('x'.repeat(100_000));
-    expect(existsSync(f.path)).toBe(false);
-    expect(readdirSync(path.join(dir, 'error'))).toEqual(['cross.pdf']);
-  });
-
-  it('moves across real filesystems (/tmp to the /dev/shm tmpfs)', async () => {
-    const shm = mkdtempSync('/dev/shm/docex-move-');
-    try {
-      const probe = drop('probe.pdf');
-      await expect(fs.rename(probe.path, path.join(shm, 'probe.pdf'))).rejects.toMatchObject({
-        code: 'EXDEV',
-      });
-      const f = drop('real.pdf', 'real');
-      const target = await moveToFolder(f.path, shm);
-      expect(readFileSync(target, 'utf8')).toBe('real');
-      expect(existsSync(f.path)).toBe(false);
-    } finally {
-      rmSync(shm, { recursive: true, force: true });
-    }
-  });
-
-  it('keeps the source and leaves no temp file when the cross-filesystem copy fails', async () => {
-    const f = drop('keep.pdf');
-    const exdev = async () => {
-      throw Object.assign(new Error('cross-device'), { code: 'EXDEV' });
-    };
-    const partialCopy = async (_from: string, to: string) => {
-      writeFileSync(to, 'par');
-      throw Object.assign(new Error('no space'), { code: 'ENOSPC' });
-    };
-    const target = path.join(dir, 'error');
-    await expect(
-      moveToFolder(f.path, target, { rename: exdev, copyFile: partialCopy }),
-    ).rejects.toMatchObject({
-      code: 'ENOSPC',
-    });
-    expect(existsSync(f.path)).toBe(true);
-    expect(readdirSync(target)).toEqual([]);
-  });
-});
-
-describe('names', () => {
-  it('numbers before the extension', () => {
-    expect(numberedName('invoice.pdf', 2)).toBe('invoice.2.pdf');
-    expect(numberedName('README', 3)).toBe('README.3');
-    expect(numberedName('a b.tar.gz', 2)).toBe('a b.tar.2.gz');
-  });
-
-  it('finds the first free numbered name', async () => {
-    writeFileSync(path.join(dir, 'n.pdf'), '');
-    writeFileSync(path.join(dir, 'n.2.pdf'), '');
-    expect(await freeName(dir, 'n.pdf')).toBe('n.3.pdf');
-    expect(await freeName(dir, 'free.pdf')).toBe('free.pdf');
   });
 });

@@ -13,7 +13,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { refuseEntry } from '../../../src/pipeline/refuse-entry.js';
+import { rejectEntry } from '../../../src/pipeline/reject-entry.js';
 import { type Harness, makeHarness, makeTempDir } from './support.js';
 
 let h: Harness;
@@ -213,8 +213,8 @@ describe('LocalSource: names and filters', () => {
     h = makeHarness(
       {},
       {
-        onRefused: async (entry) => {
-          await refuseEntry(entry, { folder: 'invoices', workflowId: 'wf', errorDir, now: 0 });
+        onRejected: async (entry) => {
+          await rejectEntry(entry, { folder: 'invoices', workflowId: 'wf', errorDir, now: 0 });
         },
       },
     );
@@ -249,7 +249,7 @@ describe('LocalSource: names and filters', () => {
       {},
       {
         ownDirs: ['.archive'],
-        onRefused: async (entry) => {
+        onRejected: async (entry) => {
           refused.push(entry.name);
         },
         onUnsafe: (err) => {
@@ -285,8 +285,8 @@ describe('LocalSource: names and filters', () => {
     h = makeHarness(
       {},
       {
-        onRefused: async (entry) => {
-          await refuseEntry(entry, { folder: 'invoices', workflowId: 'wf', errorDir, now: 0 });
+        onRejected: async (entry) => {
+          await rejectEntry(entry, { folder: 'invoices', workflowId: 'wf', errorDir, now: 0 });
         },
       },
     );

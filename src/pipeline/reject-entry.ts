@@ -1,30 +1,31 @@
 /**
- * A drop-folder entry refused before it became a file of the pipeline: a symbolic link, a special
+ * A drop-folder entry rejected before it became a file of the pipeline: a symbolic link, a special
  * file (FIFO, socket, device) or a name that is not UTF-8. It is never opened or followed, so it has no content, no
  * hash and no journal item; it is renamed as it is into the error folder with the same records
- * beside it as a refused file. A crash in between leaves it in the drop folder, refused again at
+ * beside it as a rejected file. A crash in between leaves it in the drop folder, rejected again at
  * the next look: nothing was sent, so nothing can be doubled.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
-import { ensureDir, freeName, type RefusedEntry } from '../sources/local/index.js';
-import { writeFileAtomic } from './outcome-files.js';
+import { freeName, writeFileAtomic } from '../core/fs.js';
+import { ensureRealDir } from '../core/real-dir.js';
+import type { RejectedEntry } from '../sources/local/index.js';
 import { fitName, placingInto } from './place-file.js';
 
-export interface EntryRefusal {
+export interface EntryRejection {
   folder: string;
   workflowId: string;
   errorDir: string;
   now: number;
 }
 
-export async function refuseEntry(entry: RefusedEntry, to: EntryRefusal): Promise<string> {
-  await ensureDir(to.errorDir);
-  return placingInto(to.errorDir, () => placeRefused(entry, to));
+export async function rejectEntry(entry: RejectedEntry, to: EntryRejection): Promise<string> {
+  await ensureRealDir(to.errorDir);
+  return placingInto(to.errorDir, () => placeRejectedEntry(entry, to));
 }
 
-async function placeRefused(entry: RefusedEntry, to: EntryRefusal): Promise<string> {
+async function placeRejectedEntry(entry: RejectedEntry, to: EntryRejection): Promise<string> {
   const placed = path.join(to.errorDir, await freeName(to.errorDir, fitName(entry.name, 11)));
   const record = {
     status: 'rejected',
