@@ -139,7 +139,8 @@ describe('parking: a file the agent keeps failing on leaves .processing with wha
     );
     await waitFor(() => state(agent, 'word-park', 'park.csv') === 'rejected');
     const errorDir = path.join(h.dir, 'error', 'word-park');
-    await waitFor(() => listFiles(errorDir).includes('park.csv.error.txt'));
+    // The data file is moved last, after every record beside it.
+    await waitFor(() => listFiles(errorDir).includes('park.csv'));
 
     const jobs = await jobsNamed('park.csv');
     expect(jobs).toHaveLength(1);
