@@ -123,10 +123,10 @@ async function inspectAndMove(
 /**
  * Inspection parses dropped bytes, in a worker under memory and time limits. Should a file still
  * take the whole process down, the journal tells: the parse is recorded as it starts and cleared
- * after, so a restart sets aside a file that keeps killing the agent (quarantinePoison) instead of
+ * after, so a restart sets aside a file that keeps killing the agent (poison-files.ts) instead of
  * crashing again.
  */
-async function inspect(
+export async function inspect(
   ctx: StepContext,
   rt: FolderRuntime,
   fileName: string,
@@ -150,24 +150,4 @@ async function inspect(
   } finally {
     ctx.journal.inspectionEnded(filePath);
   }
-}
-
-/** Crashes during a file's inspection after which it is set aside as poison. */
-export const POISON_CRASHES = 2;
-
-/**
- * A suspect (one crash interrupted its inspection) is inspected again alone, at recovery, before
- * any folder starts: should the agent die again then, nothing else was running, and the next start
- * sets the file aside as poison. A kill from outside during busy work (an OOM kill of the machine,
- * a restart) thus never makes a good file poison. Its verdict is not kept: the pipeline inspects
- * the file again in its turn.
- */
-export async function inspectSuspect(
-  ctx: StepContext,
-  rt: FolderRuntime,
-  fileName: string,
-  filePath: string,
-): Promise<boolean> {
-  const inspection = await inspect(ctx, rt, fileName, filePath, undefined);
-  return inspection.ok;
 }
