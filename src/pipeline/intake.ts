@@ -55,14 +55,15 @@ export async function claimItem(ctx: StepContext, rt: FolderRuntime, file: Intak
   if (!unchanged) {
     return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
   }
+  let item = result.item;
   if (result.kind === 'claimed') {
-    if (digest.bytes) ctx.held?.set(result.item.id, digest.bytes);
+    if (digest.bytes) ctx.held?.set(item.id, digest.bytes);
     // Claimed validated with its intent, by this process, moments ago: nothing was sent for it.
-    if (result.item.state === 'creating') ctx.intents.recorded(result.item);
+    if (item.state === 'creating') item = ctx.intents.recorded(item);
   }
   crashPoint('after-claim');
-  log.info({ itemId: result.item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
-  return result.item;
+  log.info({ itemId: item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
+  return item;
 }
 
 /** `claimed` → `validated` or `rejected`. `rehash`: after a restart, check the file is the one claimed. */
