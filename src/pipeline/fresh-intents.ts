@@ -5,23 +5,37 @@
  */
 import type { JournalItem } from '../journal/index.js';
 
-/** Intents recorded by this process and not yet acted on, by item and attempt. */
-export class FreshIntents {
-  private readonly keys = new Set<string>();
+/**
+ * A `creating` item as answered by the call that recorded its intent, in this process, moments
+ * ago: its create may go out without a job-name lookup, once (FreshIntents.take). Only
+ * FreshIntents.recorded makes one; an item read from the journal never is one, so an item resumed
+ * after a wait, a crash or a lost answer is always looked up first.
+ */
+export type FreshIntent = JournalItem & { readonly freshIntent: true };
 
-  /** The journal recorded this `creating` move moments ago, in this process. */
-  recorded(item: JournalItem): void {
-    this.keys.add(keyOf(item));
+export function isFreshIntent(item: JournalItem): item is FreshIntent {
+  return (item as Partial<FreshIntent>).freshIntent === true;
+}
+
+/** Intents recorded by this process and not yet sent, by item and attempt. */
+export class FreshIntents {
+  private readonly unsent = new Set<string>();
+
+  /** The journal recorded this `creating` move moments ago, in this process: the item, marked fresh. */
+  recorded(item: JournalItem): FreshIntent {
+    this.unsent.add(keyOf(item));
+    return { ...item, freshIntent: true };
   }
 
-  /** True once per intent: the caller may send without a lookup. */
+  /** True once per fresh intent: the caller may send without a lookup. Spends the intent either way. */
   take(item: JournalItem): boolean {
-    return this.keys.delete(keyOf(item));
+    const unsent = this.unsent.delete(keyOf(item));
+    return unsent && isFreshIntent(item);
   }
 
   /** Forgets an item's intents (it left the pipeline). */
   forget(itemId: number): void {
-    for (const key of this.keys) if (key.startsWith(`${itemId}:`)) this.keys.delete(key);
+    for (const key of this.unsent) if (key.startsWith(`${itemId}:`)) this.unsent.delete(key);
   }
 }
 

@@ -59,14 +59,15 @@ export async function intakeItem(
   if (!unchanged) {
     return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
   }
+  let item = result.item;
   if (result.kind === 'claimed') {
-    if (digest.bytes) ctx.held?.set(result.item.id, digest.bytes);
+    if (digest.bytes) ctx.held?.set(item.id, digest.bytes);
     // Claimed validated with its intent, by this process, moments ago: nothing was sent for it.
-    if (result.item.state === 'creating') ctx.intents.recorded(result.item);
+    if (item.state === 'creating') item = ctx.intents.recorded(item);
   }
   crashPoint('after-claim');
-  log.info({ itemId: result.item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
-  return result.item;
+  log.info({ itemId: item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
+  return item;
 }
 
 /** `claimed` → `validated` or `rejected`. `rehash`: after a restart, check the file is the one claimed. */
@@ -127,10 +128,10 @@ async function inspectAndMove(
 /**
  * Inspection parses dropped bytes, in a worker under memory and time limits. Should a file still
  * take the whole process down, the journal tells: the parse is recorded as it starts and cleared
- * after, so a restart sets aside a file that keeps killing the agent (quarantinePoison) instead of
+ * after, so a restart sets aside a file that keeps killing the agent (poison-files.ts) instead of
  * crashing again.
  */
-async function inspect(
+export async function inspect(
   ctx: StepContext,
   rt: FolderRuntime,
   fileName: string,
@@ -154,24 +155,4 @@ async function inspect(
   } finally {
     ctx.journal.inspectionEnded(filePath);
   }
-}
-
-/** Crashes during a file's inspection after which it is set aside as poison. */
-export const POISON_CRASHES = 2;
-
-/**
- * A suspect (one crash interrupted its inspection) is inspected again alone, at recovery, before
- * any folder starts: should the agent die again then, nothing else was running, and the next start
- * sets the file aside as poison. A kill from outside during busy work (an OOM kill of the machine,
- * a restart) thus never makes a good file poison. Its verdict is not kept: the pipeline inspects
- * the file again in its turn.
- */
-export async function inspectSuspect(
-  ctx: StepContext,
-  rt: FolderRuntime,
-  fileName: string,
-  filePath: string,
-): Promise<boolean> {
-  const inspection = await inspect(ctx, rt, fileName, filePath, undefined);
-  return inspection.ok;
 }

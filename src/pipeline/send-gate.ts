@@ -1,8 +1,8 @@
 /**
  * The one door to an irreversible call (a job create: for payload-word the service sends the
  * document at once). A create is made only for an intent the journal holds on disk, and at most
- * once per intent without looking first: an intent is "fresh" only between the moment this
- * process recorded it and the moment it sends. Anything else found in `creating` (a crash, a lost
+ * once per intent without looking first: an intent is fresh (a FreshIntent, fresh-intents.ts)
+ * only between the moment this process recorded it and the moment it sends. Anything else found in `creating` (a crash, a lost
  * answer, an error of our own after the call) may have reached the service, so the job is looked
  * up by its deterministic name, and only a lookup that finds nothing lets the call go out again.
  */
@@ -11,15 +11,15 @@ import { crashPoint } from '../core/crash-points.js';
 import type { Job } from '../domain/wire.js';
 import type { JournalItem } from '../journal/index.js';
 import { callOptions } from './call-options.js';
+import type { FreshIntent } from './fresh-intents.js';
 import { findJobByName } from './job-lookup.js';
 import { classifyFailure } from './retry-policy.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
-/** Records a new intent (`creating`, a new job name) and marks it fresh. */
-export function recordIntent(ctx: StepContext, itemId: number, note?: string): JournalItem {
+/** Records a new intent (`creating`, a new job name): answers it fresh. */
+export function recordIntent(ctx: StepContext, itemId: number, note?: string): FreshIntent {
   const item = ctx.journal.transition(itemId, 'creating', note === undefined ? {} : { note });
-  ctx.intents.recorded(item);
-  return item;
+  return ctx.intents.recorded(item);
 }
 
 export type SendOutcome<T> = { kind: 'sent'; answer: T } | { kind: 'found'; job: Job };

@@ -1,0 +1,81 @@
+/**
+ * The suspect/poison rule, applied at recovery to each file found in `.processing/` before
+ * anything else reads it. Every inspection is recorded in the journal as it starts and cleared
+ * after, so a record left behind is an inspection a crash cut short:
+ * - one such crash makes the file a suspect: it is inspected again alone, before any folder
+ *   starts; should the agent die then, nothing else was running;
+ * - POISON_CRASHES of them (the last one while it was inspected alone) make it poison: it is set
+ *   aside (DOCEX_INPUT_POISON) before anything reads it, so a restart never crash-loops on a file.
+ * A kill from outside during busy work (an OOM kill of the machine, a restart) thus never makes a
+ * good file poison: the lone inspection passes and clears the record.
+ */
+import { isFinal } from '../journal/index.js';
+import { rejectItem } from './finish.js';
+import { inspect } from './intake.js';
+import { rejectEntry } from './reject-entry.js';
+import type { FolderRuntime, StepContext } from './types.js';
+
+/** Crashes during a file's inspection after which it is set aside as poison. */
+export const POISON_CRASHES = 2;
+
+/**
+ * A suspect inspected alone. Its verdict is not kept: the pipeline inspects the file again in its
+ * turn. True when the inspection passed.
+ */
+export async function inspectSuspect(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  fileName: string,
+  filePath: string,
+): Promise<boolean> {
+  const inspection = await inspect(ctx, rt, fileName, filePath, undefined);
+  return inspection.ok;
+}
+
+/**
+ * Applies the rule to a file found in `.processing/`: true when it was set aside as poison (to the
+ * error folder, its item rejected if it has one); false when it may be taken up (a suspect was
+ * inspected alone first).
+ */
+export async function setAsideIfPoison(
+  ctx: StepContext,
+  rt: FolderRuntime,
+  file: { name: string; path: string },
+): Promise<boolean> {
+  const { journal, log, clock } = ctx;
+  const crashes = journal.interruptedInspections(file.path);
+  if (crashes === 0) return false;
+  if (crashes < POISON_CRASHES) {
+    const ok = await inspectSuspect(ctx, rt, file.name, file.path);
+    log.warn(
+      { folder: rt.config.name, file: file.name, crashes, inspected: ok ? 'ok' : 'refused' },
+      'file inspected alone: a crash interrupted its inspection',
+    );
+    return false;
+  }
+  const code = 'DOCEX_INPUT_POISON';
+  const reason = `the agent crashed ${crashes} times while inspecting this file; it was set aside so it cannot crash the agent again`;
+  const item = journal.byPath(file.path).find((i) => !isFinal(i.state));
+  if (item) {
+    await rejectItem(ctx, rt, item, code, reason);
+  } else {
+    await rejectEntry(
+      {
+        name: file.name,
+        path: file.path,
+        code,
+        reason,
+        fix: 'Do not drop this file again as it is: send it to the agent’s maintainers, with the log lines of the crashes.',
+      },
+      {
+        folder: rt.config.name,
+        workflowId: rt.config.workflowId,
+        errorDir: rt.config.errorDir,
+        now: clock.now(),
+      },
+    );
+  }
+  journal.inspectionEnded(file.path);
+  log.error({ folder: rt.config.name, file: file.name, code, crashes }, 'poison file set aside');
+  return true;
+}

@@ -1,0 +1,105 @@
+/**
+ * At start (before sources start) and for a folder a reload adds: take back what a crash left.
+ * Files in `.processing/` whose claim was never recorded are taken again; rejected files whose move
+ * to the error folder was cut short are placed again; every unfinished journal item is resumed from
+ * its recorded state, soonest upload deadline first. A file that crashed the agent is tried alone
+ * or set aside first (poison-files.ts), so a restart never crash-loops on it.
+ */
+import { recoverProcessing } from '../sources/local/index.js';
+import { intakeOf } from '../sources/sftp/source-paths.js';
+import { placeRejected } from './finish.js';
+import type { IntakeFile } from './intake.js';
+import { setAsideIfPoison } from './poison-files.js';
+import type { FolderRuntime, StepContext } from './types.js';
+
+export interface RecoverySummary {
+  resumed: number;
+  reclaimed: number;
+  placed: number;
+  skipped: number;
+  /** Files set aside as poison: their inspection was interrupted by crashes POISON_CRASHES times. */
+  quarantined: number;
+}
+
+export interface RecoveryDeps {
+  ctx: StepContext;
+  folders: ReadonlyMap<string, FolderRuntime>;
+  /** A file in `.processing/` with no live claim: schedule it as if just claimed. */
+  accept: (folder: string, file: IntakeFile) => void;
+  /** An unfinished item: schedule it. `rehash`: check first that its file is the one claimed. */
+  resume: (itemId: number, rehash: boolean) => void;
+}
+
+/** Recovers every running folder, or `only` that one. */
+export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Promise<RecoverySummary> {
+  const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0, quarantined: 0 };
+  for (const rt of deps.folders.values()) {
+    if (only !== undefined && rt.config.name !== only) continue;
+    await reclaimProcessing(deps, rt, summary);
+  }
+  resumeItems(deps, only, summary);
+  return summary;
+}
+
+/** The files of one folder's `.processing/` that no unfinished item stands for. */
+async function reclaimProcessing(
+  deps: RecoveryDeps,
+  rt: FolderRuntime,
+  summary: RecoverySummary,
+): Promise<void> {
+  const { journal } = deps.ctx;
+  const stability = rt.config.stability;
+  const markers = stability.kind === 'done-marker' ? stability.suffixes : [];
+  // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
+  const intake = intakeOf(rt.config);
+  for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
+    // Before anything else reads it: a file that crashed the agent twice must not a third time.
+    if (await setAsideIfPoison(deps.ctx, rt, file)) {
+      summary.quarantined++;
+      continue;
+    }
+    const newest = journal.byPath(file.path)[0];
+    const sameFile =
+      newest && newest.size === file.size && Math.trunc(newest.mtimeMs ?? -1) === Math.trunc(file.mtimeMs);
+    if (newest && sameFile && newest.state === 'rejected') {
+      await placeRejected(deps.ctx, rt, newest);
+      summary.placed++;
+    } else if (!newest || !sameFile || newest.state === 'done') {
+      // Moved in, then the agent stopped before the claim was recorded: take it again.
+      deps.accept(rt.config.name, {
+        name: file.name,
+        originalPath: intake.originalPath(file.name),
+        claimedPath: file.path,
+      });
+      summary.reclaimed++;
+    }
+  }
+}
+
+/** Every unfinished file item with something to do, in the order its upload window asks. */
+function resumeItems(deps: RecoveryDeps, only: string | undefined, summary: RecoverySummary): void {
+  const { journal, log, uploadMarginMs } = deps.ctx;
+  // Soonest upload deadline first: p-queue priorities only order work that waits, so order the adds too.
+  const plan = journal
+    .recoveryPlan({ marginMs: uploadMarginMs })
+    .sort((a, b) => (a.item.uploadDeadline ?? Infinity) - (b.item.uploadDeadline ?? Infinity));
+  for (const step of plan) {
+    if (step.item.kind !== 'file' || step.action.kind === 'none') continue;
+    if (only !== undefined && step.item.folder !== only) continue;
+    if (!deps.folders.has(step.item.folder)) {
+      summary.skipped++;
+      continue;
+    }
+    log.info(
+      {
+        folder: step.item.folder,
+        file: step.item.fileName,
+        jobId: step.item.jobId,
+        action: step.action.kind,
+      },
+      'resuming file',
+    );
+    deps.resume(step.item.id, step.action.kind === 'validate');
+    summary.resumed++;
+  }
+}
