@@ -7,7 +7,7 @@ import type { Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import posix from 'node:path/posix';
-import type { SftpServer } from '../sources/sftp/types.js';
+import type { SftpServer } from '../sftp/types.js';
 import type { OutputTarget, Removed } from './types.js';
 
 /** An output target and its `retention` (undefined: off). */

@@ -8,7 +8,7 @@ import path from 'node:path/posix';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
 import type { Logger } from '../core/logger.js';
-import type { SftpServer } from '../sources/sftp/types.js';
+import type { SftpServer } from '../sftp/types.js';
 import { removeOldRemote } from './retention.js';
 import type { OutputContent, OutputTarget, Removed } from './types.js';
 

@@ -12,10 +12,10 @@ import type { JournalItem } from '../../journal/index.js';
 import { errorRecord, errorText } from '../../pipeline/outcome-files.js';
 import { isSidecarName, sidecarPathOf, usesSidecars } from '../../pipeline/sidecar.js';
 import type { FolderRuntime } from '../../pipeline/types.js';
-import { endpointFromConfig } from './endpoint.js';
-import { openSftpServer } from './server.js';
+import { endpointFromConfig } from '../../sftp/endpoint.js';
+import { openSftpServer } from '../../sftp/server.js';
+import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from '../../sftp/types.js';
 import { SftpSource, type SpoolFile } from './source.js';
-import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from './types.js';
 
 export interface SftpSourceDeps {
   /** The pipeline's accept: false when it did not take the file; `onLost` when it failed before the item. */
