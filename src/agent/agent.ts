@@ -17,10 +17,9 @@ import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
-import type { RunningSandbox } from '../sandbox/index.js';
 import { BlockedFiles } from './blocked-files.js';
 import { liveCompanies } from './company-of.js';
-import { openConnection } from './connection.js';
+import { openConnection, type SandboxService } from './connection.js';
 import {
   createFolderSource,
   type FolderSource,
@@ -62,6 +61,8 @@ export interface AgentOptions {
   client?: AgentClient;
   /** Told of the opened client's requests, token fetches and uploads (metrics). */
   apiObserver?: ApiObserver;
+  /** sandbox.enabled: starts the built-in sandbox (the command line's part); stopped with the agent. */
+  startSandbox?: () => Promise<SandboxService>;
   /** Follower timing (tests with a ManualClock use a short real sleep). */
   returns?: { maxSleepMs?: number };
   /** An inspector shared by several agents (tests); otherwise one of config.inspection, stopped with the agent. */
@@ -153,7 +154,7 @@ export class Agent {
     readonly pipeline: Pipeline,
     readonly plan: FolderPlan,
     readonly recovery: RecoverySummary,
-    readonly sandbox: RunningSandbox | undefined,
+    readonly sandbox: SandboxService | undefined,
     private readonly sources: Map<string, FolderSource>,
     private readonly sourceDeps: Omit<FolderSourceDeps, 'pipeline'>,
   ) {}
@@ -187,11 +188,20 @@ export class Agent {
       let client = options.client;
       let sandbox: Agent['sandbox'];
       if (!client) {
-        const connection = await openConnection(config, log, options.clock, options.apiObserver);
-        client = connection.client;
-        sandbox = connection.sandbox;
-        if (sandbox) parts.push({ name: 'sandbox', stop: () => sandbox!.stop() });
-        parts.push({ name: 'client', stop: () => connection.client.close() });
+        if (config.sandbox.enabled && options.startSandbox) {
+          const started = await options.startSandbox();
+          sandbox = started;
+          parts.push({ name: 'sandbox', stop: () => started.stop() });
+        }
+        const connection = openConnection(
+          config,
+          log,
+          options.clock,
+          options.apiObserver,
+          sandbox?.clientOptions,
+        );
+        client = connection;
+        parts.push({ name: 'client', stop: () => connection.close() });
       }
       const jobs = client.jobs;
       const workflows = client.workflows;

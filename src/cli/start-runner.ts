@@ -13,6 +13,7 @@ import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { packageVersion } from '../core/version.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
+import { sandboxStarter } from './builtin-sandbox.js';
 import { installFatalLogging } from './fatal-logging.js';
 import { onReloadSignal, waitForStopSignal } from './signals.js';
 
@@ -107,6 +108,7 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
       config,
       log,
       apiObserver: combineObservers(reachability, metrics?.apiObserver),
+      startSandbox: sandboxStarter(config, log),
     });
   } catch (err) {
     await ops?.stop();
