@@ -3,7 +3,7 @@
  * the edges (cli, ops) to the small pure cores (domain, core); the sandbox stands beside the agent
  * and shares only core and domain. docs/architecture.md says what each folder does.
  *
- *   cli, ops  ->  agent  ->  returns, pipeline  ->  sources, outputs  ->  config  ->  api, journal  ->  domain  ->  core
+ *   cli, ops  ->  agent  ->  returns, pipeline  ->  sources, outputs  ->  sftp  ->  config  ->  api, journal  ->  domain  ->  core
  *   sandbox   ->  domain, core
  *
  * `npm run deps` checks it (CI runs it beside the linter).
@@ -13,6 +13,9 @@ const layers = [
   ['agent'],
   ['returns', 'pipeline'],
   ['sources', 'outputs'],
+  // The SFTP transport, shared by the SFTP drop folders and output targets; it reads its key file
+  // through config (the secret file rules), so it sits above it.
+  ['sftp'],
   ['config'],
   ['api', 'journal'],
   ['domain'],
@@ -73,7 +76,7 @@ module.exports = {
         'each SQLite file has one owner that runs SQL on it (the journal, the returns store, the inbox, the sandbox); others use its API',
       from: {
         path: '^src/',
-        pathNot: '^src/(core/|journal/|returns/(store|store-schema|inbox-store)\\.ts$|sandbox/store\\.ts$)',
+        pathNot: '^src/(core/|journal/|returns/(store|store-schema|store-reader|inbox-store)\\.ts$|sandbox/store\\.ts$)',
       },
       to: { path: '^src/core/sqlite\\.ts$' },
     },

@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import SftpClient from 'ssh2-sftp-client';
 import { silentLogger } from '../src/core/logger.js';
 import { AGENT_NODE_FLAGS } from '../src/ops/node-flags.js';
-import { DEFAULT_TRANSFERS, openSftpServer } from '../src/sources/sftp/server.js';
+import { DEFAULT_TRANSFERS, openSftpServer } from '../src/sftp/server.js';
 import { ListingTracker } from '../src/sources/sftp/stability.js';
 import { startSshd, type TestSshd } from '../test/sources/sftp/support/sshd.js';
 import { removeScratchDirs, scratchDir } from './support/scratch.js';

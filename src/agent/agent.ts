@@ -18,10 +18,9 @@ import type { Pipeline, RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
-import type { RunningSandbox } from '../sandbox/index.js';
 import { BlockedFiles } from './blocked-files.js';
 import { liveCompanies } from './company-of.js';
-import { type Connection, openConnection } from './connection.js';
+import { openConnection, type SandboxService } from './connection.js';
 import type { SourceTiming } from './folder-source.js';
 import type { FolderPlan, StoppedFolder, WorkflowFetch } from './folders.js';
 import {
@@ -51,6 +50,8 @@ export interface AgentOptions {
   client?: AgentClient;
   /** Told of the opened client's requests, token fetches and uploads (metrics). */
   apiObserver?: ApiObserver;
+  /** sandbox.enabled: starts the built-in sandbox (the command line's part); stopped with the agent. */
+  startSandbox?: () => Promise<SandboxService>;
   /** Follower timing (tests with a ManualClock use a short real sleep). */
   returns?: { maxSleepMs?: number };
   /** An inspector shared by several agents (tests); otherwise one of config.inspection, stopped with the agent. */
@@ -72,9 +73,24 @@ export interface StopReport {
   drained: boolean;
 }
 
+interface Connection {
+  client: DocexClient;
+  /** The built-in sandbox, when sandbox.enabled and the command line handed in its starter. */
+  sandbox: SandboxService | undefined;
+}
+
 /** The one place the service connection opens: the configured one, or the built-in sandbox's. */
 function connectionPart(options: AgentOptions): Opened<Connection> {
-  const open = () => openConnection(options.config, options.log, options.clock, options.apiObserver);
+  const open = async (): Promise<Connection> => {
+    const { config, log, clock, apiObserver, startSandbox } = options;
+    const sandbox = config.sandbox.enabled && startSandbox ? await startSandbox() : undefined;
+    try {
+      return { client: openConnection(config, log, clock, apiObserver, sandbox?.clientOptions), sandbox };
+    } catch (err) {
+      await sandbox?.stop();
+      throw err;
+    }
+  };
   return new Opened('connection', open, async ({ client, sandbox }) => {
     try {
       await client.close();
@@ -215,7 +231,7 @@ export class Agent {
   }
 
   /** The built-in sandbox when sandbox.enabled and the agent opened its own connection. */
-  get sandbox(): RunningSandbox | undefined {
+  get sandbox(): SandboxService | undefined {
     return this.connection?.value.sandbox;
   }
 

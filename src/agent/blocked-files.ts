@@ -2,12 +2,12 @@
  * One error line per file that has waited past a threshold without finishing (claimed, and not
  * done or refused an hour later: the service down, an upload that keeps failing), so an outage
  * that blocks files reaches `journalctl -p err` once per file rather than as a retry per attempt.
- * Reads the journal on a read-only connection of its own every few minutes (an unref'd timer).
+ * Reads the journal through its read API, on a read-only connection opened for each check every
+ * few minutes (an unref'd timer).
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { Database } from '../core/sqlite.js';
-import { UNFINISHED_STATES_SQL } from '../journal/states.js';
+import { ReadOnlyJournal, type UnfinishedFile } from '../journal/index.js';
 
 export const BLOCKED_AFTER_MS = 3_600_000;
 const CHECK_EVERY_MS = 5 * 60_000;
@@ -40,44 +40,32 @@ export class BlockedFiles {
   /** Logs each file newly past the threshold; answers how many it logged. */
   check(): number {
     const cutoff = this.options.clock.now() - (this.options.blockedAfterMs ?? BLOCKED_AFTER_MS);
-    let rows: {
-      id: number;
-      folder: string;
-      file_name: string;
-      state: string;
-      created_at: number;
-      job_id: string | null;
-    }[];
+    let files: UnfinishedFile[];
     try {
-      const db = new Database(this.options.journalFile, { readonly: true, fileMustExist: true });
+      const journal = ReadOnlyJournal.open(this.options.journalFile, { busyTimeoutMs: 5000 });
       try {
-        rows = db
-          .prepare(
-            `SELECT id, folder, file_name, state, created_at, job_id FROM items
-             WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL}) AND created_at <= ? ORDER BY id LIMIT 100`,
-          )
-          .all(cutoff) as typeof rows;
+        files = journal.unfinishedSince(cutoff, 100);
       } finally {
-        db.close();
+        journal.close();
       }
     } catch (err) {
       this.options.log.warn({ err }, 'blocked-file check could not read the journal');
       return 0;
     }
     let logged = 0;
-    for (const r of rows) {
-      if (this.reported.has(r.id)) continue;
+    for (const file of files) {
+      if (this.reported.has(file.id)) continue;
       if (this.reported.size >= MAX_REPORTED) this.reported.clear();
-      this.reported.add(r.id);
+      this.reported.add(file.id);
       logged++;
       this.options.log.error(
         {
           code: 'DOCEX_FILE_BLOCKED',
-          folder: r.folder,
-          file: r.file_name,
-          state: r.state,
-          ...(r.job_id ? { jobId: r.job_id } : {}),
-          waitingForMs: this.options.clock.now() - r.created_at,
+          folder: file.folder,
+          file: file.fileName,
+          state: file.state,
+          ...(file.jobId ? { jobId: file.jobId } : {}),
+          waitingForMs: this.options.clock.now() - file.claimedAt,
         },
         'file blocked: not finished long after it was claimed',
       );

@@ -7,8 +7,10 @@ import type { Clock } from '../core/clock.js';
 import type { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Journal, JournalItem } from '../journal/index.js';
+import { errorRecord, errorText } from '../pipeline/outcome-files.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { rejectEntry } from '../pipeline/reject-entry.js';
+import { isSidecarName, sidecarPathOf, usesSidecars } from '../pipeline/sidecar.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { LocalSource } from '../sources/local/index.js';
 import { createSftpFolderSource } from '../sources/sftp/source-factory.js';
@@ -57,8 +59,17 @@ export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): F
   const onFolderUnsafe = deps.onFolderUnsafe;
   const onUnsafe = onFolderUnsafe ? { onUnsafe: (err: DocexError) => onFolderUnsafe(folder.name, err) } : {};
   if (folder.source.type === 'sftp') {
-    return createSftpFolderSource(rt, {
+    return createSftpFolderSource(folder, {
       accept: (name, file, onLost) => deps.pipeline.accept(name, file, onLost),
+      isCompanion: (name) => isSidecarName(rt, name),
+      companionsOf: (name) => (usesSidecars(rt) ? [sidecarPathOf(rt, name)] : []),
+      errorFiles: (item, now) => {
+        const record = errorRecord(item, now);
+        return [
+          { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
+          { suffix: '.error.txt', content: errorText(record) },
+        ];
+      },
       journal: deps.journal,
       clock: deps.clock,
       log: deps.log,

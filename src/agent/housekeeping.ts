@@ -7,7 +7,8 @@
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { type PrunableJournal, pruneJournal } from '../journal/index.js';
-import { type Removed, type RetainedOutput, removeOldLocal } from '../outputs/retention.js';
+import { type RetainedOutput, removeOldLocal } from '../outputs/retention.js';
+import type { Removed } from '../outputs/types.js';
 
 export interface RetentionPlace {
   /** The drop folder; empty for an output target (statuses, proofs, the Peppol inbox) and the journal. */

@@ -4,13 +4,14 @@
  * writable and free disk. One line per check with a mark and a hint to fix it; exit 1 when any
  * check fails (warnings alone pass).
  */
-import { clientOptionsFromService, openConnection } from '../agent/connection.js';
+import { clientOptionsFromService } from '../agent/connection.js';
 import { planFolders, type WorkflowFetch } from '../agent/folders.js';
 import { DocexClient, isApiError, type MtlsMaterial } from '../api/index.js';
 import { type AgentConfig, loadConfig, readTlsMaterial } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { RunningSandbox } from '../sandbox/index.js';
+import { openCommandConnection } from './builtin-sandbox.js';
 import { diskLines, keyFileLine, writableLine } from './check-files.js';
 import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.js';
 import { checkHandshake, type HandshakeOptions } from './check-tls.js';
@@ -47,7 +48,7 @@ async function openTarget(config: AgentConfig): Promise<Target> {
     });
     return { client, apiUrl: options.apiUrl, material: options.tls };
   }
-  const { client, sandbox } = await openConnection(config, silentLogger());
+  const { client, sandbox } = await openCommandConnection(config, silentLogger());
   const c = sandbox!.credentials;
   return {
     client,

@@ -3,7 +3,8 @@
  * checks and the call (resend-runner.ts) are loaded when the command runs.
  */
 import type { Command } from 'commander';
-import { type ServiceCliDeps, serviceCommandOptions } from './webhooks-command.js';
+import type { ServiceCliDeps } from './service-cli-deps.js';
+import { serviceCommandOptions } from './webhooks-command.js';
 
 export function registerResendCommand(program: Command, deps: ServiceCliDeps = {}): void {
   serviceCommandOptions(program.command('resend <sendingEventId>'))

@@ -9,7 +9,7 @@ import { DocexError, isDocexError } from '../core/errors.js';
 import { isFinalSendingEvent, type SendingEvent } from '../domain/wire.js';
 import { followJobAgain } from '../returns/follow-again.js';
 import type { OutputFormat } from './output/render.js';
-import type { ServiceCliDeps } from './webhooks-command.js';
+import type { ServiceCliDeps } from './service-cli-deps.js';
 import { type ServiceRun, withServiceClient } from './webhooks-runner.js';
 
 /** Why this event may not be re-sent, or undefined when it may. Pure. */

@@ -13,6 +13,7 @@ import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { packageVersion } from '../core/version.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
+import { sandboxStarter } from './builtin-sandbox.js';
 import { installFatalLogging } from './fatal-logging.js';
 import { onReloadSignal, waitForStopSignal } from './signals.js';
 
@@ -108,6 +109,7 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
       configFile: loaded.file,
       log,
       apiObserver: combineObservers(reachability, metrics?.apiObserver),
+      startSandbox: sandboxStarter(config, log),
     });
   } catch (err) {
     await ops?.stop();

@@ -12,25 +12,28 @@ import { loadConfig } from '../config/index.js';
 import { systemClock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import { Database } from '../core/sqlite.js';
-import { type HistoryEntry, Journal, type JournalItem } from '../journal/index.js';
+import {
+  type FileMatch,
+  type HistoryEntry,
+  Journal,
+  type JournalItem,
+  ReadOnlyJournal,
+} from '../journal/index.js';
 import { RETURNS_FILE } from '../returns/store.js';
+import { ReturnsReader } from '../returns/store-reader.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Items whose bare file name is `name`, newest first (a name dropped again shows each time). */
 const MAX_BY_NAME = 20;
 
-/** Ids of file items answered by one read-only query (the status command never writes). */
-function itemIds(journalFile: string, where: string, ...args: string[]): number[] {
-  const db = new Database(journalFile, { readonly: true, fileMustExist: true });
+/** Ids of file items answered by one read-only look-up (the status command never writes). */
+function itemIds(journalFile: string, match: FileMatch): number[] {
+  const reader = ReadOnlyJournal.open(journalFile, { busyTimeoutMs: 5000 });
   try {
-    const rows = db
-      .prepare(`SELECT id FROM items WHERE kind = 'file' AND ${where} ORDER BY id DESC LIMIT ${MAX_BY_NAME}`)
-      .all(...args) as { id: number }[];
-    return rows.map((r) => Number(r.id));
+    return reader.fileItemIds(match, MAX_BY_NAME);
   } finally {
-    db.close();
+    reader.close();
   }
 }
 
@@ -50,16 +53,13 @@ function sideRecord(file: string): { sha256?: string; folder?: string; file?: st
 function placedItems(journalFile: string, file: string): number[] {
   const record = sideRecord(file);
   if (record?.sha256 && record.folder && record.file) {
-    return itemIds(
-      journalFile,
-      'sha256 = ? AND folder = ? AND file_name = ?',
-      record.sha256,
-      record.folder,
-      record.file,
-    );
+    return itemIds(journalFile, {
+      sha256: record.sha256,
+      placed: { folder: record.folder, fileName: record.file },
+    });
   }
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-  return itemIds(journalFile, 'sha256 = ?', sha256);
+  return itemIds(journalFile, { sha256 });
 }
 
 /**
@@ -78,63 +78,38 @@ export function findItems(journal: Journal, query: string): JournalItem[] {
     return parent ? [byJob, parent] : [byJob];
   }
   let ids: number[] = [];
-  if (!query.includes('/') && !query.includes(path.sep)) ids = itemIds(journal.file, 'file_name = ?', query);
+  if (!query.includes('/') && !query.includes(path.sep)) ids = itemIds(journal.file, { fileName: query });
   else if (existsSync(query) && statSync(query).isFile()) ids = placedItems(journal.file, query);
   return ids.map((id) => journal.get(id)).filter((item): item is JournalItem => item !== undefined);
 }
 
-interface EventRow {
-  id: string;
-  status: string;
-  business_status: string;
-  final_at: number | null;
-}
-
-interface DocumentRow {
-  sending_event_id: string;
-  type: string;
-  path: string;
-  state: string;
-  failures: number;
-  last_error: string | null;
-}
-
 /** What the return path knows of a job: its sending events and their documents (read-only). */
 export function returnsLines(returnsFile: string, jobId: string, proofsRoot?: string): string[] {
-  if (!existsSync(returnsFile)) return [];
-  const db = new Database(returnsFile, { readonly: true, fileMustExist: true });
+  const reader = new ReturnsReader(returnsFile, 5000);
   try {
-    const events = db
-      .prepare('SELECT id, status, business_status, final_at FROM events WHERE job_id = ? ORDER BY id')
-      .all(jobId) as EventRow[];
-    const documents = db
-      .prepare(
-        'SELECT sending_event_id, type, path, state, failures, last_error FROM documents WHERE job_id = ? ORDER BY sending_event_id, type',
-      )
-      .all(jobId) as DocumentRow[];
-    const followed = db.prepare('SELECT status, done, gave_up FROM jobs WHERE job_id = ?').get(jobId) as
-      | { status: string | null; done: number; gave_up: string | null }
-      | undefined;
+    const known = reader.followedJob(jobId);
+    if (!known) return [];
+    const { job: followed, events, documents } = known;
     if (!followed && events.length === 0) return [];
     const lines = [
-      `  followed: job ${followed?.status ?? 'not polled yet'}${followed?.done ? ', done' : ''}${followed?.gave_up ? `, gave up: ${followed.gave_up}` : ''}`,
+      `  followed: job ${followed?.status ?? 'not polled yet'}${followed?.done ? ', done' : ''}${followed?.gaveUp ? `, gave up: ${followed.gaveUp}` : ''}`,
     ];
     for (const e of events) {
       lines.push(
-        `  sending event ${e.id}: ${e.business_status} (${e.status})${e.final_at === null ? '' : `, final ${iso(e.final_at)}`}`,
+        `  sending event ${e.id}: ${e.businessStatus} (${e.status})${e.finalAt === undefined ? '' : `, final ${iso(e.finalAt)}`}`,
       );
-      for (const d of documents.filter((doc) => doc.sending_event_id === e.id)) {
+      for (const d of documents.filter((doc) => doc.sendingEventId === e.id)) {
         const where = proofsRoot ? path.join(proofsRoot, d.path) : d.path;
         const state =
           d.state === 'done'
             ? `saved at ${where}`
-            : `${d.state}${d.failures > 0 ? `, ${d.failures} failed tries (${d.last_error ?? ''})` : ''}`;
+            : `${d.state}${d.failures > 0 ? `, ${d.failures} failed tries (${d.lastError ?? ''})` : ''}`;
         lines.push(`    ${d.type}: ${state}`);
       }
     }
     return lines;
   } finally {
-    db.close();
+    reader.close();
   }
 }
 

@@ -6,7 +6,6 @@
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import { type AgentClient, JOURNAL_FILE } from '../agent/agent.js';
-import { openConnection } from '../agent/connection.js';
 import { checkFolderWorkflow } from '../agent/workflow-check.js';
 import { type AgentConfig, agentConfigSchema, loadConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -25,6 +24,7 @@ import { Inspector } from '../pipeline/isolate/inspector.js';
 import { driveSingleFile } from '../pipeline/single-file.js';
 import { type FolderRuntime, RetryLater, type StepContext } from '../pipeline/types.js';
 import { hashFile } from '../sources/hash.js';
+import { openCommandConnection } from './builtin-sandbox.js';
 import type { TextSink } from './output/cli-io.js';
 import { type ProgressSink, progressLine } from './output/progress.js';
 
@@ -59,7 +59,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
   const filePath = path.resolve(options.file);
   const lock = acquireJournalLock(config.stateDir);
   const journal = Journal.open(path.join(config.stateDir, JOURNAL_FILE), { clock, log });
-  const connection = options.client ? undefined : await openConnection(config, log, options.clock);
+  const connection = options.client ? undefined : await openCommandConnection(config, log, options.clock);
   const client = options.client ?? connection!.client;
   const inspector = new Inspector(config.inspection, log);
   try {

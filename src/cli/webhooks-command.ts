@@ -3,22 +3,9 @@
  * Interface A. Options here; the work (webhooks-runner.ts) is loaded when a command runs.
  */
 import { type Command, InvalidArgumentError, Option } from 'commander';
-import type { DocexClient, DocexClientOptions } from '../api/index.js';
 import type { WebhookEventType } from '../domain/wire.js';
-import type { CliIo } from './output/cli-io.js';
+import type { ServiceCliDeps } from './service-cli-deps.js';
 import { DEFAULT_CONFIG_FILE } from './start-command.js';
-
-/** What tests inject: where output goes, and how the client is made. */
-export interface ServiceCliDeps {
-  io?: CliIo;
-  createClient?: (options: DocexClientOptions) => DocexClient;
-}
-
-export interface WebhookCommonOpts {
-  config: string;
-  output: 'json' | 'table';
-  stateDir?: string;
-}
 
 /**
  * The event types, written out here so `docex-agent --help` does not load the wire schemas (zod);

@@ -16,7 +16,7 @@ import type { WebhookEventType, WebhookSubscription } from '../domain/wire.js';
 import { removeWebhookSecrets, storeWebhookSecret } from '../returns/webhook-secrets.js';
 import { type CliIo, processIo, runReported, writeOut } from './output/cli-io.js';
 import { type OutputFormat, render } from './output/render.js';
-import type { ServiceCliDeps, WebhookCommonOpts } from './webhooks-command.js';
+import type { ServiceCliDeps } from './service-cli-deps.js';
 
 export const SANDBOX_FRAGMENT = 'agent-config.yaml';
 const COLUMNS = ['id', 'name', 'url', 'eventTypes', 'enabled', 'description'] as const;
@@ -73,6 +73,12 @@ export async function withServiceClient(
       await client.close();
     }
   });
+}
+
+interface WebhookCommonOpts {
+  config: string;
+  output: 'json' | 'table';
+  stateDir?: string;
 }
 
 interface CreateOpts extends WebhookCommonOpts {

@@ -28,7 +28,10 @@ export const ERROR_GROUPS: Record<ErrorGroup, { title: string; intro?: string }>
       '(`DOCEX_API_<status>`, `DOCEX_NETWORK`, `DOCEX_DOWNLOAD_SIZE_MISMATCH`, `DOCEX_OUTPUT_WRITE`, …) and\n' +
       'retried later.',
   },
-  sftp: { title: '**SFTP** (`src/sources/sftp/`, `src/outputs/sftp-target.ts`; see [sftp.md](sftp.md))' },
+  sftp: {
+    title:
+      '**SFTP** (`src/sftp/`, `src/sources/sftp/`, `src/outputs/sftp-target.ts`; see [sftp.md](sftp.md))',
+  },
   inspect: { title: '**Content checks** (`src/pipeline/inspect/`)' },
 };
 

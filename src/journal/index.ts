@@ -19,6 +19,15 @@ export {
   withJournalLock,
 } from './lock.js';
 export { type PruneTotals, pruneJournal } from './prune.js';
+export {
+  type DoneJobItem,
+  type FileMatch,
+  type HistoryStep,
+  type PendingUpload,
+  ReadOnlyJournal,
+  type UnfinishedFile,
+  type WaitingFiles,
+} from './reader.js';
 export { stripUrlQueries } from './redact.js';
 export { type JournalItem, SCHEMA_VERSION } from './schema.js';
 export {

@@ -80,7 +80,7 @@ export function agentView(
           return undefined;
         }
       }
-      return agent.sandbox?.credentials.clientCertPem;
+      return agent.sandbox?.clientOptions.tls.cert.toString();
     },
   };
 }

@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import type { OpsConfig } from '../config/ops-schema.js';
 import type { Logger } from '../core/logger.js';
+import { ReturnsReader } from '../returns/store-reader.js';
 import { type OpsServer, startOpsServer } from './http-server.js';
 import { JournalReader } from './journal-reader.js';
 import type { AgentMetrics } from './metrics.js';
@@ -20,7 +21,6 @@ import {
   toleratingOutage,
   uploadWindowCheck,
 } from './readiness.js';
-import { ReturnsReader } from './returns-reader.js';
 import type { OpsAgentView } from './view.js';
 
 export { agentView } from './agent-view.js';

@@ -9,7 +9,8 @@ import { X509Certificate } from 'node:crypto';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ApiObserver } from '../api/index.js';
 import type { Clock } from '../core/clock.js';
-import type { JournalCounts, PendingUpload, WaitingFiles } from './journal-reader.js';
+import type { PendingUpload, WaitingFiles } from '../journal/index.js';
+import type { JournalCounts } from './journal-reader.js';
 
 /** Where the pulled values come from; attached once the agent runs (the observer exists before). */
 export interface MetricsSources {

@@ -10,7 +10,7 @@ import { isApiError } from '../api/errors.js';
 import { isOutageStatus } from '../api/reachability.js';
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
-import type { PendingUpload } from './journal-reader.js';
+import type { PendingUpload } from '../journal/index.js';
 
 export interface CheckResult {
   ok: boolean;

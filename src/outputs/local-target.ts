@@ -8,8 +8,8 @@ import { KeyedQueue } from '../core/keyed-queue.js';
 import { assertRealPath } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
 import { tempBaseName } from '../core/temp-name.js';
-import { type Removed, removeOldLocal } from './retention.js';
-import type { OutputContent, OutputTarget } from './types.js';
+import { removeOldLocal } from './retention.js';
+import type { OutputContent, OutputTarget, Removed } from './types.js';
 
 /** The temp names of tempBaseName. */
 const TEMP_NAME = /^\.docex-[0-9a-f]{12}\.tmp$/;

@@ -1,8 +1,8 @@
 /** An output target from its configuration: a local folder or a folder on an SFTP server. */
 import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { Logger } from '../core/logger.js';
-import { endpointFromConfig } from '../sources/sftp/endpoint.js';
-import { openSftpServer } from '../sources/sftp/server.js';
+import { endpointFromConfig } from '../sftp/endpoint.js';
+import { openSftpServer } from '../sftp/server.js';
 import type { OutputHealth } from './health.js';
 import { LocalTarget } from './local-target.js';
 import { SftpTarget } from './sftp-target.js';

@@ -7,15 +7,8 @@ import type { Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import posix from 'node:path/posix';
-import type { SftpServer } from '../sources/sftp/types.js';
-import type { OutputTarget } from './types.js';
-
-export interface Removed {
-  files: number;
-  bytes: number;
-  /** More counts for the log line (the journal's rows and history entries). */
-  detail?: Record<string, number>;
-}
+import type { SftpServer } from '../sftp/types.js';
+import type { OutputTarget, Removed } from './types.js';
 
 /** An output target and its `retention` (undefined: off). */
 export interface RetainedOutput {

@@ -8,9 +8,9 @@ import path from 'node:path/posix';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
 import type { Logger } from '../core/logger.js';
-import type { SftpServer } from '../sources/sftp/types.js';
-import { type Removed, removeOldRemote } from './retention.js';
-import type { OutputContent, OutputTarget } from './types.js';
+import type { SftpServer } from '../sftp/types.js';
+import { removeOldRemote } from './retention.js';
+import type { OutputContent, OutputTarget, Removed } from './types.js';
 
 /** `relPath` inside the remote `root`, refusing anything that would leave it. */
 export function remoteInside(root: string, relPath: string): string {

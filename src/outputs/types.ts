@@ -1,5 +1,12 @@
 import type { Readable } from 'node:stream';
-import type { Removed } from './retention.js';
+
+/** What a retention sweep removed. */
+export interface Removed {
+  files: number;
+  bytes: number;
+  /** More counts for the log line (the journal's rows and history entries). */
+  detail?: Record<string, number>;
+}
 
 /** What an output target is given to write: text, bytes, or a stream opened on demand (and again on retry). */
 export type OutputContent = string | Uint8Array | (() => Readable);

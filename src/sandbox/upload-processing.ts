@@ -3,7 +3,7 @@ import { blobPath, saveBlob } from './blobs.js';
 import { analyseUpload, payloadItem, pdfIdentifierRules } from './content/index.js';
 import type { SandboxContext } from './context.js';
 import { setJobStatus } from './job-status.js';
-import type { Lifecycle } from './lifecycle.js';
+import type { NewEventInput } from './new-sending-event.js';
 import { payloadEventFields } from './payload-event.js';
 import type { BlobRecord, JobRecord } from './records.js';
 import { WORKFLOW_KIND } from './routes/workflows.js';
@@ -15,7 +15,7 @@ import { WORKFLOW_KIND } from './routes/workflows.js';
  */
 export async function processUpload(
   ctx: SandboxContext,
-  lifecycle: Lifecycle,
+  lifecycle: { createEvent(input: NewEventInput): unknown },
   job: JobRecord,
 ): Promise<void> {
   if (job.status !== 'PROCESSING' || !job.upload || job.sendingEventCount > 0) return;

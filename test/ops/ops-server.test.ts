@@ -3,8 +3,8 @@ import { ApiError } from '../../src/api/errors.js';
 import { notify } from '../../src/api/observer.js';
 import { parseListen } from '../../src/config/ops-schema.js';
 import { silentLogger } from '../../src/core/logger.js';
+import type { PendingUpload } from '../../src/journal/index.js';
 import { AgentMetrics, lateUploads, type RunningOps, runChecks, startOps } from '../../src/ops/index.js';
-import type { PendingUpload } from '../../src/ops/journal-reader.js';
 import { apiCheck, toleratingOutage } from '../../src/ops/readiness.js';
 import { caughtDocex } from '../api/support/caught.js';
 

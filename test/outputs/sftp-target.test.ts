@@ -23,7 +23,7 @@ import { LocalTarget } from '../../src/outputs/local-target.js';
 import { openOutputTarget } from '../../src/outputs/open-target.js';
 import { remoteInside, SftpTarget } from '../../src/outputs/sftp-target.js';
 import type { OutputTarget } from '../../src/outputs/types.js';
-import { openSftpServer } from '../../src/sources/sftp/server.js';
+import { openSftpServer } from '../../src/sftp/server.js';
 import { caughtDocex } from '../api/support/caught.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';

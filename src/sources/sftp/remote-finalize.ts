@@ -8,8 +8,8 @@
  */
 import path from 'node:path';
 import { isDocexError } from '../../core/errors.js';
+import type { SftpServer } from '../../sftp/types.js';
 import { numberedRemoteName, remoteJoin } from './remote-paths.js';
-import type { SftpServer } from './types.js';
 
 export const RENAME_REFUSED = 'DOCEX_SFTP_RENAME_REFUSED';
 

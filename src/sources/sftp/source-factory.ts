@@ -1,25 +1,29 @@
 /**
  * Builds the source of one running SFTP folder from its configuration: the connection (its own
- * server handle: one control connection reused across polls plus the transfer pool), the pipeline
- * hand-off, and the reason files written beside a refused remote file.
+ * server handle: one control connection reused across polls plus the transfer pool). The pipeline's
+ * part (the hand-off, which names are sidecars, the reason files written beside a refused remote
+ * file) comes in with the deps: sources do not know the pipeline.
  */
 
+import type { FolderConfig } from '../../config/index.js';
 import { sftpFolderUrl } from '../../config/sftp-source-schema.js';
 import type { Clock } from '../../core/clock.js';
 import type { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { JournalItem } from '../../journal/index.js';
-import { errorRecord, errorText } from '../../pipeline/outcome-files.js';
-import { isSidecarName, sidecarPathOf, usesSidecars } from '../../pipeline/sidecar.js';
-import type { FolderRuntime } from '../../pipeline/types.js';
-import { endpointFromConfig } from './endpoint.js';
-import { openSftpServer } from './server.js';
-import { SftpSource, type SpoolFile } from './source.js';
-import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from './types.js';
+import { endpointFromConfig } from '../../sftp/endpoint.js';
+import { openSftpServer } from '../../sftp/server.js';
+import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from '../../sftp/types.js';
+import { SftpSource, type SftpSourceOptions, type SpoolFile } from './source.js';
 
 export interface SftpSourceDeps {
   /** The pipeline's accept: false when it did not take the file; `onLost` when it failed before the item. */
   accept(folder: string, file: SpoolFile, onLost: (err: unknown) => void): boolean;
+  /** Names that are not items of their own (payload-pdf sidecars): they travel with their data file. */
+  isCompanion(name: string): boolean;
+  companionsOf(name: string): string[];
+  /** The reason files written beside a refused file in the remote error folder. */
+  errorFiles: SftpSourceOptions['errorFiles'];
   journal: { byPath(path: string): JournalItem[] };
   clock: Clock;
   log: Logger;
@@ -46,8 +50,7 @@ export interface SftpFolderSource {
   finished(item: JournalItem): void;
 }
 
-export function createSftpFolderSource(rt: FolderRuntime, deps: SftpSourceDeps): SftpFolderSource {
-  const folder = rt.config;
+export function createSftpFolderSource(folder: FolderConfig, deps: SftpSourceDeps): SftpFolderSource {
   if (folder.source.type !== 'sftp') throw new Error(`folder ${folder.name} is not an SFTP folder`);
   const source = folder.source;
   const log = deps.log.child({ folder: folder.name });
@@ -93,15 +96,9 @@ export function createSftpFolderSource(rt: FolderRuntime, deps: SftpSourceDeps):
         log,
         onReady: (file, onLost) => deps.accept(folder.name, file, onLost),
         ...(deps.onUnsafe ? { onUnsafe: deps.onUnsafe } : {}),
-        isCompanion: (name) => isSidecarName(rt, name),
-        companionsOf: (name) => (usesSidecars(rt) ? [sidecarPathOf(rt, name)] : []),
-        errorFiles: (item, now) => {
-          const record = errorRecord(item, now);
-          return [
-            { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
-            { suffix: '.error.txt', content: errorText(record) },
-          ];
-        },
+        isCompanion: deps.isCompanion,
+        companionsOf: deps.companionsOf,
+        errorFiles: deps.errorFiles,
       });
       await inner.start();
     },

@@ -14,7 +14,7 @@
  */
 import type { JournalItem } from '../../journal/index.js';
 import { isFinal } from '../../journal/states.js';
-import type { RemoteEntry } from './types.js';
+import type { RemoteEntry } from '../../sftp/types.js';
 
 export type ReconcileDecision =
   | { action: 'finish'; item: JournalItem }

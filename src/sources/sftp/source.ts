@@ -16,6 +16,7 @@ import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import type { JournalItem } from '../../journal/index.js';
+import type { RemoteEntry, SftpServer } from '../../sftp/types.js';
 import { createNameFilter } from '../glob.js';
 import { PROCESSING_DIR } from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
@@ -25,7 +26,6 @@ import { REMOTE_PROCESSING_DIR, remoteJoin } from './remote-paths.js';
 import { RemoteFinisher, type RemoteMarker } from './source-finish.js';
 import { reconcile, sameRemoteFile } from './source-reconcile.js';
 import { ListingTracker } from './stability.js';
-import type { RemoteEntry, SftpServer } from './types.js';
 
 export interface SftpFolderSettings {
   name: string;

@@ -5,6 +5,8 @@
  * (`observe` in ../local/stability.ts): settle = same size and mtime in two listings settleMs apart,
  * done-marker = the marker is listed and not older than the data; nothing here touches the network.
  */
+
+import type { RemoteEntry } from '../../sftp/types.js';
 import {
   dataNameOfMarker,
   isCandidateName,
@@ -14,7 +16,6 @@ import {
   type StabilityRule,
   type StabilityState,
 } from '../local/stability.js';
-import type { RemoteEntry } from './types.js';
 
 export interface ReadyFile {
   entry: RemoteEntry;

@@ -1,6 +1,6 @@
-import { clientOptionsFromSandbox } from '../../../src/agent/connection.js';
 import type { AdminClientOptions } from '../../../src/api/admin/index.js';
 import type { DocexClientOptions } from '../../../src/api/client.js';
+import { clientOptionsFromSandbox } from '../../../src/cli/builtin-sandbox.js';
 import type { RunningSandbox } from '../../../src/sandbox/index.js';
 
 /** Options of a DocexClient for a running sandbox's credentials, with quick retries for tests. */

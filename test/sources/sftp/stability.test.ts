@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import type { RemoteEntry } from '../../../src/sftp/types.js';
 import { createNameFilter } from '../../../src/sources/glob.js';
 import { EMPTY_SETTLE_FACTOR } from '../../../src/sources/local/stability.js';
 import { ListingTracker } from '../../../src/sources/sftp/stability.js';
-import type { RemoteEntry } from '../../../src/sources/sftp/types.js';
 
 const file = (name: string, size: number, mtimeMs = 1_000_000): RemoteEntry => ({
   name,

@@ -1,5 +1,5 @@
 /** An SftpEndpoint for the test sshd (key login, host key pinned by fingerprint). */
-import type { SftpEndpoint } from '../../../../src/sources/sftp/types.js';
+import type { SftpEndpoint } from '../../../../src/sftp/types.js';
 import type { TestSshd } from './sshd.js';
 
 export function sshdEndpoint(sshd: TestSshd, overrides: Partial<SftpEndpoint> = {}): SftpEndpoint {

@@ -20,14 +20,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { silentLogger } from '../../../src/core/logger.js';
-import { openSftpServer, type SftpServerOptions } from '../../../src/sources/sftp/server.js';
-import { SftpSession } from '../../../src/sources/sftp/session.js';
-import type { SftpServer } from '../../../src/sources/sftp/types.js';
-import { caughtDocex } from '../../api/support/caught.js';
-import { sshdEndpoint } from './support/endpoint.js';
-import { sampleWhile } from './support/sample-while.js';
-import { describeSshd, startSshd, type TestSshd } from './support/sshd.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { openSftpServer, type SftpServerOptions } from '../../src/sftp/server.js';
+import { SftpSession } from '../../src/sftp/session.js';
+import type { SftpServer } from '../../src/sftp/types.js';
+import { caughtDocex } from '../api/support/caught.js';
+import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';
+import { sampleWhile } from '../sources/sftp/support/sample-while.js';
+import { describeSshd, startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 /** The file's size, or -1 while it does not exist. */

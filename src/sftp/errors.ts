@@ -1,5 +1,5 @@
 /** SFTP status codes and transport failures mapped to the agent's stable error codes. */
-import { DocexError } from '../../core/errors.js';
+import { DocexError } from '../core/errors.js';
 
 /** SSH_FX_* status codes (SFTP v3). */
 export const SFTP_STATUS = {

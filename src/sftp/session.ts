@@ -6,8 +6,8 @@
 
 import { readFile } from 'node:fs/promises';
 import type { Client, FileEntryWithStats, ServerHostKeyAlgorithm, SFTPWrapper, Stats } from 'ssh2';
-import { DocexError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { DocexError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import { SFTP_STATUS, sftpOpError } from './errors.js';
 import { checkHostKey, type HostKeyVerdict, knownHostKeyAlgorithms } from './host-key.js';
 import type { RemoteEntry, SftpEndpoint } from './types.js';

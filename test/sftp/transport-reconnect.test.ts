@@ -8,14 +8,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
-import { ManualClock } from '../../../src/core/clock.js';
-import { silentLogger } from '../../../src/core/logger.js';
-import { openSftpServer, type SftpServerOptions } from '../../../src/sources/sftp/server.js';
-import type { SftpServer } from '../../../src/sources/sftp/types.js';
-import { caughtDocex } from '../../api/support/caught.js';
-import { captureLogger } from '../../api/support/log-capture.js';
-import { sshdEndpoint } from './support/endpoint.js';
-import { describeSshd, startSshd, type TestSshd } from './support/sshd.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { openSftpServer, type SftpServerOptions } from '../../src/sftp/server.js';
+import type { SftpServer } from '../../src/sftp/types.js';
+import { caughtDocex } from '../api/support/caught.js';
+import { captureLogger } from '../api/support/log-capture.js';
+import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';
+import { describeSshd, startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 

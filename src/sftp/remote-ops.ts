@@ -4,8 +4,8 @@
  */
 import path from 'node:path/posix';
 import type { Readable } from 'node:stream';
-import { DocexError } from '../../core/errors.js';
-import { tempBaseName } from '../../core/temp-name.js';
+import { DocexError } from '../core/errors.js';
+import { tempBaseName } from '../core/temp-name.js';
 import { SFTP_STATUS, sftpOpError, sftpStatus } from './errors.js';
 import type { SftpSession } from './session.js';
 import type { UploadContent, UploadOptions } from './types.js';

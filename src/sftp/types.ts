@@ -1,6 +1,6 @@
 import type { Readable } from 'node:stream';
-import type { Clock } from '../../core/clock.js';
-import type { Logger } from '../../core/logger.js';
+import type { Clock } from '../core/clock.js';
+import type { Logger } from '../core/logger.js';
 
 /** Host key pin: `SHA256:base64` fingerprints as `ssh-keygen -l` prints them, and/or a known_hosts file. */
 export interface HostKeyPin {

@@ -1,5 +1,5 @@
 /** A fixed set of transfer connections; each carries one transfer at a time, waiters queue FIFO. */
-import { DocexError } from '../../core/errors.js';
+import { DocexError } from '../core/errors.js';
 import type { Connector } from './connector.js';
 
 export class TransferPool {

@@ -20,7 +20,7 @@
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DocexError } from '../../core/errors.js';
+import { DocexError } from '../core/errors.js';
 import { sftpOpError } from './errors.js';
 import type { SftpSession } from './session.js';
 

@@ -1,6 +1,6 @@
 /** From the validated connection config to an SftpEndpoint: reads the private key (secret file rules). */
-import { readSecretFile } from '../../config/load.js';
-import type { SftpConnectionConfig } from '../../config/sftp-schema.js';
+import { readSecretFile } from '../config/load.js';
+import type { SftpConnectionConfig } from '../config/sftp-schema.js';
 import type { SftpEndpoint } from './types.js';
 
 /**

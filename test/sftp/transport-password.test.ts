@@ -3,11 +3,11 @@
  * fault server: the right password logs in, a wrong one is DOCEX_SFTP_AUTH, neither is logged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openSftpServer } from '../../../src/sources/sftp/server.js';
-import type { SftpEndpoint } from '../../../src/sources/sftp/types.js';
-import { caughtDocex } from '../../api/support/caught.js';
-import { captureLogger } from '../../api/support/log-capture.js';
-import { type FaultServer, startFaultServer } from './support/fault-server.js';
+import { openSftpServer } from '../../src/sftp/server.js';
+import type { SftpEndpoint } from '../../src/sftp/types.js';
+import { caughtDocex } from '../api/support/caught.js';
+import { captureLogger } from '../api/support/log-capture.js';
+import { type FaultServer, startFaultServer } from '../sources/sftp/support/fault-server.js';
 
 describe('SFTP password login (ssh2 server)', () => {
   let server: FaultServer;

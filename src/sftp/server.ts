@@ -4,9 +4,9 @@
  * connections, each carrying one download or upload at a time. Connections open on first use,
  * are reused, and reopen (with backoff) after the server dropped them.
  */
-import { type Clock, systemClock } from '../../core/clock.js';
-import { DocexError, isDocexError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { DocexError, isDocexError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import { Connector, type OpenSession } from './connector.js';
 import { DEFAULT_TUNING, type DownloadTuning, downloadFile } from './download.js';
 import { sftpOpError, sftpStatus } from './errors.js';

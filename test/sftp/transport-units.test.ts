@@ -5,7 +5,7 @@ import fs from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { DocexError } from '../../../src/core/errors.js';
+import { DocexError } from '../../src/core/errors.js';
 import {
   DEFAULT_TUNING,
   downloadFile,
@@ -13,10 +13,10 @@ import {
   partName,
   splitRanges,
   widenWindow,
-} from '../../../src/sources/sftp/download.js';
-import { sftpOpError } from '../../../src/sources/sftp/errors.js';
-import { tempNameFor } from '../../../src/sources/sftp/remote-ops.js';
-import { describeEndpoint, entryType, type SftpSession } from '../../../src/sources/sftp/session.js';
+} from '../../src/sftp/download.js';
+import { sftpOpError } from '../../src/sftp/errors.js';
+import { tempNameFor } from '../../src/sftp/remote-ops.js';
+import { describeEndpoint, entryType, type SftpSession } from '../../src/sftp/session.js';
 
 /**
  * Fault injection: a session whose server answers every READ with at most `maxAnswer` bytes (legal

@@ -7,11 +7,11 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { knownHostKeyAlgorithms } from '../../../src/sources/sftp/host-key.js';
-import { openSftpServer } from '../../../src/sources/sftp/server.js';
-import { captureLogger } from '../../api/support/log-capture.js';
-import { sshdEndpoint } from './support/endpoint.js';
-import { describeSshd, startSshd, type TestSshd } from './support/sshd.js';
+import { knownHostKeyAlgorithms } from '../../src/sftp/host-key.js';
+import { openSftpServer } from '../../src/sftp/server.js';
+import { captureLogger } from '../api/support/log-capture.js';
+import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';
+import { describeSshd, startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'docex-hostkey-types-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

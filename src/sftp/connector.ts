@@ -3,9 +3,9 @@
  * exponential backoff after failed attempts (on the injected clock) so a down server is not
  * hammered. A call during the backoff fails at once with the last error.
  */
-import { type Clock, systemClock } from '../../core/clock.js';
-import { DocexError } from '../../core/errors.js';
-import type { Logger } from '../../core/logger.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { DocexError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import { SftpSession } from './session.js';
 import type { SftpEndpoint } from './types.js';
 

@@ -7,20 +7,20 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { endpointFromConfig } from '../../../src/sources/sftp/endpoint.js';
+import { endpointFromConfig } from '../../src/sftp/endpoint.js';
 import {
   checkHostKey,
   checkKnownHosts,
   hostPatternsMatch,
   keyFingerprint,
   knownHostsName,
-} from '../../../src/sources/sftp/host-key.js';
-import { openSftpServer } from '../../../src/sources/sftp/server.js';
-import type { SftpEndpoint } from '../../../src/sources/sftp/types.js';
-import { caughtDocex } from '../../api/support/caught.js';
-import { captureLogger } from '../../api/support/log-capture.js';
-import { sshdEndpoint } from './support/endpoint.js';
-import { describeSshd, generateKey, startSshd, type TestSshd } from './support/sshd.js';
+} from '../../src/sftp/host-key.js';
+import { openSftpServer } from '../../src/sftp/server.js';
+import type { SftpEndpoint } from '../../src/sftp/types.js';
+import { caughtDocex } from '../api/support/caught.js';
+import { captureLogger } from '../api/support/log-capture.js';
+import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';
+import { describeSshd, generateKey, startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'docex-hostkey-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));

@@ -1,0 +1,228 @@
+/**
+ * The journal's read API for everyone but the intake: the return path's feed of done jobs, the ops
+ * totals and upload windows, the blocked-file check, the status command's look-ups. Each reader has
+ * a read-only connection of its own beside the writing agent (WAL lets it in), its statements
+ * prepared once when it opens. The journal's tables are read nowhere else; never the upload URL.
+ */
+import { Database } from '../core/sqlite.js';
+import { opt, type SqlRow as Row } from '../core/sqlite-store.js';
+import { UNFINISHED_STATES_SQL } from './states.js';
+
+/** An item that reached `done` with a job: a file that is its own job, or one payload row of a file. */
+export interface DoneJobItem {
+  /** The history entry's id: the feed's cursor. */
+  cursor: number;
+  itemId: number;
+  rowIndex: number | undefined;
+  label: string | undefined;
+  jobId: string;
+  jobName: string | undefined;
+  doneAt: number;
+  /** The dropped file the job came from (the item itself, or the row's file). */
+  source: { itemId: number; folder: string; fileName: string; sha256: string; claimedAt: number };
+}
+
+/** One history entry with what its item is: the ops totals are summed from these. */
+export interface HistoryStep {
+  id: number;
+  from: string | undefined;
+  to: string;
+  kind: string;
+  folder: string;
+  rejectCode: string | undefined;
+}
+
+export interface PendingUpload {
+  itemId: number;
+  folder: string;
+  fileName: string;
+  /** When the job was created (the window opened), epoch ms. */
+  openedAt: number;
+  /** When its upload URL stops working, epoch ms. */
+  deadline: number;
+}
+
+/** Files claimed and not finished (done or rejected) yet, by folder and state. */
+export interface WaitingFiles {
+  folder: string;
+  state: string;
+  count: number;
+  /** Claim time of the oldest of them, epoch ms. */
+  oldestAt: number;
+}
+
+/** A file claimed before a cutoff and not finished. */
+export interface UnfinishedFile {
+  id: number;
+  folder: string;
+  fileName: string;
+  state: string;
+  claimedAt: number;
+  jobId: string | undefined;
+}
+
+/** A file item by its bare name, or by its content (and, when known, where it was placed). */
+export type FileMatch =
+  | { fileName: string }
+  | { sha256: string; placed?: { folder: string; fileName: string } };
+
+function prepareReads(db: Database) {
+  const fileIds = (where: string) =>
+    db.prepare(`SELECT id FROM items WHERE kind = 'file' AND ${where} ORDER BY id DESC LIMIT ?`);
+  return {
+    doneJobs: db.prepare(
+      `SELECT h.id AS hid, h.at AS done_at, i.id, i.kind, i.parent_id, i.row_index, i.folder, i.file_name,
+         i.sha256, i.job_id, i.job_name, i.label, i.created_at,
+         p.folder AS p_folder, p.file_name AS p_file_name, p.sha256 AS p_sha256, p.created_at AS p_created_at
+       FROM history h JOIN items i ON i.id = h.item_id LEFT JOIN items p ON p.id = i.parent_id
+       WHERE h.id > ? AND h.to_state = 'done' AND i.job_id IS NOT NULL
+       ORDER BY h.id LIMIT ?`,
+    ),
+    history: db.prepare(
+      `SELECT h.id, h.from_state, h.to_state, i.kind, i.folder, i.reject_code
+       FROM history h JOIN items i ON i.id = h.item_id
+       WHERE h.id > ? ORDER BY h.id LIMIT ?`,
+    ),
+    // Every state but the final ones, listed so the items_state index serves the query.
+    waiting: db.prepare(
+      `SELECT folder, state, count(*) AS n, min(created_at) AS oldest FROM items
+       WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL})
+       GROUP BY folder, state`,
+    ),
+    pending: db.prepare(
+      `SELECT i.id, i.folder, i.file_name, i.upload_deadline,
+         (SELECT max(h.at) FROM history h WHERE h.item_id = i.id AND h.to_state = 'created') AS opened_at
+       FROM items i
+       WHERE i.state = 'created' AND i.upload_deadline IS NOT NULL AND i.mode <> 'payload-word'
+       ORDER BY i.upload_deadline`,
+    ),
+    unfinishedBefore: db.prepare(
+      `SELECT id, folder, file_name, state, created_at, job_id FROM items
+       WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL}) AND created_at <= ? ORDER BY id LIMIT ?`,
+    ),
+    idsByName: fileIds('file_name = ?'),
+    idsByContent: fileIds('sha256 = ?'),
+    idsByPlacedFile: fileIds('sha256 = ? AND folder = ? AND file_name = ?'),
+  };
+}
+
+export class ReadOnlyJournal {
+  private readonly reads: ReturnType<typeof prepareReads>;
+
+  private constructor(private readonly db: Database) {
+    this.reads = prepareReads(db);
+  }
+
+  /** Throws when the file does not exist (a reader never creates the journal). */
+  static open(file: string, options: { busyTimeoutMs: number }): ReadOnlyJournal {
+    const db = new Database(file, { readonly: true, fileMustExist: true });
+    try {
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      return new ReadOnlyJournal(db);
+    } catch (err) {
+      db.close();
+      throw err;
+    }
+  }
+
+  /**
+   * Up to `limit` items that reached `done` with a job, recorded after `cursor`, in the order their
+   * `done` was recorded (history ids grow with every commit, so an item finished late is never
+   * skipped, as an item-id cursor would).
+   */
+  doneJobsAfter(cursor: number, limit: number): DoneJobItem[] {
+    return (this.reads.doneJobs.all(cursor, limit) as Row[]).map((r) => {
+      const isRow = r['kind'] === 'row' && r['parent_id'] !== null;
+      return {
+        cursor: r['hid'] as number,
+        itemId: r['id'] as number,
+        rowIndex: opt(r['row_index']),
+        label: opt(r['label']),
+        jobId: r['job_id'] as string,
+        jobName: opt(r['job_name']),
+        doneAt: r['done_at'] as number,
+        source: isRow
+          ? {
+              itemId: r['parent_id'] as number,
+              folder: r['p_folder'] as string,
+              fileName: r['p_file_name'] as string,
+              sha256: r['p_sha256'] as string,
+              claimedAt: r['p_created_at'] as number,
+            }
+          : {
+              itemId: r['id'] as number,
+              folder: r['folder'] as string,
+              fileName: r['file_name'] as string,
+              sha256: r['sha256'] as string,
+              claimedAt: r['created_at'] as number,
+            },
+      };
+    });
+  }
+
+  /** Up to `limit` history entries after the entry `cursor`, oldest first. */
+  historyAfter(cursor: number, limit: number): HistoryStep[] {
+    return (this.reads.history.all(cursor, limit) as Row[]).map((r) => ({
+      id: Number(r['id']),
+      from: opt(r['from_state']),
+      to: String(r['to_state']),
+      kind: String(r['kind']),
+      folder: String(r['folder']),
+      rejectCode: opt(r['reject_code']),
+    }));
+  }
+
+  /** Jobs created whose upload is not confirmed yet, soonest deadline first. */
+  pendingUploads(): PendingUpload[] {
+    return (this.reads.pending.all() as Row[]).map((r) => {
+      const deadline = Number(r['upload_deadline']);
+      return {
+        itemId: Number(r['id']),
+        folder: String(r['folder']),
+        fileName: String(r['file_name']),
+        deadline,
+        openedAt: r['opened_at'] === null ? deadline : Number(r['opened_at']),
+      };
+    });
+  }
+
+  /** Files not finished yet, by folder and state. */
+  waiting(): WaitingFiles[] {
+    return (this.reads.waiting.all() as Row[]).map((r) => ({
+      folder: String(r['folder']),
+      state: String(r['state']),
+      count: Number(r['n']),
+      oldestAt: Number(r['oldest']),
+    }));
+  }
+
+  /** Up to `limit` files claimed at or before `cutoff` and not finished, oldest item first. */
+  unfinishedSince(cutoff: number, limit: number): UnfinishedFile[] {
+    return (this.reads.unfinishedBefore.all(cutoff, limit) as Row[]).map((r) => ({
+      id: Number(r['id']),
+      folder: String(r['folder']),
+      fileName: String(r['file_name']),
+      state: String(r['state']),
+      claimedAt: Number(r['created_at']),
+      jobId: opt(r['job_id']),
+    }));
+  }
+
+  /**
+   * Ids of the newest `limit` file items dropped under this bare name, or with this content (and,
+   * when the place is known, in that folder under that name).
+   */
+  fileItemIds(match: FileMatch, limit: number): number[] {
+    const rows =
+      'fileName' in match
+        ? this.reads.idsByName.all(match.fileName, limit)
+        : match.placed
+          ? this.reads.idsByPlacedFile.all(match.sha256, match.placed.folder, match.placed.fileName, limit)
+          : this.reads.idsByContent.all(match.sha256, limit);
+    return (rows as Row[]).map((r) => Number(r['id']));
+  }
+
+  close(): void {
+    if (this.db.open) this.db.close();
+  }
+}
