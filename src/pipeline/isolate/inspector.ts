@@ -15,6 +15,12 @@ import type { TaskName, Tasks } from './tasks.js';
 
 export { TaskError };
 
+/**
+ * A worker idle this long is ended (about 45 MB each on Node 24); starting one again costs about
+ * 0.1-0.3 s of CPU (a new isolate loading pdf-lib), paid at most once per such pause.
+ */
+export const WORKER_IDLE_MS = 30_000;
+
 type Answer<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
 
 /**
@@ -60,7 +66,7 @@ export class Inspector {
     this.limits = { ...defaults, ...limits, limits: { ...defaults.limits, ...limits.limits } };
     this.pool = new WorkerPool(
       () => spawnWorker(this.limits),
-      { threads: this.limits.workers, timeLimitMs: this.limits.timeLimit },
+      { threads: this.limits.workers, timeLimitMs: this.limits.timeLimit, idleMs: WORKER_IDLE_MS },
       (text) => log?.debug({ parser: text.slice(0, 500) }, 'parser message'),
     );
   }

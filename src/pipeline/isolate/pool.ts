@@ -11,10 +11,16 @@
 import type { Worker } from 'node:worker_threads';
 
 export interface PoolLimits {
-  /** Worker threads at most; started on demand, kept while the pool lives. */
+  /** Worker threads at most; started on demand. */
   threads: number;
   /** Time one task may run, in ms. */
   timeLimitMs: number;
+  /**
+   * A worker left without a task this long (ms) is ended, and started again on demand: each holds
+   * tens of MB (an isolate with the parsers loaded) that an agent at rest does not need.
+   * Undefined: kept while the pool lives.
+   */
+  idleMs?: number | undefined;
 }
 
 export type LimitHit =
@@ -57,6 +63,8 @@ interface Slot {
   ready: boolean;
   job?: Job | undefined;
   timer?: NodeJS.Timeout | undefined;
+  /** Ends the worker once it has been idle for `idleMs`. */
+  idleTimer?: NodeJS.Timeout | undefined;
 }
 
 export class WorkerPool {
@@ -95,6 +103,7 @@ export class WorkerPool {
     this.idle.length = 0;
     for (const slot of slots) {
       clearTimeout(slot.timer);
+      clearTimeout(slot.idleTimer);
       slot.job?.reject(new Error('the inspection pool is closed'));
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
@@ -133,6 +142,7 @@ export class WorkerPool {
 
   private dispatch(slot: Slot, job: Job): void {
     slot.job = job;
+    clearTimeout(slot.idleTimer);
     slot.worker.ref();
     const ms = this.limits.timeLimitMs;
     slot.timer = setTimeout(
@@ -163,12 +173,24 @@ export class WorkerPool {
     slot.worker.unref();
     this.idle.push(slot);
     this.pump();
+    if (this.limits.idleMs !== undefined && !slot.job) {
+      slot.idleTimer = setTimeout(() => this.retireIdle(slot), this.limits.idleMs).unref();
+    }
+  }
+
+  /** Ends a worker that has had no task for `idleMs`; the next task starts a new one. */
+  private retireIdle(slot: Slot): void {
+    if (slot.job || !this.slots.delete(slot)) return;
+    const at = this.idle.indexOf(slot);
+    if (at !== -1) this.idle.splice(at, 1);
+    void slot.worker.terminate();
   }
 
   /** Ends a worker for good (limit hit, crash, exit): its task answers the hit, a new worker follows on demand. */
   private retire(slot: Slot, hit: LimitHit): void {
     if (!this.slots.delete(slot)) return;
     clearTimeout(slot.timer);
+    clearTimeout(slot.idleTimer);
     if (!slot.ready && ++this.failedStarts >= 3) {
       const err = new Error(`the inspection worker cannot start: ${hit.message}`);
       for (const job of this.queue.splice(0)) job.reject(err);

@@ -4,7 +4,7 @@
  * the pool goes on answering the next task on a fresh worker.
  */
 import { Worker } from 'node:worker_threads';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { TaskError, WorkerPool } from '../../../src/pipeline/isolate/pool.js';
 
 const FAULTS = `
@@ -20,16 +20,17 @@ parentPort.postMessage({ ready: true });
 `;
 
 const pools: WorkerPool[] = [];
-function pool(threads = 1, timeLimitMs = 500): WorkerPool {
+function pool(threads = 1, timeLimitMs = 500, idleMs?: number): WorkerPool {
   const p = new WorkerPool(
     () => new Worker(FAULTS, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 32 } }),
-    { threads, timeLimitMs },
+    { threads, timeLimitMs, idleMs },
   );
   pools.push(p);
   return p;
 }
 
 afterEach(async () => {
+  vi.useRealTimers();
   await Promise.all(pools.splice(0).map((p) => p.close()));
 });
 
@@ -83,6 +84,31 @@ describe('WorkerPool', () => {
     const answers = await Promise.all([1, 2, 3, 4].map((n) => p.run<{ threadId: number }>('echo', [n])));
     expect(new Set(answers.map((a) => a.ok && a.value.threadId)).size).toBeLessThanOrEqual(2);
     expect(p.size).toBeLessThanOrEqual(2);
+  });
+
+  it('ends a worker idle for idleMs and starts a new one for the next task', async () => {
+    // Fake timers for the idle timer only; the worker's messages are real.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const p = pool(1, 20_000, 30_000);
+    const first = await p.run<{ threadId: number }>('echo', [1]);
+    vi.advanceTimersByTime(29_999);
+    expect(p.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(p.size).toBe(0);
+    const second = await p.run<{ threadId: number }>('echo', [2]);
+    expect(second).toMatchObject({ ok: true, value: { echo: 2 } });
+    expect(second.ok && first.ok && second.value.threadId).not.toBe(first.ok && first.value.threadId);
+  });
+
+  it('keeps a worker that gets a task before idleMs has passed', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const p = pool(1, 20_000, 30_000);
+    const first = await p.run<{ threadId: number }>('echo', [1]);
+    vi.advanceTimersByTime(20_000);
+    const second = await p.run<{ threadId: number }>('echo', [2]);
+    vi.advanceTimersByTime(20_000);
+    expect(p.size).toBe(1);
+    expect(second.ok && first.ok && second.value.threadId).toBe(first.ok && first.value.threadId);
   });
 
   it('refuses new tasks once closed', async () => {
