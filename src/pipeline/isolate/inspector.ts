@@ -20,6 +20,12 @@ export { TaskError };
  * 0.1-0.3 s of CPU (a new isolate loading pdf-lib), paid at most once per such pause.
  */
 export const WORKER_IDLE_MS = 30_000;
+/**
+ * A second worker starts only once files have waited this long for the first: a small PDF's
+ * check takes a few ms, so one worker keeps up with a steady stream and the second (and its
+ * memory) is only paid for when checks queue up.
+ */
+export const WORKER_GROW_AFTER_MS = 100;
 
 type Answer<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
 
@@ -66,7 +72,12 @@ export class Inspector {
     this.limits = { ...defaults, ...limits, limits: { ...defaults.limits, ...limits.limits } };
     this.pool = new WorkerPool(
       () => spawnWorker(this.limits),
-      { threads: this.limits.workers, timeLimitMs: this.limits.timeLimit, idleMs: WORKER_IDLE_MS },
+      {
+        threads: this.limits.workers,
+        timeLimitMs: this.limits.timeLimit,
+        idleMs: WORKER_IDLE_MS,
+        growAfterMs: WORKER_GROW_AFTER_MS,
+      },
       (text) => log?.debug({ parser: text.slice(0, 500) }, 'parser message'),
     );
   }

@@ -21,6 +21,12 @@ export interface PoolLimits {
    * Undefined: kept while the pool lives.
    */
   idleMs?: number | undefined;
+  /**
+   * With a worker already running, another starts only once tasks have waited this long (ms)
+   * without the queue emptying: a worker that keeps up is not joined by one that would sit idle.
+   * Undefined: a worker starts for every waiting task, up to `threads`.
+   */
+  growAfterMs?: number | undefined;
 }
 
 export type LimitHit =
@@ -74,6 +80,9 @@ export class WorkerPool {
   private closed = false;
   /** Workers in a row that died before they were ready: a broken worker script, not a file. */
   private failedStarts = 0;
+  /** Fires once tasks have waited `growAfterMs`; cleared whenever the queue empties. */
+  private growTimer: NodeJS.Timeout | undefined;
+  private mayGrow = false;
 
   constructor(
     private readonly spawn: () => Worker,
@@ -97,6 +106,7 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.growTimer);
     for (const job of this.queue.splice(0)) job.reject(new Error('the inspection pool is closed'));
     const slots = [...this.slots];
     this.slots.clear();
@@ -119,8 +129,21 @@ export class WorkerPool {
       const starting = [...this.slots].filter((s) => !s.ready).length;
       // Enough workers already on their way for the queue: wait for them.
       if (this.slots.size >= this.limits.threads || starting >= this.queue.length) return;
+      const growAfterMs = this.limits.growAfterMs;
+      if (this.slots.size > 0 && growAfterMs !== undefined && !this.mayGrow) {
+        this.growTimer ??= setTimeout(() => {
+          this.growTimer = undefined;
+          this.mayGrow = true;
+          this.pump();
+        }, growAfterMs).unref();
+        return;
+      }
+      this.mayGrow = false;
       this.start();
     }
+    clearTimeout(this.growTimer);
+    this.growTimer = undefined;
+    this.mayGrow = false;
   }
 
   private start(): void {

@@ -14,16 +14,17 @@ parentPort.on('message', ({ task, args }) => {
   if (task === 'loop') for (;;) {}
   if (task === 'hog') { const keep = []; for (;;) keep.push(new Array(1e5).fill({ a: 1 })); }
   if (task === 'exit') process.exit(3);
+  if (task === 'wait') { Atomics.wait(new Int32Array(args[0]), 0, 0); return parentPort.postMessage({ value: { threadId } }); }
   if (task === 'throw') return parentPort.postMessage({ error: { message: 'gone', code: 'ENOENT' } });
 });
 parentPort.postMessage({ ready: true });
 `;
 
 const pools: WorkerPool[] = [];
-function pool(threads = 1, timeLimitMs = 500, idleMs?: number): WorkerPool {
+function pool(threads = 1, timeLimitMs = 500, idleMs?: number, growAfterMs?: number): WorkerPool {
   const p = new WorkerPool(
     () => new Worker(FAULTS, { eval: true, resourceLimits: { maxOldGenerationSizeMb: 32 } }),
-    { threads, timeLimitMs, idleMs },
+    { threads, timeLimitMs, idleMs, growAfterMs },
   );
   pools.push(p);
   return p;
@@ -109,6 +110,37 @@ describe('WorkerPool', () => {
     vi.advanceTimersByTime(20_000);
     expect(p.size).toBe(1);
     expect(second.ok && first.ok && second.value.threadId).toBe(first.ok && first.value.threadId);
+  });
+
+  it('starts a second worker only once a task has waited growAfterMs for the first', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const p = pool(2, 20_000, undefined, 1000);
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    let started!: () => void;
+    const blockedStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const blocked = p.run<{ threadId: number }>('wait', [gate.buffer], started);
+    const waiting = p.run<{ threadId: number }>('echo', ['second']);
+    await blockedStarted;
+    vi.advanceTimersByTime(999);
+    expect(p.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(p.size).toBe(2);
+    const second = await waiting;
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+    const first = await blocked;
+    expect(second.ok && first.ok && second.value.threadId).not.toBe(first.ok && first.value.threadId);
+  });
+
+  it('keeps one worker while it answers every waiting task before growAfterMs', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const p = pool(2, 20_000, undefined, 1000);
+    const answers = await Promise.all([1, 2, 3, 4].map((n) => p.run<{ threadId: number }>('echo', [n])));
+    vi.advanceTimersByTime(1000);
+    expect(p.size).toBe(1);
+    expect(new Set(answers.map((a) => a.ok && a.value.threadId)).size).toBe(1);
   });
 
   it('refuses new tasks once closed', async () => {
