@@ -26,7 +26,17 @@ export function idleRows(r: Outcome): string[][] {
       '',
       `target < ${IDLE_TARGETS.cpuPercentOfCore} %`,
     ],
-    [name, 'RSS', `${r.rssMB} MB`, '', '', `target < ${IDLE_TARGETS.rssMB} MB`],
+    [
+      name,
+      'RSS',
+      `${r.rssMB} MB`,
+      '',
+      '',
+      `target < ${IDLE_TARGETS.rssMB} MB${r.rssFileMB === undefined ? '' : `; ${r.rssFileMB} MB of it file-backed (the node binary's pages)`}`,
+    ],
+    ...(r.emptyNodeRssMB === undefined
+      ? []
+      : [[name, 'RSS of an empty node, same flags', `${r.emptyNodeRssMB} MB`, '', '', 'the floor']]),
   ];
 }
 
