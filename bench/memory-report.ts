@@ -23,4 +23,25 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   per worker (4 or 2 MB instead of 16) saved 5-10 MB only. Peaks under 150 MB on Node 24 need the
   workers to cost less (one worker, a lighter worker bundle, or workers stopped when idle), which
   was not done here; burst and the large file were not run again on Node 24.
+- Second pass (2026-11-26, Node 24.21.0, load average 12-26 from other engineers' runs):
+  - Inspection workers: one costs 44-56 MB (the compiled Inspector alone inspecting 1,500-3,000
+    small PDFs, 8 at a time, one worker: 82 → 126-139 MB, flat after the first 500). A worker left
+    idle for 30 s is now ended (started again with the next file); with one worker already
+    running, a second starts only once files have waited 100 ms for it. In the burst (1,000 files,
+    two rounds, arms alternated) the lazy pool made 23.2 and 25.8 files/s at 16.4-16.8 ms of CPU
+    per file against 6.7 and 22.1 at 17.9-21.5 for the pool that started both workers at once:
+    no cost. It did not lower the burst's peak (213.9-215.2 against 206.8-214.6 MiB): under that
+    load the checks queue and the second worker starts. It keeps the second worker's ~50 MB away
+    from a stream one worker keeps up with, and both away from an agent at rest.
+  - Where a burst's peak is (the 1,000-file burst sampled every second inside the agent): V8's
+    heap of the main thread stays at 35-42 MB total; the resident set climbs from 130 to 220 MB
+    with the anonymous memory outside it (worker isolates, malloc: SQLite pages, TLS, libuv).
+    A worker without zod (its payload tasks loaded on first use, the limits' defaults without the
+    schema) was 0-8 MB smaller; a worker young generation of 4 MB instead of 16, 5 MB smaller at
+    8 % more CPU: neither taken.
+  - Return path on Node 24 at 2,000 events and 2,000 Peppol documents (\`benchReturnPath\` driven from
+    a script, \`--baseline-docs 0\`): 4,000 proofs peaked at 175.9 MiB (15.1 proofs/s at load 25),
+    2,011 Peppol documents at 144.3 MiB. Not profiled further in this pass.
+  - Peaks under 150 MB are NOT met on Node 24 in the burst, the backlog or the return path: the
+    agent at rest already holds about 120 MB there (see Idle), 44 of it an empty node.
 `;
