@@ -32,7 +32,7 @@ export function idleRows(r: Outcome): string[][] {
       `${r.rssMB} MB`,
       '',
       '',
-      `target < ${IDLE_TARGETS.rssMB} MB${r.rssFileMB === undefined ? '' : `; ${r.rssFileMB} MB of it file-backed (the node binary's pages)`}`,
+      `target < ${IDLE_TARGETS.rssMB} MB${r.rssFileMB === undefined ? '' : `; ${r.rssFileMB} MB of it file-backed (pages of the node binary and libraries)`}`,
     ],
     ...(r.emptyNodeRssMB === undefined
       ? []
