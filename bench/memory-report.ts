@@ -30,8 +30,8 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     running, a second starts only once files have waited 100 ms for it. In the burst (1,000 files,
     two rounds, arms alternated) the lazy pool made 23.2 and 25.8 files/s at 16.4-16.8 ms of CPU
     per file against 6.7 and 22.1 at 17.9-21.5 for the pool that started both workers at once:
-    no cost. It did not lower the burst's peak (213.9-215.2 against 206.8-214.6 MiB): under that
-    load the checks queue and the second worker starts. It keeps the second worker's ~50 MB away
+    no cost. It did not lower the burst's peak (213.9-215.2 against 206.8-214.6 MiB), nor did one
+    worker alone (below): the burst's peak is elsewhere. It keeps the second worker's ~50 MB away
     from a stream one worker keeps up with, and both away from an agent at rest.
   - Where a burst's peak is (the 1,000-file burst sampled every second inside the agent): V8's
     heap of the main thread stays at 35-42 MB total; the resident set climbs from 130 to 220 MB
@@ -40,8 +40,22 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     schema) was 0-8 MB smaller; a worker young generation of 4 MB instead of 16, 5 MB smaller at
     8 % more CPU: neither taken.
   - Return path on Node 24 at 2,000 events and 2,000 Peppol documents (\`benchReturnPath\` driven from
-    a script, \`--baseline-docs 0\`): 4,000 proofs peaked at 175.9 MiB (15.1 proofs/s at load 25),
-    2,011 Peppol documents at 144.3 MiB. Not profiled further in this pass.
+    a script, \`--baseline-docs 0\`, two runs side by side at load average 20-26): 4,000 proofs
+    peaked at 175.9 MiB with the flags of before and 175.2 with \`--v8-pool-size=1
+    --max-old-space-size=256\` (15.1 and 15.6 proofs/s), 2,011 Peppol documents at 144.3 and
+    132.4 MiB (under 150 at this size). The proofs pass was not profiled further in this pass.
+  - Backlog on Node 24, 20,000 files (\`benchBacklog\` from a script, the 60 s window, load average
+    17-20): peak 200.2 MiB, 180.4 at the first upload (207.2 and 184.6 in a run sampled every
+    second). Inside the agent: 59 MB anonymous before the first file, 127 MB three seconds after
+    the intake started (two threads more: inspection), then about 1 MB/s more while V8's heap of
+    the main thread grows only from 38 to 50 MB total. What the rest is (worker heaps, malloc
+    of the libuv threads, SQLite) was not found in this pass.
+  - One inspection worker instead of two (\`inspection.workers: 1\` as the default, in a test
+    build) did not lower the burst's peak: 216.1 and 216.9 MiB against 217.2 and 214.7 (1,000
+    files, two rounds alternated, 25.4-25.7 against 14.1-22.1 files/s), so the default stays 2,
+    started lazily as above.
+  - \`MALLOC_ARENA_MAX=2\` in the agent's environment: burst peak 200.5 against 209.6 MiB (one run
+    each, side by side); not put in the unit on one run's evidence.
   - Peaks under 150 MB are NOT met on Node 24 in the burst, the backlog or the return path: the
     agent at rest already holds about 120 MB there (see Idle), 44 of it an empty node.
 `;
