@@ -22,9 +22,10 @@ export interface PoolLimits {
    */
   idleMs?: number | undefined;
   /**
-   * With a worker already running, another starts only once tasks have waited this long (ms)
-   * without the queue emptying: a worker that keeps up is not joined by one that would sit idle.
-   * Undefined: a worker starts for every waiting task, up to `threads`.
+   * With a worker already running, another starts only once a task has waited this long (ms) for
+   * one: a worker that keeps up is not joined by one that would sit idle, while a long check (a
+   * large PDF) does not hold up the files behind it for longer than this. Undefined: a worker
+   * starts for every waiting task, up to `threads`.
    */
   growAfterMs?: number | undefined;
 }
@@ -57,6 +58,8 @@ export class TaskError extends Error {
 
 interface Job {
   task: string;
+  /** performance.now() when it was queued. */
+  queuedAt: number;
   args: unknown[];
   /** Told when a worker takes the job (after any wait in the queue or for a worker to start). */
   started?: (() => void) | undefined;
@@ -80,9 +83,8 @@ export class WorkerPool {
   private closed = false;
   /** Workers in a row that died before they were ready: a broken worker script, not a file. */
   private failedStarts = 0;
-  /** Fires once tasks have waited `growAfterMs`; cleared whenever the queue empties. */
+  /** Fires when the oldest waiting task will have waited `growAfterMs`; cleared when the queue empties. */
   private growTimer: NodeJS.Timeout | undefined;
-  private mayGrow = false;
 
   constructor(
     private readonly spawn: () => Worker,
@@ -94,7 +96,7 @@ export class WorkerPool {
   run<T>(task: string, args: unknown[], started?: () => void): Promise<PoolAnswer<T>> {
     if (this.closed) return Promise.reject(new Error('the inspection pool is closed'));
     return new Promise<PoolAnswer<unknown>>((resolve, reject) => {
-      this.queue.push({ task, args, resolve, reject, started });
+      this.queue.push({ task, args, queuedAt: performance.now(), resolve, reject, started });
       this.pump();
     }) as Promise<PoolAnswer<T>>;
   }
@@ -130,20 +132,20 @@ export class WorkerPool {
       // Enough workers already on their way for the queue: wait for them.
       if (this.slots.size >= this.limits.threads || starting >= this.queue.length) return;
       const growAfterMs = this.limits.growAfterMs;
-      if (this.slots.size > 0 && growAfterMs !== undefined && !this.mayGrow) {
-        this.growTimer ??= setTimeout(() => {
-          this.growTimer = undefined;
-          this.mayGrow = true;
-          this.pump();
-        }, growAfterMs).unref();
-        return;
+      if (this.slots.size > 0 && growAfterMs !== undefined) {
+        const waited = performance.now() - (this.queue[0] as Job).queuedAt;
+        if (waited < growAfterMs) {
+          this.growTimer ??= setTimeout(() => {
+            this.growTimer = undefined;
+            this.pump();
+          }, growAfterMs - waited).unref();
+          return;
+        }
       }
-      this.mayGrow = false;
       this.start();
     }
     clearTimeout(this.growTimer);
     this.growTimer = undefined;
-    this.mayGrow = false;
   }
 
   private start(): void {

@@ -113,7 +113,7 @@ describe('WorkerPool', () => {
   });
 
   it('starts a second worker only once a task has waited growAfterMs for the first', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const p = pool(2, 20_000, undefined, 1000);
     const gate = new Int32Array(new SharedArrayBuffer(4));
     let started!: () => void;
@@ -134,8 +134,34 @@ describe('WorkerPool', () => {
     expect(second.ok && first.ok && second.value.threadId).not.toBe(first.ok && first.value.threadId);
   });
 
+  it('counts how long the oldest waiting task has waited, not how long the queue has been busy', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const p = pool(2, 20_000, undefined, 1000);
+    const gates = [0, 1].map(() => new Int32Array(new SharedArrayBuffer(4)));
+    const open = (gate: Int32Array) => {
+      Atomics.store(gate, 0, 1);
+      Atomics.notify(gate, 0);
+    };
+    const told: (() => void)[] = [];
+    const starts = [0, 1].map((n) => new Promise<void>((resolve) => (told[n] = resolve)));
+    const held = gates.map((gate, n) => p.run('wait', [gate.buffer], told[n]));
+    await starts[0];
+    vi.advanceTimersByTime(600);
+    const third = p.run<{ echo: string }>('echo', ['third']);
+    open(gates[0]!);
+    await starts[1];
+    // The second task waited 600 ms and was taken; the third, queued since 600, has waited 400.
+    vi.advanceTimersByTime(400);
+    expect(p.size).toBe(1);
+    vi.advanceTimersByTime(600);
+    expect(p.size).toBe(2);
+    expect(await third).toMatchObject({ ok: true, value: { echo: 'third' } });
+    open(gates[1]!);
+    await Promise.all(held);
+  });
+
   it('keeps one worker while it answers every waiting task before growAfterMs', async () => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const p = pool(2, 20_000, undefined, 1000);
     const answers = await Promise.all([1, 2, 3, 4].map((n) => p.run<{ threadId: number }>('echo', [n])));
     vi.advanceTimersByTime(1000);
