@@ -23,7 +23,8 @@ export interface PoolLimits {
   idleMs?: number | undefined;
   /**
    * With a worker already running, another starts only once a task has waited this long (ms) for
-   * one: a worker that keeps up is not joined by one that would sit idle, while a long check (a
+   * one, counted from when the last worker became ready (a slow start under load is not a queue):
+   * a worker that keeps up is not joined by one that would sit idle, while a long check (a
    * large PDF) does not hold up the files behind it for longer than this. Undefined: a worker
    * starts for every waiting task, up to `threads`.
    */
@@ -85,6 +86,8 @@ export class WorkerPool {
   private failedStarts = 0;
   /** Fires when the oldest waiting task will have waited `growAfterMs`; cleared when the queue empties. */
   private growTimer: NodeJS.Timeout | undefined;
+  /** performance.now() when a worker last became ready: a wait for a starting worker does not count. */
+  private lastReadyAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly spawn: () => Worker,
@@ -133,7 +136,8 @@ export class WorkerPool {
       if (this.slots.size >= this.limits.threads || starting >= this.queue.length) return;
       const growAfterMs = this.limits.growAfterMs;
       if (this.slots.size > 0 && growAfterMs !== undefined) {
-        const waited = performance.now() - (this.queue[0] as Job).queuedAt;
+        if (starting > 0) return; // pumped again once it is ready
+        const waited = performance.now() - Math.max((this.queue[0] as Job).queuedAt, this.lastReadyAt);
         if (waited < growAfterMs) {
           this.growTimer ??= setTimeout(() => {
             this.growTimer = undefined;
@@ -187,6 +191,7 @@ export class WorkerPool {
     if ('ready' in m) {
       slot.ready = true;
       this.failedStarts = 0;
+      this.lastReadyAt = performance.now();
     } else {
       const job = slot.job;
       clearTimeout(slot.timer);

@@ -160,6 +160,29 @@ describe('WorkerPool', () => {
     await Promise.all(held);
   });
 
+  it('does not count the time the first worker takes to start as waiting', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
+    const p = pool(2, 20_000, undefined, 1000);
+    const gate = new Int32Array(new SharedArrayBuffer(4));
+    let started!: () => void;
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const first = p.run('wait', [gate.buffer], started);
+    const second = p.run<{ echo: string }>('echo', ['second']);
+    vi.advanceTimersByTime(1500); // the worker is still starting: a slow start under load
+    await firstStarted;
+    expect(p.size).toBe(1);
+    vi.advanceTimersByTime(999);
+    expect(p.size).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(p.size).toBe(2);
+    expect(await second).toMatchObject({ ok: true });
+    Atomics.store(gate, 0, 1);
+    Atomics.notify(gate, 0);
+    await first;
+  });
+
   it('keeps one worker while it answers every waiting task before growAfterMs', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
     const p = pool(2, 20_000, undefined, 1000);
