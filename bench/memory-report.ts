@@ -25,15 +25,24 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   was not done here; burst and the large file were not run again on Node 24.
 - Second pass (2026-11-26, Node 24.21.0, load average 12-26 from other engineers' runs):
   - Inspection workers: one costs 44-56 MB (the compiled Inspector alone inspecting 1,500-3,000
-    small PDFs, 8 at a time, one worker: 82 → 126-139 MB, flat after the first 500). A worker left
-    idle for 30 s is now ended (started again with the next file); with one worker already
-    running, a second starts only once files have waited 100 ms for it. In the burst (1,000 files,
-    two rounds, arms alternated) the lazy pool made 23.2 and 25.8 files/s at 16.4-16.8 ms of CPU
-    per file against 6.7 and 22.1 at 17.9-21.5 for the pool that started both workers at once:
-    no cost. It did not lower the burst's peak (213.9-215.2 against 206.8-214.6 MiB), nor did one
-    worker alone (below): the burst's peak is elsewhere. It keeps the second worker's ~50 MB away
-    from a stream one worker keeps up with, and both away from an agent at rest.
-  - Where a burst's peak is (the 1,000-file burst sampled every second inside the agent): V8's
+    small PDFs, 8 at a time, one worker: 82 → 126-139 MB, flat after the first 500; inside, a
+    worker's V8 heap is 28 MB and its external memory 11-13 MB at the burst's peak). A worker left
+    idle for 30 s is now ended (started again with the next file). With one worker running, a
+    second starts only once a check has waited 1 s for it, counted from when the last worker
+    became ready. The burst (1,000 files, two rounds, arms alternated against one warm sandbox):
+    - both workers started at once (before): 6.7 and 22.1 files/s, 17.9-21.5 ms of CPU per file,
+      peak 206.8 and 214.6 MiB;
+    - one worker only (\`inspection.workers: 1\` in a test build): 28.9, 9.9, 35.6, 17.6, 54.5 and
+      64.5 files/s in three A/B runs, 12.5-20.9 ms per file, peak 177.0-185.9 MiB;
+    - the lazy pool as committed (second worker after a 1 s wait): 44.6 and 81.9 files/s at
+      15.4 and 11.8 ms per file against 54.5 and 64.5 for one worker in the same run, peak 177.4
+      and 175.8 MiB against 177.0 and 179.0. On two cores a small PDF's check never waits a
+      second, so the burst runs on one worker, at no cost in files/s, 35-40 MiB lower.
+    - Rules tried before it: "the queue busy for 100 ms" (23.2, 25.8, 25.1 and 14.4 files/s,
+      peaks 212.5-216.4 MiB) and "the oldest check waited 1 s from its queueing" (15.6 files/s,
+      210.6 MiB) still ran two workers in the burst: the checks queued behind the first worker
+      while it started; counting from its readiness removed that.
+  - Where a burst's peak was, with two workers (sampled every second inside the agent): V8's
     heap of the main thread stays at 35-42 MB total; the resident set climbs from 130 to 220 MB
     with the anonymous memory outside it (worker isolates, malloc: SQLite pages, TLS, libuv).
     A worker without zod (its payload tasks loaded on first use, the limits' defaults without the
@@ -46,16 +55,16 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     132.4 MiB (under 150 at this size). The proofs pass was not profiled further in this pass.
   - Backlog on Node 24, 20,000 files (\`benchBacklog\` from a script, the 60 s window, load average
     17-20): peak 200.2 MiB, 180.4 at the first upload (207.2 and 184.6 in a run sampled every
-    second). Inside the agent: 59 MB anonymous before the first file, 127 MB three seconds after
+    second), 16.5 files/s; with the lazy pool as committed (load average 5-10): 187.0 MiB, 149.3
+    at the first upload, 51.1 files/s. Inside the agent: 59 MB anonymous before the first file, 127 MB three seconds after
     the intake started (two threads more: inspection), then about 1 MB/s more while V8's heap of
     the main thread grows only from 38 to 50 MB total. What the rest is (worker heaps, malloc
     of the libuv threads, SQLite) was not found in this pass.
-  - One inspection worker instead of two (\`inspection.workers: 1\` as the default, in a test
-    build) did not lower the burst's peak: 216.1 and 216.9 MiB against 217.2 and 214.7 (1,000
-    files, two rounds alternated, 25.4-25.7 against 14.1-22.1 files/s), so the default stays 2,
-    started lazily as above.
   - \`MALLOC_ARENA_MAX=2\` in the agent's environment: burst peak 200.5 against 209.6 MiB (one run
     each, side by side); not put in the unit on one run's evidence.
-  - Peaks under 150 MB are NOT met on Node 24 in the burst, the backlog or the return path: the
-    agent at rest already holds about 120 MB there (see Idle), 44 of it an empty node.
+  - Peaks under 150 MB are NOT met on Node 24: the burst 176-177 MiB (from 207-216), the 20,000-file
+    backlog 187 MiB (from 200-207), the 2,000-event return path 175 MiB (proofs); the 2,011 Peppol
+    documents peaked at 132-144 MiB. The agent at rest already holds about 120 MB on Node 24 (see
+    Idle), 44 of it an empty node. The 10,000-event return path and the 100,000-file backlog were
+    not run again at full size (their set-up alone took 7 and more minutes at this load).
 `;
