@@ -94,7 +94,7 @@ function column(
   };
 }
 
-async function agentColumn(dir: string, info: SandboxInfo, options: BurstOptions) {
+export async function agentColumn(dir: string, info: SandboxInfo, options: BurstOptions) {
   const run = await startAgentRun(dir, info, { mainJs: options.mainJs, concurrency: options.concurrency });
   const { names } = await writePdfs(run.staging, options.files);
   try {
@@ -240,7 +240,7 @@ const WARM_UP_FILES = 500;
  * 3.0 ms of sandbox CPU per file, the next one 622 files/s at 2.3 ms. Its files stay until the run
  * ends (support/scratch.ts).
  */
-async function warmUpSandbox(dir: string, info: SandboxInfo, options: BurstOptions): Promise<void> {
+export async function warmUpSandbox(dir: string, info: SandboxInfo, options: BurstOptions): Promise<void> {
   await ceilingColumn(dir, info, { ...options, files: Math.min(WARM_UP_FILES, options.files) });
 }
 

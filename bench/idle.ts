@@ -9,15 +9,26 @@
  *   Involuntary switches are left out: they are preemptions of a running thread, which follow the
  *   machine's load (on a loaded machine they tripled the count), not the agent's wake-ups.
  * - CPU: (utime + stime) over the window, as a share of one core.
- * - RSS: VmRSS at the end of the window.
+ * - RSS: VmRSS at the end of the window, and how much of it is file-backed (RssFile: pages of the
+ *   node binary and shared libraries, which a process cannot give back).
+ * - The floor: VmRSS of an empty node process with the same flags (`node <flags> -e
+ *   'setInterval(() => {}, 1e3)'`), started with the window and read at its end.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/agent/agent.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { freePort } from '../test/support/free-port.js';
-import { cpuMs, startAgentProcess, startSandboxProcess, stopChild, waitReady } from './support/processes.js';
+import {
+  agentNodeFlags,
+  cpuMs,
+  startAgentProcess,
+  startSandboxProcess,
+  stopChild,
+  waitReady,
+} from './support/processes.js';
 import { scratchDir } from './support/scratch.js';
 import { round } from './support/stats.js';
 
@@ -37,6 +48,10 @@ export interface IdleResult {
   wakeupsPerSecond: number;
   cpuPercentOfCore: number;
   rssMB: number;
+  /** The file-backed part of rssMB (RssFile); absent from runs before it was measured. */
+  rssFileMB?: number;
+  /** VmRSS of an empty node process with the agent's flags: what no agent change can go below. */
+  emptyNodeRssMB?: number;
 }
 
 export const IDLE_TARGETS = { wakeupsPerSecond: 5, cpuPercentOfCore: 0.1, rssMB: 80 } as const;
@@ -57,10 +72,10 @@ export function contextSwitches(pid: number): number {
   return total;
 }
 
-/** Resident set (VmRSS) of a live process, in bytes. */
-function rssBytes(pid: number): number {
-  const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (!m) throw new Error(`no VmRSS for ${pid}`);
+/** A resident-set figure (VmRSS, RssFile) of a live process, in bytes. */
+function rssBytes(pid: number, field = 'VmRSS'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no ${field} for ${pid}`);
   return Number(m[1]) * 1024;
 }
 
@@ -99,6 +114,9 @@ export async function benchIdle(options: IdleOptions): Promise<IdleResult> {
       await waitReady(child, opsPort);
       await sleep(options.settleSeconds * 1000);
       const pid = child.pid!;
+      const empty = spawn(process.execPath, [...agentNodeFlags(), '-e', 'setInterval(() => {}, 1e3)'], {
+        stdio: 'ignore',
+      });
       const switchesBefore = contextSwitches(pid);
       const cpuBefore = cpuMs(pid)!;
       const startedAt = performance.now();
@@ -106,6 +124,8 @@ export async function benchIdle(options: IdleOptions): Promise<IdleResult> {
       const seconds = (performance.now() - startedAt) / 1000;
       const switches = contextSwitches(pid) - switchesBefore;
       const cpu = cpuMs(pid)! - cpuBefore;
+      const emptyNodeRss = rssBytes(empty.pid!);
+      empty.kill();
       return {
         scenario: 'idle',
         folders: options.folders,
@@ -114,6 +134,8 @@ export async function benchIdle(options: IdleOptions): Promise<IdleResult> {
         wakeupsPerSecond: round(switches / seconds, 1),
         cpuPercentOfCore: round(cpu / 10 / seconds, 3),
         rssMB: round(rssBytes(pid) / 1e6, 1),
+        rssFileMB: round(rssBytes(pid, 'RssFile') / 1e6, 1),
+        emptyNodeRssMB: round(emptyNodeRss / 1e6, 1),
       };
     } finally {
       await stopChild(child);

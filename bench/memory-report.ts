@@ -23,4 +23,48 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   per worker (4 or 2 MB instead of 16) saved 5-10 MB only. Peaks under 150 MB on Node 24 need the
   workers to cost less (one worker, a lighter worker bundle, or workers stopped when idle), which
   was not done here; burst and the large file were not run again on Node 24.
+- Second pass (2026-11-26, Node 24.21.0, load average 12-26 from other engineers' runs):
+  - Inspection workers: one costs 44-56 MB (the compiled Inspector alone inspecting 1,500-3,000
+    small PDFs, 8 at a time, one worker: 82 → 126-139 MB, flat after the first 500; inside, a
+    worker's V8 heap is 28 MB and its external memory 11-13 MB at the burst's peak). A worker left
+    idle for 30 s is now ended (started again with the next file). With one worker running, a
+    second starts only once a check has waited 1 s for it, counted from when the last worker
+    became ready. The burst (1,000 files, two rounds, arms alternated against one warm sandbox):
+    - both workers started at once (before): 6.7 and 22.1 files/s, 17.9-21.5 ms of CPU per file,
+      peak 206.8 and 214.6 MiB;
+    - one worker only (\`inspection.workers: 1\` in a test build): 28.9, 9.9, 35.6, 17.6, 54.5 and
+      64.5 files/s in three A/B runs, 12.5-20.9 ms per file, peak 177.0-185.9 MiB;
+    - the lazy pool as committed (second worker after a 1 s wait): 44.6 and 81.9 files/s at
+      15.4 and 11.8 ms per file against 54.5 and 64.5 for one worker in the same run, peak 177.4
+      and 175.8 MiB against 177.0 and 179.0. On two cores a small PDF's check never waits a
+      second, so the burst runs on one worker, at no cost in files/s, 35-40 MiB lower.
+    - Rules tried before it: "the queue busy for 100 ms" (23.2, 25.8, 25.1 and 14.4 files/s,
+      peaks 212.5-216.4 MiB) and "the oldest check waited 1 s from its queueing" (15.6 files/s,
+      210.6 MiB) still ran two workers in the burst: the checks queued behind the first worker
+      while it started; counting from its readiness removed that.
+  - Where a burst's peak was, with two workers (sampled every second inside the agent): V8's
+    heap of the main thread stays at 35-42 MB total; the resident set climbs from 130 to 220 MB
+    with the anonymous memory outside it (worker isolates, malloc: SQLite pages, TLS, libuv).
+    A worker without zod (its payload tasks loaded on first use, the limits' defaults without the
+    schema) was 0-8 MB smaller; a worker young generation of 4 MB instead of 16, 5 MB smaller at
+    8 % more CPU: neither taken.
+  - Return path on Node 24 at 2,000 events and 2,000 Peppol documents (\`benchReturnPath\` driven from
+    a script, \`--baseline-docs 0\`, two runs side by side at load average 20-26): 4,000 proofs
+    peaked at 175.9 MiB with the flags of before and 175.2 with \`--v8-pool-size=1
+    --max-old-space-size=256\` (15.1 and 15.6 proofs/s), 2,011 Peppol documents at 144.3 and
+    132.4 MiB (under 150 at this size). The proofs pass was not profiled further in this pass.
+  - Backlog on Node 24, 20,000 files (\`benchBacklog\` from a script, the 60 s window, load average
+    17-20): peak 200.2 MiB, 180.4 at the first upload (207.2 and 184.6 in a run sampled every
+    second), 16.5 files/s; with the lazy pool as committed (load average 5-10): 187.0 MiB, 149.3
+    at the first upload, 51.1 files/s. Inside the agent: 59 MB anonymous before the first file, 127 MB three seconds after
+    the intake started (two threads more: inspection), then about 1 MB/s more while V8's heap of
+    the main thread grows only from 38 to 50 MB total. What the rest is (worker heaps, malloc
+    of the libuv threads, SQLite) was not found in this pass.
+  - \`MALLOC_ARENA_MAX=2\` in the agent's environment: burst peak 200.5 against 209.6 MiB (one run
+    each, side by side); not put in the unit on one run's evidence.
+  - Peaks under 150 MB are NOT met on Node 24: the burst 176-177 MiB (from 207-216), the 20,000-file
+    backlog 187 MiB (from 200-207), the 2,000-event return path 175 MiB (proofs); the 2,011 Peppol
+    documents peaked at 132-144 MiB. The agent at rest already holds about 120 MB on Node 24 (see
+    Idle), 44 of it an empty node. The 10,000-event return path and the 100,000-file backlog were
+    not run again at full size (their set-up alone took 7 and more minutes at this load).
 `;

@@ -66,7 +66,7 @@ export async function startAgentProcess(
   // As the shipped launchers start it (systemd unit, container image).
   const child = spawn(
     process.execPath,
-    [...AGENT_NODE_FLAGS, ...prof, mainJs, 'start', '--config', configFile],
+    [...agentNodeFlags(), ...prof, mainJs, 'start', '--config', configFile],
     {
       stdio: ['ignore', 'ignore', 'inherit'],
     },
@@ -80,6 +80,15 @@ export async function startAgentProcess(
   // The folder watch starts right after the journal is opened.
   await new Promise((r) => setTimeout(r, 300));
   return child;
+}
+
+/**
+ * The Node flags the agent runs with: the shipped ones, then any given to try against them
+ * (`BENCH_AGENT_NODE_FLAGS="--flag …"`; a later flag wins).
+ */
+export function agentNodeFlags(): string[] {
+  const extra = (process.env['BENCH_AGENT_NODE_FLAGS'] ?? '').split(' ').filter(Boolean);
+  return [...AGENT_NODE_FLAGS, ...extra];
 }
 
 /** CPU time (user + system) a live process has used, in ms; undefined off Linux. */

@@ -64,7 +64,10 @@ export function agentView(
           },
         }
       : {}),
-    returns: () => agent.inbound?.stats() ?? {},
+    returns: () => ({
+      ...agent.inbound?.stats(),
+      ...(agent.returns ? { followConcurrency: agent.returns.follower.gate.pacing.limit() } : {}),
+    }),
     ...(config.returns.enabled ? { returnsFile: path.join(config.stateDir, RETURNS_FILE) } : {}),
     ...(hasTokens(client)
       ? {

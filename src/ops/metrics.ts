@@ -39,6 +39,8 @@ export interface ReturnsCounts {
   proofsArchived?: number;
   peppolDocumentsArchived?: number;
   webhookDeliveries?: { accepted: number; rejected: number };
+  /** Calls the follower may have in flight now (its pacing's limit). */
+  followConcurrency?: number;
 }
 
 const DAY_MS = 86_400_000;
@@ -61,6 +63,7 @@ export class AgentMetrics {
 
   constructor(options: { processMetrics?: boolean; version?: string } = {}) {
     const registers = [this.registry];
+    const sourcesNow = () => this.sources;
     const pull = (fn: (s: MetricsSources) => void) => {
       const s = this.sources;
       if (s) fn(s);
@@ -225,6 +228,18 @@ export class AgentMetrics {
       },
     );
 
+    new Gauge({
+      name: 'docex_follow_concurrency',
+      help: "Calls the return path's follower may have in flight now: grows while the service answers well, halves on 429/503 (absent: return path off).",
+      registers,
+      async collect() {
+        this.reset();
+        this.remove();
+        const read = sourcesNow()?.returns;
+        const n = read ? (await read()).followConcurrency : undefined;
+        if (n !== undefined) this.set(n);
+      },
+    });
     new Gauge({
       name: 'docex_files_waiting',
       help: 'Files claimed and not finished (done or rejected) yet, by folder and journal state.',

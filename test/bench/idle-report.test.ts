@@ -21,6 +21,18 @@ describe('idle scenario report', () => {
     ]);
   });
 
+  it("shows the RSS's file-backed part and an empty node's RSS, the floor, when measured", () => {
+    const rows = idleRows({ ...result, rssMB: 122.9, rssFileMB: 65.3, emptyNodeRssMB: 44 });
+    expect(rows.slice(2).map((r) => [r[1], r[2], r[5]])).toEqual([
+      [
+        'RSS',
+        '122.9 MB',
+        'target < 80 MB; 65.3 MB of it file-backed (pages of the node binary and libraries)',
+      ],
+      ['RSS of an empty node, same flags', '44 MB', 'the floor'],
+    ]);
+  });
+
   it('marks each target met or not met', () => {
     expect(idleTargets(result)).toEqual([
       'Idle wake-ups ≤ 5/s: 2.8/s — met.',

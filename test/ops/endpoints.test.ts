@@ -319,6 +319,20 @@ describe('ops endpoints', () => {
     expect(proofs).toBe(2);
   });
 
+  it("shows the follower's current concurrency, as its pacing sets it", async () => {
+    const { agent, url } = await startWithOps({
+      extra: { returns: returnsConfig(h) },
+      agentOptions: { returns: { maxSleepMs: 5 } },
+    });
+    const pacing = agent.returns!.follower.gate.pacing;
+    expect(sample((await get(`${url}/metrics`)).text, 'docex_follow_concurrency')).toBe(pacing.limit());
+    // Two 429 answers in a row, each after a decrease: the limit halves twice (auto starts at 4).
+    pacing.answered(pacing.started(0), { ok: false, status: 429 }, 0, true);
+    pacing.answered(pacing.started(0), { ok: false, status: 429 }, 0, true);
+    expect(pacing.limit()).toBe(1);
+    expect(sample((await get(`${url}/metrics`)).text, 'docex_follow_concurrency')).toBe(1);
+  });
+
   it('counts the incoming Peppol documents the inbox saved', async () => {
     const { agent, url } = await startWithOps({
       extra: { peppolInbox: { enabled: true, target: { type: 'local', path: path.join(h.dir, 'inbox') } } },

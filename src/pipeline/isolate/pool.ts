@@ -12,10 +12,24 @@ import type { Worker } from 'node:worker_threads';
 import { DocexError } from '../../core/errors.js';
 
 export interface PoolLimits {
-  /** Worker threads at most; started on demand, kept while the pool lives. */
+  /** Worker threads at most; started on demand. */
   threads: number;
   /** Time one task may run, in ms. */
   timeLimitMs: number;
+  /**
+   * A worker left without a task this long (ms) is ended, and started again on demand: each holds
+   * tens of MB (an isolate with the parsers loaded) that an agent at rest does not need.
+   * Undefined: kept while the pool lives.
+   */
+  idleMs?: number | undefined;
+  /**
+   * With a worker already running, another starts only once a task has waited this long (ms) for
+   * one, counted from when the last worker became ready (a slow start under load is not a queue):
+   * a worker that keeps up is not joined by one that would sit idle, while a long check (a
+   * large PDF) does not hold up the files behind it for longer than this. Undefined: a worker
+   * starts for every waiting task, up to `threads`.
+   */
+  growAfterMs?: number | undefined;
 }
 
 export type LimitHit =
@@ -46,6 +60,8 @@ export class TaskError extends Error {
 
 interface Job {
   task: string;
+  /** performance.now() when it was queued. */
+  queuedAt: number;
   args: unknown[];
   /** Told when a worker takes the job (after any wait in the queue or for a worker to start). */
   started?: (() => void) | undefined;
@@ -58,6 +74,8 @@ interface Slot {
   ready: boolean;
   job?: Job | undefined;
   timer?: NodeJS.Timeout | undefined;
+  /** Ends the worker once it has been idle for `idleMs`. */
+  idleTimer?: NodeJS.Timeout | undefined;
 }
 
 export class WorkerPool {
@@ -67,6 +85,10 @@ export class WorkerPool {
   private closed = false;
   /** Workers in a row that died before they were ready: a broken worker script, not a file. */
   private failedStarts = 0;
+  /** Fires when the oldest waiting task will have waited `growAfterMs`; cleared when the queue empties. */
+  private growTimer: NodeJS.Timeout | undefined;
+  /** performance.now() when a worker last became ready: a wait for a starting worker does not count. */
+  private lastReadyAt = Number.NEGATIVE_INFINITY;
 
   constructor(
     private readonly spawn: () => Worker,
@@ -78,7 +100,7 @@ export class WorkerPool {
   run<T>(task: string, args: unknown[], started?: () => void): Promise<PoolAnswer<T>> {
     if (this.closed) return Promise.reject(new Error('the inspection pool is closed'));
     return new Promise<PoolAnswer<unknown>>((resolve, reject) => {
-      this.queue.push({ task, args, resolve, reject, started });
+      this.queue.push({ task, args, queuedAt: performance.now(), resolve, reject, started });
       this.pump();
     }) as Promise<PoolAnswer<T>>;
   }
@@ -90,12 +112,14 @@ export class WorkerPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.growTimer);
     for (const job of this.queue.splice(0)) job.reject(new Error('the inspection pool is closed'));
     const slots = [...this.slots];
     this.slots.clear();
     this.idle.length = 0;
     for (const slot of slots) {
       clearTimeout(slot.timer);
+      clearTimeout(slot.idleTimer);
       slot.job?.reject(new Error('the inspection pool is closed'));
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
@@ -111,8 +135,22 @@ export class WorkerPool {
       const starting = [...this.slots].filter((s) => !s.ready).length;
       // Enough workers already on their way for the queue: wait for them.
       if (this.slots.size >= this.limits.threads || starting >= this.queue.length) return;
+      const growAfterMs = this.limits.growAfterMs;
+      if (this.slots.size > 0 && growAfterMs !== undefined) {
+        if (starting > 0) return; // pumped again once it is ready
+        const waited = performance.now() - Math.max((this.queue[0] as Job).queuedAt, this.lastReadyAt);
+        if (waited < growAfterMs) {
+          this.growTimer ??= setTimeout(() => {
+            this.growTimer = undefined;
+            this.pump();
+          }, growAfterMs - waited).unref();
+          return;
+        }
+      }
       this.start();
     }
+    clearTimeout(this.growTimer);
+    this.growTimer = undefined;
   }
 
   private start(): void {
@@ -134,6 +172,7 @@ export class WorkerPool {
 
   private dispatch(slot: Slot, job: Job): void {
     slot.job = job;
+    clearTimeout(slot.idleTimer);
     slot.worker.ref();
     const ms = this.limits.timeLimitMs;
     slot.timer = setTimeout(
@@ -153,6 +192,7 @@ export class WorkerPool {
     if ('ready' in m) {
       slot.ready = true;
       this.failedStarts = 0;
+      this.lastReadyAt = performance.now();
     } else {
       const job = slot.job;
       clearTimeout(slot.timer);
@@ -164,12 +204,24 @@ export class WorkerPool {
     slot.worker.unref();
     this.idle.push(slot);
     this.pump();
+    if (this.limits.idleMs !== undefined && !slot.job) {
+      slot.idleTimer = setTimeout(() => this.retireIdle(slot), this.limits.idleMs).unref();
+    }
+  }
+
+  /** Ends a worker that has had no task for `idleMs`; the next task starts a new one. */
+  private retireIdle(slot: Slot): void {
+    if (slot.job || !this.slots.delete(slot)) return;
+    const at = this.idle.indexOf(slot);
+    if (at !== -1) this.idle.splice(at, 1);
+    void slot.worker.terminate();
   }
 
   /** Ends a worker for good (limit hit, crash, exit): its task answers the hit, a new worker follows on demand. */
   private retire(slot: Slot, hit: LimitHit): void {
     if (!this.slots.delete(slot)) return;
     clearTimeout(slot.timer);
+    clearTimeout(slot.idleTimer);
     if (!slot.ready && ++this.failedStarts >= 3) {
       const err = new DocexError('DOCEX_INTERNAL', `the inspection worker cannot start: ${hit.message}`);
       for (const job of this.queue.splice(0)) job.reject(err);
