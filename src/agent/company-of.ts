@@ -21,7 +21,7 @@ export function liveCompanies(
   const seen = new Map<string, string | undefined>(startFolders.map((f) => [f.name, f.managedCompanyId]));
   // A few folders: looking at all of them per call is cheaper than any bookkeeping in reload.
   const refresh = () => {
-    for (const [name, rt] of plan.running) seen.set(name, rt.config.managedCompanyId);
+    for (const [name, runtime] of plan.running) seen.set(name, runtime.config.managedCompanyId);
   };
   return {
     companyOf(folder) {

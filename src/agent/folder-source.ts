@@ -53,16 +53,16 @@ export interface FolderSourceDeps {
   onFolderUnsafe?: (folder: string, err: DocexError) => void;
 }
 
-export function createFolderSource(rt: FolderRuntime, deps: FolderSourceDeps): FolderSource {
-  const folder = rt.config;
+export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDeps): FolderSource {
+  const folder = runtime.config;
   const timing = deps.timing ?? {};
   const onFolderUnsafe = deps.onFolderUnsafe;
   const onUnsafe = onFolderUnsafe ? { onUnsafe: (err: DocexError) => onFolderUnsafe(folder.name, err) } : {};
   if (folder.source.type === 'sftp') {
     return createSftpFolderSource(folder, {
       accept: (name, file, onLost) => deps.pipeline.accept(name, file, onLost),
-      isCompanion: (name) => isSidecarName(rt, name),
-      companionsOf: (name) => (usesSidecars(rt) ? [sidecarPathOf(rt, name)] : []),
+      isCompanion: (name) => isSidecarName(runtime, name),
+      companionsOf: (name) => (usesSidecars(runtime) ? [sidecarPathOf(runtime, name)] : []),
       errorFiles: (item, now) => {
         const record = errorRecord(item, now);
         return [

@@ -43,7 +43,7 @@ export function restartOnlyChanges(before: AgentConfig, after: AgentConfig): str
 /** What the reload acts on: an Agent fits. */
 export interface ReloadTarget {
   readonly plan: { running: Map<string, FolderRuntime>; stopped: StoppedFolder[] };
-  addFolder(rt: FolderRuntime): Promise<void>;
+  addFolder(runtime: FolderRuntime): Promise<void>;
   removeFolder(name: string): Promise<void>;
 }
 
@@ -141,8 +141,8 @@ export class ConfigReloader {
       [...stopping].filter(([name]) => places.get(name) === place).map(([, done]) => done);
     const starts = toStart.map(async (folder) => {
       await Promise.allSettled([stopping.get(folder.name), ...stoppingAt(placeOf(folder))]);
-      const rt = plan.running.get(folder.name);
-      if (rt) await target.addFolder(rt);
+      const runtime = plan.running.get(folder.name);
+      if (runtime) await target.addFolder(runtime);
     });
     const outcomes = await Promise.allSettled([...stopping.values(), ...starts]);
     for (const outcome of outcomes) {

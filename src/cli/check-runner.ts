@@ -118,11 +118,11 @@ async function serviceLines(
 async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): Promise<CheckLine[]> {
   const lines: CheckLine[] = [];
   const plan = await planFolders(config.folders, fetchWorkflow, silentLogger());
-  for (const rt of plan.running.values()) {
+  for (const runtime of plan.running.values()) {
     lines.push({
       ok: true,
-      what: `folder ${rt.config.name}`,
-      detail: `workflow ${rt.config.workflowId} exists, enabled, validated; input ${rt.workflow.inputSource.type} fits mode ${rt.mode}`,
+      what: `folder ${runtime.config.name}`,
+      detail: `workflow ${runtime.config.workflowId} exists, enabled, validated; input ${runtime.workflow.inputSource.type} fits mode ${runtime.mode}`,
     });
   }
   for (const s of plan.stopped) {

@@ -80,7 +80,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
         `workflow ${options.workflowId} takes ${check.mode} files; drop them in a folder`,
       );
     }
-    const rt: FolderRuntime = { config: folder, mode: check.mode, workflow };
+    const runtime: FolderRuntime = { config: folder, mode: check.mode, workflow };
     const ctx: StepContext = {
       journal,
       jobs: client.jobs,
@@ -101,7 +101,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
       journal
         .byPath(filePath)
         .find((i) => i.folder === SUBMIT_FOLDER && i.sha256 === sha256 && !isFinal(i.state)) ??
-      (await intakeItem(ctx, rt, {
+      (await intakeItem(ctx, runtime, {
         name: path.basename(filePath),
         originalPath: filePath,
         claimedPath: filePath,
@@ -109,7 +109,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
     const tries = options.tries ?? 3;
     for (let n = 1; ; n++) {
       try {
-        item = await driveSingleFile(ctx, rt, item, { rehash: true });
+        item = await driveSingleFile(ctx, runtime, item, { rehash: true });
         break;
       } catch (err) {
         if (!(err instanceof RetryLater) || n >= tries) throw err;

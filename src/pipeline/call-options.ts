@@ -3,11 +3,11 @@ import type { JournalItem } from '../journal/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
 /** The API options of an item's calls: the pipeline's signal, the folder's managed company, its log fields. */
-export function callOptions(ctx: StepContext, rt: FolderRuntime, item?: JournalItem): CallOptions {
+export function callOptions(ctx: StepContext, runtime: FolderRuntime, item?: JournalItem): CallOptions {
   return {
     signal: ctx.signal,
     ...(item ? { log: itemLog(ctx, item) } : {}),
-    ...(rt.config.managedCompanyId ? { managedCompanyId: rt.config.managedCompanyId } : {}),
+    ...(runtime.config.managedCompanyId ? { managedCompanyId: runtime.config.managedCompanyId } : {}),
   };
 }
 

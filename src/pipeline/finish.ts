@@ -32,12 +32,12 @@ export interface RejectionExtras {
   sideFiles?: { suffix: string; content: string }[];
 }
 
-function companions(rt: FolderRuntime, item: JournalItem): string[] {
-  return usesSidecars(rt) && item.claimedPath ? [sidecarPathOf(rt, item.claimedPath)] : [];
+function companions(runtime: FolderRuntime, item: JournalItem): string[] {
+  return usesSidecars(runtime) && item.claimedPath ? [sidecarPathOf(runtime, item.claimedPath)] : [];
 }
 
-function markerSuffixes(rt: FolderRuntime | undefined): readonly string[] {
-  const stability = rt?.config.stability;
+function markerSuffixes(runtime: FolderRuntime | undefined): readonly string[] {
+  const stability = runtime?.config.stability;
   return stability?.kind === 'done-marker' ? stability.suffixes : [];
 }
 
@@ -49,7 +49,7 @@ async function stillClaimed(item: JournalItem): Promise<boolean> {
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */
 export async function archiveItem(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   extra: ResultExtras = {},
 ): Promise<JournalItem> {
@@ -61,10 +61,14 @@ export async function archiveItem(
     const record = { ...resultRecord(item, now), ...extra };
     const placed = await placeFile(
       item.claimedPath!,
-      archiveDayDir(rt.config.archiveDir, now),
+      archiveDayDir(runtime.config.archiveDir, now),
       item.fileName,
       [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
-      { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item), root: rt.config.archiveDir },
+      {
+        markerSuffixes: markerSuffixes(runtime),
+        companions: companions(runtime, item),
+        root: runtime.config.archiveDir,
+      },
     );
     log.info({ archived: placed }, 'file archived');
     crashPoint('mid-archive');
@@ -77,7 +81,7 @@ export async function archiveItem(
 /** A `rejected` item whose file is still in `.processing/`: move it to the error folder. */
 export async function placeRejected(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   extras: RejectionExtras = {},
 ): Promise<void> {
@@ -86,14 +90,18 @@ export async function placeRejected(
   const record = errorRecord(item, ctx.clock.now(), extras.details);
   const placed = await placeFile(
     item.claimedPath!,
-    rt.config.errorDir,
+    runtime.config.errorDir,
     item.fileName,
     [
       { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
       { suffix: '.error.txt', content: errorText(record, extras.report, extras.headline) },
       ...(extras.sideFiles ?? []),
     ],
-    { markerSuffixes: markerSuffixes(rt), companions: companions(rt, item), root: rt.config.errorDir },
+    {
+      markerSuffixes: markerSuffixes(runtime),
+      companions: companions(runtime, item),
+      root: runtime.config.errorDir,
+    },
   );
   log.warn({ code: record.code, reason: record.reason, placed }, 'file refused');
 }
@@ -101,13 +109,13 @@ export async function placeRejected(
 /** Records the refusal (one transaction), then moves the file: a crash in between is finished by recovery. */
 export async function rejectItem(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   code: string,
   reason: string,
   extras: RejectionExtras = {},
 ): Promise<JournalItem> {
   const rejected = ctx.journal.transition(item.id, 'rejected', { code, reason });
-  await placeRejected(ctx, rt, rejected, extras);
+  await placeRejected(ctx, runtime, rejected, extras);
   return rejected;
 }

@@ -24,7 +24,7 @@ export interface IntakeFile {
 /** Records the claim of a file now in `.processing/`; answers the item to drive (maybe already rejected). */
 export async function intakeItem(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   file: IntakeFile,
 ): Promise<JournalItem> {
   const digest = await readAndHash(file.claimedPath, HOLD_MAX_BYTES);
@@ -32,32 +32,38 @@ export async function intakeItem(
   // A small single file the pipeline drives next is checked now, from memory: one that passes is
   // claimed validated with its create intent, one journal commit instead of three.
   const checked =
-    ctx.held && rt.mode === 'single-file' && digest.bytes && unchanged
-      ? await inspect(ctx, rt, file.name, file.claimedPath, digest.bytes)
+    ctx.held && runtime.mode === 'single-file' && digest.bytes && unchanged
+      ? await inspect(ctx, runtime, file.name, file.claimedPath, digest.bytes)
       : undefined;
   const result = ctx.journal.recordClaim({
-    folder: rt.config.name,
+    folder: runtime.config.name,
     sourcePath: file.originalPath,
     claimedPath: file.claimedPath,
     fileName: file.name,
     size: digest.size,
     mtimeMs: digest.mtimeMs,
     sha256: digest.sha256,
-    workflowId: rt.config.workflowId,
-    mode: rt.mode,
-    allowDuplicates: rt.config.allowDuplicates,
+    workflowId: runtime.config.workflowId,
+    mode: runtime.mode,
+    allowDuplicates: runtime.config.allowDuplicates,
     ...(checked?.ok ? { validatedNote: checked.kind } : {}),
   });
-  const log = ctx.log.child({ folder: rt.config.name, file: file.name });
+  const log = ctx.log.child({ folder: runtime.config.name, file: file.name });
   if (result.kind === 'duplicate') {
     log.warn({ duplicateOf: result.earlier.id, jobId: result.earlier.jobId }, 'duplicate content');
-    await placeRejected(ctx, rt, result.item, {
+    await placeRejected(ctx, runtime, result.item, {
       details: { earlierFile: result.earlier.fileName, earlierJobId: result.earlier.jobId },
     });
     return result.item;
   }
   if (!unchanged) {
-    return rejectItem(ctx, rt, result.item, 'DOCEX_SOURCE_CHANGED', 'the file changed while it was read');
+    return rejectItem(
+      ctx,
+      runtime,
+      result.item,
+      'DOCEX_SOURCE_CHANGED',
+      'the file changed while it was read',
+    );
   }
   let item = result.item;
   if (result.kind === 'claimed') {
@@ -73,14 +79,14 @@ export async function intakeItem(
 /** `claimed` → `validated` or `rejected`. `rehash`: after a restart, check the file is the one claimed. */
 export async function validateItem(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   rehash: boolean,
 ): Promise<JournalItem> {
   const filePath = item.claimedPath;
   // Read at the claim, moments ago, by this process: nothing to re-check, nothing to read again.
   const held = rehash ? undefined : ctx.held?.get(item.id);
-  if (held && filePath) return inspectAndMove(ctx, rt, item, filePath, held);
+  if (held && filePath) return inspectAndMove(ctx, runtime, item, filePath, held);
   const st = filePath ? await fs.stat(filePath).catch(() => undefined) : undefined;
   if (!filePath || !st) {
     return ctx.journal.transition(item.id, 'rejected', {
@@ -100,25 +106,25 @@ export async function validateItem(
   if (change.changed) {
     return rejectItem(
       ctx,
-      rt,
+      runtime,
       item,
       'DOCEX_SOURCE_CHANGED',
       `the file changed after it was taken (${change.what})`,
     );
   }
-  return inspectAndMove(ctx, rt, item, filePath, undefined);
+  return inspectAndMove(ctx, runtime, item, filePath, undefined);
 }
 
 async function inspectAndMove(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   filePath: string,
   bytes: Buffer | undefined,
 ): Promise<JournalItem> {
-  const inspection = await inspect(ctx, rt, item.fileName, filePath, bytes);
+  const inspection = await inspect(ctx, runtime, item.fileName, filePath, bytes);
   if (!inspection.ok) {
-    return rejectItem(ctx, rt, item, inspection.code, inspection.reason, {
+    return rejectItem(ctx, runtime, item, inspection.code, inspection.reason, {
       ...(inspection.details ? { details: inspection.details } : {}),
     });
   }
@@ -133,7 +139,7 @@ async function inspectAndMove(
  */
 export async function inspect(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   fileName: string,
   filePath: string,
   bytes: Buffer | undefined,
@@ -147,9 +153,9 @@ export async function inspect(
     return await ctx.inspector.runTracked('inspectFile', fileName, started, {
       path: filePath,
       fileName,
-      inputSourceType: rt.workflow.inputSource.type,
+      inputSourceType: runtime.workflow.inputSource.type,
       maxBytes: ctx.maxFileBytes,
-      allowHardLinks: rt.config.allowHardLinks,
+      allowHardLinks: runtime.config.allowHardLinks,
       ...(bytes ? { bytes } : {}),
     });
   } finally {

@@ -89,13 +89,13 @@ function newAttempt(ctx: StepContext, item: JournalItem, note: string, unanswere
  */
 async function createJob(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   target: JobTarget,
 ): Promise<JournalItem> {
   let outcome: SendOutcome<JobCreated>;
   try {
-    outcome = await sendOnce(ctx, rt, item, (jobName) => target.create(jobName));
+    outcome = await sendOnce(ctx, runtime, item, (jobName) => target.create(jobName));
   } catch (err) {
     if (err instanceof RetryLater) throw err;
     const failure = classifyFailure(err, 'create');
@@ -135,13 +135,13 @@ async function createJob(
 /** 409 or a maybe-landed retry: the job's status says whether the service has the file. */
 async function checkJob(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   target: JobTarget,
 ): Promise<JournalItem> {
   let status: string;
   try {
-    status = normaliseJobStatus((await ctx.jobs.get(item.jobId!, callOptions(ctx, rt, item))).status);
+    status = normaliseJobStatus((await ctx.jobs.get(item.jobId!, callOptions(ctx, runtime, item))).status);
   } catch (err) {
     if (isApiError(err) && err.status === 404) return newAttempt(ctx, item, 'job gone (window over)');
     const outcome = classifyFailure(err, 'upload');
@@ -164,7 +164,7 @@ async function checkJob(
 /** `created` → `uploaded`: re-check the file, stream it to the pre-signed URL. */
 async function uploadJob(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   target: JobTarget,
 ): Promise<JournalItem> {
@@ -212,7 +212,7 @@ async function uploadJob(
       case 'recreate':
         return newAttempt(ctx, item, `recreate: ${outcome.code}`);
       case 'check-job':
-        return checkJob(ctx, rt, item, target);
+        return checkJob(ctx, runtime, item, target);
       default:
         throw new RetryLater(outcome.code, outcome.reason);
     }
@@ -225,7 +225,7 @@ async function uploadJob(
  */
 export async function runJobSteps(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   start: JournalItem,
   target: JobTarget,
 ): Promise<JournalItem> {
@@ -237,10 +237,10 @@ export async function runJobSteps(
         item = recordIntent(ctx, item.id);
         break;
       case 'creating':
-        item = await createJob(ctx, rt, item, target);
+        item = await createJob(ctx, runtime, item, target);
         break;
       case 'created':
-        item = await uploadJob(ctx, rt, item, target);
+        item = await uploadJob(ctx, runtime, item, target);
         break;
       default:
         return item;

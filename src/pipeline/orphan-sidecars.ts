@@ -41,8 +41,8 @@ export class OrphanSidecars {
   }
 
   /** Watches a sidecar just claimed into `.processing/`. */
-  watch(rt: FolderRuntime, file: IntakeFile): void {
-    this.schedule(rt, file, this.options.clock.now(), 1);
+  watch(runtime: FolderRuntime, file: IntakeFile): void {
+    this.schedule(runtime, file, this.options.clock.now(), 1);
   }
 
   /** Stops watching one folder's sidecars (removed by a reload; the next start of it recovers them). */
@@ -61,29 +61,29 @@ export class OrphanSidecars {
     this.timers.clear();
   }
 
-  private schedule(rt: FolderRuntime, file: IntakeFile, since: number, n: number): void {
+  private schedule(runtime: FolderRuntime, file: IntakeFile, since: number, n: number): void {
     const key = file.claimedPath;
     if (this.stopped || this.timers.has(key)) return;
     const delay = (this.options.retryDelayMs ?? defaultRetryDelay)(n);
     const timer = setTimeout(() => {
       this.timers.delete(key);
-      void this.check(rt, file, since, n).catch((err: unknown) =>
+      void this.check(runtime, file, since, n).catch((err: unknown) =>
         this.options.log.error(
-          { folder: rt.config.name, file: file.name, err },
+          { folder: runtime.config.name, file: file.name, err },
           'orphan sidecar check failed',
         ),
       );
     }, delay);
     timer.unref();
-    this.timers.set(key, { folder: rt.config.name, timer });
+    this.timers.set(key, { folder: runtime.config.name, timer });
   }
 
-  private async check(rt: FolderRuntime, file: IntakeFile, since: number, n: number): Promise<void> {
+  private async check(runtime: FolderRuntime, file: IntakeFile, since: number, n: number): Promise<void> {
     // Gone: its PDF's item moved it along.
     if (this.stopped || !(await existsOrFalse(file.claimedPath))) return;
     const waited = this.options.clock.now() - since;
     if ((await hasPdfBeside(file.claimedPath)) || waited < SIDECAR_WAIT_MS) {
-      this.schedule(rt, file, since, n + 1);
+      this.schedule(runtime, file, since, n + 1);
       return;
     }
     const placed = await rejectEntry(
@@ -95,14 +95,14 @@ export class OrphanSidecars {
         fix: 'Drop the PDF and its payload file again, together.',
       },
       {
-        folder: rt.config.name,
-        workflowId: rt.config.workflowId,
-        errorDir: rt.config.errorDir,
+        folder: runtime.config.name,
+        workflowId: runtime.config.workflowId,
+        errorDir: runtime.config.errorDir,
         now: this.options.clock.now(),
       },
     );
     this.options.log.warn(
-      { folder: rt.config.name, file: file.name, placed },
+      { folder: runtime.config.name, file: file.name, placed },
       'sidecar without its PDF refused',
     );
   }

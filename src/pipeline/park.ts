@@ -75,7 +75,7 @@ export function parkReport(
  */
 export async function parkItem(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   reason: string,
 ): Promise<JournalItem | undefined> {
@@ -104,14 +104,14 @@ export async function parkItem(
   if (rows.length === 0) {
     documents.push({ label: item.fileName, fate: fateOf(item), jobId: item.jobId, jobName: item.jobName });
   }
-  const ready = await unsentRows(ctx, rt, item, documents);
+  const ready = await unsentRows(ctx, runtime, item, documents);
   const parked = ctx.journal.transition(item.id, 'rejected', { code: PARKED_CODE, reason });
   ctx.log.error(
     { folder: item.folder, file: item.fileName, jobId: item.jobId, code: PARKED_CODE, reason },
     'file parked in the error folder',
   );
   const sent = documents.some((d) => d.fate !== 'not-sent');
-  await placeRejected(ctx, rt, parked, {
+  await placeRejected(ctx, runtime, parked, {
     headline: sent
       ? `${item.fileName} was parked with part of it sent: read the lists below before sending anything again.`
       : `${item.fileName} was parked; nothing of it was sent.`,
@@ -124,13 +124,13 @@ export async function parkItem(
 /** A payload-word file's rows not sent, as a JSON array of requests (a payload-word file of its own). */
 async function unsentRows(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   documents: readonly DocumentFate[],
 ): Promise<string | undefined> {
   const unsent = documents.filter((d) => d.fate === 'not-sent' && d.rowIndex !== undefined);
   if (item.mode !== 'payload-word' || unsent.length === 0) return undefined;
-  const plan = await planPayload(ctx, rt, item).catch(() => undefined);
+  const plan = await planPayload(ctx, runtime, item).catch(() => undefined);
   if (!plan?.ok) return undefined;
   const requests: PayloadJobRequest[] = [];
   for (const doc of unsent) {

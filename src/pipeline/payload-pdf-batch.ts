@@ -37,9 +37,9 @@ export function isZipBatch(fileName: string): boolean {
  * The index file of a folder drop (pairing index-csv): `index.csv`, or `index.2.csv` when recovery
  * finds it under the numbered name its claim gave it beside an earlier one in `.processing/`.
  */
-export function isIndexName(rt: FolderRuntime, fileName: string): boolean {
-  if (rt.mode !== 'payload-pdf' || rt.config.payloadPdf.pairing !== 'index-csv') return false;
-  const indexFile = rt.config.payloadPdf.indexFile;
+export function isIndexName(runtime: FolderRuntime, fileName: string): boolean {
+  if (runtime.mode !== 'payload-pdf' || runtime.config.payloadPdf.pairing !== 'index-csv') return false;
+  const indexFile = runtime.config.payloadPdf.indexFile;
   if (fileName === indexFile) return true;
   const ext = path.extname(indexFile);
   const stem = indexFile.slice(0, indexFile.length - ext.length);
@@ -59,13 +59,13 @@ function rowSummary(ctx: StepContext, item: JournalItem) {
 /** Companions first, then the index or ZIP: a crash in between is finished by the next drive. */
 async function rejectBatch(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   input: BatchInput | undefined,
   rejection: { code: string; reason: string; report?: string | undefined; details?: Record<string, unknown> },
 ): Promise<JournalItem> {
-  await input?.placeCompanions(rt.config.errorDir);
-  return rejectItem(ctx, rt, item, rejection.code, rejection.reason, {
+  await input?.placeCompanions(runtime.config.errorDir);
+  return rejectItem(ctx, runtime, item, rejection.code, rejection.reason, {
     ...(rejection.report ? { report: rejection.report } : {}),
     ...(rejection.details ? { details: rejection.details } : {}),
   });
@@ -74,21 +74,21 @@ async function rejectBatch(
 /** Archive when a row was sent; refuse when none was (every row refused by the service). */
 async function finishBatch(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   input: BatchInput | undefined,
   report: string | undefined,
 ): Promise<JournalItem> {
   const rows = ctx.journal.rowsOf(item.id);
   if (!rows.some((r) => r.state === 'done')) {
-    return rejectBatch(ctx, rt, item, input, {
+    return rejectBatch(ctx, runtime, item, input, {
       code: rows[0]?.rejectCode ?? 'DOCEX_REJECTED',
       reason: 'every row of the batch was refused',
       details: { rows: rowSummary(ctx, item) },
     });
   }
-  await input?.placeCompanions(archiveDayDir(rt.config.archiveDir, ctx.clock.now()));
-  return archiveItem(ctx, rt, item, { rows: rowSummary(ctx, item), ...(report ? { report } : {}) });
+  await input?.placeCompanions(archiveDayDir(runtime.config.archiveDir, ctx.clock.now()));
+  return archiveItem(ctx, runtime, item, { rows: rowSummary(ctx, item), ...(report ? { report } : {}) });
 }
 
 async function openInput(ctx: StepContext, item: JournalItem): Promise<BatchInput> {
@@ -111,7 +111,7 @@ async function openInput(ctx: StepContext, item: JournalItem): Promise<BatchInpu
 
 async function sendRows(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   input: BatchInput,
   plan: Extract<BatchPlan, { ok: true }>,
@@ -124,14 +124,14 @@ async function sendRows(
     const pdfPath = await input.pdfPath(target.file, start.rowIndex ?? 0);
     const st = await fs.stat(pdfPath);
     const request = target.request;
-    let row = await runJobSteps(ctx, rt, start, {
+    let row = await runJobSteps(ctx, runtime, start, {
       filePath: pdfPath,
       size: st.size,
       mtimeMs: st.mtimeMs,
       create: (jobName) =>
         ctx.jobs.createPayloadPdf(
           { ...request, ...(jobName ? { jobName } : {}) },
-          callOptions(ctx, rt, start),
+          callOptions(ctx, runtime, start),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
@@ -154,7 +154,7 @@ async function batchChanged(item: JournalItem): Promise<string | undefined> {
 
 async function driveRows(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   input: BatchInput,
 ): Promise<JournalItem> {
@@ -164,13 +164,13 @@ async function driveRows(
     if (ctx.clock.now() - item.createdAt < BATCH_WAIT_MS) {
       throw new RetryLater('DOCEX_BATCH_PENDING', `waiting for ${input.missing.length} PDF(s) of the batch`);
     }
-    return rejectBatch(ctx, rt, item, input, {
+    return rejectBatch(ctx, runtime, item, input, {
       code: 'DOCEX_INPUT_BATCH_INDEX',
       reason: `${item.fileName} names PDFs that did not arrive in ${BATCH_WAIT_MS / 60_000} minutes: ${shown}`,
       details: { missing: input.missing },
     });
   }
-  const columns = rt.config.mapping?.csv?.columns;
+  const columns = runtime.config.mapping?.csv?.columns;
   const built = input.index
     ? await ctx.inspector.run('buildBatchIndex', input.indexName, input.index, {
         workflowId: item.workflowId,
@@ -181,37 +181,37 @@ async function driveRows(
     : undefined;
   const plan = planBatch({
     built,
-    workflow: rt.workflow,
+    workflow: runtime.workflow,
     batchName: item.fileName,
     indexName: input.indexName,
-    onInvalidRow: rt.config.onInvalidRow,
+    onInvalidRow: runtime.config.onInvalidRow,
   });
   if (!plan.ok) {
     if (recorded.length > 0)
       throw new RetryLater(plan.code, `rows recorded but the batch no longer builds: ${plan.reason}`);
-    return rejectBatch(ctx, rt, item, input, plan);
+    return rejectBatch(ctx, runtime, item, input, plan);
   }
   if (recorded.length === 0) {
     ctx.journal.addRows(item.id, plan.rows);
     crashPoint('after-rows');
   }
-  await sendRows(ctx, rt, item, input, plan);
-  return finishBatch(ctx, rt, item, input, plan.report);
+  await sendRows(ctx, runtime, item, input, plan);
+  return finishBatch(ctx, runtime, item, input, plan.report);
 }
 
 export async function drivePayloadPdfBatch(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   start: JournalItem,
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
   let item = start;
-  if (item.state === 'claimed') item = await validateItem(ctx, rt, item, options.rehash ?? false);
+  if (item.state === 'claimed') item = await validateItem(ctx, runtime, item, options.rehash ?? false);
   const leftovers = () =>
     settledBatchInput(item, { zip: isZipBatch(item.fileName), keepFiles: ctx.keepFiles === true });
   if (item.state === 'rejected') {
-    await leftovers().placeCompanions(rt.config.errorDir);
-    await placeRejected(ctx, rt, item);
+    await leftovers().placeCompanions(runtime.config.errorDir);
+    await placeRejected(ctx, runtime, item);
     return item;
   }
   if (item.state === 'done') return item;
@@ -225,7 +225,7 @@ export async function drivePayloadPdfBatch(
         ctx.journal.transition(r.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
     }
     if (recorded.length === 0) {
-      return rejectBatch(ctx, rt, item, leftovers(), { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
+      return rejectBatch(ctx, runtime, item, leftovers(), { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
     }
   }
   let input: BatchInput | undefined;
@@ -233,16 +233,16 @@ export async function drivePayloadPdfBatch(
     // All rows final: only the moves are left (a crash after the index's rename finds it gone).
     const settled = recorded.length > 0 && ctx.journal.rowsOf(item.id).every((r) => isFinal(r.state));
     if (settled) {
-      return await finishBatch(ctx, rt, item, leftovers(), undefined);
+      return await finishBatch(ctx, runtime, item, leftovers(), undefined);
     }
     try {
       input = await openInput(ctx, item);
     } catch (err) {
       const reason = `${item.fileName} could not be read: ${err instanceof Error ? err.message : String(err)}`;
       if (recorded.length > 0) throw new RetryLater('DOCEX_INPUT_UNREADABLE', reason);
-      return await rejectBatch(ctx, rt, item, undefined, { code: 'DOCEX_INPUT_UNREADABLE', reason });
+      return await rejectBatch(ctx, runtime, item, undefined, { code: 'DOCEX_INPUT_UNREADABLE', reason });
     }
-    return await driveRows(ctx, rt, item, input);
+    return await driveRows(ctx, runtime, item, input);
   } finally {
     input?.close();
   }

@@ -51,8 +51,12 @@ async function readSmallFile(filePath: string, maxBytes: number): Promise<Buffer
   }
 }
 
-async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalItem): Promise<SidecarPlan> {
-  const sidecarPath = sidecarPathOf(rt, item.claimedPath!);
+async function readSidecar(
+  ctx: StepContext,
+  runtime: FolderRuntime,
+  item: JournalItem,
+): Promise<SidecarPlan> {
+  const sidecarPath = sidecarPathOf(runtime, item.claimedPath!);
   const sidecarName = path.basename(sidecarPath);
   const maxBytes = ctx.inspector.limits.limits.sidecarBytes;
   let bytes: Buffer;
@@ -78,7 +82,7 @@ async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalIte
     sidecarName,
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
-  const check = checkRows(built.rows, rt.workflow, 'payload-pdf', 'reject-file');
+  const check = checkRows(built.rows, runtime.workflow, 'payload-pdf', 'reject-file');
   const accepted = check.accepted[0];
   if (check.fileRejected || !accepted) {
     return {
@@ -96,33 +100,33 @@ async function readSidecar(ctx: StepContext, rt: FolderRuntime, item: JournalIte
 }
 
 /** Why a file is refused: sidecar folders take PDFs; index-csv folders an index with its PDFs, or ZIPs. */
-function looseFileRejection(rt: FolderRuntime, fileName: string): string | undefined {
+function looseFileRejection(runtime: FolderRuntime, fileName: string): string | undefined {
   const name = JSON.stringify(fileName);
-  if (rt.config.payloadPdf.pairing === 'index-csv') {
-    return `${name}: this payload-pdf folder (pairing index-csv) takes PDFs named by a ${rt.config.payloadPdf.indexFile} dropped with them, or one ZIP holding the PDFs and their index.csv`;
+  if (runtime.config.payloadPdf.pairing === 'index-csv') {
+    return `${name}: this payload-pdf folder (pairing index-csv) takes PDFs named by a ${runtime.config.payloadPdf.indexFile} dropped with them, or one ZIP holding the PDFs and their index.csv`;
   }
   if (path.extname(fileName).toLowerCase() === '.pdf') return undefined;
-  return `${name}: a payload-pdf folder with sidecars takes PDFs, each with its ${rt.config.payloadPdf.sidecarExtension} beside it, or a ZIP batch with an index.csv`;
+  return `${name}: a payload-pdf folder with sidecars takes PDFs, each with its ${runtime.config.payloadPdf.sidecarExtension} beside it, or a ZIP batch with an index.csv`;
 }
 
 export async function drivePayloadPdf(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   start: JournalItem,
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
   // Batches: a ZIP (PDFs + index.csv) in any payload-pdf folder, or the index file of a folder drop.
-  if (isZipBatch(start.fileName) || isIndexName(rt, start.fileName)) {
-    return drivePayloadPdfBatch(ctx, rt, start, options);
+  if (isZipBatch(start.fileName) || isIndexName(runtime, start.fileName)) {
+    return drivePayloadPdfBatch(ctx, runtime, start, options);
   }
   let item = start;
   if (item.state === 'claimed') {
-    const wrong = looseFileRejection(rt, item.fileName);
-    if (wrong) return rejectItem(ctx, rt, item, 'DOCEX_INPUT_WRONG_FOR_WORKFLOW', wrong);
-    item = await validateItem(ctx, rt, item, options.rehash ?? false);
+    const wrong = looseFileRejection(runtime, item.fileName);
+    if (wrong) return rejectItem(ctx, runtime, item, 'DOCEX_INPUT_WRONG_FOR_WORKFLOW', wrong);
+    item = await validateItem(ctx, runtime, item, options.rehash ?? false);
   }
   if (item.state === 'rejected') {
-    await placeRejected(ctx, rt, item);
+    await placeRejected(ctx, runtime, item);
     return item;
   }
   if (item.state === 'done') return item;
@@ -131,12 +135,19 @@ export async function drivePayloadPdf(
   let row = rows[0];
   // A final row needs no sidecar: only the moves are left (a crash after them finds it gone).
   if (row === undefined || !isFinal(row.state)) {
-    const plan = await readSidecar(ctx, rt, item);
+    const plan = await readSidecar(ctx, runtime, item);
     if (plan.ok === 'wait') throw new RetryLater('DOCEX_SIDECAR_PENDING', 'waiting for the sidecar');
     if (!plan.ok) {
       if (rows.length > 0)
         throw new RetryLater(plan.code, `row recorded but the sidecar no longer builds: ${plan.reason}`);
-      return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
+      return rejectItem(
+        ctx,
+        runtime,
+        item,
+        plan.code,
+        plan.reason,
+        plan.report ? { report: plan.report } : {},
+      );
     }
     if (rows.length === 0) {
       rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
@@ -144,7 +155,7 @@ export async function drivePayloadPdf(
     }
     row = rows[0]!;
     const request = plan.request;
-    row = await runJobSteps(ctx, rt, row, {
+    row = await runJobSteps(ctx, runtime, row, {
       filePath: item.claimedPath!,
       size: item.size,
       mtimeMs: item.mtimeMs,
@@ -152,7 +163,7 @@ export async function drivePayloadPdf(
       create: (jobName) =>
         ctx.jobs.createPayloadPdf(
           { ...request, ...(jobName ? { jobName } : {}) },
-          callOptions(ctx, rt, item),
+          callOptions(ctx, runtime, item),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
@@ -161,13 +172,13 @@ export async function drivePayloadPdf(
   if (row.state === 'rejected') {
     return rejectItem(
       ctx,
-      rt,
+      runtime,
       item,
       row.rejectCode ?? 'DOCEX_REJECTED',
       row.rejectReason ?? 'the job was refused',
     );
   }
-  return archiveItem(ctx, rt, item, {
+  return archiveItem(ctx, runtime, item, {
     rows: [{ label: row.label, state: row.state, jobId: row.jobId, reason: row.rejectReason }],
   });
 }

@@ -13,20 +13,20 @@ export type PayloadPlan = RowsPlan<PayloadJobRequest>;
 
 export async function planPayload(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
 ): Promise<PayloadPlan> {
-  const mapping = rt.config.mapping;
+  const mapping = runtime.config.mapping;
   const built = await ctx.inspector.run('buildPayloadFile', item.fileName, {
     filePath: item.claimedPath!,
     fileName: item.fileName,
     workflowId: item.workflowId,
-    folder: rt.config.name,
+    folder: runtime.config.name,
     csvColumns: mapping?.csv?.columns,
     xml: mapping?.xml ? { record: mapping.xml.recordPath, fields: mapping.xml.fields } : undefined,
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
-  const check = checkRows(built.rows, rt.workflow, 'payload-word', rt.config.onInvalidRow);
+  const check = checkRows(built.rows, runtime.workflow, 'payload-word', runtime.config.onInvalidRow);
   return planRows(built, check, {
     reportName: item.fileName,
     fileReason: (bad) =>

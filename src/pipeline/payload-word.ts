@@ -24,7 +24,7 @@ import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
  */
 export async function createRow(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   row: JournalItem,
   request: PayloadJobRequest,
 ): Promise<JournalItem> {
@@ -33,8 +33,8 @@ export async function createRow(
   if (item.state === 'creating') {
     let outcome: SendOutcome<{ id: string }>;
     try {
-      outcome = await sendOnce(ctx, rt, item, (jobName) =>
-        ctx.jobs.createPayloadWord({ ...request, jobName }, callOptions(ctx, rt, item)),
+      outcome = await sendOnce(ctx, runtime, item, (jobName) =>
+        ctx.jobs.createPayloadWord({ ...request, jobName }, callOptions(ctx, runtime, item)),
       );
     } catch (err) {
       if (err instanceof RetryLater) throw err;
@@ -60,24 +60,32 @@ export async function createRow(
 
 export async function drivePayloadWord(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   start: JournalItem,
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
   let item = start;
-  if (item.state === 'claimed') item = await validateItem(ctx, rt, item, options.rehash ?? false);
+  if (item.state === 'claimed') item = await validateItem(ctx, runtime, item, options.rehash ?? false);
   if (item.state === 'rejected') {
-    await placeRejected(ctx, rt, item);
+    await placeRejected(ctx, runtime, item);
     return item;
   }
   if (item.state === 'done') return item;
   let rows = ctx.journal.rowsOf(item.id);
   // Every row final: only the archive is left (a crash after the file's move finds it gone).
-  if (rows.length > 0 && rows.every((r) => isFinal(r.state))) return archiveRows(ctx, rt, item, undefined);
-  const plan = await planPayload(ctx, rt, item);
+  if (rows.length > 0 && rows.every((r) => isFinal(r.state)))
+    return archiveRows(ctx, runtime, item, undefined);
+  const plan = await planPayload(ctx, runtime, item);
   if (!plan.ok) {
     if (rows.length === 0)
-      return rejectItem(ctx, rt, item, plan.code, plan.reason, plan.report ? { report: plan.report } : {});
+      return rejectItem(
+        ctx,
+        runtime,
+        item,
+        plan.code,
+        plan.reason,
+        plan.report ? { report: plan.report } : {},
+      );
     throw new RetryLater(plan.code, `rows recorded but the file no longer builds: ${plan.reason}`);
   }
   if (rows.length === 0) {
@@ -89,18 +97,18 @@ export async function drivePayloadWord(
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     const request = plan.byRow.get(row.rowIndex ?? -1);
     if (!request) throw new RetryLater('DOCEX_INTERNAL', `no request for row ${row.rowIndex}`);
-    await createRow(ctx, rt, row, request);
+    await createRow(ctx, runtime, row, request);
   }
-  return archiveRows(ctx, rt, item, plan.report);
+  return archiveRows(ctx, runtime, item, plan.report);
 }
 
 function archiveRows(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   report: string | undefined,
 ): Promise<JournalItem> {
-  return archiveItem(ctx, rt, item, {
+  return archiveItem(ctx, runtime, item, {
     rows: ctx.journal
       .rowsOf(item.id)
       .map((r) => ({ label: r.label, state: r.state, jobId: r.jobId, reason: r.rejectReason })),

@@ -89,28 +89,28 @@ export class Pipeline {
    * `onLost`: taken, but its claim failed before it became an item (SFTP sources forget it then).
    */
   accept(folder: string, file: IntakeFile, onLost?: (err: unknown) => void): boolean {
-    const rt = this.options.folders.get(folder);
-    if (!rt) {
+    const runtime = this.options.folders.get(folder);
+    if (!runtime) {
       this.options.log.error({ folder, file: file.name }, 'file of an unknown folder left in .processing');
       return false;
     }
-    if (isSidecarName(rt, file.name)) {
+    if (isSidecarName(runtime, file.name)) {
       // Not an item of its own: its PDF's item reads it from .processing and moves it along.
       this.options.log.debug({ folder, file: file.name }, 'sidecar waits for its PDF');
-      if (usesSidecars(rt)) this.orphans.watch(rt, file);
+      if (usesSidecars(runtime)) this.orphans.watch(runtime, file);
       return true;
     }
     return this.scheduler.schedule(
-      rt,
+      runtime,
       `path:${file.claimedPath}`,
       priorityOf(undefined, this.options.clock.now()),
       async () => {
-        const item = await intakeItem(this.ctx, rt, file).catch((err: unknown) => {
+        const item = await intakeItem(this.ctx, runtime, file).catch((err: unknown) => {
           onLost?.(err);
           throw err;
         });
         try {
-          await this.drive(rt, item, false);
+          await this.drive(runtime, item, false);
         } finally {
           this.held.delete(item.id);
         }
@@ -122,18 +122,23 @@ export class Pipeline {
   resume(itemId: number, rehash = false): void {
     const item = this.options.journal.get(itemId);
     if (!item) return;
-    const rt = this.options.folders.get(item.folder);
-    if (!rt) {
+    const runtime = this.options.folders.get(item.folder);
+    if (!runtime) {
       this.options.log.warn(
         { folder: item.folder, file: item.fileName, itemId },
         'folder not running; item left',
       );
       return;
     }
-    this.scheduler.schedule(rt, `item:${itemId}`, priorityOf(item, this.options.clock.now()), async () => {
-      const fresh = this.options.journal.get(itemId);
-      if (fresh) await this.drive(rt, fresh, rehash);
-    });
+    this.scheduler.schedule(
+      runtime,
+      `item:${itemId}`,
+      priorityOf(item, this.options.clock.now()),
+      async () => {
+        const fresh = this.options.journal.get(itemId);
+        if (fresh) await this.drive(runtime, fresh, rehash);
+      },
+    );
   }
 
   /**
@@ -193,12 +198,13 @@ export class Pipeline {
     return this.scheduler.stop(graceMs, () => this.abort.abort());
   }
 
-  private async drive(rt: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
+  private async drive(runtime: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
     try {
       let final: JournalItem;
-      if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, rt, item, { rehash });
-      else if (item.mode === 'single-file') final = await driveSingleFile(this.ctx, rt, item, { rehash });
-      else final = await drivePayloadPdf(this.ctx, rt, item, { rehash });
+      if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, runtime, item, { rehash });
+      else if (item.mode === 'single-file')
+        final = await driveSingleFile(this.ctx, runtime, item, { rehash });
+      else final = await drivePayloadPdf(this.ctx, runtime, item, { rehash });
       this.retries.reset(item.id);
       this.options.log.debug(
         { folder: item.folder, file: item.fileName, state: final.state },
@@ -218,7 +224,7 @@ export class Pipeline {
         );
         return;
       }
-      await this.retries.failed(item, err, (reason) => this.park(rt, item, reason));
+      await this.retries.failed(item, err, (reason) => this.park(runtime, item, reason));
     }
   }
 
@@ -231,11 +237,11 @@ export class Pipeline {
   }
 
   /** The retry policy gave up on the file: to the error folder with what became of each document. */
-  private async park(rt: FolderRuntime, item: JournalItem, reason: string): Promise<boolean> {
+  private async park(runtime: FolderRuntime, item: JournalItem, reason: string): Promise<boolean> {
     const fresh = this.options.journal.get(item.id);
     if (!fresh) return false;
     try {
-      const parked = await parkItem(this.ctx, rt, fresh, reason);
+      const parked = await parkItem(this.ctx, runtime, fresh, reason);
       if (!parked) return false;
       this.ctx.intents.forget(item.id);
       this.options.onFinished?.(parked);

@@ -24,11 +24,11 @@ export const POISON_CRASHES = 2;
  */
 export async function inspectSuspect(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   fileName: string,
   filePath: string,
 ): Promise<boolean> {
-  const inspection = await inspect(ctx, rt, fileName, filePath, undefined);
+  const inspection = await inspect(ctx, runtime, fileName, filePath, undefined);
   return inspection.ok;
 }
 
@@ -39,16 +39,16 @@ export async function inspectSuspect(
  */
 export async function setAsideIfPoison(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   file: { name: string; path: string },
 ): Promise<boolean> {
   const { journal, log, clock } = ctx;
   const crashes = journal.interruptedInspections(file.path);
   if (crashes === 0) return false;
   if (crashes < POISON_CRASHES) {
-    const ok = await inspectSuspect(ctx, rt, file.name, file.path);
+    const ok = await inspectSuspect(ctx, runtime, file.name, file.path);
     log.warn(
-      { folder: rt.config.name, file: file.name, crashes, inspected: ok ? 'ok' : 'refused' },
+      { folder: runtime.config.name, file: file.name, crashes, inspected: ok ? 'ok' : 'refused' },
       'file inspected alone: a crash interrupted its inspection',
     );
     return false;
@@ -57,7 +57,7 @@ export async function setAsideIfPoison(
   const reason = `the agent crashed ${crashes} times while inspecting this file; it was set aside so it cannot crash the agent again`;
   const item = journal.byPath(file.path).find((i) => !isFinal(i.state));
   if (item) {
-    await rejectItem(ctx, rt, item, code, reason);
+    await rejectItem(ctx, runtime, item, code, reason);
   } else {
     await rejectEntry(
       {
@@ -68,14 +68,14 @@ export async function setAsideIfPoison(
         fix: 'Do not drop this file again as it is: send it to the agent’s maintainers, with the log lines of the crashes.',
       },
       {
-        folder: rt.config.name,
-        workflowId: rt.config.workflowId,
-        errorDir: rt.config.errorDir,
+        folder: runtime.config.name,
+        workflowId: runtime.config.workflowId,
+        errorDir: runtime.config.errorDir,
         now: clock.now(),
       },
     );
   }
   journal.inspectionEnded(file.path);
-  log.error({ folder: rt.config.name, file: file.name, code, crashes }, 'poison file set aside');
+  log.error({ folder: runtime.config.name, file: file.name, code, crashes }, 'poison file set aside');
   return true;
 }

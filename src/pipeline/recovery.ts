@@ -33,9 +33,9 @@ export interface RecoveryDeps {
 /** Recovers every running folder, or `only` that one. */
 export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Promise<RecoverySummary> {
   const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0, quarantined: 0 };
-  for (const rt of deps.folders.values()) {
-    if (only !== undefined && rt.config.name !== only) continue;
-    await reclaimProcessing(deps, rt, summary);
+  for (const runtime of deps.folders.values()) {
+    if (only !== undefined && runtime.config.name !== only) continue;
+    await reclaimProcessing(deps, runtime, summary);
   }
   resumeItems(deps, only, summary);
   return summary;
@@ -44,17 +44,17 @@ export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Prom
 /** The files of one folder's `.processing/` that no unfinished item stands for. */
 async function reclaimProcessing(
   deps: RecoveryDeps,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   summary: RecoverySummary,
 ): Promise<void> {
   const { journal } = deps.ctx;
-  const stability = rt.config.stability;
+  const stability = runtime.config.stability;
   const markers = stability.kind === 'done-marker' ? stability.suffixes : [];
   // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
-  const intake = intakeOf(rt.config);
+  const intake = intakeOf(runtime.config);
   for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
     // Before anything else reads it: a file that crashed the agent twice must not a third time.
-    if (await setAsideIfPoison(deps.ctx, rt, file)) {
+    if (await setAsideIfPoison(deps.ctx, runtime, file)) {
       summary.quarantined++;
       continue;
     }
@@ -62,11 +62,11 @@ async function reclaimProcessing(
     const sameFile =
       newest && newest.size === file.size && Math.trunc(newest.mtimeMs ?? -1) === Math.trunc(file.mtimeMs);
     if (newest && sameFile && newest.state === 'rejected') {
-      await placeRejected(deps.ctx, rt, newest);
+      await placeRejected(deps.ctx, runtime, newest);
       summary.placed++;
     } else if (!newest || !sameFile || newest.state === 'done') {
       // Moved in, then the agent stopped before the claim was recorded: take it again.
-      deps.accept(rt.config.name, {
+      deps.accept(runtime.config.name, {
         name: file.name,
         originalPath: intake.originalPath(file.name),
         claimedPath: file.path,

@@ -70,11 +70,11 @@ export class Scheduler {
   }
 
   /** False when stopping; a key already queued or running counts as taken. */
-  schedule(rt: FolderRuntime, key: string, priority: number, task: () => Promise<void>): boolean {
+  schedule(runtime: FolderRuntime, key: string, priority: number, task: () => Promise<void>): boolean {
     if (this.stopped) return false;
     if (this.keys.has(key)) return true;
     this.keys.add(key);
-    const folder = rt.config.name;
+    const folder = runtime.config.name;
     this.addBacklog(folder, 1);
     const run = async () => {
       if (this.halted.has(folder)) return;
@@ -83,7 +83,7 @@ export class Scheduler {
       await p;
       this.running.delete(p);
     };
-    const done: Promise<void> = this.queueOf(rt)
+    const done: Promise<void> = this.queueOf(runtime)
       .add(() => this.global.add(run, { priority }), { priority })
       .catch(() => {})
       .finally(() => {
@@ -151,11 +151,11 @@ export class Scheduler {
     return { finished };
   }
 
-  private queueOf(rt: FolderRuntime): PQueue {
-    let q = this.queues.get(rt.config.name);
+  private queueOf(runtime: FolderRuntime): PQueue {
+    let q = this.queues.get(runtime.config.name);
     if (!q) {
-      q = new PQueue({ concurrency: rt.config.concurrency });
-      this.queues.set(rt.config.name, q);
+      q = new PQueue({ concurrency: runtime.config.concurrency });
+      this.queues.set(runtime.config.name, q);
     }
     return q;
   }

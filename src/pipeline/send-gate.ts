@@ -31,7 +31,7 @@ export type SendOutcome<T> = { kind: 'sent'; answer: T } | { kind: 'found'; job:
  */
 export async function sendOnce<T>(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   item: JournalItem,
   send: (jobName: string) => Promise<T>,
 ): Promise<SendOutcome<T>> {
@@ -41,7 +41,7 @@ export async function sendOnce<T>(
   if (!ctx.intents.take(item)) {
     let found: Job | undefined;
     try {
-      found = await findJobByName(ctx, item, callOptions(ctx, rt, item));
+      found = await findJobByName(ctx, item, callOptions(ctx, runtime, item));
     } catch (err) {
       const outcome = classifyFailure(err, 'create');
       throw new RetryLater(outcome.code, `job lookup by name failed: ${outcome.reason}`);

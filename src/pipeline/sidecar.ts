@@ -8,19 +8,20 @@
 import path from 'node:path';
 import type { FolderRuntime } from './types.js';
 
-export function usesSidecars(rt: FolderRuntime): boolean {
-  return rt.mode === 'payload-pdf' && rt.config.payloadPdf.pairing === 'sidecar';
+export function usesSidecars(runtime: FolderRuntime): boolean {
+  return runtime.mode === 'payload-pdf' && runtime.config.payloadPdf.pairing === 'sidecar';
 }
 
 /** A claimed file that is not an item of its own: a sidecar, or a PDF waiting for its index. */
-export function isSidecarName(rt: FolderRuntime, name: string): boolean {
+export function isSidecarName(runtime: FolderRuntime, name: string): boolean {
   const ext = path.extname(name).toLowerCase();
-  if (rt.mode === 'payload-pdf' && rt.config.payloadPdf.pairing === 'index-csv') return ext === '.pdf';
-  return usesSidecars(rt) && ext === rt.config.payloadPdf.sidecarExtension.toLowerCase();
+  if (runtime.mode === 'payload-pdf' && runtime.config.payloadPdf.pairing === 'index-csv')
+    return ext === '.pdf';
+  return usesSidecars(runtime) && ext === runtime.config.payloadPdf.sidecarExtension.toLowerCase();
 }
 
 /** `.processing/letter.pdf` → `.processing/letter.json`. */
-export function sidecarPathOf(rt: FolderRuntime, pdfPath: string): string {
+export function sidecarPathOf(runtime: FolderRuntime, pdfPath: string): string {
   const stem = path.basename(pdfPath, path.extname(pdfPath));
-  return path.join(path.dirname(pdfPath), `${stem}${rt.config.payloadPdf.sidecarExtension}`);
+  return path.join(path.dirname(pdfPath), `${stem}${runtime.config.payloadPdf.sidecarExtension}`);
 }

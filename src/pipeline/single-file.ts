@@ -12,14 +12,14 @@ import type { FolderRuntime, StepContext } from './types.js';
 
 export async function driveSingleFile(
   ctx: StepContext,
-  rt: FolderRuntime,
+  runtime: FolderRuntime,
   start: JournalItem,
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
   let item = start;
   const held = options.rehash ? undefined : ctx.held?.get(item.id);
-  if (item.state === 'claimed') item = await validateItem(ctx, rt, item, options.rehash ?? false);
-  item = await runJobSteps(ctx, rt, item, {
+  if (item.state === 'claimed') item = await validateItem(ctx, runtime, item, options.rehash ?? false);
+  item = await runJobSteps(ctx, runtime, item, {
     filePath: item.claimedPath ?? '',
     size: item.size,
     mtimeMs: item.mtimeMs,
@@ -28,11 +28,11 @@ export async function driveSingleFile(
     create: (jobName) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },
-        callOptions(ctx, rt, item),
+        callOptions(ctx, runtime, item),
       ),
-    reject: (it, code, reason, extras) => rejectItem(ctx, rt, it, code, reason, extras),
+    reject: (it, code, reason, extras) => rejectItem(ctx, runtime, it, code, reason, extras),
   });
-  if (item.state === 'uploaded') return archiveItem(ctx, rt, item);
-  if (item.state === 'rejected') await placeRejected(ctx, rt, item);
+  if (item.state === 'uploaded') return archiveItem(ctx, runtime, item);
+  if (item.state === 'rejected') await placeRejected(ctx, runtime, item);
   return item;
 }

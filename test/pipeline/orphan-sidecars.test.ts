@@ -39,18 +39,18 @@ function setUp(folders = ['letters']) {
     folders.map((name) => {
       const processing = path.join(dir, name, '.processing');
       mkdirSync(processing, { recursive: true });
-      const rt = {
+      const runtime = {
         config: { name, workflowId: 'wf_letters', errorDir: path.join(dir, 'error', name) },
       } as unknown as FolderRuntime;
-      return [name, { rt, processing }] as const;
+      return [name, { runtime, processing }] as const;
     }),
   );
   /** Claims `name` into the folder's `.processing/` and hands it to the watcher. */
   const drop = (name: string, folder = folders[0]!) => {
-    const { rt, processing } = runtimes.get(folder)!;
+    const { runtime, processing } = runtimes.get(folder)!;
     const claimedPath = path.join(processing, name);
     writeFileSync(claimedPath, '{"payload":{}}');
-    watcher.watch(rt, { name, originalPath: path.join(dir, folder, name), claimedPath });
+    watcher.watch(runtime, { name, originalPath: path.join(dir, folder, name), claimedPath });
     return claimedPath;
   };
   return { dir, clock, watcher, drop, looks: () => looks };

@@ -278,15 +278,15 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
 });
 
 describe('isIndexName', () => {
-  const rt = (pairing: 'sidecar' | 'index-csv') =>
+  const runtime = (pairing: 'sidecar' | 'index-csv') =>
     ({ mode: 'payload-pdf', config: { payloadPdf: { pairing, indexFile: 'index.csv' } } }) as FolderRuntime;
   it('takes the configured index name and the numbered names a claim gives it, in index-csv folders only', () => {
     expect(
       ['index.csv', 'index.2.csv', 'index.x.csv', 'other.csv', 'index.csv.bak'].map((n) =>
-        isIndexName(rt('index-csv'), n),
+        isIndexName(runtime('index-csv'), n),
       ),
     ).toEqual([true, true, false, false, false]);
-    expect(isIndexName(rt('sidecar'), 'index.csv')).toBe(false);
+    expect(isIndexName(runtime('sidecar'), 'index.csv')).toBe(false);
   });
 });
 

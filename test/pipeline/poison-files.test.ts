@@ -18,17 +18,17 @@ afterEach(() => {
 function setUp() {
   const world = makePartWorld(['pdf']);
   worlds.push(world);
-  const rt = world.folders.get('pdf')!;
+  const runtime = world.folders.get('pdf')!;
   /** Inspections of `filePath` that crashes cut short. */
   const crashDuringInspection = (filePath: string, times: number) => {
     for (let i = 0; i < times; i++) world.journal.inspectionStarting(filePath);
   };
-  return { world, rt, crashDuringInspection };
+  return { world, runtime, crashDuringInspection };
 }
 
 describe('setAsideIfPoison', () => {
   it('takes up a file no crash interrupted, without inspecting it first', async () => {
-    const { world, rt } = setUp();
+    const { world, runtime } = setUp();
     const filePath = world.putClaimed('pdf', 'fine.pdf', await makePdf('fine'));
     const inspections: string[] = [];
     world.ctx.inspector = {
@@ -37,37 +37,37 @@ describe('setAsideIfPoison', () => {
         return { ok: true, kind: 'pdf' };
       },
     } as unknown as Inspector;
-    expect(await setAsideIfPoison(world.ctx, rt, { name: 'fine.pdf', path: filePath })).toBe(false);
+    expect(await setAsideIfPoison(world.ctx, runtime, { name: 'fine.pdf', path: filePath })).toBe(false);
     expect(inspections).toEqual([]);
   });
 
   it('inspects a suspect (one interrupted inspection) alone, takes it up, and clears its record when it passes', async () => {
-    const { world, rt, crashDuringInspection } = setUp();
+    const { world, runtime, crashDuringInspection } = setUp();
     const filePath = world.putClaimed('pdf', 'suspect.pdf', await makePdf('a good file'));
     crashDuringInspection(filePath, POISON_CRASHES - 1);
-    expect(await setAsideIfPoison(world.ctx, rt, { name: 'suspect.pdf', path: filePath })).toBe(false);
+    expect(await setAsideIfPoison(world.ctx, runtime, { name: 'suspect.pdf', path: filePath })).toBe(false);
     expect(world.journal.interruptedInspections(filePath)).toBe(0);
     expect(existsSync(filePath)).toBe(true);
   });
 
   it('sets a file aside after POISON_CRASHES interrupted inspections, rejecting its unfinished item', async () => {
-    const { world, rt, crashDuringInspection } = setUp();
+    const { world, runtime, crashDuringInspection } = setUp();
     const filePath = world.putClaimed('pdf', 'poison.pdf', await makePdf('kills the agent'));
     const item = world.recordClaim('pdf', filePath);
     crashDuringInspection(filePath, POISON_CRASHES);
-    expect(await setAsideIfPoison(world.ctx, rt, { name: 'poison.pdf', path: filePath })).toBe(true);
+    expect(await setAsideIfPoison(world.ctx, runtime, { name: 'poison.pdf', path: filePath })).toBe(true);
     expect(world.journal.get(item.id)).toMatchObject({ state: 'rejected', rejectCode: 'DOCEX_INPUT_POISON' });
     expect(existsSync(filePath)).toBe(false);
-    expect(listFiles(rt.config.errorDir)).toContain('poison.pdf');
+    expect(listFiles(runtime.config.errorDir)).toContain('poison.pdf');
     expect(world.journal.interruptedInspections(filePath)).toBe(0);
   });
 
   it('refuses a poison file with no item into the error folder, with what the operator should do', async () => {
-    const { world, rt, crashDuringInspection } = setUp();
+    const { world, runtime, crashDuringInspection } = setUp();
     const filePath = world.putClaimed('pdf', 'unrecorded.pdf', await makePdf('never claimed'));
     crashDuringInspection(filePath, POISON_CRASHES + 1);
-    expect(await setAsideIfPoison(world.ctx, rt, { name: 'unrecorded.pdf', path: filePath })).toBe(true);
-    const errorDir = rt.config.errorDir;
+    expect(await setAsideIfPoison(world.ctx, runtime, { name: 'unrecorded.pdf', path: filePath })).toBe(true);
+    const errorDir = runtime.config.errorDir;
     const record = JSON.parse(readFileSync(path.join(errorDir, 'unrecorded.pdf.error.json'), 'utf8'));
     expect(record).toMatchObject({ code: 'DOCEX_INPUT_POISON', file: 'unrecorded.pdf' });
     expect(readFileSync(path.join(errorDir, 'unrecorded.pdf.error.txt'), 'utf8')).toContain(

@@ -51,7 +51,7 @@ function makeScheduler(folders: FolderRuntime[], concurrency: number) {
   let settled = 0;
   const scheduler = new Scheduler({
     concurrency,
-    folders: new Map(folders.map((rt) => [rt.config.name, rt])),
+    folders: new Map(folders.map((runtime) => [runtime.config.name, runtime])),
     onBacklog: (folder, full) => backlog.push([folder, full]),
     onTaskError: (folder, err) => errors.push([folder, err]),
     onSettled: () => settled++,

@@ -126,10 +126,10 @@ class World {
       // A row's create parses nothing; workers start only on a first inspection.
       inspector: sharedInspector(),
     };
-    const rt = { config: {} } as FolderRuntime;
+    const runtime = { config: {} } as FolderRuntime;
     const request = { workflowId: 'wf_payload_word_email', payload: {} } as unknown as PayloadJobRequest;
     try {
-      await createRow(ctx, rt, row, request);
+      await createRow(ctx, runtime, row, request);
     } catch (err) {
       if ((err as Error).message === 'crashed') this.crash();
     }

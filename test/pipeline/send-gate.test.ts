@@ -25,28 +25,28 @@ function setUp() {
   } as unknown as PipelineJobs;
   const item = world.recordClaim('pdf', world.putClaimed('pdf', 'a.pdf', 'content'));
   world.journal.transition(item.id, 'validated');
-  return { world, rt: world.folders.get('pdf')!, itemId: item.id, lookups };
+  return { world, runtime: world.folders.get('pdf')!, itemId: item.id, lookups };
 }
 
 describe('sendOnce and intent freshness', () => {
   it('sends the intent recordIntent answered without a lookup, and looks up before sending it again', async () => {
-    const { world, rt, itemId, lookups } = setUp();
+    const { world, runtime, itemId, lookups } = setUp();
     const fresh = recordIntent(world.ctx, itemId);
     const sent: string[] = [];
     const send = async (jobName: string) => sent.push(jobName);
-    expect(await sendOnce(world.ctx, rt, fresh, send)).toMatchObject({ kind: 'sent' });
+    expect(await sendOnce(world.ctx, runtime, fresh, send)).toMatchObject({ kind: 'sent' });
     expect(lookups).toEqual([]);
-    await sendOnce(world.ctx, rt, fresh, send);
+    await sendOnce(world.ctx, runtime, fresh, send);
     expect(lookups).toEqual(['iterate']);
     expect(sent).toEqual([fresh.jobName, fresh.jobName]);
   });
 
   it('looks up an intent read back from the journal, though this process recorded it and sent nothing', async () => {
-    const { world, rt, itemId, lookups } = setUp();
+    const { world, runtime, itemId, lookups } = setUp();
     recordIntent(world.ctx, itemId);
     const reread = world.journal.get(itemId)!;
     expect(reread.state).toBe('creating');
-    await sendOnce(world.ctx, rt, reread, async () => 'sent');
+    await sendOnce(world.ctx, runtime, reread, async () => 'sent');
     expect(lookups).toEqual(['iterate']);
   });
 });
