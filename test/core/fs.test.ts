@@ -133,7 +133,9 @@ describe('writeFileAtomic', () => {
     // The target is a folder: the rename over it fails after the temp file was written.
     mkdirSync(path.join(dir, 'taken'));
     mkdirSync(path.join(dir, 'taken', 'inside'));
-    await expect(writeFileAtomic(path.join(dir, 'taken'), 'x')).rejects.toBeTruthy();
+    await expect(writeFileAtomic(path.join(dir, 'taken'), 'x')).rejects.toMatchObject({
+      code: expect.stringMatching(/^(EISDIR|ENOTEMPTY|EEXIST)$/),
+    });
     expect(readdirSync(dir)).toEqual(['taken']);
   });
 });
