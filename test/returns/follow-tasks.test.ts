@@ -6,40 +6,16 @@ import { ApiError } from '../../src/api/index.js';
 import { returnsSchema } from '../../src/config/returns-schema.js';
 import { INTERNAL_TRY_LIMIT } from '../../src/domain/retry-policy.js';
 import { documentTask, type TaskContext } from '../../src/returns/follow-tasks.js';
-import { statusFilePath } from '../../src/returns/proof-names.js';
 import { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
+import { addOneJob } from './support/store-fixtures.js';
 
 let dir: string;
 let store: ReturnsStore;
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-tasks-'));
   store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
-  store.addJobs(
-    [
-      {
-        jobId: 'job_1',
-        source: {
-          itemId: 1,
-          folder: 'pdf',
-          fileName: 'a.pdf',
-          sha256: 'ab',
-          claimedAt: 0,
-          day: '2026-11-21',
-        },
-        statusPath: (collision) => statusFilePath('2026-11-21', 'a.pdf', 1, collision),
-        itemId: 1,
-        rowIndex: undefined,
-        label: undefined,
-        jobName: undefined,
-        recordedAt: 0,
-        firstPollAt: 10,
-      },
-    ],
-    'cursor',
-    '1',
-    0,
-  );
+  addOneJob(store);
   store.recordPoll(
     {
       jobId: 'job_1',

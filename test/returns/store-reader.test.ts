@@ -2,9 +2,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { statusFilePath } from '../../src/returns/proof-names.js';
 import { ReturnsStore } from '../../src/returns/store.js';
 import { ReturnsReader } from '../../src/returns/store-reader.js';
+import { addOneJob } from './support/store-fixtures.js';
 
 let dir: string;
 let file: string;
@@ -19,31 +19,7 @@ afterEach(() => {
 /** One followed job with one final sending event and two proof documents, one of them saved. */
 function storeWithOneJob(): void {
   const store = ReturnsStore.open(file, 0);
-  store.addJobs(
-    [
-      {
-        jobId: 'job_1',
-        source: {
-          itemId: 1,
-          folder: 'pdf',
-          fileName: 'a.pdf',
-          sha256: 'ab',
-          claimedAt: 0,
-          day: '2026-11-21',
-        },
-        statusPath: (collision) => statusFilePath('2026-11-21', 'a.pdf', 1, collision),
-        itemId: 1,
-        rowIndex: undefined,
-        label: undefined,
-        jobName: undefined,
-        recordedAt: 0,
-        firstPollAt: 10,
-      },
-    ],
-    'cursor',
-    '1',
-    0,
-  );
+  addOneJob(store);
   const doc = (ref: string, type: string) => ({
     sendingEventId: 'se_1',
     fileReference: ref,
