@@ -199,6 +199,7 @@ export class Pipeline {
   }
 
   private async drive(runtime: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
+    const settledBefore = this.settledRows(item);
     try {
       let final: JournalItem;
       if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, runtime, item, { rehash });
@@ -224,8 +225,22 @@ export class Pipeline {
         );
         return;
       }
+      // A try that moved a row forward was not stuck: its file's count of failed tries starts
+      // again, so a file of many rows under a flaky service never walks into the give-up limit or
+      // the longest wait while it makes progress. Rows are finite, so this cannot loop forever.
+      if (this.settledRows(item) > settledBefore) this.retries.reset(item.id);
       await this.retries.failed(item, err, (reason) => this.park(runtime, item, reason));
     }
+  }
+
+  /** Rows of the file (payload-word rows, payload-pdf documents) that have their job or are final. */
+  private settledRows(item: JournalItem): number {
+    if (item.mode === 'single-file') return 0;
+    let settled = 0;
+    for (const row of this.options.journal.rowsOf(item.id)) {
+      if (row.jobId !== undefined || isFinal(row.state)) settled++;
+    }
+    return settled;
   }
 
   /** True when `err` says a folder the agent writes into is unsafe and the folder was halted for it. */

@@ -171,4 +171,36 @@ describe('parking: a file the agent keeps failing on leaves .processing with wha
     await waitFor(() => state(agent, 'word-park', 'park-unsent.json') === 'done');
     expect(await jobsNamed('park-unsent.json')).toHaveLength(1);
   });
+
+  it('keeps trying a payload-word file whose every try sends a row before failing, and sends each row once', async () => {
+    // Each row's first create fails on our side, before anything is sent: every try sends one row,
+    // then fails on the next. Tries that move a row forward are progress, not a failure in a row,
+    // so the file is never parked however many rows it has.
+    const failedOnce = new Set<string>();
+    const flaky = clientWith(h.client, (real) => ({
+      createPayloadWord: async (request, opts) => {
+        const name = request.jobName ?? '';
+        if (!name.endsWith('-r0') && !failedOnce.has(name)) {
+          failedOnce.add(name);
+          throw new Error('a bug before the call');
+        }
+        return real.createPayloadWord(request, opts);
+      },
+    }));
+    const config = h.config([
+      { name: 'word-progress', workflowId: SEED.workflows.payloadWordEmail, mode: 'payload-word' },
+    ]);
+    const agent = await h.startAgent(config, { client: flaky });
+    const rows = Array.from({ length: 6 }, (_, i) => `row${i}@example.com`);
+    h.drop('word-progress', 'steady.csv', `EMAIL_ADDRESS\r\n${rows.join('\r\n')}\r\n`);
+    await waitFor(() => {
+      const s = state(agent, 'word-progress', 'steady.csv');
+      return s === 'done' || s === 'rejected';
+    });
+    expect(state(agent, 'word-progress', 'steady.csv')).toBe('done');
+    expect(failedOnce.size).toBe(5);
+    const jobs = await jobsNamed('steady.csv');
+    expect(jobs).toHaveLength(6);
+    expect(new Set(jobs.map((j) => j.name)).size).toBe(6);
+  });
 });
