@@ -90,13 +90,37 @@ describe('delivery proofs', () => {
         await h.advance(11 * 60_000);
       },
     });
+    // While a URL is held, only the jump above moves the clock: the pump must not expire a URL on
+    // its own on a slow machine, or the count of URL requests below would depend on the load.
+    let urlsHeld = 0;
+    const se = client.sendingEvents!;
+    const holding: typeof client = {
+      ...client,
+      sendingEvents: {
+        ...se,
+        downloadUrl: async (id, ref, options) => {
+          const answer = await se.downloadUrl(id, ref, options);
+          urlsHeld++;
+          return answer;
+        },
+        downloadFile: async (url, target, options) => {
+          try {
+            return await se.downloadFile(url, target, options);
+          } finally {
+            urlsHeld--;
+          }
+        },
+      },
+    };
     const agent = await h.startAgent(h.config(folder, { returns: returnsConfig(h) }), {
-      client,
+      client: holding,
       returns: { maxSleepMs: 2 },
     });
     const today = day(h.clock.now());
     h.drop('pdf', 'expired-url.pdf', await makePdf('expired url'));
-    const [status] = await pump(h, () => allDone([`${today}/expired-url.pdf.status.json`]));
+    const [status] = await pump(h, () => allDone([`${today}/expired-url.pdf.status.json`]), {
+      mayAdvance: () => urlsHeld === 0,
+    });
     expect(proofsOf(status!)).toHaveLength(2);
     for (const proof of proofsOf(status!) as string[]) {
       expect(

@@ -42,14 +42,20 @@ export function readStatus(h: Harness, relPath: string): StatusDocument | undefi
 export async function pump<T>(
   h: Harness,
   check: () => T | undefined | false | Promise<T | undefined | false>,
-  options: { stepMs?: number; timeoutMs?: number; pauseMs?: number } = {},
+  options: {
+    stepMs?: number;
+    timeoutMs?: number;
+    pauseMs?: number;
+    /** False while the clock must stand still (a test's own clock jump decides what expires). */
+    mayAdvance?: () => boolean;
+  } = {},
 ): Promise<T> {
   const end = Date.now() + (options.timeoutMs ?? 15_000);
   for (;;) {
     const value = await check();
     if (value !== undefined && value !== false) return value;
     if (Date.now() > end) throw new Error('condition not met in time');
-    await h.advance(options.stepMs ?? 1000);
+    if (options.mayAdvance?.() !== false) await h.advance(options.stepMs ?? 1000);
     await new Promise((r) => setTimeout(r, options.pauseMs ?? 15));
   }
 }
