@@ -1,6 +1,6 @@
 /** Child processes of the benchmarks: the sandbox and the agent each in their own process. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -54,7 +54,9 @@ export async function startSandboxProcess(stateDir: string): Promise<SandboxProc
 
 /**
  * The agent from its compiled CLI (`main.js start --config`); resolves once its journal exists.
- * BENCH_AGENT_PROF=<dir> writes a CPU profile of the agent there.
+ * BENCH_AGENT_PROF=<dir> writes a CPU profile of the agent there; BENCH_AGENT_STDOUT=<prefix> keeps
+ * each agent's stdout (its log, and V8's output of flags such as --trace-gc given through
+ * BENCH_AGENT_NODE_FLAGS) in `<prefix>.<epoch ms>`.
  */
 export async function startAgentProcess(
   mainJs: string,
@@ -64,13 +66,14 @@ export async function startAgentProcess(
   const profileDir = process.env['BENCH_AGENT_PROF'];
   const prof = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   // As the shipped launchers start it (systemd unit, container image).
+  const stdoutPrefix = process.env['BENCH_AGENT_STDOUT'];
+  const stdout = stdoutPrefix ? openSync(`${stdoutPrefix}.${Date.now()}`, 'w') : 'ignore';
   const child = spawn(
     process.execPath,
     [...agentNodeFlags(), ...prof, mainJs, 'start', '--config', configFile],
-    {
-      stdio: ['ignore', 'ignore', 'inherit'],
-    },
+    { stdio: ['ignore', stdout, 'inherit'] },
   );
+  if (typeof stdout === 'number') closeSync(stdout);
   const deadline = Date.now() + 30_000;
   while (!existsSync(journalFile)) {
     if (child.exitCode !== null) throw new Error(`agent exited early (${child.exitCode})`);

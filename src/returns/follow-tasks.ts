@@ -25,6 +25,10 @@ export interface TaskContext {
   aborted(): boolean;
 }
 
+export const jobKey = (jobId: string): string => `job:${jobId}`;
+export const documentKey = (doc: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): string =>
+  `doc:${doc.sendingEventId}:${doc.fileReference}`;
+
 export function jobTask(shared: TaskContext, jobId: string): Task | undefined {
   const { store, log, config, now } = shared.poll;
   const row = store.job(jobId);
@@ -32,7 +36,7 @@ export function jobTask(shared: TaskContext, jobId: string): Task | undefined {
   const source = store.source(row.sourceId);
   if (!source) return undefined;
   return {
-    key: `job:${jobId}`,
+    key: jobKey(jobId),
     run: async () => {
       try {
         await pollJob(shared.poll, row, source, shared.options(source.folder));
@@ -57,7 +61,7 @@ export function jobTask(shared: TaskContext, jobId: string): Task | undefined {
 export function documentTask(shared: TaskContext, doc: DocumentRow): Task {
   const { store, log } = shared.proofs;
   return {
-    key: `doc:${doc.sendingEventId}:${doc.fileReference}`,
+    key: documentKey(doc),
     run: async () => {
       const job = store.job(doc.jobId);
       const source = job ? store.source(job.sourceId) : undefined;

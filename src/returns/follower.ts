@@ -18,14 +18,22 @@ import type { OutputTarget } from '../outputs/types.js';
 import { CallGate } from './call-gate.js';
 import { type CronPlan, cronPlan } from './cron-next.js';
 import { firstPollAt } from './follow-plan.js';
-import { documentTask, jobTask, RETURNS_TEMP_DIR, type Task, type TaskContext } from './follow-tasks.js';
+import {
+  documentKey,
+  documentTask,
+  jobKey,
+  jobTask,
+  RETURNS_TEMP_DIR,
+  type Task,
+  type TaskContext,
+} from './follow-tasks.js';
 import type { JournalFeed } from './journal-feed.js';
 import { Pacing } from './pacing.js';
 import type { FollowClient } from './poll-job.js';
 import { statusFilePath, utcDay } from './proof-names.js';
 import { csvFileName, writeDailyCsv } from './status-csv.js';
 import { writeStaleStatusFiles } from './status-files.js';
-import type { DocumentRow, NewJob, ReturnsStore } from './store.js';
+import type { NewJob, ReturnsStore } from './store.js';
 
 export const FEED_CURSOR = 'journal-history-cursor';
 /** Longest wait after failed steps, in loop periods (30 s with the default 1 s period). */
@@ -78,6 +86,7 @@ export class Follower {
   private readonly maxSleepMs: number;
   private stepFailures = 0;
   private idleSteps = 0;
+  private taskContextOnce: TaskContext | undefined;
   private stepRetryAt = 0;
 
   constructor(private readonly opts: FollowerOptions) {
@@ -189,6 +198,12 @@ export class Follower {
     return { signal: this.abort.signal, ...(company ? { managedCompanyId: company } : {}) };
   }
 
+  /** Built once: every task of the follower shares it. */
+  private get tasks(): TaskContext {
+    this.taskContextOnce ??= this.taskContext();
+    return this.taskContextOnce;
+  }
+
   private taskContext(): TaskContext {
     const { store, log, config, clock, client, proofTarget, stateDir } = this.opts;
     return {
@@ -215,53 +230,51 @@ export class Follower {
     };
   }
 
-  private jobTask(jobId: string): Task | undefined {
-    return jobTask(this.taskContext(), jobId);
-  }
-
-  private documentTask(doc: DocumentRow): Task {
-    return documentTask(this.taskContext(), doc);
+  private full(): boolean {
+    return this.inFlight.size >= this.gate.pacing.limit();
   }
 
   /**
-   * The next piece of work: due documents first (a stream of nudges must not starve them), then
-   * nudged jobs, then the sweep's jobs.
+   * Starts work until the pacing's limit is in flight: due documents first (a stream of nudges
+   * must not starve them), then nudged jobs, then the sweep's jobs. The due documents are read
+   * once per fill, not once per task (a fill follows each finished download), and no more of them
+   * than can be used: of the first (in flight + free slots) due rows at most one per task in
+   * flight is taken, so the rest fill every free slot.
    */
-  private nextTask(now: number): Task | undefined {
-    for (const doc of this.opts.store.dueDocuments(now, this.gate.pacing.limit() * 2 + this.inFlight.size)) {
-      const task = this.documentTask(doc);
-      if (!this.inFlight.has(task.key)) return task;
+  private fill(now: number): void {
+    if (this.full()) return;
+    const free = this.gate.pacing.limit() - this.inFlight.size;
+    for (const doc of this.opts.store.dueDocuments(now, this.inFlight.size + free)) {
+      if (this.full()) return;
+      if (!this.inFlight.has(documentKey(doc))) this.run(documentTask(this.tasks, doc));
     }
     for (const jobId of this.nudged) {
-      if (this.inFlight.has(`job:${jobId}`)) continue;
+      if (this.full()) return;
+      if (this.inFlight.has(jobKey(jobId))) continue;
       this.nudged.delete(jobId);
-      const task = this.jobTask(jobId);
-      if (task) return task;
+      const task = jobTask(this.tasks, jobId);
+      if (task) this.run(task);
     }
     for (const jobId of this.sweep) {
+      if (this.full()) return;
       this.sweep.delete(jobId);
-      if (this.inFlight.has(`job:${jobId}`)) continue;
+      if (this.inFlight.has(jobKey(jobId))) continue;
       const row = this.opts.store.job(jobId);
       if (!row || row.done || row.nextPollAt > now) continue;
-      const task = this.jobTask(jobId);
-      if (task) return task;
+      const task = jobTask(this.tasks, jobId);
+      if (task) this.run(task);
     }
-    return undefined;
   }
 
-  private fill(now: number): void {
-    while (this.inFlight.size < this.gate.pacing.limit()) {
-      const task = this.nextTask(now);
-      if (!task) return;
-      const running = task
-        .run()
-        .catch((err: unknown) => this.opts.log.error({ err, task: task.key }, 'follower task failed'))
-        .finally(() => {
-          this.inFlight.delete(task.key);
-          this.wakeUp?.();
-        });
-      this.inFlight.set(task.key, running);
-    }
+  private run(task: Task): void {
+    const running = task
+      .run()
+      .catch((err: unknown) => this.opts.log.error({ err, task: task.key }, 'follower task failed'))
+      .finally(() => {
+        this.inFlight.delete(task.key);
+        this.wakeUp?.();
+      });
+    this.inFlight.set(task.key, running);
   }
 
   /** `stopping`: the last pass before the follower stops, bounded by STOP_STATUS_BUDGET_MS. */
