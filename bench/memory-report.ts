@@ -67,4 +67,28 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     documents peaked at 132-144 MiB. The agent at rest already holds about 120 MB on Node 24 (see
     Idle), 44 of it an empty node. The 10,000-event return path and the 100,000-file backlog were
     not run again at full size (their set-up alone took 7 and more minutes at this load).
+- Third pass, the return path's proofs (2026-11-26, Node 24.21.0, load average 1-3 with a chaos
+  run beside it; \`npm run bench -- --only return-path --return-events N --peppol-docs 10
+  --baseline-docs 0\`, the agent's /proc/PID/status read every 1-2 s, its smaps at the peak, and
+  \`BENCH_AGENT_NODE_FLAGS=--trace-gc BENCH_AGENT_STDOUT=<file>\`):
+  - 10,000 events (20,000 proofs), the follower's defaults: 154.4 proofs/s (129.5 s; 237 s in the
+    table's older run), peak 261.7 MiB. 3,000 events: 216-229 MiB in six runs. The peak does not
+    grow with the backlog past a few thousand events: anonymous memory climbs from 80 to 160 MB
+    in the first 20 s of downloads, then stays.
+  - Where it is at the peak (smaps of a 3,000-event run at 232 MB): 110 MB in V8's 256 KiB heap
+    pages while the live heap after a full GC is 30-43 MB (--trace-gc: 75-100 MB committed, and
+    30-54 MB of freed pages V8 keeps pooled for reuse), 48.5 MB in malloc's main arena (the
+    external buffers of streams, TLS and SQLite, freed only when V8 collects their owners), 16 MB
+    in thread arenas, 52 MB pages of the node binary.
+  - Tried, 3,000 events (peak MiB / proofs/s; the shipped flags gave 216-229 / 111-186):
+    \`--heap-growing-percent=20\` 220.8 / 146; \`--initial-old-space-size=16\` 221.1 / 169; both
+    224.3 / 154; \`--max-semi-space-size=8\` 263.2 / 175 (a larger young generation is worse);
+    \`=2\` 216.4 / 143; \`--no-decommit-pooled-pages\` 222.2 / 144; \`--max-old-space-size=96\`
+    200.8 / 127 (an agent that can run out of heap on a large job: not taken); the follower's
+    concurrency ceiling 12 instead of 32 (a build with the constant changed): 193.7 / 126. None
+    comes near 150 MB; the peak is V8 keeping pages for a heap that grew while 32 downloads were
+    in flight, plus malloc's high-water mark.
+  - Kept: the follower reads its due documents once per fill, (in flight + free slots) rows
+    instead of (2 x limit + in flight) for every task started: the 3,000-event run made 325
+    young-generation GCs instead of 420 (a quarter less garbage), at the same peak.
 `;

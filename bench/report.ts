@@ -201,6 +201,42 @@ const LIMITS = `## What limits these figures
   the one of the run before (where the agent made 102 files/s, 11.4× curl). So "10× curl" asked
   for 25–75 % of the ceiling, depending on the machine.
 
+## Figures behind choices in the code
+Measurements that a source file's comment used to quote, kept here so the code says why and this
+page says how much (same machine and caveats as above; each was measured when the choice was made).
+- \`src/ops/node-flags.ts\`, \`--max-semi-space-size=4\`: V8 grows each young-generation semi-space
+  to 16 MiB by default while the agent's working set is ~25 MiB; at 4 MiB the 1 GiB upload's peak
+  RSS drops by about 20 MiB (heap total 58 → 33 MiB) with no measurable CPU cost per file in the
+  2,000-file burst.
+- \`src/ops/node-flags.ts\`, \`--single-threaded-gc\`: the live heap is ~25-35 MiB and stream buffers
+  start a full GC every few tens of MiB; V8's helper threads for those GCs took 0.7-1.0 s of CPU
+  per 500 MiB SFTP download. Done on the main thread, the 500 MiB download ran 309-351 MiB/s
+  against 250-292 (same sshd, one process each, in alternation); the 1 GiB upload and the
+  2,000-file burst did not get slower.
+- \`src/ops/node-flags.ts\` and \`src/core/collect.ts\`, \`--expose-gc\` and a minor GC every 16 MiB
+  of a streamed upload: the 1 GiB upload's resident set sat at 149 MiB for its whole length
+  without it, 125 MiB with it (20–25 MiB lower); each minor GC took 0.3 ms (median of 50 in a
+  small heap; up to 6 ms).
+- \`src/sources/hash.ts\`, SHA-256 through two reused 1 MiB buffers (the next read in the thread
+  pool while the last is hashed): 1 GiB from the page cache in 0.72–0.77 s, against 0.98–1.11 s
+  one read after the other; a multi-GB file costs 2 MiB of memory. A read stream's fresh chunk per
+  read showed as tens of MiB of resident set in the 1 GiB run.
+- \`src/sources/sftp/download.ts\`: a plain streamed \`get\` (one 64 KiB READ in flight) made about
+  30 MiB/s on loopback; OpenSSH's sftp keeps 64 requests in flight. The final fsync alone took
+  ~0.3 s of a 500 MiB download, hence the flushes started while the network still delivers. The
+  window and connection figures are under [SFTP](#sftp-issue-4).
+- \`src/sources/sftp/session.ts\`: ssh2, loaded on the first connection, is ~14 MiB of resident set.
+- \`src/pipeline/inspect/pdf.ts\`: an object-dense 17 MiB PDF (40 000 pages) costs pdf-lib about
+  120 MiB of heap and 1.7 s; stream bytes cost next to nothing (a 30 MiB image-like stream parses
+  in 6 ms). pdf-lib itself, loaded at the first PDF small enough to parse, is about 25 MiB.
+- \`src/sources/local/dir-watcher.ts\`: chokidar puts one fs.watch on every file it lists, measured
+  at 20,001 inotify watches and 152 MB RSS for 20,000 files.
+- \`src/api/http.ts\`: undici's index (fetch, WebSocket, EventSource, the HTTP caches, the mocks) is
+  about 10 MB of an idle agent's resident set ([Idle](#idle-issue-18)).
+- \`src/core/log-redact.ts\`: fast-redact's wildcards cost about 2 µs per path and log line, too
+  much for the dozens of paths and depths the agent's redaction needs.
+- \`src/core/log-errors.ts\`: a stack is up to 1.7 KB per log line, in every retry.
+
 ## Where the agent's time goes (burst, measured with perf and V8 CPU profiles of the agent)
 The ceiling is the sandbox alone: 1.0–1.4 ms of its CPU per file on one core, 470–950 files/s
 in this session's runs (the column lasts 3–4 s, and single runs spread widely). Its per-request
