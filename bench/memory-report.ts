@@ -91,4 +91,9 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   - Kept: the follower reads its due documents once per fill, (in flight + free slots) rows
     instead of (2 x limit + in flight) for every task started: the 3,000-event run made 325
     young-generation GCs instead of 420 (a quarter less garbage), at the same peak.
+- The 100,000-file backlog on the same tree (Node 24.21.0, load average 0.2-1.5; \`npm run bench --
+  --only backlog,idle --write --merge\`, the table): peak 219.3 MiB, 151.9 MiB at the first upload,
+  129.8 files/s over the first 60 s. The table's run before it (303.5 files/s, 150.7 MiB) was on
+  Node 20 and before the inspection workers of issue 16: the workers and Node 24 are the
+  difference, as the passes above measured. Under 150 MB is NOT met here either.
 `;
