@@ -86,7 +86,8 @@ export class Follower {
   private readonly maxSleepMs: number;
   private stepFailures = 0;
   private idleSteps = 0;
-  private taskContextOnce: TaskContext | undefined;
+  /** What every task of the follower shares. */
+  private readonly tasks: TaskContext;
   private stepRetryAt = 0;
 
   constructor(private readonly opts: FollowerOptions) {
@@ -106,6 +107,7 @@ export class Follower {
     // Days missed while the agent was down are written at start.
     this.nextCsvAt = now;
     this.maxSleepMs = opts.maxSleepMs ?? 1000;
+    this.tasks = this.taskContext();
   }
 
   start(): void {
@@ -196,12 +198,6 @@ export class Follower {
   private options(folder: string | undefined): CallOptions {
     const company = folder ? this.opts.companyOf?.(folder) : undefined;
     return { signal: this.abort.signal, ...(company ? { managedCompanyId: company } : {}) };
-  }
-
-  /** Built once: every task of the follower shares it. */
-  private get tasks(): TaskContext {
-    this.taskContextOnce ??= this.taskContext();
-    return this.taskContextOnce;
   }
 
   private taskContext(): TaskContext {
