@@ -53,5 +53,5 @@ VOLUME ["/var/lib/docex-agent", "/srv/docex"]
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:9464/healthz',{signal:AbortSignal.timeout(4000)}).then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"]
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "--max-semi-space-size=4", "--single-threaded-gc", "--expose-gc", "--v8-pool-size=1", "/opt/docex-agent/dist/cli/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--single-threaded-gc", "--expose-gc", "--v8-pool-size=1", "--no-memory-reducer", "/opt/docex-agent/dist/cli/main.js"]
 CMD ["start", "--config", "/etc/docex-agent/agent.yaml"]

@@ -190,7 +190,7 @@ const LIMITS = `## What limits these figures
   to 134–136 MiB for about 80 ms, then it settles at 105–110.
 - Peak RSS is VmHWM of the agent process (compiled JavaScript, as installed), read before it stops.
   The agent runs with the launchers' Node flags (src/ops/node-flags.ts: \`--max-semi-space-size=4
-  --single-threaded-gc --expose-gc --v8-pool-size=1\`; the SFTP scenario runs in a process with them too);
+  --single-threaded-gc --expose-gc --v8-pool-size=1 --no-memory-reducer\`; the SFTP scenario runs in a process with them too);
   with V8's default 16 MiB semi-spaces the 1 GiB run peaked at 158–164 MiB (heap total 58 MiB for
   22 MiB used, against 33 MiB). Commands load their modules on demand (ssh2 with the first SFTP
   connection); the return path and the Peppol inbox are on, as by default.

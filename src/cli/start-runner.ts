@@ -9,6 +9,7 @@ import { combineObservers } from '../api/observer.js';
 import { ServiceReachability } from '../api/reachability.js';
 import { type LoadedConfig, loadConfig } from '../config/index.js';
 import { systemClock } from '../core/clock.js';
+import { startIdleCollection } from '../core/collect.js';
 import { isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
 import { packageVersion } from '../core/version.js';
@@ -116,12 +117,14 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
     return failed(err);
   }
   attachOps(agent);
+  const stopIdleCollection = startIdleCollection(log.child({ part: 'memory' }));
   running = agent;
   if (reloadPending) void agent.reload();
   const control: StartedControl = { reload: () => agent.reload(), opsUrl: ops?.url };
   deps.onStarted?.(agent, control);
   const signal = await stopSignal;
   stopping = true;
+  stopIdleCollection();
   log.info({ signal }, 'stopping agent');
   // The endpoints go first: their journal reader must be closed before the journal closes.
   await ops?.stop();

@@ -16,6 +16,10 @@
  * each also holds a malloc arena of its own. One thread lowers an idle agent's resident set and the
  * burst's peak, with no CPU cost per file measurable.
  *
+ * --no-memory-reducer: V8's memory reducer ran a full GC 100 s after the last one, up to three
+ * times, and again after an idle scavenge, so an idle agent spent most of its CPU there; the
+ * agent collects once per quiet spell instead (IdleCollector, src/core/collect.ts).
+ *
  * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code and its Idle section.
  */
 export const AGENT_NODE_FLAGS: readonly string[] = [
@@ -23,4 +27,5 @@ export const AGENT_NODE_FLAGS: readonly string[] = [
   '--single-threaded-gc',
   '--expose-gc',
   '--v8-pool-size=1',
+  '--no-memory-reducer',
 ];
