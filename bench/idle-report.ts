@@ -136,4 +136,23 @@ export const IDLE_NOTES = `## Idle (issue 18)
     \`--max-old-space-size=256\` no change at rest or at the burst's peak (220-223 MiB);
     \`--max-semi-space-size=1\` no change; \`--lite-mode\` never got ready (the service client
     failed with a ReferenceError: no WebAssembly for undici's HTTP parser).
+- Third pass (2026-11-26, Node 24.21.0, load average 0.2-2; \`npm run bench -- --only idle\`, with
+  \`BENCH_AGENT_NODE_FLAGS=--trace-gc BENCH_AGENT_STDOUT=<file>\` to see when V8 collected):
+  - CPU: the launchers pass \`--no-memory-reducer\`, and the agent gives memory back itself once
+    per quiet spell (\`IdleCollector\`, src/core/collect.ts: every 15 s, when the event loop was
+    busy under 1 % of the spell and the used heap has grown 8 MiB since its last collection, V8's
+    last-resort GC, two memory-reducing mark-compacts). In this scenario it ran once, 31 s after
+    start-up (45 + 77 ms, 30.4 → 22.0 MB used, 37.4 → 23.4 MB committed), and not again in the
+    window. Before: 0.2 % (the table of then), 0.167 % in this pass; after: 0.033 % in two runs,
+    the table's figure; Node 22 0.067 %. A plain full GC at that moment (\`gc()\` without the
+    last-resort flavour) left 130.8 MB, 16 MB more than the last-resort one.
+  - RSS: 114.3-115 MB after, against 122.6 before (V8's reducer shrank the heap less than the
+    last-resort GC); Node 22 105.1 MB. The file-backed pages did not move (65.1-65.2 MB).
+  - Tried and not kept: the agent bundled into one ESM file with esbuild (\`--bundle --splitting
+    --minify-syntax --minify-whitespace\`, native modules external): 115.4 MB against 122.6 with the
+    reducer of then, 7 MB less; a build step and a second way to run the agent that the tests do
+    not run, for 6 %.
+  - Under 80 MB stays out of reach, for the reason the second pass measured: 65 MB of the resident
+    set are pages of the node binary that an agent using TLS, SQLite, workers and Intl touches,
+    which leaves 15 MB for every heap and malloc arena.
 `;

@@ -18,6 +18,7 @@
  *   --merge                          with --write: this run's scenarios replace theirs in the saved report
  *                                    (named with their date in the .md), the others are kept
  * The same options can be given as BENCH_FILES, BENCH_CONCURRENCY, BENCH_ROUNDS, BENCH_LARGE_MIB, BENCH_REQUESTS.
+ * BENCH_MAIN_JS=<dist/cli/main.js> runs that build of the agent instead of compiling this tree.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -108,9 +109,14 @@ async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { er
 }
 
 const report: BenchReport = { machine: machine(), quick };
-const mainJs = ['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle'].some((s) => only.has(s))
-  ? buildAgent()
-  : '';
+// BENCH_MAIN_JS: an agent built elsewhere (another build of the same tree, an experiment); it is
+// neither built nor removed here, so two runs can share the machine without removing each other's.
+const givenMainJs = process.env['BENCH_MAIN_JS'];
+const mainJs =
+  givenMainJs ??
+  (['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle'].some((s) => only.has(s))
+    ? buildAgent()
+    : '');
 try {
   if (only.has('burst')) {
     report.burst = await attempt(`burst (${files} files, concurrency ${concurrency}, ${rounds} rounds)`, () =>
@@ -178,7 +184,7 @@ try {
     );
   }
 } finally {
-  removeAgentBuild();
+  if (!givenMainJs) removeAgentBuild();
   removeScratchDirs();
 }
 
