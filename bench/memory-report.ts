@@ -96,4 +96,25 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
   129.8 files/s over the first 60 s. The table's run before it (303.5 files/s, 150.7 MiB) was on
   Node 20 and before the inspection workers of issue 16: the workers and Node 24 are the
   difference, as the passes above measured. Under 150 MB is NOT met here either.
+- Fourth pass (2026-11-26, Node 24.21.0, load average 0.2-3, with the idle collector and
+  \`--no-memory-reducer\` of the Idle section):
+  - glibc's malloc tunables in the agent's environment, 3,000-event return path, arms one after
+    the other (peak MiB): none 218.9, 215.5, 219.3, 212.9; \`MALLOC_MMAP_THRESHOLD_=65536
+    MALLOC_TRIM_THRESHOLD_=131072\` (buffers of 64 KiB and more mapped and unmapped one by one)
+    189.2, 196.1, 225.7; with \`MALLOC_ARENA_MAX=2\` 195.5, and with a 32 KiB threshold 193.8;
+    \`MALLOC_TRIM_THRESHOLD_=131072\` alone 206.6, 218.2. About 10-20 MiB less on average, within
+    the spread of the runs, and a mapping per 64 KiB chunk would cost every streamed transfer
+    page faults: not put in the unit.
+  - What an inspection worker is made of (a process with the agent's flags starting one
+    \`Worker\` and reading its own VmRSS once the worker said ready): an empty worker 15.2 MB;
+    one that loads pdf-lib 30-30.7 MB; the compiled inspector worker 48.6-48.9 MB; the same worker
+    bundled and minified with esbuild 38.0-43.5 MB. Imported alone into a worker, zod adds 12.5 MB
+    (it comes in through the inspection limits' schema and the payload JSON schema), node-cron 3
+    MB (through the configuration's shared types), papaparse 1 MB. An earlier pass measured a
+    worker without zod 0-8 MB smaller at the burst's peak, where parse garbage dominates.
+  - Why 150 MB is out of reach for the backlog and the burst on Node 24: the agent at rest holds
+    about 115 MB (Idle), and the first PDF starts an inspection worker of 45-50 MB, so one file
+    in flight already passes 150 before any backlog state. The return path (no worker) peaks at
+    205-225 MiB for 3,000 events: its live heap is 30-43 MB, and V8 keeps the pages the heap grew
+    to while 32 downloads were in flight, plus malloc's high-water mark.
 `;
