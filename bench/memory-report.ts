@@ -104,7 +104,9 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     189.2, 196.1, 225.7; with \`MALLOC_ARENA_MAX=2\` 195.5, and with a 32 KiB threshold 193.8;
     \`MALLOC_TRIM_THRESHOLD_=131072\` alone 206.6, 218.2. About 10-20 MiB less on average, within
     the spread of the runs, and a mapping per 64 KiB chunk would cost every streamed transfer
-    page faults: not put in the unit.
+    page faults: not put in the unit. V8's \`--memory-balancer\` (its newer heap-limit heuristic),
+    same runs: 209.6 MiB, with \`--memory-balancer-c-value=3e-9\` 204.8, \`=3e-8\` 212.8, against
+    218.8 for the shipped flags beside them: not taken either.
   - What an inspection worker is made of (a process with the agent's flags starting one
     \`Worker\` and reading its own VmRSS once the worker said ready): an empty worker 15.2 MB;
     one that loads pdf-lib 30-30.7 MB; the compiled inspector worker 48.6-48.9 MB; the same worker
