@@ -114,6 +114,10 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     (it comes in through the inspection limits' schema and the payload JSON schema), node-cron 3
     MB (through the configuration's shared types), papaparse 1 MB. An earlier pass measured a
     worker without zod 0-8 MB smaller at the burst's peak, where parse garbage dominates.
+  - The 100,000-file backlog again with these launcher flags (\`npm run bench -- --only backlog
+    --write --merge\`, the table; load average 1.2-1.7): peak 213.6 MiB (219.3 before), 152.2 at
+    the first upload, 114.2 files/s against 129.8 (the curl baseline beside it also fell, 23 to 17
+    files/s: the sandbox's side of the machine was slower in this run).
   - Why 150 MB is out of reach for the backlog and the burst on Node 24: the agent at rest holds
     about 115 MB (Idle), and the first PDF starts an inspection worker of 45-50 MB, so one file
     in flight already passes 150 before any backlog state. The return path (no worker) peaks at
