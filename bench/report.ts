@@ -166,6 +166,14 @@ const LIMITS = `## What limits these figures
   keep-alive client warms the sandbox before the first column: the agent's column, first, used to
   meet a cold sandbox (392 files/s at 3.0 ms of sandbox CPU per file in a first ceiling run, 622 at
   2.3 in the next).
+- The burst in the table was run again on 2026-11-26 (Node 24, the launchers' flags of issue 18):
+  84.7 files/s at 11.14 ms of agent CPU per file, peak 187.8 MiB, against 235.8 files/s, 4.51 ms
+  and 143 MiB on 2026-11-25 (Node 20). Since then each file's PDF is parsed in an inspection
+  worker (issue 16), and the sandbox, on Node 24 too and with the upload checks added since, spends
+  more per file: 2.5 to 11.8 ms of CPU in the agent's column, 1.26 to 4.06 ms in the ceiling's
+  (not broken down here). On two cores it takes half the machine, and every column fell with it
+  (curl 37.6 to 17.3 files/s, the ceiling 797.8 to 283.8). The ratios, agent to curl 4.9× and
+  to the ceiling 0.3×, are NOT met, as they were not before (6.27× and 0.3×).
 - Scenario folders are removed when the whole run ends, not after each scenario: this machine's
   root file system is ext4 without a journal, which skips recently deleted inodes when it allocates
   one. After 10,000 files were deleted, each file created near them cost about 200 µs of kernel CPU
