@@ -118,6 +118,10 @@ export const MEMORY_NOTES = `## Bounded memory (issue 18)
     --write --merge\`, the table; load average 1.2-1.7): peak 213.6 MiB (219.3 before), 152.2 at
     the first upload, 114.2 files/s against 129.8 (the curl baseline beside it also fell, 23 to 17
     files/s: the sandbox's side of the machine was slower in this run).
+  - The 10,000-event return path with these flags (\`npm run bench -- --only return-path
+    --return-events 10000 --peppol-docs 10 --baseline-docs 0\`, printed, not merged: the table
+    keeps the 10,011-document Peppol row): 20,000 proofs in 96.5 s (207.2 proofs/s; 129.5 s in the
+    third pass), peak 270.2 MiB (261.7). The burst: see its section.
   - Why 150 MB is out of reach for the backlog and the burst on Node 24: the agent at rest holds
     about 115 MB (Idle), and the first PDF starts an inspection worker of 45-50 MB, so one file
     in flight already passes 150 before any backlog state. The return path (no worker) peaks at
