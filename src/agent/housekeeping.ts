@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { type PrunableJournal, pruneJournal } from '../journal/index.js';
+import { type JournalStore, pruneJournal } from '../journal/index.js';
 import { type RetainedOutput, removeOldLocal } from '../outputs/retention.js';
 import type { Removed } from '../outputs/types.js';
 
@@ -32,7 +32,7 @@ export function outputRetentionPlaces(outputs: RetainedOutput[]): RetentionPlace
 
 /** The journal's own retention: finished items pruned in batches (`files` counts items). */
 export function journalRetentionPlace(
-  journal: PrunableJournal & { file: string },
+  journal: Pick<JournalStore, 'pruneFinished'> & { file: string },
   retentionMs: number | undefined,
 ): RetentionPlace[] {
   if (!retentionMs) return [];

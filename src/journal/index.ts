@@ -19,15 +19,8 @@ export {
   withJournalLock,
 } from './lock.js';
 export { type PruneTotals, pruneJournal } from './prune.js';
-export {
-  type DoneJobItem,
-  type FileMatch,
-  type HistoryStep,
-  type PendingUpload,
-  ReadOnlyJournal,
-  type UnfinishedFile,
-  type WaitingFiles,
-} from './reader.js';
+export { describeLocation, type JournalLocation, type PostgresConnection, type PostgresTls } from './location.js';
+export { ReadOnlyJournal } from './reader.js';
 export { stripUrlQueries } from './redact.js';
 export { type JournalItem, SCHEMA_VERSION } from './schema.js';
 export {
@@ -53,12 +46,18 @@ export {
   type TransitionCheck,
   type TransitionSubject,
 } from './states.js';
+export type { FailedTry, JournalReader, JournalStore } from './store.js';
 export type {
   ClaimInput,
+  DoneJobItem,
+  FileMatch,
+  HistoryStep,
+  PendingUpload,
+  UnfinishedFile,
+  WaitingFiles,
   HistoryEntry,
   JournalOptions,
   JournalStats,
-  PrunableJournal,
   PruneBatch,
   RecordedClaim,
   RecoveryStep,

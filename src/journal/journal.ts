@@ -23,7 +23,6 @@ import type {
   HistoryEntry,
   JournalOptions,
   JournalStats,
-  PrunableJournal,
   PruneBatch,
   RecordedClaim,
   RecoveryStep,
@@ -44,7 +43,7 @@ export const DEFAULT_SCRUB_DELAY_MS = 1_000;
  * within `scrubDelayMs` after a confirmed upload (one checkpoint per burst, not one per file), and
  * on open and close.
  */
-export class Journal implements PrunableJournal {
+export class Journal {
   private readonly stmts: Statements;
   private synchronous: 'FULL' | 'NORMAL' = 'FULL';
   private scrubTimer: NodeJS.Timeout | undefined;

@@ -7,64 +7,14 @@
 import { Database } from '../core/sqlite.js';
 import { opt, type SqlRow as Row } from '../core/sqlite-store.js';
 import { UNFINISHED_STATES_SQL } from './states.js';
-
-/** An item that reached `done` with a job: a file that is its own job, or one payload row of a file. */
-export interface DoneJobItem {
-  /** The history entry's id: the feed's cursor. */
-  cursor: number;
-  itemId: number;
-  rowIndex: number | undefined;
-  label: string | undefined;
-  jobId: string;
-  jobName: string | undefined;
-  doneAt: number;
-  /** The dropped file the job came from (the item itself, or the row's file). */
-  source: { itemId: number; folder: string; fileName: string; sha256: string; claimedAt: number };
-}
-
-/** One history entry with what its item is: the ops totals are summed from these. */
-export interface HistoryStep {
-  id: number;
-  from: string | undefined;
-  to: string;
-  kind: string;
-  folder: string;
-  rejectCode: string | undefined;
-}
-
-export interface PendingUpload {
-  itemId: number;
-  folder: string;
-  fileName: string;
-  /** When the job was created (the window opened), epoch ms. */
-  openedAt: number;
-  /** When its upload URL stops working, epoch ms. */
-  deadline: number;
-}
-
-/** Files claimed and not finished (done or rejected) yet, by folder and state. */
-export interface WaitingFiles {
-  folder: string;
-  state: string;
-  count: number;
-  /** Claim time of the oldest of them, epoch ms. */
-  oldestAt: number;
-}
-
-/** A file claimed before a cutoff and not finished. */
-export interface UnfinishedFile {
-  id: number;
-  folder: string;
-  fileName: string;
-  state: string;
-  claimedAt: number;
-  jobId: string | undefined;
-}
-
-/** A file item by its bare name, or by its content (and, when known, where it was placed). */
-export type FileMatch =
-  | { fileName: string }
-  | { sha256: string; placed?: { folder: string; fileName: string } };
+import type {
+  DoneJobItem,
+  FileMatch,
+  HistoryStep,
+  PendingUpload,
+  UnfinishedFile,
+  WaitingFiles,
+} from './types.js';
 
 function prepareReads(db: Database) {
   const fileIds = (where: string) =>

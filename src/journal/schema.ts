@@ -76,6 +76,23 @@ const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    // Retry state: what decides a file's next try survives a restart (and, on a shared journal,
+    // reaches another agent). Counts of lost create answers move out of history notes.
+    version: 3,
+    sql: `
+      ALTER TABLE items ADD COLUMN failed_tries INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE items ADD COLUMN next_try_at INTEGER;
+      ALTER TABLE items ADD COLUMN last_failure_code TEXT;
+      ALTER TABLE items ADD COLUMN lost_answers INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE items ADD COLUMN orphan_jobs INTEGER NOT NULL DEFAULT 0;
+      UPDATE items SET
+        orphan_jobs = (SELECT count(*) FROM history h WHERE h.item_id = items.id
+          AND h.to_state = 'creating' AND h.detail LIKE '{"note":"orphan job%'),
+        lost_answers = (SELECT count(*) FROM history h WHERE h.item_id = items.id
+          AND h.to_state = 'creating' AND h.detail LIKE '{"note":"orphan job%');
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
@@ -117,13 +134,24 @@ export interface JournalItem {
   duplicateOf: number | undefined;
   createdAt: number;
   updatedAt: number;
+  /** Failed tries in a row (the retry policy's count); 0 after a try that succeeded or made progress. */
+  failedTries: number;
+  /** When the next try is due after a failed one (epoch ms); undefined when none waits. */
+  nextTryAt: number | undefined;
+  /** The code of the last failed try. */
+  lastFailureCode: string | undefined;
+  /** Creates whose answer was lost and whose job was then found by name. */
+  lostAnswers: number;
+  /** Of those, jobs that could not be used (no upload URL) and expire unused: each cost an attempt. */
+  orphanJobs: number;
 }
 
 /** The columns read for an item: `upload_url IS NOT NULL`, never the URL. */
 export const ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow_id, mode, file_name, source_path,
   claimed_path, size, mtime_ms, sha256, allow_duplicates, state, attempt, job_name, job_id,
   upload_url IS NOT NULL AS has_upload_url, upload_deadline, uploaded_md5, label, payload_sha256,
-  reject_code, reject_reason, duplicate_of, created_at, updated_at`;
+  reject_code, reject_reason, duplicate_of, created_at, updated_at, failed_tries, next_try_at,
+  last_failure_code, lost_answers, orphan_jobs`;
 
 export function toItem(row: Row): JournalItem {
   return {
@@ -155,5 +183,10 @@ export function toItem(row: Row): JournalItem {
     duplicateOf: opt(row['duplicate_of']),
     createdAt: row['created_at'] as number,
     updatedAt: row['updated_at'] as number,
+    failedTries: row['failed_tries'] as number,
+    nextTryAt: opt(row['next_try_at']),
+    lastFailureCode: opt(row['last_failure_code']),
+    lostAnswers: row['lost_answers'] as number,
+    orphanJobs: row['orphan_jobs'] as number,
   };
 }

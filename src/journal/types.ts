@@ -65,6 +65,12 @@ export interface TransitionFields {
   reason?: string;
   /** A short note for the history (e.g. "job found by name"); URL queries are stripped. */
   note?: string;
+  /**
+   * The create's answer was lost and its job found by name: counted on the item in the move's own
+   * transaction. `orphan`: the job cannot be used (no upload URL) and this move is the new attempt;
+   * `kept`: the job found is the item's (this move records it).
+   */
+  lostAnswer?: 'orphan' | 'kept';
 }
 
 export interface HistoryEntry {
@@ -86,7 +92,65 @@ export interface RecoveryStep {
   action: RecoveryAction;
 }
 
-/** What one batch of pruning did (see PrunableJournal). */
+/** An item that reached `done` with a job: a file that is its own job, or one payload row of a file. */
+export interface DoneJobItem {
+  /** The history entry's id: the feed's cursor. */
+  cursor: number;
+  itemId: number;
+  rowIndex: number | undefined;
+  label: string | undefined;
+  jobId: string;
+  jobName: string | undefined;
+  doneAt: number;
+  /** The dropped file the job came from (the item itself, or the row's file). */
+  source: { itemId: number; folder: string; fileName: string; sha256: string; claimedAt: number };
+}
+
+/** One history entry with what its item is: the ops totals are summed from these. */
+export interface HistoryStep {
+  id: number;
+  from: string | undefined;
+  to: string;
+  kind: string;
+  folder: string;
+  rejectCode: string | undefined;
+}
+
+export interface PendingUpload {
+  itemId: number;
+  folder: string;
+  fileName: string;
+  /** When the job was created (the window opened), epoch ms. */
+  openedAt: number;
+  /** When its upload URL stops working, epoch ms. */
+  deadline: number;
+}
+
+/** Files claimed and not finished (done or rejected) yet, by folder and state. */
+export interface WaitingFiles {
+  folder: string;
+  state: string;
+  count: number;
+  /** Claim time of the oldest of them, epoch ms. */
+  oldestAt: number;
+}
+
+/** A file claimed before a cutoff and not finished. */
+export interface UnfinishedFile {
+  id: number;
+  folder: string;
+  fileName: string;
+  state: string;
+  claimedAt: number;
+  jobId: string | undefined;
+}
+
+/** A file item by its bare name, or by its content (and, when known, where it was placed). */
+export type FileMatch =
+  | { fileName: string }
+  | { sha256: string; placed?: { folder: string; fileName: string } };
+
+/** What one batch of pruning did (JournalStore.pruneFinished). */
 export interface PruneBatch {
   /** Finished file items pruned: a done one keeps a slim row, a rejected one goes whole. */
   items: number;
@@ -95,19 +159,4 @@ export interface PruneBatch {
   history: number;
   /** The item id to scan after next; undefined once the scan passed the last item. */
   next: number | undefined;
-}
-
-/**
- * Pruning of finished items, for housekeeping; part of the journal's interface so any backend
- * implements it (Journal, SQLite, does). Each call is one short transaction over a bounded range
- * of item ids, so a caller can yield to the event loop between calls (pruneJournal does).
- *
- * What must stay: one row per `done` file with its folder, workflow id and SHA-256 (and file name
- * and job id for the refusal's message), because duplicate detection looks the content up there
- * forever (the claim's earlierContent). What may go once the item was last moved before the
- * cutoff: its history entries, its payload rows and theirs (their jobs were followed long ago),
- * and a rejected file whole (a rejected drop never makes a later one a duplicate).
- */
-export interface PrunableJournal {
-  pruneFinished(cutoffMs: number, afterId: number, scanIds: number): PruneBatch;
 }
