@@ -5,13 +5,18 @@
  * stopped in reverse, gathering failures instead of stopping at the first. A start that fails
  * stops what had started.
  */
-import path from 'node:path';
 import type { ApiObserver, DocexClient } from '../api/index.js';
-import type { AgentConfig } from '../config/index.js';
+import { type AgentConfig, journalLocationOf } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { acquireJournalLock, DEFAULT_UPLOAD_MARGIN_MS, Journal } from '../journal/index.js';
+import {
+  acquireJournalLock,
+  DEFAULT_UPLOAD_MARGIN_MS,
+  type JournalLocation,
+  type JournalStore,
+  openJournal,
+} from '../journal/index.js';
 import { OutputHealth } from '../outputs/health.js';
 import { Inspector } from '../pipeline/isolate/inspector.js';
 import type { Pipeline, RecoverySummary } from '../pipeline/pipeline.js';
@@ -33,8 +38,6 @@ import { Opened, type Part, type PartFailure, startParts, stopParts } from './pa
 import { ConfigReloader, type ReloadResult } from './reload.js';
 import { FollowerPart, InboundPart, returnPathOutputs } from './return-path.js';
 import { RunningFolders } from './running-folders.js';
-
-export const JOURNAL_FILE = 'journal.sqlite';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -109,7 +112,9 @@ export class Agent {
   private readonly parts: Part[];
   private started: Part[] = [];
   private stopping = false;
-  private readonly journalPart: Opened<Journal>;
+  private readonly journalPart: Opened<JournalStore>;
+  /** Where the journal is (the SQLite file in the state folder, or the PostgreSQL database). */
+  readonly journalLocation: JournalLocation;
   /** Absent when the options bring a client. */
   private readonly connection: Opened<Connection> | undefined;
   private readonly folders: RunningFolders;
@@ -123,7 +128,8 @@ export class Agent {
   constructor(private readonly options: AgentOptions) {
     const { config, log } = options;
     const clock = options.clock ?? systemClock;
-    const journalFile = path.join(config.stateDir, JOURNAL_FILE);
+    const journal = journalLocationOf(config);
+    this.journalLocation = journal;
     this.log = log;
     const lock = new Opened(
       'lock',
@@ -132,7 +138,7 @@ export class Agent {
     );
     this.journalPart = new Opened(
       'journal',
-      () => Journal.open(journalFile, { clock, log }),
+      () => openJournal(journal, { clock, log }),
       (j) => j.close(),
     );
     this.connection = options.client ? undefined : connectionPart(options);
@@ -156,13 +162,13 @@ export class Agent {
       retryDelayMs: options.retryDelayMs,
       stopping: () => this.stopping,
     });
-    const blocked = new BlockedFiles({ journalFile, clock, log });
+    const blocked = new BlockedFiles({ journal, clock, log });
     this.outputHealth = new OutputHealth(clock);
     const returnPath = {
       config,
       clock,
       log,
-      journalFile,
+      journal,
       outputHealth: this.outputHealth,
       client: () => this.client,
       // Read live: a folder added by a reload brings its own managed company.
@@ -222,7 +228,7 @@ export class Agent {
     return { failures, drained };
   }
 
-  get journal(): Journal {
+  get journal(): JournalStore {
     return this.journalPart.value;
   }
 

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { ReadOnlyJournal, type UnfinishedFile } from '../journal/index.js';
+import { type JournalLocation, openJournalReader, type UnfinishedFile } from '../journal/index.js';
 
 export const BLOCKED_AFTER_MS = 3_600_000;
 const CHECK_EVERY_MS = 5 * 60_000;
@@ -15,7 +15,7 @@ const CHECK_EVERY_MS = 5 * 60_000;
 const MAX_REPORTED = 10_000;
 
 export interface BlockedFilesOptions {
-  journalFile: string;
+  journal: JournalLocation;
   clock: Clock;
   log: Logger;
   blockedAfterMs?: number;
@@ -29,7 +29,7 @@ export class BlockedFiles {
   constructor(private readonly options: BlockedFilesOptions) {}
 
   start(): void {
-    this.timer = setInterval(() => this.check(), this.options.checkEveryMs ?? CHECK_EVERY_MS).unref();
+    this.timer = setInterval(() => void this.check(), this.options.checkEveryMs ?? CHECK_EVERY_MS).unref();
   }
 
   stop(): void {
@@ -38,15 +38,15 @@ export class BlockedFiles {
   }
 
   /** Logs each file newly past the threshold; answers how many it logged. */
-  check(): number {
+  async check(): Promise<number> {
     const cutoff = this.options.clock.now() - (this.options.blockedAfterMs ?? BLOCKED_AFTER_MS);
     let files: UnfinishedFile[];
     try {
-      const journal = ReadOnlyJournal.open(this.options.journalFile, { busyTimeoutMs: 5000 });
+      const journal = await openJournalReader(this.options.journal, { busyTimeoutMs: 5000 });
       try {
-        files = journal.unfinishedSince(cutoff, 100);
+        files = await journal.unfinishedSince(cutoff, 100);
       } finally {
-        journal.close();
+        await journal.close();
       }
     } catch (err) {
       this.options.log.warn({ err }, 'blocked-file check could not read the journal');

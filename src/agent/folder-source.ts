@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Clock } from '../core/clock.js';
 import type { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { Journal, JournalItem } from '../journal/index.js';
+import type { JournalItem, JournalStore } from '../journal/index.js';
 import { errorRecord, errorText } from '../pipeline/outcome-files.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { rejectEntry } from '../pipeline/reject-entry.js';
@@ -45,7 +45,7 @@ export interface SourceTiming {
 export interface FolderSourceDeps {
   pipeline: Pipeline;
   /** SFTP folders match what their remote `.processing/` holds against it. */
-  journal: Pick<Journal, 'byPath'>;
+  journal: Pick<JournalStore, 'byPath'>;
   clock: Clock;
   log: Logger;
   timing?: SourceTiming;

@@ -32,7 +32,7 @@ export function outputRetentionPlaces(outputs: RetainedOutput[]): RetentionPlace
 
 /** The journal's own retention: finished items pruned in batches (`files` counts items). */
 export function journalRetentionPlace(
-  journal: Pick<JournalStore, 'pruneFinished'> & { file: string },
+  journal: Pick<JournalStore, 'pruneFinished' | 'location'>,
   retentionMs: number | undefined,
 ): RetentionPlace[] {
   if (!retentionMs) return [];
@@ -40,7 +40,7 @@ export function journalRetentionPlace(
     const t = await pruneJournal(journal, cutoffMs);
     return { files: t.items, bytes: 0, detail: { rows: t.rows, history: t.history, batches: t.batches } };
   };
-  return [{ folder: '', place: 'journal', dir: journal.file, retentionMs, remove }];
+  return [{ folder: '', place: 'journal', dir: journal.location, retentionMs, remove }];
 }
 
 export interface HousekeepingOptions {

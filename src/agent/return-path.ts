@@ -6,6 +6,7 @@
 import type { AgentConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { JournalLocation } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import type { RetainedOutput } from '../outputs/retention.js';
 import type { Inbound, InboundOptions } from '../returns/inbound.js';
@@ -17,7 +18,7 @@ export interface ReturnPathOptions {
   config: AgentConfig;
   clock: Clock;
   log: Logger;
-  journalFile: string;
+  journal: JournalLocation;
   outputHealth: OutputHealth;
   /** The service client (a part started before these). */
   client: () => {
@@ -42,10 +43,10 @@ export class FollowerPart implements Part {
     const client = this.options.client();
     if (!config.returns.enabled || !client.sendingEvents) return;
     const { startReturns } = await import('../returns/index.js');
-    this.returns = startReturns({
+    this.returns = await startReturns({
       config: config.returns,
       stateDir: config.stateDir,
-      journalFile: this.options.journalFile,
+      journal: this.options.journal,
       client: { jobs: client.jobs, sendingEvents: client.sendingEvents },
       clock,
       log,

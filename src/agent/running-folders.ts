@@ -9,7 +9,7 @@ import type { Clock } from '../core/clock.js';
 import { type DocexError, isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
-import type { Journal } from '../journal/index.js';
+import type { JournalStore } from '../journal/index.js';
 import type { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
@@ -23,7 +23,7 @@ export interface RunningFoldersOptions {
   clock: Clock;
   log: Logger;
   /** Parts started before this one. */
-  journal: () => Journal;
+  journal: () => JournalStore;
   jobs: () => PipelineJobs;
   inspector: () => Inspector;
   fetchWorkflow: WorkflowFetch;

@@ -7,17 +7,14 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { JOURNAL_FILE } from '../agent/agent.js';
-import { loadConfig } from '../config/index.js';
-import { systemClock } from '../core/clock.js';
+import { journalLocationOf, loadConfig } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
-import { silentLogger } from '../core/logger.js';
 import {
-  type FileMatch,
   type HistoryEntry,
-  Journal,
   type JournalItem,
-  ReadOnlyJournal,
+  type JournalLocation,
+  type JournalReader,
+  openJournalReader,
 } from '../journal/index.js';
 import { RETURNS_FILE } from '../returns/store.js';
 import { ReturnsReader } from '../returns/store-reader.js';
@@ -26,16 +23,6 @@ const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Items whose bare file name is `name`, newest first (a name dropped again shows each time). */
 const MAX_BY_NAME = 20;
-
-/** Ids of file items answered by one read-only look-up (the status command never writes). */
-function itemIds(journalFile: string, match: FileMatch): number[] {
-  const reader = ReadOnlyJournal.open(journalFile, { busyTimeoutMs: 5000 });
-  try {
-    return reader.fileItemIds(match, MAX_BY_NAME);
-  } finally {
-    reader.close();
-  }
-}
 
 /** The record the agent left beside an archived (`.result.json`) or refused (`.error.json`) file. */
 function sideRecord(file: string): { sha256?: string; folder?: string; file?: string } | undefined {
@@ -50,37 +37,39 @@ function sideRecord(file: string): { sha256?: string; folder?: string; file?: st
 }
 
 /** Items of a file placed in an archive or error folder: by its side record, else by its content. */
-function placedItems(journalFile: string, file: string): number[] {
+function placedItems(journal: JournalReader, file: string): Promise<number[]> {
   const record = sideRecord(file);
   if (record?.sha256 && record.folder && record.file) {
-    return itemIds(journalFile, {
-      sha256: record.sha256,
-      placed: { folder: record.folder, fileName: record.file },
-    });
+    return journal.fileItemIds(
+      { sha256: record.sha256, placed: { folder: record.folder, fileName: record.file } },
+      MAX_BY_NAME,
+    );
   }
   const sha256 = createHash('sha256').update(readFileSync(file)).digest('hex');
-  return itemIds(journalFile, { sha256 });
+  return journal.fileItemIds({ sha256 }, MAX_BY_NAME);
 }
 
 /**
  * Items for a drop or claimed path (as given, or absolute), a job id, a bare file name, or the
  * path of an archived or refused file.
  */
-export function findItems(journal: Journal, query: string): JournalItem[] {
-  const byPath = journal.byPath(path.resolve(query));
+export async function findItems(journal: JournalReader, query: string): Promise<JournalItem[]> {
+  const byPath = await journal.byPath(path.resolve(query));
   if (byPath.length > 0) return byPath;
-  const exact = journal.byPath(query);
+  const exact = await journal.byPath(query);
   if (exact.length > 0) return exact;
-  const byJob = journal.byJobId(query);
+  const byJob = await journal.byJobId(query);
   if (byJob) {
     // A payload row's job: show its file with it.
-    const parent = byJob.parentId === undefined ? undefined : journal.get(byJob.parentId);
+    const parent = byJob.parentId === undefined ? undefined : await journal.get(byJob.parentId);
     return parent ? [byJob, parent] : [byJob];
   }
   let ids: number[] = [];
-  if (!query.includes('/') && !query.includes(path.sep)) ids = itemIds(journal.file, { fileName: query });
-  else if (existsSync(query) && statSync(query).isFile()) ids = placedItems(journal.file, query);
-  return ids.map((id) => journal.get(id)).filter((item): item is JournalItem => item !== undefined);
+  if (!query.includes('/') && !query.includes(path.sep)) {
+    ids = await journal.fileItemIds({ fileName: query }, MAX_BY_NAME);
+  } else if (existsSync(query) && statSync(query).isFile()) ids = await placedItems(journal, query);
+  const items = await Promise.all(ids.map((id) => journal.get(id)));
+  return items.filter((item): item is JournalItem => item !== undefined);
 }
 
 /** What the return path knows of a job: its sending events and their documents (read-only). */
@@ -139,23 +128,26 @@ export interface ReturnsPlace {
   proofsRoot?: string;
 }
 
-export function statusText(
-  journalFile: string,
+export async function statusText(
+  location: JournalLocation,
   query: string,
   returns?: ReturnsPlace,
-): { found: boolean; text: string } {
-  if (!existsSync(journalFile)) return { found: false, text: `no journal at ${journalFile}\n` };
-  const journal = Journal.open(journalFile, { clock: systemClock, log: silentLogger() });
+): Promise<{ found: boolean; text: string }> {
+  if (location.kind === 'sqlite' && !existsSync(location.file)) {
+    return { found: false, text: `no journal at ${location.file}\n` };
+  }
+  const journal = await openJournalReader(location, { busyTimeoutMs: 5000 });
   try {
-    const items = findItems(journal, query);
+    const items = await findItems(journal, query);
     if (items.length === 0) return { found: false, text: `nothing in the journal for ${query}\n` };
-    const text = items.map((i) => {
+    const text: string[] = [];
+    for (const i of items) {
       const followed = returns && i.jobId ? returnsLines(returns.file, i.jobId, returns.proofsRoot) : [];
-      return formatItem(i, journal.history(i.id)) + followed.map((l) => `${l}\n`).join('');
-    });
+      text.push(formatItem(i, await journal.history(i.id)) + followed.map((l) => `${l}\n`).join(''));
+    }
     return { found: true, text: text.join('\n') };
   } finally {
-    journal.close();
+    await journal.close();
   }
 }
 
@@ -164,7 +156,7 @@ export async function statusCommand(query: string, opts: { config: string }): Pr
   try {
     const { config } = loadConfig(opts.config);
     const proofs = config.returns.proofs.target;
-    const { found, text } = statusText(path.join(config.stateDir, JOURNAL_FILE), query, {
+    const { found, text } = await statusText(journalLocationOf(config), query, {
       file: path.join(config.stateDir, RETURNS_FILE),
       ...(proofs.type === 'local' ? { proofsRoot: proofs.path } : {}),
     });

@@ -5,9 +5,9 @@
  */
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { type AgentClient, JOURNAL_FILE } from '../agent/agent.js';
+import type { AgentClient } from '../agent/agent.js';
 import { checkFolderWorkflow } from '../agent/workflow-check.js';
-import { type AgentConfig, agentConfigSchema, loadConfig } from '../config/index.js';
+import { type AgentConfig, agentConfigSchema, journalLocationOf, loadConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { createLogger, type Logger } from '../core/logger.js';
@@ -15,8 +15,9 @@ import {
   acquireJournalLock,
   DEFAULT_UPLOAD_MARGIN_MS,
   isFinal,
-  Journal,
   type JournalItem,
+  type JournalStore,
+  openJournal,
 } from '../journal/index.js';
 import { FreshIntents } from '../pipeline/fresh-intents.js';
 import { intakeItem } from '../pipeline/intake.js';
@@ -58,7 +59,13 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
   const clock = options.clock ?? systemClock;
   const filePath = path.resolve(options.file);
   const lock = acquireJournalLock(config.stateDir);
-  const journal = Journal.open(path.join(config.stateDir, JOURNAL_FILE), { clock, log });
+  let journal: JournalStore;
+  try {
+    journal = await openJournal(journalLocationOf(config), { clock, log });
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
   const connection = options.client ? undefined : await openCommandConnection(config, log, options.clock);
   const client = options.client ?? connection!.client;
   const inspector = new Inspector(config.inspection, log);
@@ -98,9 +105,9 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
     // A rerun after a failure resumes the unfinished item of this very file instead of a duplicate.
     const { sha256 } = await hashFile(filePath);
     let item =
-      journal
-        .byPath(filePath)
-        .find((i) => i.folder === SUBMIT_FOLDER && i.sha256 === sha256 && !isFinal(i.state)) ??
+      (await journal.byPath(filePath)).find(
+        (i) => i.folder === SUBMIT_FOLDER && i.sha256 === sha256 && !isFinal(i.state),
+      ) ??
       (await intakeItem(ctx, runtime, {
         name: path.basename(filePath),
         originalPath: filePath,
@@ -115,7 +122,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
         if (!(err instanceof RetryLater) || n >= tries) throw err;
         log.warn({ file: item.fileName, code: err.code, try: n }, 'submit must wait');
         await new Promise((r) => setTimeout(r, options.retryDelayMs ?? 2000 * n));
-        item = journal.get(item.id) ?? item;
+        item = (await journal.get(item.id)) ?? item;
       }
     }
     if (item.state === 'done') {
@@ -126,7 +133,7 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
     await inspector.close();
     await connection?.client.close();
     await connection?.sandbox?.stop();
-    journal.close();
+    await journal.close();
     lock.release();
   }
 }

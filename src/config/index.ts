@@ -1,6 +1,8 @@
 export { modeForInputSource, resolveFolderMode } from './folder-mode.js';
 export { renderExampleYaml, renderJsonSchema, staleGeneratedFiles, writeGeneratedFiles } from './generate.js';
 export { type InspectionConfig, inspectionSchema } from './inspection-schema.js';
+export { JOURNAL_FILE, journalLocationOf } from './journal-location.js';
+export type { JournalConfig } from './journal-schema.js';
 export {
   type LoadConfigOptions,
   type LoadedConfig,

@@ -45,6 +45,12 @@ export function resolveConfigPaths(config: AgentConfig, baseDir: string): AgentC
     ...config,
     ...(service ? { service } : {}),
     stateDir: path.resolve(base, config.stateDir),
+    journal: {
+      ...config.journal,
+      ...(config.journal.caFile ? { caFile: path.resolve(base, config.journal.caFile) } : {}),
+      ...(config.journal.certFile ? { certFile: path.resolve(base, config.journal.certFile) } : {}),
+      ...(config.journal.keyFile ? { keyFile: path.resolve(base, config.journal.keyFile) } : {}),
+    },
     sandbox: { ...config.sandbox, stateDir: path.resolve(base, config.sandbox.stateDir) },
     folders: config.folders.map((folder) => resolveFolder(folder, base)),
     peppolInbox: { ...config.peppolInbox, target: resolveOutputTarget(config.peppolInbox.target, base) },

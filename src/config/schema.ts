@@ -3,12 +3,14 @@
  * config/agent.schema.json and config/agent.example.yaml (see generate.ts). Defaults live here
  * and nowhere else.
  */
+
 import { z } from 'zod';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import { NAMES_PROFILES } from '../domain/names-profile.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
 import { inspectionSchema } from './inspection-schema.js';
+import { journalSchema } from './journal-schema.js';
 import { opsSchema } from './ops-schema.js';
 import { withStateDir } from './output-schema.js';
 import { returnsSchema } from './returns-schema.js';
@@ -160,16 +162,7 @@ export const agentConfigSchema = z
     shutdownGraceMs: durationMs(30_000).describe(
       'On stop, how long work in flight may take to finish before the agent exits anyway.',
     ),
-    journal: z
-      .strictObject({
-        retention: retention().describe(
-          'Finished files (done or refused) last moved longer ago than this lose their history and payload rows, and a refused one its whole entry; a done file keeps one row (folder, workflow, SHA-256, name, job id), so the same content is still refused as a duplicate. `90d`, `12h` or `off` (keep everything, the default). Checked a minute after start and every 6 hours, in short batches.',
-        ),
-      })
-      .prefault({})
-      .describe(
-        'The journal (journal.sqlite in the state folder): the exactly-once record of every file taken.',
-      ),
+    journal: journalSchema,
     log: z
       .strictObject({
         level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written.'),

@@ -8,7 +8,7 @@ import { DocexError } from '../core/errors.js';
 import { readSecretFile } from './load.js';
 import type { ServiceConfig } from './schema.js';
 
-function readPublicFile(file: string, at: string): string {
+export function readPublicFile(file: string, at: string): string {
   try {
     return readFileSync(file, 'utf8');
   } catch (err) {

@@ -8,7 +8,12 @@ export {
   parseJobName,
   safeStem,
 } from './job-name.js';
-export { DEFAULT_SCRUB_DELAY_MS, Journal } from './journal.js';
+export {
+  describeLocation,
+  type JournalLocation,
+  type PostgresConnection,
+  type PostgresTls,
+} from './location.js';
 export {
   acquireJournalLock,
   type JournalLock,
@@ -18,9 +23,8 @@ export {
   processAlive,
   withJournalLock,
 } from './lock.js';
+export { openJournal, openJournalReader } from './open.js';
 export { type PruneTotals, pruneJournal } from './prune.js';
-export { describeLocation, type JournalLocation, type PostgresConnection, type PostgresTls } from './location.js';
-export { ReadOnlyJournal } from './reader.js';
 export { stripUrlQueries } from './redact.js';
 export { type JournalItem, SCHEMA_VERSION } from './schema.js';
 export {
@@ -51,16 +55,16 @@ export type {
   ClaimInput,
   DoneJobItem,
   FileMatch,
-  HistoryStep,
-  PendingUpload,
-  UnfinishedFile,
-  WaitingFiles,
   HistoryEntry,
+  HistoryStep,
   JournalOptions,
   JournalStats,
+  PendingUpload,
   PruneBatch,
   RecordedClaim,
   RecoveryStep,
   RowInput,
   TransitionFields,
+  UnfinishedFile,
+  WaitingFiles,
 } from './types.js';

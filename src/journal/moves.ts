@@ -19,6 +19,7 @@ export function applyMove(
 ): Record<string, unknown> {
   const id = current.id;
   const base = f.note ? { note: stripUrlQueries(f.note) } : {};
+  if (f.lostAnswer) stmts.countLostAnswer.run({ id, orphan: f.lostAnswer === 'orphan' ? 1 : 0 });
   switch (to) {
     case 'creating': {
       // The intent (and the name to find the job by) is durable before the request is sent.

@@ -1,22 +1,40 @@
 import type Database from 'better-sqlite3';
 import type { SqlRow as Row } from '../core/sqlite-store.js';
 import { ITEM_COLUMNS } from './schema.js';
+import type { ItemState } from './states.js';
+import type { HistoryEntry } from './types.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3 binds positional and named parameters alike
 type Stmt = Database.Statement<any[], Row>;
 
 const OPEN = "state NOT IN ('done', 'rejected')";
 
+// Read by the journal and its read-only reader alike.
+export const ITEM_BY_ID = `SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`;
+export const ITEM_BY_JOB_ID = `SELECT ${ITEM_COLUMNS} FROM items WHERE job_id = ? ORDER BY id DESC LIMIT 1`;
+export const ITEMS_BY_PATH = `SELECT ${ITEM_COLUMNS} FROM items
+  WHERE kind = 'file' AND (source_path = ? OR claimed_path = ?) ORDER BY id DESC`;
+export const HISTORY_OF_ITEM =
+  'SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id';
+
+export function toHistoryEntry(r: Row): HistoryEntry {
+  return {
+    itemId: r['item_id'] as number,
+    from: (r['from_state'] ?? undefined) as ItemState | undefined,
+    to: r['to_state'] as ItemState,
+    at: r['at'] as number,
+    detail: r['detail'] === null ? undefined : (JSON.parse(r['detail'] as string) as Record<string, unknown>),
+  };
+}
+
 /** Every statement the journal runs, prepared once when it opens. */
 export function prepareStatements(db: Database.Database) {
   const p = (sql: string): Stmt => db.prepare(sql) as Stmt;
   return {
-    get: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`),
+    get: p(ITEM_BY_ID),
     modeOf: p('SELECT mode FROM items WHERE id = ?'),
-    byJobId: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE job_id = ? ORDER BY id DESC LIMIT 1`),
-    byPath: p(
-      `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'file' AND (source_path = ? OR claimed_path = ?) ORDER BY id DESC`,
-    ),
+    byJobId: p(ITEM_BY_JOB_ID),
+    byPath: p(ITEMS_BY_PATH),
     rowsOf: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE parent_id = ? ORDER BY row_index`),
     recent: p(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'file' ORDER BY updated_at DESC, id DESC LIMIT ?`,
@@ -68,10 +86,18 @@ export function prepareStatements(db: Database.Database) {
       'UPDATE items SET upload_url = NULL, updated_at = ? WHERE id = ? AND upload_url IS NOT NULL',
     ),
     uploadUrl: p('SELECT upload_url FROM items WHERE id = ?'),
+    countLostAnswer: p(
+      'UPDATE items SET lost_answers = lost_answers + 1, orphan_jobs = orphan_jobs + @orphan WHERE id = @id',
+    ),
+    failedTry: p(
+      `UPDATE items SET failed_tries = failed_tries + 1, next_try_at = @nextTryAt, last_failure_code = @code
+       WHERE id = @id`,
+    ),
+    clearTries: p('UPDATE items SET failed_tries = 0, next_try_at = NULL WHERE id = ?'),
     insertHistory: p(
       'INSERT INTO history (item_id, from_state, to_state, at, detail) VALUES (?, ?, ?, ?, ?)',
     ),
-    history: p('SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id'),
+    history: p(HISTORY_OF_ITEM),
     counts: p('SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
     // Pruning (PrunableJournal): finished files last moved before the cutoff, by id range.
     pruneCandidates: p(

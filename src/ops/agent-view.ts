@@ -28,15 +28,8 @@ export function agentView(
   const certFile = config.service?.tls.certFile;
   return {
     clock,
-    journalFile: agent.journal.file,
-    journalOpen: () => {
-      try {
-        agent.journal.get(0);
-        return true;
-      } catch {
-        return false;
-      }
-    },
+    journal: agent.journalLocation,
+    pingJournal: () => agent.journal.get(0),
     folders: () =>
       [...agent.plan.running.values()].map(({ config: folder }) => ({
         name: folder.name,

@@ -5,6 +5,7 @@
 import { statSync } from 'node:fs';
 import type { OpsConfig } from '../config/ops-schema.js';
 import type { Logger } from '../core/logger.js';
+import type { JournalLocation } from '../journal/index.js';
 import { ReturnsReader } from '../returns/store-reader.js';
 import { type OpsServer, startOpsServer } from './http-server.js';
 import { JournalReader } from './journal-reader.js';
@@ -53,6 +54,12 @@ function fileBytes(file: string): number {
   }
 }
 
+/** The SQLite journal's size on disk with its WAL; a PostgreSQL journal's is the database's to tell. */
+function journalBytes(location: JournalLocation): { journalBytes?: () => number } {
+  if (location.kind !== 'sqlite') return {};
+  return { journalBytes: () => fileBytes(location.file) + fileBytes(`${location.file}-wal`) };
+}
+
 function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] {
   const checks: ReadinessCheck[] = [];
   const service = (check: ReadinessCheck) =>
@@ -62,7 +69,7 @@ function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] 
   checks.push(foldersCheck(view.folders));
   if (view.stoppedFolders) checks.push(stoppedFoldersCheck(view.stoppedFolders));
   if (view.failingOutputs) checks.push(outputsCheck(view.failingOutputs, view.clock));
-  checks.push(journalCheck(view.journalFile, view.journalOpen));
+  checks.push(journalCheck(view.journal, view.pingJournal));
   checks.push(uploadWindowCheck(() => reader.pendingUploads(), view.clock));
   return checks;
 }
@@ -85,11 +92,11 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
     url: server.url,
     port: server.port,
     attach(view) {
-      reader?.close();
+      void reader?.close();
       returnsReader?.close();
       const proofs = view.returnsFile ? new ReturnsReader(view.returnsFile) : undefined;
       returnsReader = proofs;
-      const journal = new JournalReader(view.journalFile);
+      const journal = new JournalReader(view.journal);
       reader = journal;
       checks = checksFor(view, journal);
       metrics?.attach({
@@ -98,7 +105,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         pendingUploads: () => journal.pendingUploads(),
         queueDepth: view.queueDepth,
         waiting: () => journal.waiting(),
-        journalBytes: () => fileBytes(view.journalFile) + fileBytes(`${view.journalFile}-wal`),
+        ...journalBytes(view.journal),
         ...(view.stoppedFolders ? { stoppedFolders: () => view.stoppedFolders!().length } : {}),
         ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),
         ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
@@ -118,7 +125,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
     },
     async stop() {
       await server.close();
-      reader?.close();
+      await reader?.close();
       reader = undefined;
       returnsReader?.close();
       returnsReader = undefined;

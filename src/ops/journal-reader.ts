@@ -7,7 +7,13 @@
  * one slow first scrape (spread out) and cheap ones after.
  */
 import { setImmediate as yieldToLoop } from 'node:timers/promises';
-import { type PendingUpload, ReadOnlyJournal, type WaitingFiles } from '../journal/index.js';
+import {
+  type JournalLocation,
+  openJournalReader,
+  type PendingUpload,
+  type JournalReader as ReadApi,
+  type WaitingFiles,
+} from '../journal/index.js';
 
 /** Totals since the journal was created, by folder. */
 export interface JournalCounts {
@@ -23,13 +29,20 @@ export interface JournalCounts {
 const CHUNK = 5_000;
 
 export class JournalReader {
-  private readonly journal: ReadOnlyJournal;
+  private opening: Promise<ReadApi> | undefined;
   private cursor = 0;
   private totals: JournalCounts = { taken: {}, submitted: {}, rejected: {}, jobsCreated: {} };
   private reading: Promise<JournalCounts> | undefined;
 
-  constructor(file: string) {
-    this.journal = ReadOnlyJournal.open(file, { busyTimeoutMs: 2000 });
+  constructor(private readonly location: JournalLocation) {}
+
+  /** Opened at the first read: a database down at start only fails the reads until it answers. */
+  private journal(): Promise<ReadApi> {
+    this.opening ??= openJournalReader(this.location, { busyTimeoutMs: 2000 }).catch((err: unknown) => {
+      this.opening = undefined;
+      throw err;
+    });
+    return this.opening;
   }
 
   /** The totals, brought up to date with the history entries added since the last call. */
@@ -45,8 +58,9 @@ export class JournalReader {
     const add = (map: Record<string, number>, key: string) => {
       map[key] = (map[key] ?? 0) + 1;
     };
+    const journal = await this.journal();
     for (;;) {
-      const steps = this.journal.historyAfter(this.cursor, CHUNK);
+      const steps = await journal.historyAfter(this.cursor, CHUNK);
       for (const { folder, from, to, kind, rejectCode } of steps) {
         if (to === 'created') add(t.jobsCreated, folder);
         if (kind !== 'file') continue;
@@ -66,16 +80,18 @@ export class JournalReader {
   }
 
   /** Jobs created whose upload is not confirmed yet, soonest deadline first. */
-  pendingUploads(): PendingUpload[] {
-    return this.journal.pendingUploads();
+  async pendingUploads(): Promise<PendingUpload[]> {
+    return (await this.journal()).pendingUploads();
   }
 
   /** Files not finished yet, by folder and state. */
-  waiting(): WaitingFiles[] {
-    return this.journal.waiting();
+  async waiting(): Promise<WaitingFiles[]> {
+    return (await this.journal()).waiting();
   }
 
-  close(): void {
-    this.journal.close();
+  async close(): Promise<void> {
+    const opening = this.opening;
+    this.opening = undefined;
+    await opening?.then((journal) => journal.close()).catch(() => undefined);
   }
 }

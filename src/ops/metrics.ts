@@ -16,7 +16,7 @@ import type { JournalCounts } from './journal-reader.js';
 export interface MetricsSources {
   clock: Clock;
   journal?: () => Promise<JournalCounts>;
-  pendingUploads?: () => PendingUpload[];
+  pendingUploads?: () => Promise<PendingUpload[]>;
   /** Files queued or in flight in the pipeline. */
   queueDepth?: () => number;
   /** PEM of the client certificate (mTLS), for its expiry. */
@@ -24,7 +24,7 @@ export interface MetricsSources {
   /** Return-path counts (proofs and Peppol documents archived, webhook deliveries), when present. */
   returns?: () => ReturnsCounts | Promise<ReturnsCounts>;
   /** Files claimed and not finished, by folder and state. */
-  waiting?: () => WaitingFiles[];
+  waiting?: () => Promise<WaitingFiles[]>;
   /** Configured folders the agent did not start. */
   stoppedFolders?: () => number;
   /** Failed writes to output targets since start, by output. */
@@ -64,9 +64,9 @@ export class AgentMetrics {
   constructor(options: { processMetrics?: boolean; version?: string } = {}) {
     const registers = [this.registry];
     const sourcesNow = () => this.sources;
-    const pull = (fn: (s: MetricsSources) => void) => {
+    const pull = async (fn: (s: MetricsSources) => void | Promise<void>) => {
       const s = this.sources;
-      if (s) fn(s);
+      if (s) await fn(s);
     };
 
     // A counter whose totals are kept elsewhere and read at scrape time. The registry collects
@@ -171,12 +171,12 @@ export class AgentMetrics {
       help: 'Time left on the oldest pending upload window, per folder (absent: none pending).',
       labelNames: ['folder'],
       registers,
-      collect() {
+      async collect() {
         this.reset();
-        pull((s) => {
+        await pull(async (s) => {
           const now = s.clock.now();
           const soonest = new Map<string, number>();
-          for (const p of s.pendingUploads?.() ?? []) {
+          for (const p of (await s.pendingUploads?.()) ?? []) {
             soonest.set(p.folder, Math.min(soonest.get(p.folder) ?? Infinity, p.deadline));
           }
           for (const [folder, deadline] of soonest) this.set({ folder }, (deadline - now) / 1000);
@@ -245,10 +245,11 @@ export class AgentMetrics {
       help: 'Files claimed and not finished (done or rejected) yet, by folder and journal state.',
       labelNames: ['folder', 'state'],
       registers,
-      collect() {
+      async collect() {
         this.reset();
-        pull((s) => {
-          for (const w of s.waiting?.() ?? []) this.set({ folder: w.folder, state: w.state }, w.count);
+        await pull(async (s) => {
+          for (const w of (await s.waiting?.()) ?? [])
+            this.set({ folder: w.folder, state: w.state }, w.count);
         });
       },
     });
@@ -257,11 +258,11 @@ export class AgentMetrics {
       help: 'Age of the oldest file claimed and not finished, per folder (absent: none waiting).',
       labelNames: ['folder'],
       registers,
-      collect() {
+      async collect() {
         this.reset();
-        pull((s) => {
+        await pull(async (s) => {
           const oldest = new Map<string, number>();
-          for (const w of s.waiting?.() ?? []) {
+          for (const w of (await s.waiting?.()) ?? []) {
             oldest.set(w.folder, Math.min(oldest.get(w.folder) ?? Infinity, w.oldestAt));
           }
           const now = s.clock.now();

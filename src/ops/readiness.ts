@@ -10,7 +10,7 @@ import { isApiError } from '../api/errors.js';
 import { isOutageStatus } from '../api/reachability.js';
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
-import type { PendingUpload } from '../journal/index.js';
+import { describeLocation, type JournalLocation, type PendingUpload } from '../journal/index.js';
 
 export interface CheckResult {
   ok: boolean;
@@ -75,11 +75,11 @@ export function lateUploads(pending: readonly PendingUpload[], now: number, alar
   });
 }
 
-export function uploadWindowCheck(pending: () => PendingUpload[], clock: Clock): ReadinessCheck {
+export function uploadWindowCheck(pending: () => Promise<PendingUpload[]>, clock: Clock): ReadinessCheck {
   return {
     name: 'uploadWindows',
     run: async () => {
-      const all = pending();
+      const all = await pending();
       const late = lateUploads(all, clock.now());
       if (late.length === 0) return { ok: true, detail: `${all.length} pending` };
       const first = late[0]!;
@@ -121,11 +121,22 @@ export function foldersCheck(folders: () => FolderDirs[]): ReadinessCheck {
 }
 
 /** The journal file, its WAL and its directory writable (SQLite needs all three). */
-export function journalCheck(file: string, isOpen: () => boolean): ReadinessCheck {
+/**
+ * The journal answers a read; a SQLite journal's file and folder are writable too. Not ready names
+ * where the journal is (a PostgreSQL URL without its password).
+ */
+export function journalCheck(location: JournalLocation, ping: () => Promise<unknown>): ReadinessCheck {
   return {
     name: 'journal',
     run: async () => {
-      if (!isOpen()) return { ok: false, detail: 'journal closed' };
+      try {
+        await ping();
+      } catch (err) {
+        const reason = err instanceof Error ? err.message : String(err);
+        return { ok: false, detail: `journal ${describeLocation(location)} not answering: ${reason}` };
+      }
+      if (location.kind !== 'sqlite') return { ok: true };
+      const file = location.file;
       for (const target of [path.dirname(file), file]) {
         try {
           await access(target, constants.W_OK);

@@ -1,13 +1,15 @@
 /** What the ops endpoints read of a running agent: the seam between the agent and ops. */
 import type { Clock } from '../core/clock.js';
+import type { JournalLocation } from '../journal/index.js';
 import type { ReturnsCounts } from './metrics.js';
 import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
 
 /** What the endpoints read of a running agent (agentView builds it from an Agent). */
 export interface OpsAgentView {
   clock: Clock;
-  journalFile: string;
-  journalOpen(): boolean;
+  journal: JournalLocation;
+  /** Resolves when the agent's journal answers a read. */
+  pingJournal(): Promise<unknown>;
   folders(): FolderDirs[];
   queueDepth(): number;
   getToken?: (signal: AbortSignal) => Promise<unknown>;

@@ -115,7 +115,7 @@ export async function rejectItem(
   reason: string,
   extras: RejectionExtras = {},
 ): Promise<JournalItem> {
-  const rejected = ctx.journal.transition(item.id, 'rejected', { code, reason });
+  const rejected = await ctx.journal.transition(item.id, 'rejected', { code, reason });
   await placeRejected(ctx, runtime, rejected, extras);
   return rejected;
 }

@@ -35,7 +35,7 @@ export async function intakeItem(
     ctx.held && runtime.mode === 'single-file' && digest.bytes && unchanged
       ? await inspect(ctx, runtime, file.name, file.claimedPath, digest.bytes)
       : undefined;
-  const result = ctx.journal.recordClaim({
+  const result = await ctx.journal.recordClaim({
     folder: runtime.config.name,
     sourcePath: file.originalPath,
     claimedPath: file.claimedPath,
@@ -145,8 +145,10 @@ export async function inspect(
   bytes: Buffer | undefined,
 ) {
   // Recorded when a worker takes the file: a kill while it waits for one says nothing of the file.
-  const started = () => {
-    ctx.journal.inspectionStarting(filePath);
+  let recorded = false;
+  const started = async () => {
+    await ctx.journal.inspectionStarting(filePath);
+    recorded = true;
     crashPoint('mid-inspection');
   };
   try {
@@ -159,6 +161,6 @@ export async function inspect(
       ...(bytes ? { bytes } : {}),
     });
   } finally {
-    ctx.journal.inspectionEnded(filePath);
+    if (recorded) await ctx.journal.inspectionEnded(filePath);
   }
 }

@@ -24,7 +24,6 @@ export const MAX_ATTEMPTS = 5;
  * follows; they are the network's failures, not the file's, so they have a bound of their own.
  */
 export const MAX_UNANSWERED_CREATES = 20;
-const UNANSWERED_NOTE = 'orphan job';
 const DEFAULT_WINDOW_MS = 2 * 3_600_000;
 
 /** What a job is made from and what its upload sends. */
@@ -53,24 +52,23 @@ async function md5Of(filePath: string): Promise<string> {
   return hash.digest('hex');
 }
 
-/** Attempts that ended with a lost create answer (their history note says so). */
-function unansweredCreates(ctx: StepContext, item: JournalItem): number {
-  return ctx.journal
-    .history(item.id)
-    .filter((h) => h.to === 'creating' && String(h.detail?.['note'] ?? '').startsWith(UNANSWERED_NOTE))
-    .length;
-}
-
 /**
  * A new intent (new job name). Refused once MAX_ATTEMPTS were spent on upload windows, or
- * MAX_UNANSWERED_CREATES on lost create answers (`unanswered`).
+ * MAX_UNANSWERED_CREATES on lost create answers (`unanswered`: this attempt follows one, whose
+ * job is an orphan; the journal counts it in the same move).
  */
-function newAttempt(ctx: StepContext, item: JournalItem, note: string, unanswered = false): JournalItem {
-  const lost = unansweredCreates(ctx, item) + (unanswered ? 1 : 0);
+async function newAttempt(
+  ctx: StepContext,
+  item: JournalItem,
+  note: string,
+  unanswered = false,
+): Promise<JournalItem> {
+  const lost = item.orphanJobs + (unanswered ? 1 : 0);
   if (unanswered && lost >= MAX_UNANSWERED_CREATES) {
     return ctx.journal.transition(item.id, 'rejected', {
       code: 'DOCEX_CREATE_UNANSWERED',
       reason: `the answers to ${lost} job creates were lost; their jobs expire unused`,
+      lostAnswer: 'orphan',
     });
   }
   if (!unanswered && item.attempt - lost >= MAX_ATTEMPTS) {
@@ -79,7 +77,7 @@ function newAttempt(ctx: StepContext, item: JournalItem, note: string, unanswere
       reason: `no upload succeeded in ${item.attempt - lost} job attempts`,
     });
   }
-  return recordIntent(ctx, item.id, note);
+  return recordIntent(ctx, item.id, note, unanswered ? { lostAnswer: 'orphan' } : {});
 }
 
 /**
@@ -114,7 +112,7 @@ async function createJob(
       { folder: item.folder, file: item.fileName, jobId: outcome.job.id, status: outcome.job.status },
       'job found by name without its upload URL; creating a new attempt',
     );
-    return newAttempt(ctx, item, `${UNANSWERED_NOTE} ${outcome.job.id}: its create answer was lost`, true);
+    return newAttempt(ctx, item, `orphan job ${outcome.job.id}: its create answer was lost`, true);
   }
   const created = outcome.answer;
   const deadline = created.uploadExpiresAt ? Date.parse(created.uploadExpiresAt) : Number.NaN;
@@ -180,7 +178,7 @@ async function uploadJob(
   if (change.changed) {
     return target.reject(item, 'DOCEX_SOURCE_CHANGED', `the file changed before its upload (${change.what})`);
   }
-  const url = ctx.journal.revealUploadUrl(item.id);
+  const url = await ctx.journal.revealUploadUrl(item.id);
   if (!url) return newAttempt(ctx, item, 'recreate: no-url');
   try {
     const result = await ctx.jobs.uploadFile(url, target.filePath, {
@@ -234,7 +232,7 @@ export async function runJobSteps(
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     switch (item.state) {
       case 'validated':
-        item = recordIntent(ctx, item.id);
+        item = await recordIntent(ctx, item.id);
         break;
       case 'creating':
         item = await createJob(ctx, runtime, item, target);

@@ -80,7 +80,7 @@ export async function parkItem(
   reason: string,
 ): Promise<JournalItem | undefined> {
   if (isFinal(item.state) || item.state === 'uploaded') return undefined;
-  const rows = ctx.journal.rowsOf(item.id);
+  const rows = await ctx.journal.rowsOf(item.id);
   const documents: DocumentFate[] = [];
   for (const row of rows) {
     if (row.state === 'done' && row.jobId) {
@@ -96,7 +96,7 @@ export async function parkItem(
       rowIndex: row.rowIndex,
     });
     // The service has a sent row: it is done, whatever became of the file.
-    ctx.journal.transition(row.id, fate === 'sent' ? 'done' : 'rejected', {
+    await ctx.journal.transition(row.id, fate === 'sent' ? 'done' : 'rejected', {
       code: PARKED_CODE,
       reason: `${fate}: ${reason}`,
     });
@@ -105,7 +105,7 @@ export async function parkItem(
     documents.push({ label: item.fileName, fate: fateOf(item), jobId: item.jobId, jobName: item.jobName });
   }
   const ready = await unsentRows(ctx, runtime, item, documents);
-  const parked = ctx.journal.transition(item.id, 'rejected', { code: PARKED_CODE, reason });
+  const parked = await ctx.journal.transition(item.id, 'rejected', { code: PARKED_CODE, reason });
   ctx.log.error(
     { folder: item.folder, file: item.fileName, jobId: item.jobId, code: PARKED_CODE, reason },
     'file parked in the error folder',

@@ -50,10 +50,13 @@ export function isIndexName(runtime: FolderRuntime, fileName: string): boolean {
   );
 }
 
-function rowSummary(ctx: StepContext, item: JournalItem) {
-  return ctx.journal
-    .rowsOf(item.id)
-    .map((r) => ({ label: r.label, state: r.state, jobId: r.jobId, reason: r.rejectReason }));
+async function rowSummary(ctx: StepContext, item: JournalItem) {
+  return (await ctx.journal.rowsOf(item.id)).map((r) => ({
+    label: r.label,
+    state: r.state,
+    jobId: r.jobId,
+    reason: r.rejectReason,
+  }));
 }
 
 /** Companions first, then the index or ZIP: a crash in between is finished by the next drive. */
@@ -79,16 +82,19 @@ async function finishBatch(
   input: BatchInput | undefined,
   report: string | undefined,
 ): Promise<JournalItem> {
-  const rows = ctx.journal.rowsOf(item.id);
+  const rows = await ctx.journal.rowsOf(item.id);
   if (!rows.some((r) => r.state === 'done')) {
     return rejectBatch(ctx, runtime, item, input, {
       code: rows[0]?.rejectCode ?? 'DOCEX_REJECTED',
       reason: 'every row of the batch was refused',
-      details: { rows: rowSummary(ctx, item) },
+      details: { rows: await rowSummary(ctx, item) },
     });
   }
   await input?.placeCompanions(archiveDayDir(runtime.config.archiveDir, ctx.clock.now()));
-  return archiveItem(ctx, runtime, item, { rows: rowSummary(ctx, item), ...(report ? { report } : {}) });
+  return archiveItem(ctx, runtime, item, {
+    rows: await rowSummary(ctx, item),
+    ...(report ? { report } : {}),
+  });
 }
 
 async function openInput(ctx: StepContext, item: JournalItem): Promise<BatchInput> {
@@ -116,7 +122,7 @@ async function sendRows(
   input: BatchInput,
   plan: Extract<BatchPlan, { ok: true }>,
 ): Promise<void> {
-  for (const start of ctx.journal.rowsOf(item.id)) {
+  for (const start of await ctx.journal.rowsOf(item.id)) {
     if (isFinal(start.state)) continue;
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     const target = plan.byRow.get(start.rowIndex ?? -1);
@@ -135,7 +141,7 @@ async function sendRows(
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
-    if (row.state === 'uploaded') row = ctx.journal.transition(row.id, 'done');
+    if (row.state === 'uploaded') row = await ctx.journal.transition(row.id, 'done');
     ctx.log.info(
       { folder: item.folder, file: item.fileName, row: row.label, jobId: row.jobId, state: row.state },
       'batch row finished',
@@ -158,7 +164,7 @@ async function driveRows(
   item: JournalItem,
   input: BatchInput,
 ): Promise<JournalItem> {
-  const recorded = ctx.journal.rowsOf(item.id);
+  const recorded = await ctx.journal.rowsOf(item.id);
   if (recorded.length === 0 && input.missing.length > 0) {
     const shown = input.missing.map((n) => JSON.stringify(n)).join(', ');
     if (ctx.clock.now() - item.createdAt < BATCH_WAIT_MS) {
@@ -192,7 +198,7 @@ async function driveRows(
     return rejectBatch(ctx, runtime, item, input, plan);
   }
   if (recorded.length === 0) {
-    ctx.journal.addRows(item.id, plan.rows);
+    await ctx.journal.addRows(item.id, plan.rows);
     crashPoint('after-rows');
   }
   await sendRows(ctx, runtime, item, input, plan);
@@ -216,13 +222,13 @@ export async function drivePayloadPdfBatch(
   }
   if (item.state === 'done') return item;
 
-  const recorded = ctx.journal.rowsOf(item.id);
+  const recorded = await ctx.journal.rowsOf(item.id);
   const allFinal = recorded.length > 0 && recorded.every((r) => isFinal(r.state));
   const changed = allFinal ? undefined : await batchChanged(item);
   if (changed) {
     for (const r of recorded) {
       if (!isFinal(r.state))
-        ctx.journal.transition(r.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
+        await ctx.journal.transition(r.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
     }
     if (recorded.length === 0) {
       return rejectBatch(ctx, runtime, item, leftovers(), { code: 'DOCEX_SOURCE_CHANGED', reason: changed });
@@ -231,7 +237,7 @@ export async function drivePayloadPdfBatch(
   let input: BatchInput | undefined;
   try {
     // All rows final: only the moves are left (a crash after the index's rename finds it gone).
-    const settled = recorded.length > 0 && ctx.journal.rowsOf(item.id).every((r) => isFinal(r.state));
+    const settled = recorded.length > 0 && (await ctx.journal.rowsOf(item.id)).every((r) => isFinal(r.state));
     if (settled) {
       return await finishBatch(ctx, runtime, item, leftovers(), undefined);
     }

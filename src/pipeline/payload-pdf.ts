@@ -131,7 +131,7 @@ export async function drivePayloadPdf(
   }
   if (item.state === 'done') return item;
 
-  let rows = ctx.journal.rowsOf(item.id);
+  let rows = await ctx.journal.rowsOf(item.id);
   let row = rows[0];
   // A final row needs no sidecar: only the moves are left (a crash after them finds it gone).
   if (row === undefined || !isFinal(row.state)) {
@@ -150,7 +150,7 @@ export async function drivePayloadPdf(
       );
     }
     if (rows.length === 0) {
-      rows = ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
+      rows = await ctx.journal.addRows(item.id, [{ rowIndex: 0, label: plan.sidecarName }]);
       crashPoint('after-rows');
     }
     row = rows[0]!;
@@ -167,7 +167,7 @@ export async function drivePayloadPdf(
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
-    if (row.state === 'uploaded') row = ctx.journal.transition(row.id, 'done');
+    if (row.state === 'uploaded') row = await ctx.journal.transition(row.id, 'done');
   }
   if (row.state === 'rejected') {
     return rejectItem(

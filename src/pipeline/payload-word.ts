@@ -28,7 +28,7 @@ export async function createRow(
   row: JournalItem,
   request: PayloadJobRequest,
 ): Promise<JournalItem> {
-  let item = row.state === 'validated' ? recordIntent(ctx, row.id) : row;
+  let item = row.state === 'validated' ? await recordIntent(ctx, row.id) : row;
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, row: item.rowIndex });
   if (item.state === 'creating') {
     let outcome: SendOutcome<{ id: string }>;
@@ -46,15 +46,19 @@ export async function createRow(
     }
     if (outcome.kind === 'found') {
       log.info({ jobId: outcome.job.id }, 'row job found by name');
-      item = ctx.journal.transition(item.id, 'created', { jobId: outcome.job.id, note: 'job found by name' });
+      item = await ctx.journal.transition(item.id, 'created', {
+        jobId: outcome.job.id,
+        note: 'job found by name',
+        lostAnswer: 'kept',
+      });
     } else {
-      item = ctx.journal.transition(item.id, 'created', { jobId: outcome.answer.id });
+      item = await ctx.journal.transition(item.id, 'created', { jobId: outcome.answer.id });
       log.info({ jobId: outcome.answer.id }, 'row job created');
     }
     crashPoint('after-created');
   }
   // A payload-word job has no upload: once the service has it, the row is done.
-  if (item.state === 'created') item = ctx.journal.transition(item.id, 'done');
+  if (item.state === 'created') item = await ctx.journal.transition(item.id, 'done');
   return item;
 }
 
@@ -71,7 +75,7 @@ export async function drivePayloadWord(
     return item;
   }
   if (item.state === 'done') return item;
-  let rows = ctx.journal.rowsOf(item.id);
+  let rows = await ctx.journal.rowsOf(item.id);
   // Every row final: only the archive is left (a crash after the file's move finds it gone).
   if (rows.length > 0 && rows.every((r) => isFinal(r.state)))
     return archiveRows(ctx, runtime, item, undefined);
@@ -89,7 +93,7 @@ export async function drivePayloadWord(
     throw new RetryLater(plan.code, `rows recorded but the file no longer builds: ${plan.reason}`);
   }
   if (rows.length === 0) {
-    rows = ctx.journal.addRows(item.id, plan.rows);
+    rows = await ctx.journal.addRows(item.id, plan.rows);
     crashPoint('after-rows');
   }
   for (const row of rows) {
@@ -102,16 +106,19 @@ export async function drivePayloadWord(
   return archiveRows(ctx, runtime, item, plan.report);
 }
 
-function archiveRows(
+async function archiveRows(
   ctx: StepContext,
   runtime: FolderRuntime,
   item: JournalItem,
   report: string | undefined,
 ): Promise<JournalItem> {
   return archiveItem(ctx, runtime, item, {
-    rows: ctx.journal
-      .rowsOf(item.id)
-      .map((r) => ({ label: r.label, state: r.state, jobId: r.jobId, reason: r.rejectReason })),
+    rows: (await ctx.journal.rowsOf(item.id)).map((r) => ({
+      label: r.label,
+      state: r.state,
+      jobId: r.jobId,
+      reason: r.rejectReason,
+    })),
     ...(report ? { report } : {}),
   });
 }

@@ -76,6 +76,8 @@ export class Pipeline {
     });
     const retryDelay = options.retryDelayMs ? { retryDelayMs: options.retryDelayMs } : {};
     this.retries = new RetryTimers({
+      journal: options.journal,
+      clock: options.clock,
       log: options.log,
       ...retryDelay,
       resume: (itemId) => this.resume(itemId),
@@ -118,24 +120,35 @@ export class Pipeline {
     );
   }
 
-  /** Resumes a journal item (recovery, or a retry after a wait). */
+  /** Resumes a journal item (a retry after a wait). */
   resume(itemId: number, rehash = false): void {
-    const item = this.options.journal.get(itemId);
-    if (!item) return;
+    this.options.journal.get(itemId).then(
+      (item) => {
+        if (item) this.resumeItem(item, rehash);
+      },
+      (err: unknown) => this.options.log.error({ itemId, err }, 'item could not be read to resume it'),
+    );
+  }
+
+  /**
+   * Resumes an item as read from the journal: driven now, or, when a failed try left it waiting
+   * (before a restart too), once its wait is over.
+   */
+  private resumeItem(item: JournalItem, rehash: boolean): void {
     const runtime = this.options.folders.get(item.folder);
     if (!runtime) {
       this.options.log.warn(
-        { folder: item.folder, file: item.fileName, itemId },
+        { folder: item.folder, file: item.fileName, itemId: item.id },
         'folder not running; item left',
       );
       return;
     }
     this.scheduler.schedule(
       runtime,
-      `item:${itemId}`,
+      `item:${item.id}`,
       priorityOf(item, this.options.clock.now()),
       async () => {
-        const fresh = this.options.journal.get(itemId);
+        const fresh = await this.options.journal.get(item.id);
         if (fresh) await this.drive(runtime, fresh, rehash);
       },
     );
@@ -152,7 +165,9 @@ export class Pipeline {
         ctx: this.ctx,
         folders: this.options.folders,
         accept: (folder, file) => this.accept(folder, file),
-        resume: (itemId, rehash) => this.resume(itemId, rehash),
+        resume: (item, rehash) => {
+          if (!this.retries.resumeAt(item)) this.resumeItem(item, rehash);
+        },
       },
       only,
     );
@@ -199,14 +214,14 @@ export class Pipeline {
   }
 
   private async drive(runtime: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
-    const settledBefore = this.settledRows(item);
+    const settledBefore = await this.settledRows(item);
     try {
       let final: JournalItem;
       if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, runtime, item, { rehash });
       else if (item.mode === 'single-file')
         final = await driveSingleFile(this.ctx, runtime, item, { rehash });
       else final = await drivePayloadPdf(this.ctx, runtime, item, { rehash });
-      this.retries.reset(item.id);
+      await this.retries.reset(item);
       this.options.log.debug(
         { folder: item.folder, file: item.fileName, state: final.state },
         'file finished',
@@ -218,7 +233,7 @@ export class Pipeline {
     } catch (err) {
       if (this.scheduler.stopping) return;
       if (this.haltUnsafe(item.folder, err)) {
-        this.retries.reset(item.id);
+        await this.retries.reset(item);
         this.options.log.warn(
           { folder: item.folder, file: item.fileName, state: item.state, code: FOLDER_UNSAFE_CODE },
           'file left where it is: its folder stopped',
@@ -228,16 +243,18 @@ export class Pipeline {
       // A try that moved a row forward was not stuck: its file's count of failed tries starts
       // again, so a file of many rows under a flaky service never walks into the give-up limit or
       // the longest wait while it makes progress. Rows are finite, so this cannot loop forever.
-      if (this.settledRows(item) > settledBefore) this.retries.reset(item.id);
-      await this.retries.failed(item, err, (reason) => this.park(runtime, item, reason));
+      const progressed = (await this.settledRows(item)) > settledBefore;
+      if (progressed) await this.retries.reset(item);
+      const tries = { ...item, failedTries: progressed ? 0 : item.failedTries };
+      await this.retries.failed(tries, err, (reason) => this.park(runtime, item, reason));
     }
   }
 
   /** Rows of the file (payload-word rows, payload-pdf documents) that have their job or are final. */
-  private settledRows(item: JournalItem): number {
+  private async settledRows(item: JournalItem): Promise<number> {
     if (item.mode === 'single-file') return 0;
     let settled = 0;
-    for (const row of this.options.journal.rowsOf(item.id)) {
+    for (const row of await this.options.journal.rowsOf(item.id)) {
       if (row.jobId !== undefined || isFinal(row.state)) settled++;
     }
     return settled;
@@ -253,7 +270,7 @@ export class Pipeline {
 
   /** The retry policy gave up on the file: to the error folder with what became of each document. */
   private async park(runtime: FolderRuntime, item: JournalItem, reason: string): Promise<boolean> {
-    const fresh = this.options.journal.get(item.id);
+    const fresh = await this.options.journal.get(item.id);
     if (!fresh) return false;
     try {
       const parked = await parkItem(this.ctx, runtime, fresh, reason);

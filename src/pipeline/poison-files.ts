@@ -43,7 +43,7 @@ export async function setAsideIfPoison(
   file: { name: string; path: string },
 ): Promise<boolean> {
   const { journal, log, clock } = ctx;
-  const crashes = journal.interruptedInspections(file.path);
+  const crashes = await journal.interruptedInspections(file.path);
   if (crashes === 0) return false;
   if (crashes < POISON_CRASHES) {
     const ok = await inspectSuspect(ctx, runtime, file.name, file.path);
@@ -55,7 +55,7 @@ export async function setAsideIfPoison(
   }
   const code = 'DOCEX_INPUT_POISON';
   const reason = `the agent crashed ${crashes} times while inspecting this file; it was set aside so it cannot crash the agent again`;
-  const item = journal.byPath(file.path).find((i) => !isFinal(i.state));
+  const item = (await journal.byPath(file.path)).find((i) => !isFinal(i.state));
   if (item) {
     await rejectItem(ctx, runtime, item, code, reason);
   } else {
@@ -75,7 +75,7 @@ export async function setAsideIfPoison(
       },
     );
   }
-  journal.inspectionEnded(file.path);
+  await journal.inspectionEnded(file.path);
   log.error({ folder: runtime.config.name, file: file.name, code, crashes }, 'poison file set aside');
   return true;
 }

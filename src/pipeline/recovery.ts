@@ -5,6 +5,7 @@
  * its recorded state, soonest upload deadline first. A file that crashed the agent is tried alone
  * or set aside first (poison-files.ts), so a restart never crash-loops on it.
  */
+import type { JournalItem } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected } from './finish.js';
@@ -26,8 +27,11 @@ export interface RecoveryDeps {
   folders: ReadonlyMap<string, FolderRuntime>;
   /** A file in `.processing/` with no live claim: schedule it as if just claimed. */
   accept: (folder: string, file: IntakeFile) => void;
-  /** An unfinished item: schedule it. `rehash`: check first that its file is the one claimed. */
-  resume: (itemId: number, rehash: boolean) => void;
+  /**
+   * An unfinished item: schedule it (after what is left of its wait, when a failed try left it
+   * waiting). `rehash`: check first that its file is the one claimed.
+   */
+  resume: (item: JournalItem, rehash: boolean) => void;
 }
 
 /** Recovers every running folder, or `only` that one. */
@@ -37,7 +41,7 @@ export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Prom
     if (only !== undefined && runtime.config.name !== only) continue;
     await reclaimProcessing(deps, runtime, summary);
   }
-  resumeItems(deps, only, summary);
+  await resumeItems(deps, only, summary);
   return summary;
 }
 
@@ -58,7 +62,7 @@ async function reclaimProcessing(
       summary.quarantined++;
       continue;
     }
-    const newest = journal.byPath(file.path)[0];
+    const newest = (await journal.byPath(file.path))[0];
     const sameFile =
       newest && newest.size === file.size && Math.trunc(newest.mtimeMs ?? -1) === Math.trunc(file.mtimeMs);
     if (newest && sameFile && newest.state === 'rejected') {
@@ -77,12 +81,16 @@ async function reclaimProcessing(
 }
 
 /** Every unfinished file item with something to do, in the order its upload window asks. */
-function resumeItems(deps: RecoveryDeps, only: string | undefined, summary: RecoverySummary): void {
+async function resumeItems(
+  deps: RecoveryDeps,
+  only: string | undefined,
+  summary: RecoverySummary,
+): Promise<void> {
   const { journal, log, uploadMarginMs } = deps.ctx;
   // Soonest upload deadline first: p-queue priorities only order work that waits, so order the adds too.
-  const plan = journal
-    .recoveryPlan({ marginMs: uploadMarginMs })
-    .sort((a, b) => (a.item.uploadDeadline ?? Infinity) - (b.item.uploadDeadline ?? Infinity));
+  const plan = (await journal.recoveryPlan({ marginMs: uploadMarginMs })).sort(
+    (a, b) => (a.item.uploadDeadline ?? Infinity) - (b.item.uploadDeadline ?? Infinity),
+  );
   for (const step of plan) {
     if (step.item.kind !== 'file' || step.action.kind === 'none') continue;
     if (only !== undefined && step.item.folder !== only) continue;
@@ -99,7 +107,7 @@ function resumeItems(deps: RecoveryDeps, only: string | undefined, summary: Reco
       },
       'resuming file',
     );
-    deps.resume(step.item.id, step.action.kind === 'validate');
+    deps.resume(step.item, step.action.kind === 'validate');
     summary.resumed++;
   }
 }

@@ -1,14 +1,19 @@
 /**
  * What happens after a file's try failed: the retry policy (domain/retry-policy.ts) counts the
- * tries in a row and says wait or give up. A file that waits keeps its journal state and is driven
- * again when its timer fires; one given up on is parked (error folder). Timers are unref'd: a
- * waiting file never keeps the process alive, and a stop or a removed folder cancels them.
+ * tries in a row and says wait or give up. The count, the failure's code and when the next try is
+ * due are kept in the journal, so a restarted agent continues each file's backoff where it was
+ * (resumeAt). A file that waits keeps its journal state and is driven again when its timer fires;
+ * one given up on is parked (error folder). Timers are unref'd: a waiting file never keeps the
+ * process alive, and a stop or a removed folder cancels them.
  */
+import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { defaultRetryDelay, nextTry, stepFailure } from '../domain/retry-policy.js';
-import type { JournalItem } from '../journal/index.js';
+import type { JournalItem, JournalStore } from '../journal/index.js';
 
 export interface RetryTimersOptions {
+  journal: JournalStore;
+  clock: Clock;
   log: Logger;
   /** Wait before try number `n` (1-based). Default 1 s doubling, at most 60 s. */
   retryDelayMs?: (n: number) => number;
@@ -19,8 +24,6 @@ export interface RetryTimersOptions {
 }
 
 export class RetryTimers {
-  /** Failed tries in a row, by item. */
-  private readonly tries = new Map<number, number>();
   private readonly timers = new Map<number, { folder: string; timer: NodeJS.Timeout }>();
 
   constructor(private readonly options: RetryTimersOptions) {}
@@ -30,26 +33,42 @@ export class RetryTimers {
     return this.timers.size;
   }
 
-  /** The item's try succeeded, or it left the pipeline: its count of tries in a row starts again. */
-  reset(itemId: number): void {
-    this.tries.delete(itemId);
+  /**
+   * The item's try succeeded, made progress, or it left the pipeline: its count of tries in a row
+   * starts again. A write only when there is a count to clear (the common path writes nothing).
+   */
+  async reset(item: JournalItem): Promise<void> {
+    if (item.failedTries === 0 && item.nextTryAt === undefined) return;
+    // Not worth failing a try that succeeded: a count left behind only makes a later wait longer.
+    await this.options.journal.clearFailedTries(item.id).catch((err: unknown) => {
+      this.options.log.warn(
+        { folder: item.folder, file: item.fileName, err },
+        'count of failed tries not cleared',
+      );
+    });
   }
 
   /**
    * A try of the item failed with `err`: `park` it if the policy gives up (true when parked), else
-   * wait and try again.
+   * record the failed try and wait. `item` is as the journal has it now (its count of failed tries).
    */
   async failed(item: JournalItem, err: unknown, park: (reason: string) => Promise<boolean>): Promise<void> {
-    const n = (this.tries.get(item.id) ?? 0) + 1;
-    this.tries.set(item.id, n);
+    const n = item.failedTries + 1;
     const failure = stepFailure(err);
     const next = nextTry(failure, n, this.options.retryDelayMs);
-    if (next.kind === 'park' && (await park(next.reason))) {
-      this.tries.delete(item.id);
-      return;
-    }
+    if (next.kind === 'park' && (await park(next.reason))) return;
     // A park that failed (a full disk) is tried again like any transient failure.
     const delay = next.kind === 'wait' ? next.delayMs : defaultRetryDelay(n);
+    // The wait happens even when the journal cannot record it (its database is down): the next
+    // try then counts from the last count recorded.
+    await this.options.journal
+      .recordFailedTry(item.id, { code: failure.code, nextTryAt: this.options.clock.now() + delay })
+      .catch((recordErr: unknown) => {
+        this.options.log.warn(
+          { folder: item.folder, file: item.fileName, err: recordErr },
+          'failed try not recorded in the journal',
+        );
+      });
     this.options.log.warn(
       {
         folder: item.folder,
@@ -64,11 +83,32 @@ export class RetryTimers {
       },
       'file must wait',
     );
+    this.wait(item, delay);
+  }
+
+  /**
+   * An item found waiting in the journal at start (its next try recorded before a stop or a
+   * crash): driven again when its wait is over, not at once. Answers false when none is left.
+   */
+  resumeAt(item: JournalItem): boolean {
+    if (item.nextTryAt === undefined) return false;
+    const left = item.nextTryAt - this.options.clock.now();
+    if (left <= 0) return false;
+    this.options.log.info(
+      { folder: item.folder, file: item.fileName, jobId: item.jobId, retryInMs: left, try: item.failedTries },
+      'file waits for its next try',
+    );
+    this.wait(item, left);
+    return true;
+  }
+
+  private wait(item: JournalItem, delayMs: number): void {
+    clearTimeout(this.timers.get(item.id)?.timer);
     const timer = setTimeout(() => {
       this.timers.delete(item.id);
       this.options.resume(item.id);
       this.options.onFired();
-    }, delay);
+    }, delayMs);
     timer.unref();
     this.timers.set(item.id, { folder: item.folder, timer });
   }
@@ -82,7 +122,6 @@ export class RetryTimers {
       if (wait.folder !== folder) continue;
       clearTimeout(wait.timer);
       this.timers.delete(id);
-      this.tries.delete(id);
     }
   }
 

@@ -9,7 +9,7 @@
 
 import { crashPoint } from '../core/crash-points.js';
 import type { Job } from '../domain/wire.js';
-import type { JournalItem } from '../journal/index.js';
+import type { JournalItem, TransitionFields } from '../journal/index.js';
 import { callOptions } from './call-options.js';
 import type { FreshIntent } from './fresh-intents.js';
 import { findJobByName } from './job-lookup.js';
@@ -17,8 +17,16 @@ import { classifyFailure } from './retry-policy.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /** Records a new intent (`creating`, a new job name): answers it fresh. */
-export function recordIntent(ctx: StepContext, itemId: number, note?: string): FreshIntent {
-  const item = ctx.journal.transition(itemId, 'creating', note === undefined ? {} : { note });
+export async function recordIntent(
+  ctx: StepContext,
+  itemId: number,
+  note?: string,
+  fields: Pick<TransitionFields, 'lostAnswer'> = {},
+): Promise<FreshIntent> {
+  const item = await ctx.journal.transition(itemId, 'creating', {
+    ...fields,
+    ...(note === undefined ? {} : { note }),
+  });
   return ctx.intents.recorded(item);
 }
 

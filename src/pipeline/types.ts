@@ -5,7 +5,7 @@ import type { ErrorCode } from '../core/error-codes.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Workflow } from '../domain/wire.js';
-import type { Journal } from '../journal/index.js';
+import type { JournalStore } from '../journal/index.js';
 import type { FreshIntents } from './fresh-intents.js';
 import type { Inspector } from './isolate/inspector.js';
 
@@ -23,7 +23,7 @@ export interface FolderRuntime {
 }
 
 export interface StepContext {
-  journal: Journal;
+  journal: JournalStore;
   jobs: PipelineJobs;
   clock: Clock;
   log: Logger;

@@ -122,10 +122,10 @@ export class Follower {
   }
 
   /** Poll this job now (a webhook said it changed). Unknown jobs (not this agent's) are ignored. */
-  nudgeJob(jobId: string): boolean {
+  async nudgeJob(jobId: string): Promise<boolean> {
     const now = this.opts.clock.now();
     if (!this.opts.store.pollSoon(jobId, now)) {
-      this.syncFeed();
+      await this.syncFeed();
       if (!this.opts.store.pollSoon(jobId, now)) {
         this.opts.log.debug({ jobId }, 'nudge for a job this agent does not follow');
         return false;
@@ -169,12 +169,12 @@ export class Follower {
   }
 
   /** New done jobs from the intake journal; safe to call any time (one store transaction per batch). */
-  syncFeed(): number {
+  async syncFeed(): Promise<number> {
     const { store, feed, config, clock } = this.opts;
     let added = 0;
     for (;;) {
       const cursor = Number(store.getMeta(FEED_CURSOR) ?? 0);
-      const items = feed.after(cursor, 500);
+      const items = await feed.after(cursor, 500);
       if (items.length === 0) return added;
       const jobs: NewJob[] = items.map((it) => {
         const day = utcDay(it.source.claimedAt);
@@ -316,7 +316,7 @@ export class Follower {
     const { clock, store, log } = this.opts;
     let added = 0;
     try {
-      added = this.syncFeed();
+      added = await this.syncFeed();
     } catch (err) {
       log.warn({ err }, 'reading the intake journal failed: tried again');
     }

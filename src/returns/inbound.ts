@@ -165,7 +165,7 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
 
 /** What the callbacks need of the job follower (structural: this part does not import it). */
 export interface NudgeTarget {
-  nudgeJob(jobId: string): boolean;
+  nudgeJob(jobId: string): Promise<boolean>;
   nudgeSendingEvent(sendingEventId: string): Promise<boolean>;
   webhooksActive(at?: number): void;
 }
@@ -177,12 +177,14 @@ export function followerCallbacks(
 ): Omit<InboundCallbacks, 'onPeppolDocument'> {
   if (!follower) return {};
   return {
-    onJobEvent: (jobId) => void follower.nudgeJob(jobId),
+    onJobEvent: (jobId) => {
+      follower.nudgeJob(jobId).catch((err: unknown) => log.warn({ jobId, err }, 'nudge for a job failed'));
+    },
     // The delivery names the job: no GET of the event is needed to find it, and a job this agent
     // does not follow (another agent's, on the same subscription) costs no call at all.
     onSendingEvent: (sendingEventId, jobId) => {
       if (jobId) {
-        follower.nudgeJob(jobId);
+        follower.nudgeJob(jobId).catch((err: unknown) => log.warn({ jobId, err }, 'nudge for a job failed'));
         return;
       }
       follower

@@ -8,6 +8,7 @@ import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { JournalLocation } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
@@ -25,7 +26,7 @@ export { RETURNS_FILE, ReturnsStore } from './store.js';
 export interface ReturnsOptions {
   config: ReturnsConfig;
   stateDir: string;
-  journalFile: string;
+  journal: JournalLocation;
   client: FollowClient;
   clock: Clock;
   log: Logger;
@@ -57,13 +58,13 @@ export function openTarget(
   return openOutputTarget(config, { log, at, ...(health ? { health } : {}) });
 }
 
-export function startReturns(options: ReturnsOptions): Returns {
+export async function startReturns(options: ReturnsOptions): Promise<Returns> {
   const { config, clock, log } = options;
   rmSync(path.join(options.stateDir, RETURNS_TEMP_DIR), { recursive: true, force: true });
   const store = ReturnsStore.open(path.join(options.stateDir, RETURNS_FILE), clock.now());
   let feed: JournalFeed | undefined;
   try {
-    feed = new JournalFeed(options.journalFile);
+    feed = await JournalFeed.open(options.journal);
     const statusTarget =
       options.statusTarget ??
       openTarget(config.statuses.target, log, 'returns.statuses.target', options.outputHealth);
@@ -101,14 +102,14 @@ export function startReturns(options: ReturnsOptions): Returns {
         try {
           await follower.stop();
         } finally {
-          openFeed.close();
+          await openFeed.close();
           store.close();
           await Promise.allSettled([statusTarget.close(), proofTarget.close()]);
         }
       },
     };
   } catch (err) {
-    feed?.close();
+    await feed?.close();
     store.close();
     throw err;
   }

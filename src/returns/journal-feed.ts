@@ -1,23 +1,28 @@
 /**
  * Which jobs to follow: the intake journal's items that reached `done` with a job, in the order
- * their `done` was recorded, read through the journal's read API on a read-only connection of the
- * return path's own. The journal stays the intake's alone.
+ * their `done` was recorded, read through the journal's read API on a connection of the return
+ * path's own. The journal stays the intake's alone.
  */
-import { type DoneJobItem, ReadOnlyJournal } from '../journal/index.js';
+import {
+  type DoneJobItem,
+  type JournalLocation,
+  type JournalReader,
+  openJournalReader,
+} from '../journal/index.js';
 
 export class JournalFeed {
-  private readonly journal: ReadOnlyJournal;
+  private constructor(private readonly journal: JournalReader) {}
 
-  constructor(journalFile: string) {
-    this.journal = ReadOnlyJournal.open(journalFile, { busyTimeoutMs: 5000 });
+  static async open(location: JournalLocation): Promise<JournalFeed> {
+    return new JournalFeed(await openJournalReader(location, { busyTimeoutMs: 5000 }));
   }
 
   /** Up to `limit` done job items recorded after `cursor`. */
-  after(cursor: number, limit = 500): DoneJobItem[] {
+  after(cursor: number, limit = 500): Promise<DoneJobItem[]> {
     return this.journal.doneJobsAfter(cursor, limit);
   }
 
-  close(): void {
-    this.journal.close();
+  close(): Promise<void> {
+    return this.journal.close();
   }
 }

@@ -99,7 +99,7 @@ export class Inspector {
   async runTracked<K extends TaskName>(
     task: K,
     fileName: string,
-    started: (() => void) | undefined,
+    started: (() => void | Promise<void>) | undefined,
     ...args: Parameters<Tasks[K]>
   ): Promise<Answer<K> | InputRejection> {
     const answer = await this.pool.run<Answer<K>>(task, args, started);

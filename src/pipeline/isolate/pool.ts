@@ -63,8 +63,11 @@ interface Job {
   /** performance.now() when it was queued. */
   queuedAt: number;
   args: unknown[];
-  /** Told when a worker takes the job (after any wait in the queue or for a worker to start). */
-  started?: (() => void) | undefined;
+  /**
+   * Told when a worker takes the job (after any wait in the queue or for a worker to start); the
+   * parse begins once what it answers has settled, and not at all when that rejects.
+   */
+  started?: (() => void | Promise<void>) | undefined;
   resolve(answer: PoolAnswer<unknown>): void;
   reject(err: Error): void;
 }
@@ -97,7 +100,7 @@ export class WorkerPool {
     private readonly onLog: (text: string) => void = () => {},
   ) {}
 
-  run<T>(task: string, args: unknown[], started?: () => void): Promise<PoolAnswer<T>> {
+  run<T>(task: string, args: unknown[], started?: () => void | Promise<void>): Promise<PoolAnswer<T>> {
     if (this.closed) return Promise.reject(new Error('the inspection pool is closed'));
     return new Promise<PoolAnswer<unknown>>((resolve, reject) => {
       this.queue.push({ task, args, queuedAt: performance.now(), resolve, reject, started });
@@ -179,8 +182,27 @@ export class WorkerPool {
       () => this.retire(slot, { limit: 'time', message: `ran longer than ${ms} ms` }),
       ms,
     );
-    job.started?.();
-    slot.worker.postMessage({ task: job.task, args: job.args });
+    const post = () => slot.worker.postMessage({ task: job.task, args: job.args });
+    const before = job.started?.();
+    if (!before) {
+      post();
+      return;
+    }
+    before.then(
+      () => {
+        if (slot.job === job) post();
+      },
+      (err: unknown) => {
+        if (slot.job !== job) return;
+        // Nothing was parsed: the worker is free again.
+        clearTimeout(slot.timer);
+        slot.job = undefined;
+        slot.worker.unref();
+        this.idle.push(slot);
+        job.reject(err instanceof Error ? err : new Error(String(err)));
+        this.pump();
+      },
+    );
   }
 
   private onMessage(slot: Slot, m: WorkerMessage): void {

@@ -24,7 +24,7 @@ export interface SftpSourceDeps {
   companionsOf(name: string): string[];
   /** The reason files written beside a refused file in the remote error folder. */
   errorFiles: SftpSourceOptions['errorFiles'];
-  journal: { byPath(path: string): JournalItem[] };
+  journal: { byPath(path: string): Promise<JournalItem[]> };
   clock: Clock;
   log: Logger;
   /** Tests: poll period instead of the folder's pollIntervalMs (0: only explicit ticks). */

@@ -55,7 +55,7 @@ export interface SpoolFile {
 export interface SftpSourceOptions {
   folder: SftpFolderSettings;
   server: SftpServer;
-  journal: { byPath(path: string): JournalItem[] };
+  journal: { byPath(path: string): Promise<JournalItem[]> };
   clock: Clock;
   log: Logger;
   /**
@@ -252,7 +252,7 @@ export class SftpSource {
       if (this.options.isCompanion?.(name)) companions.push(entry);
       if (this.options.isCompanion?.(name) || suffixes.some((s) => name.endsWith(s))) continue;
       const remoteFile = remoteJoin(this.processingDir, name);
-      const decision = reconcile(entry, this.newestItem(name), await this.hasLocalCopy(name));
+      const decision = reconcile(entry, await this.newestItem(name), await this.hasLocalCopy(name));
       if (decision.action === 'finish') {
         await this.finisher.exclusive(name, () => this.finisher.finishItem(decision.item, remoteFile));
       } else if (decision.action === 'take') {
@@ -398,7 +398,7 @@ export class SftpSource {
 
   /** Journal-only claim: the file stays where the ERP put it; the journal says whether it was taken. */
   private async takeInPlace(entry: RemoteEntry, original: string, marker: InFlight['marker']): Promise<void> {
-    const decision = reconcile(entry, this.newestItem(entry.name), await this.hasLocalCopy(entry.name));
+    const decision = reconcile(entry, await this.newestItem(entry.name), await this.hasLocalCopy(entry.name));
     if (decision.action === 'finish')
       await this.finisher.exclusive(entry.name, () => this.finisher.finishItem(decision.item, original));
     else if (decision.action === 'take') this.download(entry, original, marker);
@@ -564,7 +564,7 @@ export class SftpSource {
     return existsOrFalse(path.join(this.spoolProcessing, name));
   }
 
-  private newestItem(name: string): JournalItem | undefined {
-    return this.options.journal.byPath(this.sourceUrl(name))[0];
+  private async newestItem(name: string): Promise<JournalItem | undefined> {
+    return (await this.options.journal.byPath(this.sourceUrl(name)))[0];
   }
 }

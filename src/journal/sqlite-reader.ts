@@ -6,10 +6,14 @@
  */
 import { Database } from '../core/sqlite.js';
 import { opt, type SqlRow as Row } from '../core/sqlite-store.js';
+import { type JournalItem, toItem } from './schema.js';
+import { HISTORY_OF_ITEM, ITEM_BY_ID, ITEM_BY_JOB_ID, ITEMS_BY_PATH, toHistoryEntry } from './statements.js';
 import { UNFINISHED_STATES_SQL } from './states.js';
+import type { JournalReader } from './store.js';
 import type {
   DoneJobItem,
   FileMatch,
+  HistoryEntry,
   HistoryStep,
   PendingUpload,
   UnfinishedFile,
@@ -53,10 +57,14 @@ function prepareReads(db: Database) {
     idsByName: fileIds('file_name = ?'),
     idsByContent: fileIds('sha256 = ?'),
     idsByPlacedFile: fileIds('sha256 = ? AND folder = ? AND file_name = ?'),
+    get: db.prepare(ITEM_BY_ID),
+    byJobId: db.prepare(ITEM_BY_JOB_ID),
+    byPath: db.prepare(ITEMS_BY_PATH),
+    itemHistory: db.prepare(HISTORY_OF_ITEM),
   };
 }
 
-export class ReadOnlyJournal {
+export class SqliteJournalReader implements JournalReader {
   private readonly reads: ReturnType<typeof prepareReads>;
 
   private constructor(private readonly db: Database) {
@@ -64,11 +72,11 @@ export class ReadOnlyJournal {
   }
 
   /** Throws when the file does not exist (a reader never creates the journal). */
-  static open(file: string, options: { busyTimeoutMs: number }): ReadOnlyJournal {
+  static open(file: string, options: { busyTimeoutMs: number }): SqliteJournalReader {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
-      return new ReadOnlyJournal(db);
+      return new SqliteJournalReader(db);
     } catch (err) {
       db.close();
       throw err;
@@ -80,7 +88,7 @@ export class ReadOnlyJournal {
    * `done` was recorded (history ids grow with every commit, so an item finished late is never
    * skipped, as an item-id cursor would).
    */
-  doneJobsAfter(cursor: number, limit: number): DoneJobItem[] {
+  async doneJobsAfter(cursor: number, limit: number): Promise<DoneJobItem[]> {
     return (this.reads.doneJobs.all(cursor, limit) as Row[]).map((r) => {
       const isRow = r['kind'] === 'row' && r['parent_id'] !== null;
       return {
@@ -111,7 +119,7 @@ export class ReadOnlyJournal {
   }
 
   /** Up to `limit` history entries after the entry `cursor`, oldest first. */
-  historyAfter(cursor: number, limit: number): HistoryStep[] {
+  async historyAfter(cursor: number, limit: number): Promise<HistoryStep[]> {
     return (this.reads.history.all(cursor, limit) as Row[]).map((r) => ({
       id: Number(r['id']),
       from: opt(r['from_state']),
@@ -123,7 +131,7 @@ export class ReadOnlyJournal {
   }
 
   /** Jobs created whose upload is not confirmed yet, soonest deadline first. */
-  pendingUploads(): PendingUpload[] {
+  async pendingUploads(): Promise<PendingUpload[]> {
     return (this.reads.pending.all() as Row[]).map((r) => {
       const deadline = Number(r['upload_deadline']);
       return {
@@ -137,7 +145,7 @@ export class ReadOnlyJournal {
   }
 
   /** Files not finished yet, by folder and state. */
-  waiting(): WaitingFiles[] {
+  async waiting(): Promise<WaitingFiles[]> {
     return (this.reads.waiting.all() as Row[]).map((r) => ({
       folder: String(r['folder']),
       state: String(r['state']),
@@ -147,7 +155,7 @@ export class ReadOnlyJournal {
   }
 
   /** Up to `limit` files claimed at or before `cutoff` and not finished, oldest item first. */
-  unfinishedSince(cutoff: number, limit: number): UnfinishedFile[] {
+  async unfinishedSince(cutoff: number, limit: number): Promise<UnfinishedFile[]> {
     return (this.reads.unfinishedBefore.all(cutoff, limit) as Row[]).map((r) => ({
       id: Number(r['id']),
       folder: String(r['folder']),
@@ -162,7 +170,7 @@ export class ReadOnlyJournal {
    * Ids of the newest `limit` file items dropped under this bare name, or with this content (and,
    * when the place is known, in that folder under that name).
    */
-  fileItemIds(match: FileMatch, limit: number): number[] {
+  async fileItemIds(match: FileMatch, limit: number): Promise<number[]> {
     const rows =
       'fileName' in match
         ? this.reads.idsByName.all(match.fileName, limit)
@@ -172,7 +180,25 @@ export class ReadOnlyJournal {
     return (rows as Row[]).map((r) => Number(r['id']));
   }
 
-  close(): void {
+  async get(itemId: number): Promise<JournalItem | undefined> {
+    const row = this.reads.get.get(itemId) as Row | undefined;
+    return row ? toItem(row) : undefined;
+  }
+
+  async byJobId(jobId: string): Promise<JournalItem | undefined> {
+    const row = this.reads.byJobId.get(jobId) as Row | undefined;
+    return row ? toItem(row) : undefined;
+  }
+
+  async byPath(path: string): Promise<JournalItem[]> {
+    return (this.reads.byPath.all(path, path) as Row[]).map(toItem);
+  }
+
+  async history(itemId: number): Promise<HistoryEntry[]> {
+    return (this.reads.itemHistory.all(itemId) as Row[]).map(toHistoryEntry);
+  }
+
+  async close(): Promise<void> {
     if (this.db.open) this.db.close();
   }
 }

@@ -7,7 +7,7 @@ import { GroupCommit } from './group-commit.js';
 import { applyMove, duplicateReason, rowsError } from './moves.js';
 import { stripUrlQueries } from './redact.js';
 import { type JournalItem, migrate, SCHEMA_VERSION, toItem } from './schema.js';
-import { prepareStatements, type Statements } from './statements.js';
+import { prepareStatements, type Statements, toHistoryEntry } from './statements.js';
 import {
   checkTransition,
   ITEM_STATES,
@@ -18,6 +18,7 @@ import {
   type RecoveryOptions,
   recoveryAction,
 } from './states.js';
+import type { FailedTry, JournalStore } from './store.js';
 import type {
   ClaimInput,
   HistoryEntry,
@@ -43,7 +44,8 @@ export const DEFAULT_SCRUB_DELAY_MS = 1_000;
  * within `scrubDelayMs` after a confirmed upload (one checkpoint per burst, not one per file), and
  * on open and close.
  */
-export class Journal {
+export class SqliteJournal implements JournalStore {
+  readonly location: string;
   private readonly stmts: Statements;
   private synchronous: 'FULL' | 'NORMAL' = 'FULL';
   private scrubTimer: NodeJS.Timeout | undefined;
@@ -61,14 +63,15 @@ export class Journal {
     this.stmts = prepareStatements(db);
     this.group = new GroupCommit(file);
     this.runTx = db.transaction((fn: () => unknown) => fn());
+    this.location = file;
   }
 
-  static open(file: string, options: JournalOptions): Journal {
+  static open(file: string, options: JournalOptions): SqliteJournal {
     // Freed bytes are zeroed, so a dropped upload URL does not linger in free page space.
     const db = openDatabase(file, { synchronous: 'FULL', secureDelete: true });
     try {
       const migrated = migrate(db, options.clock.now());
-      const journal = new Journal(
+      const journal = new SqliteJournal(
         db,
         options.clock,
         options.log,
@@ -77,7 +80,7 @@ export class Journal {
       );
       // A crash may have left dropped URLs in old WAL frames.
       journal.scrubWal();
-      const unfinished = journal.unfinished().length;
+      const unfinished = journal.unfinishedNow().length;
       options.log.info({ file, schemaVersion: SCHEMA_VERSION, migrated, unfinished }, 'journal opened');
       return journal;
     } catch (err) {
@@ -86,7 +89,7 @@ export class Journal {
     }
   }
 
-  recordClaim(input: ClaimInput): RecordedClaim {
+  async recordClaim(input: ClaimInput): Promise<RecordedClaim> {
     const now = this.clock.now();
     // A duplicate is recorded rejected and then moved to error/: that claim must be durable.
     const durable =
@@ -124,7 +127,7 @@ export class Journal {
   }
 
   /** Records a validated file's payload rows, all at once, each in state validated (or rejected). */
-  addRows(fileId: number, rows: readonly RowInput[]): JournalItem[] {
+  async addRows(fileId: number, rows: readonly RowInput[]): Promise<JournalItem[]> {
     const now = this.clock.now();
     return this.tx(true, () => {
       const parent = this.mustGet(fileId);
@@ -164,7 +167,7 @@ export class Journal {
   }
 
   /** One legal move, one transaction; an illegal one throws DOCEX_JOURNAL_TRANSITION. */
-  transition(itemId: number, to: ItemState, fields: TransitionFields = {}): JournalItem {
+  async transition(itemId: number, to: ItemState, fields: TransitionFields = {}): Promise<JournalItem> {
     const mode = (this.stmts.modeOf.get(itemId)?.['mode'] ?? 'single-file') as ItemMode;
     return this.move(itemId, to, fields, isDurableMove(to, mode));
   }
@@ -216,49 +219,69 @@ export class Journal {
   }
 
   /** Drops the upload URL (after the upload is confirmed); the WAL is checkpointed so no copy stays. */
-  forgetUploadUrl(itemId: number): void {
+  async forgetUploadUrl(itemId: number): Promise<void> {
     if (this.stmts.forgetUrl.run(this.clock.now(), itemId).changes > 0) this.scrubWal();
   }
 
   /** The pre-signed URL of a created job, for the uploader only. Never log what this returns. */
-  revealUploadUrl(itemId: number): string | undefined {
+  async revealUploadUrl(itemId: number): Promise<string | undefined> {
     const url = this.stmts.uploadUrl.get(itemId)?.['upload_url'];
     return typeof url === 'string' ? url : undefined;
   }
 
-  get(itemId: number): JournalItem | undefined {
+  async recordFailedTry(itemId: number, failure: FailedTry): Promise<JournalItem> {
+    // NORMAL: a power cut that drops it only shortens one wait.
+    return this.tx(false, () => {
+      this.stmts.failedTry.run({ id: itemId, code: failure.code, nextTryAt: failure.nextTryAt });
+      return this.mustGet(itemId);
+    });
+  }
+
+  async clearFailedTries(itemId: number): Promise<void> {
+    this.tx(false, () => this.stmts.clearTries.run(itemId));
+  }
+
+  async get(itemId: number): Promise<JournalItem | undefined> {
+    return this.getNow(itemId);
+  }
+
+  private getNow(itemId: number): JournalItem | undefined {
     const row = this.stmts.get.get(itemId);
     return row ? toItem(row) : undefined;
   }
 
-  byJobId(jobId: string): JournalItem | undefined {
+  async byJobId(jobId: string): Promise<JournalItem | undefined> {
     const row = this.stmts.byJobId.get(jobId);
     return row ? toItem(row) : undefined;
   }
 
   /** File items whose source or claimed path is this path, newest first. */
-  byPath(path: string): JournalItem[] {
+  async byPath(path: string): Promise<JournalItem[]> {
     return this.stmts.byPath.all(path, path).map(toItem);
   }
 
-  rowsOf(fileId: number): JournalItem[] {
+  async rowsOf(fileId: number): Promise<JournalItem[]> {
     return this.stmts.rowsOf.all(fileId).map(toItem);
   }
 
   /** The most recently moved file items, for `docex-agent status`. */
-  recent(limit = 50): JournalItem[] {
+  async recent(limit = 50): Promise<JournalItem[]> {
     return this.stmts.recent.all(limit).map(toItem);
   }
 
   /** Items neither done nor rejected, oldest first: what a restart must resume. */
-  unfinished(): JournalItem[] {
+  async unfinished(): Promise<JournalItem[]> {
+    return this.unfinishedNow();
+  }
+
+  private unfinishedNow(): JournalItem[] {
     return this.stmts.unfinished.all().map(toItem);
   }
 
   /** Every unfinished item with what to do about it now (by the injected clock). */
-  recoveryPlan(options: RecoveryOptions = {}): RecoveryStep[] {
+  async recoveryPlan(options: RecoveryOptions = {}): Promise<RecoveryStep[]> {
     const now = this.clock.now();
-    return this.unfinished().map((item) => ({
+    return this.unfinishedNow().map((item) => ({
       item,
       action: recoveryAction({ ...item, childStates: this.childStates(item) }, now, options),
     }));
@@ -269,32 +292,25 @@ export class Journal {
    * still there at the next start means a crash interrupted it. Committed like a claim (NORMAL): a
    * killed process loses nothing of it.
    */
-  inspectionStarting(path: string): void {
+  async inspectionStarting(path: string): Promise<void> {
     this.tx(false, () => this.stmts.inspectionStarting.run(path, this.clock.now()));
   }
 
-  inspectionEnded(path: string): void {
+  async inspectionEnded(path: string): Promise<void> {
     this.tx(false, () => this.stmts.inspectionEnded.run(path));
   }
 
   /** How many inspections of the file at `path` a crash interrupted (0 when none). */
-  interruptedInspections(path: string): number {
+  async interruptedInspections(path: string): Promise<number> {
     const row = this.stmts.interruptedInspections.get(path);
     return typeof row?.['n'] === 'number' ? row['n'] : 0;
   }
 
-  history(itemId: number): HistoryEntry[] {
-    return this.stmts.history.all(itemId).map((r) => ({
-      itemId: r['item_id'] as number,
-      from: (r['from_state'] ?? undefined) as ItemState | undefined,
-      to: r['to_state'] as ItemState,
-      at: r['at'] as number,
-      detail:
-        r['detail'] === null ? undefined : (JSON.parse(r['detail'] as string) as Record<string, unknown>),
-    }));
+  async history(itemId: number): Promise<HistoryEntry[]> {
+    return this.stmts.history.all(itemId).map(toHistoryEntry);
   }
 
-  stats(): JournalStats {
+  async stats(): Promise<JournalStats> {
     const zero = () => Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
     const stats: JournalStats = { files: zero(), rows: zero(), unfinished: 0 };
     for (const r of this.stmts.counts.all()) {
@@ -307,12 +323,12 @@ export class Journal {
   }
 
   /**
-   * One batch of pruning (PrunableJournal): the finished files among ids (afterId, afterId +
+   * One batch of pruning (JournalStore): the finished files among ids (afterId, afterId +
    * scanIds] last moved before `cutoffMs`. A done file keeps its own row, which duplicate
    * detection reads; its history and payload rows go. A rejected file goes whole. One transaction
    * (NORMAL: losing a prune to a power cut only means doing it again).
    */
-  pruneFinished(cutoffMs: number, afterId: number, scanIds: number): PruneBatch {
+  async pruneFinished(cutoffMs: number, afterId: number, scanIds: number): Promise<PruneBatch> {
     const upTo = afterId + Math.max(1, scanIds);
     return this.tx(false, () => {
       const batch: PruneBatch = { items: 0, rows: 0, history: 0, next: undefined };
@@ -331,7 +347,7 @@ export class Journal {
     });
   }
 
-  close(): void {
+  async close(): Promise<void> {
     if (!this.db.open) return;
     if (this.scrubTimer) this.scrubWal();
     this.db.close();
@@ -380,7 +396,7 @@ export class Journal {
   }
 
   private mustGet(itemId: number): JournalItem {
-    const item = this.get(itemId);
+    const item = this.getNow(itemId);
     if (!item)
       throw new DocexError('DOCEX_JOURNAL_UNKNOWN_ITEM', `no journal item ${itemId}`, {
         details: { itemId },
