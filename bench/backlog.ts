@@ -12,7 +12,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PDFDocument } from 'pdf-lib';
 import { parse, stringify } from 'yaml';
-import { JOURNAL_FILE } from '../src/agent/agent.js';
+import { JOURNAL_FILE } from '../src/config/index.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { type AgentRun, finishAgentRun, waitFinished } from './support/agent-run.js';
 import {

@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { JOURNAL_FILE } from '../src/agent/agent.js';
+import { JOURNAL_FILE } from '../src/config/index.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { freePort } from '../test/support/free-port.js';
 import {

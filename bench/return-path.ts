@@ -15,7 +15,7 @@ import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import { JOURNAL_FILE } from '../src/agent/agent.js';
+import { JOURNAL_FILE } from '../src/config/index.js';
 import { RETURNS_FILE } from '../src/returns/store.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { countFiles } from './support/count-files.js';

@@ -7,10 +7,10 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
-import { JOURNAL_FILE } from '../../src/agent/agent.js';
+import { JOURNAL_FILE } from '../../src/config/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { Journal } from '../../src/journal/index.js';
+import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { freePort } from '../../test/support/free-port.js';
 import { cpuMs, peakRssMiB, type SandboxInfo, startAgentProcess, stopChild, waitReady } from './processes.js';
@@ -127,16 +127,16 @@ export async function finishAgentRun(
   const peak = peakRssMiB(run.child.pid);
   const cpu = cpuMs(run.child.pid);
   await stopChild(run.child);
-  const journal = Journal.open(run.journalFile, { clock: systemClock, log: silentLogger() });
+  const journal = SqliteJournal.open(run.journalFile, { clock: systemClock, log: silentLogger() });
   try {
     const times = new Map<string, FileTimes>();
-    for (const item of journal.recent(1_000_000)) {
-      const history = journal.history(item.id);
+    for (const item of await journal.recent(1_000_000)) {
+      const history = await journal.history(item.id);
       const at = (state: string) => history.find((h) => h.to === state)?.at;
       times.set(item.fileName, { created: at('created'), uploaded: at('uploaded') });
     }
     return { peakRssMiB: peak, cpuMs: cpu, times };
   } finally {
-    journal.close();
+    await journal.close();
   }
 }

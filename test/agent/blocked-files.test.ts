@@ -15,23 +15,28 @@ afterEach(() => {
 });
 
 describe('blocked files', () => {
-  it('logs one error per file still unfinished an hour after its claim, and none for a finished one', () => {
+  it('logs one error per file still unfinished an hour after its claim, and none for a finished one', async () => {
     h = journalHarness();
     const journal = h.open();
-    const stuck = journal.recordClaim(claimInput({ fileName: 'stuck.pdf', sha256: sha256('stuck') }));
-    const refused = journal.recordClaim(claimInput({ fileName: 'bad.pdf', sha256: sha256('bad') }));
+    const stuck = await journal.recordClaim(claimInput({ fileName: 'stuck.pdf', sha256: sha256('stuck') }));
+    const refused = await journal.recordClaim(claimInput({ fileName: 'bad.pdf', sha256: sha256('bad') }));
     if (stuck.kind !== 'claimed' || refused.kind !== 'claimed') throw new Error('expected two claims');
-    journal.transition(refused.item.id, 'rejected', {
+    await journal.transition(refused.item.id, 'rejected', {
       code: 'DOCEX_INPUT_EMPTY',
       reason: 'empty',
     });
     const { log, lines } = captureLogger('info');
-    const blocked = new BlockedFiles({ journalFile: h.file, clock: h.clock, log, blockedAfterMs: 3_600_000 });
+    const blocked = new BlockedFiles({
+      journal: { kind: 'sqlite', file: h.file },
+      clock: h.clock,
+      log,
+      blockedAfterMs: 3_600_000,
+    });
 
     h.clock.advance(3_599_000);
-    expect(blocked.check()).toBe(0);
+    expect(await blocked.check()).toBe(0);
     h.clock.advance(1_000);
-    expect(blocked.check()).toBe(1);
+    expect(await blocked.check()).toBe(1);
     expect(lines()).toEqual([
       expect.objectContaining({
         level: 'error',
@@ -43,7 +48,7 @@ describe('blocked files', () => {
     ]);
     // Once per file.
     h.clock.advance(600_000);
-    expect(blocked.check()).toBe(0);
+    expect(await blocked.check()).toBe(0);
     expect(lines()).toHaveLength(1);
   });
 });

@@ -6,7 +6,7 @@ import { Housekeeping, journalRetentionPlace, outputRetentionPlaces } from '../.
 import { agentConfigSchema } from '../../src/config/schema.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { Journal } from '../../src/journal/journal.js';
+import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { captureLogger } from '../api/support/log-capture.js';
 
@@ -130,7 +130,7 @@ describe('retention of archive and error folders', () => {
     dirs.push(root);
     const clock = new ManualClock(Date.parse('2026-08-01T00:00:00Z'));
     const { log, lines } = captureLogger('info');
-    const journal = Journal.open(path.join(root, 'journal.sqlite'), { clock, log: silentLogger() });
+    const journal = SqliteJournal.open(path.join(root, 'journal.sqlite'), { clock, log: silentLogger() });
     try {
       const input = {
         folder: 'invoices',
@@ -143,8 +143,8 @@ describe('retention of archive and error folders', () => {
         workflowId: 'wf',
         mode: 'single-file' as const,
       };
-      const { item } = journal.recordClaim(input);
-      journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
+      const { item } = await journal.recordClaim(input);
+      await journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
       clock.advance(100 * DAY);
       const keeping = new Housekeeping({
         places: () => journalRetentionPlace(journal, 90 * DAY),
@@ -152,14 +152,14 @@ describe('retention of archive and error folders', () => {
         log,
       });
       await keeping.runOnce();
-      expect(journal.get(item.id)).toBeUndefined();
+      expect(await journal.get(item.id)).toBeUndefined();
       expect(keeping.removed()).toEqual([{ folder: '', place: 'journal', files: 1 }]);
       expect(lines().map((l) => [l['msg'], l['place'], l['removed'], l['history'], l['rows']])).toEqual([
         ['retention: old files removed', 'journal', 1, 2, 0],
       ]);
       expect(journalRetentionPlace(journal, undefined)).toEqual([]);
     } finally {
-      journal.close();
+      await journal.close();
     }
   });
 

@@ -157,14 +157,14 @@ describe('reload and files waiting for a retry', () => {
     h.drop('invoices', 'a.pdf', await makePdf('archived after the reload'));
     await waitFor(() => agent.stoppedFolders.find((f) => f.code === 'DOCEX_FOLDER_UNSAFE'), 30_000);
     await waitFor(() => !agent.plan.running.has('invoices'));
-    const item = () => agent.journal.byPath(path.join(h.folderPath('invoices'), 'a.pdf'))[0];
-    expect(item()?.state).toBe('uploaded');
+    const item = async () => (await agent.journal.byPath(path.join(h.folderPath('invoices'), 'a.pdf')))[0];
+    expect((await item())?.state).toBe('uploaded');
 
     rmSync(archiveDir);
     mkdirSync(archiveDir);
     expect(await reloader.reload()).toMatchObject({ applied: true });
     expect(agent.stoppedFolders).toEqual([]);
-    await waitFor(() => item()?.state === 'done', 30_000);
+    await waitFor(async () => (await item())?.state === 'done', 30_000);
     expect(listFiles(archiveDir).filter((f) => f.endsWith('/a.pdf'))).toHaveLength(1);
     expect(listFiles(outside)).toEqual([]);
   });

@@ -111,7 +111,7 @@ describe('docex-agent start', () => {
       path.join(dir, 'own-in', 'ubl', 'invoice.xml'),
       readFileSync('samples/ubl/invoice-base-example.xml'),
     );
-    await waitFor(() => agent?.journal.stats().files.done === 1);
+    await waitFor(async () => (await agent?.journal.stats())?.files.done === 1);
     stop('SIGINT');
     expect(await exit).toBe(0);
   });

@@ -5,8 +5,8 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE } from '../../src/agent/agent.js';
 import { statusText } from '../../src/cli/status-runner.js';
+import { JOURNAL_FILE } from '../../src/config/index.js';
 import { RETURNS_FILE } from '../../src/returns/store.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, listFiles, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
@@ -29,7 +29,7 @@ describe('docex-agent status', () => {
     const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
     const claimedDay = day(h.clock.now());
     h.drop('pdf', 'valgrind.pdf', await makePdf('valgrind'));
-    await waitFor(() => agent.journal.stats().files.done === 1);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 1);
     await pump(h, () => finalWithProofs(h, `${claimedDay}/valgrind.pdf.status.json`));
     const jobId = (await h.jobs()).find((j) => j.filename === 'valgrind.pdf')!.id;
     await h.stopAgents();
@@ -40,7 +40,7 @@ describe('docex-agent status', () => {
     const archived = path.join(archiveDir, listFiles(archiveDir).find((f) => f.endsWith('valgrind.pdf'))!);
 
     for (const query of ['valgrind.pdf', archived, jobId]) {
-      const { found, text } = statusText(journalFile, query, returns);
+      const { found, text } = await statusText({ kind: 'sqlite', file: journalFile }, query, returns);
       expect(found, query).toBe(true);
       expect(text, query).toContain('valgrind.pdf  [done]');
       expect(text, query).toContain(`job ${jobId}`);
@@ -49,6 +49,8 @@ describe('docex-agent status', () => {
         expect(text, query).toContain(`saved at ${path.join(proofDir(h), proof)}`);
     }
     expect(listFiles(proofDir(h)).length).toBe(2);
-    expect(statusText(journalFile, 'never-dropped.pdf', returns).found).toBe(false);
+    expect(
+      (await statusText({ kind: 'sqlite', file: journalFile }, 'never-dropped.pdf', returns)).found,
+    ).toBe(false);
   });
 });

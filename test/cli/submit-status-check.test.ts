@@ -2,11 +2,10 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
-import { JOURNAL_FILE } from '../../src/agent/agent.js';
 import { formatCheck, runChecks } from '../../src/cli/check-runner.js';
 import { statusText } from '../../src/cli/status-runner.js';
 import { submitFile } from '../../src/cli/submit-runner.js';
-import { loadConfig } from '../../src/config/index.js';
+import { JOURNAL_FILE, loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { makePdf, md5 } from '../pipeline/support/agent-harness.js';
@@ -65,16 +64,16 @@ describe('docex-agent submit (one-shot, with a config holding only the service c
 
     // status, by path and by job id, from the same journal
     const journalFile = path.join(config.stateDir, JOURNAL_FILE);
-    const byPath = statusText(journalFile, file);
+    const byPath = await statusText({ kind: 'sqlite', file: journalFile }, file);
     expect(byPath.found).toBe(true);
     expect(byPath.text).toContain('[done]');
     expect(byPath.text).toContain('[rejected]');
     expect(byPath.text).toContain(`job ${first.item?.jobId}`);
     expect(byPath.text).toMatch(/creating -> created/);
     expect(byPath.text).not.toMatch(/X-Amz|signature=|\?/i);
-    const byJob = statusText(journalFile, first.item!.jobId!);
+    const byJob = await statusText({ kind: 'sqlite', file: journalFile }, first.item!.jobId!);
     expect(byJob.text).toContain('statement.pdf  [done]');
-    expect(statusText(journalFile, 'job_unknown').found).toBe(false);
+    expect((await statusText({ kind: 'sqlite', file: journalFile }, 'job_unknown')).found).toBe(false);
   });
 
   it('refuses a workflow that is disabled before sending anything', async () => {

@@ -30,11 +30,11 @@ afterAll(async () => {
   await h.cleanup();
 });
 
-const state = (
-  agent: { journal: { byPath(p: string): Array<{ state: string }> } },
+const state = async (
+  agent: { journal: { byPath(p: string): Promise<Array<{ state: string }>> } },
   folder: string,
   name: string,
-) => agent.journal.byPath(path.join(h.folderPath(folder), name))[0]?.state;
+) => (await agent.journal.byPath(path.join(h.folderPath(folder), name)))[0]?.state;
 const jobsNamed = async (part: string) => (await h.jobs()).filter((j) => j.name.startsWith(part));
 const dropAnswers = (route: string, method: string, next: number) =>
   h.sandbox.control('POST', '/faults', { route, method, dropAnswerNext: next });
@@ -47,7 +47,7 @@ describe('a lost answer never becomes a second job', () => {
     await dropAnswers('/jobs/payload-word', 'POST', 2);
     const agent = await h.startAgent(config);
     h.drop('word-lost', 'lost.csv', 'EMAIL_ADDRESS\r\na@example.com\r\nb@example.com\r\nc@example.com\r\n');
-    await waitFor(() => state(agent, 'word-lost', 'lost.csv') === 'done');
+    await waitFor(async () => (await state(agent, 'word-lost', 'lost.csv')) === 'done');
     const jobs = await jobsNamed('lost.csv');
     expect(jobs).toHaveLength(3);
     expect(new Set(jobs.map((j) => j.name)).size).toBe(3);
@@ -61,7 +61,7 @@ describe('a lost answer never becomes a second job', () => {
     const agent = await h.startAgent(config);
     const pdf = await makePdf('lost answers');
     h.drop('pdf-lost', 'lost.pdf', pdf);
-    await waitFor(() => state(agent, 'pdf-lost', 'lost.pdf') === 'done');
+    await waitFor(async () => (await state(agent, 'pdf-lost', 'lost.pdf')) === 'done');
     const uploaded = (await jobsNamed('lost.pdf')).filter((j) => j.uploadedMd5 !== null);
     expect(uploaded.map((j) => j.uploadedMd5)).toEqual([md5(pdf)]);
   });
@@ -72,7 +72,7 @@ describe('a lost answer never becomes a second job', () => {
     const agent = await h.startAgent(config);
     const pdf = await makePdf('six lost create answers');
     h.drop('pdf-unanswered', 'unanswered.pdf', pdf);
-    await waitFor(() => state(agent, 'pdf-unanswered', 'unanswered.pdf') === 'done', 30_000);
+    await waitFor(async () => (await state(agent, 'pdf-unanswered', 'unanswered.pdf')) === 'done', 30_000);
     const jobs = await jobsNamed('unanswered.pdf');
     // Six orphans (found by name, never uploaded, left to expire) and the one that holds the file.
     expect(jobs).toHaveLength(7);
@@ -93,7 +93,7 @@ describe('a lost answer never becomes a second job', () => {
     const pdf = await makePdf('sidecar lost');
     h.drop('sidecar-lost', 'letter.json', readFileSync('samples/payload-pdf-print/letter-with-payment.json'));
     h.drop('sidecar-lost', 'letter.pdf', pdf);
-    await waitFor(() => state(agent, 'sidecar-lost', 'letter.pdf') === 'done');
+    await waitFor(async () => (await state(agent, 'sidecar-lost', 'letter.pdf')) === 'done');
     const uploaded = (await h.jobs()).filter((j) => j.uploadedMd5 === md5(pdf));
     expect(uploaded).toHaveLength(1);
   });
@@ -112,7 +112,7 @@ describe('a lost answer never becomes a second job', () => {
     ]);
     const agent = await h.startAgent(config, { client: buggy });
     h.drop('word-bug', 'bug.csv', 'EMAIL_ADDRESS\r\nx@example.com\r\ny@example.com\r\n');
-    await waitFor(() => state(agent, 'word-bug', 'bug.csv') === 'done');
+    await waitFor(async () => (await state(agent, 'word-bug', 'bug.csv')) === 'done');
     expect(await jobsNamed('bug.csv')).toHaveLength(2);
   });
 });
@@ -137,7 +137,7 @@ describe('parking: a file the agent keeps failing on leaves .processing with wha
       'park.csv',
       'EMAIL_ADDRESS\r\nsent@example.com\r\nstuck@example.com\r\nlater@example.com\r\n',
     );
-    await waitFor(() => state(agent, 'word-park', 'park.csv') === 'rejected');
+    await waitFor(async () => (await state(agent, 'word-park', 'park.csv')) === 'rejected');
     const errorDir = path.join(h.dir, 'error', 'word-park');
     // The data file is moved last, after every record beside it.
     await waitFor(() => listFiles(errorDir).includes('park.csv'));
@@ -168,7 +168,7 @@ describe('parking: a file the agent keeps failing on leaves .processing with wha
 
     // The ready file, dropped again, sends exactly the rows that were not sent.
     h.drop('word-park', 'park-unsent.json', readFileSync(path.join(errorDir, 'park.csv.unsent.json')));
-    await waitFor(() => state(agent, 'word-park', 'park-unsent.json') === 'done');
+    await waitFor(async () => (await state(agent, 'word-park', 'park-unsent.json')) === 'done');
     expect(await jobsNamed('park-unsent.json')).toHaveLength(1);
   });
 
@@ -193,11 +193,11 @@ describe('parking: a file the agent keeps failing on leaves .processing with wha
     const agent = await h.startAgent(config, { client: flaky });
     const rows = Array.from({ length: 6 }, (_, i) => `row${i}@example.com`);
     h.drop('word-progress', 'steady.csv', `EMAIL_ADDRESS\r\n${rows.join('\r\n')}\r\n`);
-    await waitFor(() => {
-      const s = state(agent, 'word-progress', 'steady.csv');
+    await waitFor(async () => {
+      const s = await state(agent, 'word-progress', 'steady.csv');
       return s === 'done' || s === 'rejected';
     });
-    expect(state(agent, 'word-progress', 'steady.csv')).toBe('done');
+    expect(await state(agent, 'word-progress', 'steady.csv')).toBe('done');
     expect(failedOnce.size).toBe(5);
     const jobs = await jobsNamed('steady.csv');
     expect(jobs).toHaveLength(6);

@@ -67,7 +67,8 @@ describe('hostile files against a running agent', () => {
 
     h.drop('pdf', 'good.pdf', await makePdf('after the hostile ones'));
     await waitFor(
-      () => agent.journal.byPath(path.join(h.folderPath('pdf'), 'good.pdf'))[0]?.state === 'done',
+      async () =>
+        (await agent.journal.byPath(path.join(h.folderPath('pdf'), 'good.pdf')))[0]?.state === 'done',
     );
   });
 
@@ -93,7 +94,8 @@ describe('hostile files against a running agent', () => {
     ]);
     h.drop('fine', 'fine.pdf', await makePdf('fine'));
     await waitFor(
-      () => agent.journal.byPath(path.join(h.folderPath('fine'), 'fine.pdf'))[0]?.state === 'done',
+      async () =>
+        (await agent.journal.byPath(path.join(h.folderPath('fine'), 'fine.pdf')))[0]?.state === 'done',
       30_000,
     );
   });
@@ -150,7 +152,7 @@ describe('hostile files against a running agent', () => {
         // Its source and work end: nothing of the folder stays running.
         await waitFor(() => !agent.plan.running.has(name));
         expect(listFiles(outside)).toEqual([]);
-        const item = agent.journal.byPath(path.join(root, 'file.pdf'))[0];
+        const item = (await agent.journal.byPath(path.join(root, 'file.pdf')))[0];
         if (stuck === 'drop folder') {
           expect(item).toBeUndefined();
           expect(existsSync(path.join(root, 'file.pdf'))).toBe(true);
@@ -170,12 +172,12 @@ describe('hostile files against a running agent', () => {
       expect(again.stoppedFolders).toEqual([]);
       const end = drop === 'good' ? 'done' : 'rejected';
       await waitFor(
-        () =>
-          again.journal.byPath(path.join(root, 'file.pdf'))[0]?.state === end &&
+        async () =>
+          (await again.journal.byPath(path.join(root, 'file.pdf')))[0]?.state === end &&
           listFiles(path.join(root, drop === 'good' ? '.archive' : '.error')).length > 0,
         30_000,
       );
-      const jobId = again.journal.byPath(path.join(root, 'file.pdf'))[0]!.jobId;
+      const jobId = (await again.journal.byPath(path.join(root, 'file.pdf')))[0]!.jobId;
       if (drop === 'good') {
         expect((await h.jobs()).filter((j) => j.id === jobId && j.uploadedMd5 !== null)).toHaveLength(1);
       }
@@ -209,7 +211,7 @@ describe('hostile files against a running agent', () => {
     const record = errorRecord('rewritten', 'big.pdf');
     expect(record.code).toBe('DOCEX_SOURCE_CHANGED');
     expect(record.reason).toMatch(/content changed after it was taken/);
-    const item = agent.journal.byPath(path.join(h.folderPath('rewritten'), 'big.pdf'))[0];
+    const item = (await agent.journal.byPath(path.join(h.folderPath('rewritten'), 'big.pdf')))[0];
     expect(item?.state).toBe('rejected');
     const job = (await h.jobs()).find((j) => j.id === item?.jobId);
     expect(job?.uploadedMd5).toBeNull();
@@ -231,6 +233,8 @@ describe('hostile files against a running agent', () => {
       code: 'DOCEX_INPUT_TOO_COMPLEX',
       reason: 'letter.json is larger than 1 MiB (inspection.limits.sidecarBytes); nothing was sent',
     });
-    expect(agent.journal.byPath(path.join(h.folderPath('letters'), 'letter.pdf'))[0]?.jobId).toBeUndefined();
+    expect(
+      (await agent.journal.byPath(path.join(h.folderPath('letters'), 'letter.pdf')))[0]?.jobId,
+    ).toBeUndefined();
   });
 });

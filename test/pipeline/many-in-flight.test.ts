@@ -21,7 +21,7 @@ it('runs more uploads at once than EventTarget allows listeners by default, with
       h.config([{ name: 'wide', workflowId: SEED.workflows.pdfEmail, concurrency: 16 }], { concurrency: 16 }),
     );
     for (let i = 0; i < 24; i++) h.drop('wide', `w-${i}.pdf`, await makePdf(`wide ${i}`));
-    await waitFor(() => agent.journal.stats().files.done === 24, 20_000);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 24, 20_000);
     expect(warnings.filter((w) => w.name === 'MaxListenersExceededWarning')).toEqual([]);
   } finally {
     process.off('warning', onWarning);

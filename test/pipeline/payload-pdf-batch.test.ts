@@ -66,11 +66,11 @@ const config = (folder: string, extra: Record<string, unknown> = {}) =>
     },
   ]);
 const fresh = (prefix: string) => `${prefix}-${++seq}`;
-const itemOf = (
-  agent: { journal: { byPath(p: string): Array<{ id: number; state: string }> } },
+const itemOf = async (
+  agent: { journal: { byPath(p: string): Promise<Array<{ id: number; state: string }>> } },
   folder: string,
   name: string,
-) => agent.journal.byPath(path.join(h.folderPath(folder), name))[0];
+) => (await agent.journal.byPath(path.join(h.folderPath(folder), name)))[0];
 const sandboxJob = (id: string | undefined) =>
   id ? h.sandbox.sandbox.ctx.store.get<JobRecord>('job', id) : undefined;
 const day = () => new Date(h.clock.now()).toISOString().slice(0, 10);
@@ -88,8 +88,8 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
         row(NAMES[2]!, 'Gamma', '30.00'),
       ]),
     );
-    await waitFor(() => itemOf(agent, folder, 'batch.zip')?.state === 'done');
-    const rows = agent.journal.rowsOf(itemOf(agent, folder, 'batch.zip')!.id);
+    await waitFor(async () => (await itemOf(agent, folder, 'batch.zip'))?.state === 'done');
+    const rows = await agent.journal.rowsOf((await itemOf(agent, folder, 'batch.zip'))!.id);
     expect(rows.map((r) => [r.label, r.state])).toEqual([
       ['letters/a.pdf (row 2)', 'done'],
       ['letters/b.pdf (row 3)', 'done'],
@@ -138,7 +138,7 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
     const text = readFileSync(path.join(errorDir, 'batch.zip.error.txt'), 'utf8');
     expect(text).toMatch(/row 3 \[letters\/b\.pdf\]: rule \d+/);
     expect(text).not.toMatch(/row 2|row 4/);
-    expect(itemOf(agent, folder, 'batch.zip')?.state).toBe('rejected');
+    expect((await itemOf(agent, folder, 'batch.zip'))?.state).toBe('rejected');
     expect(JSON.parse(readFileSync(path.join(errorDir, 'batch.zip.error.json'), 'utf8')).code).toBe(
       'DOCEX_INPUT_ROWS_INVALID',
     );
@@ -175,8 +175,8 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
         row(NAMES[2]!, 'Gamma', '30.00'),
       ]),
     );
-    await waitFor(() => itemOf(agent, folder, 'batch.zip')?.state === 'done');
-    const rows = agent.journal.rowsOf(itemOf(agent, folder, 'batch.zip')!.id);
+    await waitFor(async () => (await itemOf(agent, folder, 'batch.zip'))?.state === 'done');
+    const rows = await agent.journal.rowsOf((await itemOf(agent, folder, 'batch.zip'))!.id);
     expect(rows.map((r) => r.state)).toEqual(['done', 'rejected', 'done']);
     expect(rows[1]!.jobId).toBeUndefined();
     expect([sandboxJob(rows[0]!.jobId)?.upload?.md5, sandboxJob(rows[2]!.jobId)?.upload?.md5]).toEqual([
@@ -213,15 +213,17 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
         row(NAMES[2]!, 'Gamma', '30.00'),
       ]),
     );
-    const id = (await waitFor(() => itemOf(first, folder, 'batch.zip')))!.id;
-    await waitFor(() => creates === 2 && first.journal.rowsOf(id)[1]?.state === 'creating');
-    const doneBefore = first.journal.rowsOf(id)[0]!;
+    const id = (await waitFor(async () => await itemOf(first, folder, 'batch.zip')))!.id;
+    await waitFor(async () => creates === 2 && (await first.journal.rowsOf(id))[1]?.state === 'creating');
+    const doneBefore = (await first.journal.rowsOf(id))[0]!;
     expect(doneBefore.state).toBe('done');
     await h.stopAgents();
+    // The failed try's 60 s wait is kept in the journal: a restart continues it, so let it pass.
+    await h.advance(60_000);
 
     const second = await h.startAgent(cfg);
-    await waitFor(() => second.journal.get(id)?.state === 'done');
-    const rows = second.journal.rowsOf(id);
+    await waitFor(async () => (await second.journal.get(id))?.state === 'done');
+    const rows = await second.journal.rowsOf(id);
     expect(rows.map((r) => r.state)).toEqual(['done', 'done', 'done']);
     expect(rows[0]!.jobId).toBe(doneBefore.jobId);
     // Exactly one uploaded job per PDF; row 2's orphan (created, answer lost) never got a file.
@@ -239,8 +241,8 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
     const folder = fresh('sample');
     const agent = await h.startAgent(config(folder));
     h.drop(folder, 'batch.zip', readFileSync('samples/payload-pdf-batch/batch.zip'));
-    await waitFor(() => itemOf(agent, folder, 'batch.zip')?.state === 'done');
-    const rows = agent.journal.rowsOf(itemOf(agent, folder, 'batch.zip')!.id);
+    await waitFor(async () => (await itemOf(agent, folder, 'batch.zip'))?.state === 'done');
+    const rows = await agent.journal.rowsOf((await itemOf(agent, folder, 'batch.zip'))!.id);
     expect(rows.map((r) => [r.state, sandboxJob(r.jobId)?.filename])).toEqual([
       ['done', 'letter-2026-0101.pdf'],
       ['done', 'letter-2026-0102.pdf'],
@@ -260,8 +262,8 @@ describe('payload-pdf batches (ZIP with index.csv)', () => {
         row(NAMES[2]!, 'Gamma', '30.00'),
       ]),
     );
-    await waitFor(() => itemOf(agent, folder, 'batch.zip')?.state === 'done');
-    const rows = agent.journal.rowsOf(itemOf(agent, folder, 'batch.zip')!.id);
+    await waitFor(async () => (await itemOf(agent, folder, 'batch.zip'))?.state === 'done');
+    const rows = await agent.journal.rowsOf((await itemOf(agent, folder, 'batch.zip'))!.id);
     expect(rows.map((r) => sandboxJob(r.jobId)?.upload?.md5)).toEqual(pdfs.map((p) => md5(p)));
   });
 
@@ -304,8 +306,8 @@ describe('payload-pdf batches (folder drop: index.csv naming PDFs beside it)', (
     );
     await waitFor(() => h.logs.some((l) => l['code'] === 'DOCEX_BATCH_PENDING' && l['folder'] === folder));
     for (const [i, name] of FLAT.entries()) h.drop(folder, name, pdfs[i]!);
-    await waitFor(() => itemOf(agent, folder, 'index.csv')?.state === 'done');
-    const rows = agent.journal.rowsOf(itemOf(agent, folder, 'index.csv')!.id);
+    await waitFor(async () => (await itemOf(agent, folder, 'index.csv'))?.state === 'done');
+    const rows = await agent.journal.rowsOf((await itemOf(agent, folder, 'index.csv'))!.id);
     const jobs = rows.map((r) => sandboxJob(r.jobId)!);
     expect(jobs.map((j) => [j.filename, j.upload?.md5])).toEqual(FLAT.map((f, i) => [f, md5(pdfs[i]!)]));
     expect(jobs[2]!.payload?.channelIdentifiers.find((c) => c.kind === 'ADDRESS_COMPANY_NAME')?.value).toBe(
@@ -335,7 +337,7 @@ describe('payload-pdf batches (folder drop: index.csv naming PDFs beside it)', (
     await waitFor(() => refused.every((name) => listFiles(errorDir).includes(name)));
     expect(listFiles(errorDir)).toEqual(refused);
     expect(readFileSync(path.join(errorDir, 'index.csv.error.txt'), 'utf8')).toContain('"zz.pdf"');
-    expect(itemOf(agent, folder, 'index.csv')?.state).toBe('rejected');
+    expect((await itemOf(agent, folder, 'index.csv'))?.state).toBe('rejected');
     expect((await h.jobs()).length).toBe(before);
     expect(listFiles(h.folderPath(folder))).toEqual([]);
   });
@@ -358,17 +360,19 @@ describe('payload-pdf batches (folder drop: index.csv naming PDFs beside it)', (
       'index.csv',
       index([row('a.pdf', 'Acme', '10.00'), row('b.pdf', 'Beta', '20.00'), row('c.pdf', 'Gamma', '30.00')]),
     );
-    const id = (await waitFor(() => itemOf(first, folder, 'index.csv')))!.id;
-    await waitFor(() => uploads === 2 && first.journal.rowsOf(id)[1]?.state === 'created');
-    const jobOfRow1 = first.journal.rowsOf(id)[0]!.jobId;
+    const id = (await waitFor(async () => await itemOf(first, folder, 'index.csv')))!.id;
+    await waitFor(async () => uploads === 2 && (await first.journal.rowsOf(id))[1]?.state === 'created');
+    const jobOfRow1 = (await first.journal.rowsOf(id))[0]!.jobId;
     await h.stopAgents();
     expect(listFiles(h.folderPath(folder)).filter((f) => f.endsWith('.pdf'))).toEqual(
       FLAT.map((f) => path.join('.processing', `.batch-${id}`, f)),
     );
+    // The failed try's 60 s wait is kept in the journal: a restart continues it, so let it pass.
+    await h.advance(60_000);
 
     const second = await h.startAgent(cfg);
-    await waitFor(() => second.journal.get(id)?.state === 'done');
-    const rows = second.journal.rowsOf(id);
+    await waitFor(async () => (await second.journal.get(id))?.state === 'done');
+    const rows = await second.journal.rowsOf(id);
     expect(rows[0]!.jobId).toBe(jobOfRow1);
     const mine = (await h.jobs()).filter((j) => j.name.includes(`-${folderTag(folder)}-r`));
     expect(mine.map((j) => j.uploadedMd5).sort()).toEqual(pdfs.map((p) => md5(p)).sort());

@@ -24,19 +24,19 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
         allowDuplicates: true,
       },
     ]);
-  const itemOf = (
-    agent: { journal: { byPath(p: string): Array<{ id: number; state: string }> } },
+  const itemOf = async (
+    agent: { journal: { byPath(p: string): Promise<Array<{ id: number; state: string }>> } },
     name: string,
-  ) => agent.journal.byPath(path.join(h.folderPath('letters'), name))[0];
+  ) => (await agent.journal.byPath(path.join(h.folderPath('letters'), name)))[0];
 
   describe('payload-pdf folders (PDF + sidecar)', () => {
     it('creates a payload-pdf job from the sidecar, uploads the PDF, and archives both, even when the sidecar comes later', async () => {
       const agent = await h.startAgent(config());
       h.drop('letters', 'letter-a.pdf', pdf);
-      await waitFor(() => itemOf(agent, 'letter-a.pdf')?.state === 'validated');
+      await waitFor(async () => (await itemOf(agent, 'letter-a.pdf'))?.state === 'validated');
       h.drop('letters', 'letter-a.json', JSON.stringify({ ...sidecar, filename: 'letter-a.pdf' }));
-      await waitFor(() => itemOf(agent, 'letter-a.pdf')?.state === 'done');
-      const row = agent.journal.rowsOf(itemOf(agent, 'letter-a.pdf')!.id)[0]!;
+      await waitFor(async () => (await itemOf(agent, 'letter-a.pdf'))?.state === 'done');
+      const row = (await agent.journal.rowsOf((await itemOf(agent, 'letter-a.pdf'))!.id))[0]!;
       const job = (await h.jobs()).find((j) => j.id === row.jobId);
       expect(job).toMatchObject({ uploadedMd5: md5(pdf), filename: 'letter-a.pdf' });
       const day = new Date(h.clock.now()).toISOString().slice(0, 10);
@@ -80,7 +80,7 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       await waitFor(() => listFiles(errorDir).includes('letter-b.pdf.error.txt'));
       expect(listFiles(errorDir)).toContain('letter-b.json');
       expect(readFileSync(path.join(errorDir, 'letter-b.pdf.error.txt'), 'utf8')).toMatch(/rule \d+/);
-      expect(itemOf(agent, 'letter-b.pdf')?.state).toBe('rejected');
+      expect((await itemOf(agent, 'letter-b.pdf'))?.state).toBe('rejected');
       expect((await h.jobs()).length).toBe(before);
     });
   });

@@ -16,10 +16,10 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
   const W = SEED.workflows.payloadWordEmail;
   const folders = (extra: Record<string, unknown> = {}) =>
     h.config([{ name: 'letters', workflowId: W, mode: 'payload-word', ...extra }]);
-  const fileItem = (
-    agent: { journal: { byPath(p: string): Array<{ id: number; state: string }> } },
+  const fileItem = async (
+    agent: { journal: { byPath(p: string): Promise<Array<{ id: number; state: string }>> } },
     name: string,
-  ) => agent.journal.byPath(path.join(h.folderPath('letters'), name))[0];
+  ) => (await agent.journal.byPath(path.join(h.folderPath('letters'), name)))[0];
   const jobsNamed = async (part: string) => (await h.jobs()).filter((j) => j.name.startsWith(part));
 
   describe('payload-word folders (CSV, JSON, XML; rows as journal child items)', () => {
@@ -30,8 +30,8 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
         'mailing.csv',
         'EMAIL_ADDRESS;extra.customerId;data.name\r\na@example.com;C1;Ann\r\nb@example.com;C2;Bob\r\n',
       );
-      await waitFor(() => fileItem(agent, 'mailing.csv')?.state === 'done');
-      const rows = agent.journal.rowsOf(fileItem(agent, 'mailing.csv')!.id);
+      await waitFor(async () => (await fileItem(agent, 'mailing.csv'))?.state === 'done');
+      const rows = await agent.journal.rowsOf((await fileItem(agent, 'mailing.csv'))!.id);
       expect(rows.map((r) => r.state)).toEqual(['done', 'done']);
       const jobs = await jobsNamed('mailing.csv');
       expect(jobs.map((j) => j.id).sort()).toEqual(rows.map((r) => r.jobId).sort());
@@ -54,14 +54,14 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       const record = JSON.parse(readFileSync(path.join(errorDir, 'bad-rows.csv.error.json'), 'utf8'));
       expect(record.code).toBe('DOCEX_INPUT_ROWS_INVALID');
       expect(await jobsNamed('bad-rows.csv')).toEqual([]);
-      expect(agent.journal.rowsOf(fileItem(agent, 'bad-rows.csv')!.id)).toEqual([]);
+      expect(await agent.journal.rowsOf((await fileItem(agent, 'bad-rows.csv'))!.id)).toEqual([]);
     });
 
     it('sends the good rows and records the bad ones with onInvalidRow: skip', async () => {
       const agent = await h.startAgent(folders({ onInvalidRow: 'skip' }));
       h.drop('letters', 'skip.csv', 'EMAIL_ADDRESS;data.name\r\nok@example.com;Ok\r\n;Nobody\r\n');
-      await waitFor(() => fileItem(agent, 'skip.csv')?.state === 'done');
-      const rows = agent.journal.rowsOf(fileItem(agent, 'skip.csv')!.id);
+      await waitFor(async () => (await fileItem(agent, 'skip.csv'))?.state === 'done');
+      const rows = await agent.journal.rowsOf((await fileItem(agent, 'skip.csv'))!.id);
       expect(rows.map((r) => r.state)).toEqual(['done', 'rejected']);
       expect(rows[1]?.rejectReason).toMatch(/rule 7/);
       expect(await jobsNamed('skip.csv')).toHaveLength(1);
@@ -82,8 +82,9 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
         '<?xml version="1.0"?><Letters><Letter><Email>x@example.com</Email><Name>X</Name></Letter><Letter><Email>y@example.com</Email><Name>Y</Name></Letter></Letters>',
       );
       await waitFor(
-        () =>
-          fileItem(agent, 'email.json')?.state === 'done' && fileItem(agent, 'letters.xml')?.state === 'done',
+        async () =>
+          (await fileItem(agent, 'email.json'))?.state === 'done' &&
+          (await fileItem(agent, 'letters.xml'))?.state === 'done',
       );
       expect(await jobsNamed('email.json')).toHaveLength(1);
       expect(await jobsNamed('letters.xml')).toHaveLength(2);
@@ -105,8 +106,8 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       }));
       const agent = await h.startAgent(folders(), { client: lossy });
       h.drop('letters', 'lossy.csv', 'EMAIL_ADDRESS\r\n1@example.com\r\n2@example.com\r\n3@example.com\r\n');
-      await waitFor(() => fileItem(agent, 'lossy.csv')?.state === 'done');
-      const rows = agent.journal.rowsOf(fileItem(agent, 'lossy.csv')!.id);
+      await waitFor(async () => (await fileItem(agent, 'lossy.csv'))?.state === 'done');
+      const rows = await agent.journal.rowsOf((await fileItem(agent, 'lossy.csv'))!.id);
       const jobs = await jobsNamed('lossy.csv');
       expect(jobs).toHaveLength(3);
       expect(new Set(rows.map((r) => r.jobId))).toEqual(new Set(jobs.map((j) => j.id)));

@@ -11,8 +11,8 @@ import { listFiles, makePdf } from './support/agent-harness.js';
 import { makePartWorld, type PartWorld } from './support/step-context.js';
 
 const worlds: PartWorld[] = [];
-afterEach(() => {
-  for (const w of worlds.splice(0)) w.close();
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.close();
 });
 
 function setUp() {
@@ -20,8 +20,8 @@ function setUp() {
   worlds.push(world);
   const runtime = world.folders.get('pdf')!;
   /** Inspections of `filePath` that crashes cut short. */
-  const crashDuringInspection = (filePath: string, times: number) => {
-    for (let i = 0; i < times; i++) world.journal.inspectionStarting(filePath);
+  const crashDuringInspection = async (filePath: string, times: number) => {
+    for (let i = 0; i < times; i++) await world.journal.inspectionStarting(filePath);
   };
   return { world, runtime, crashDuringInspection };
 }
@@ -44,28 +44,31 @@ describe('setAsideIfPoison', () => {
   it('inspects a suspect (one interrupted inspection) alone, takes it up, and clears its record when it passes', async () => {
     const { world, runtime, crashDuringInspection } = setUp();
     const filePath = world.putClaimed('pdf', 'suspect.pdf', await makePdf('a good file'));
-    crashDuringInspection(filePath, POISON_CRASHES - 1);
+    await crashDuringInspection(filePath, POISON_CRASHES - 1);
     expect(await setAsideIfPoison(world.ctx, runtime, { name: 'suspect.pdf', path: filePath })).toBe(false);
-    expect(world.journal.interruptedInspections(filePath)).toBe(0);
+    expect(await world.journal.interruptedInspections(filePath)).toBe(0);
     expect(existsSync(filePath)).toBe(true);
   });
 
   it('sets a file aside after POISON_CRASHES interrupted inspections, rejecting its unfinished item', async () => {
     const { world, runtime, crashDuringInspection } = setUp();
     const filePath = world.putClaimed('pdf', 'poison.pdf', await makePdf('kills the agent'));
-    const item = world.recordClaim('pdf', filePath);
-    crashDuringInspection(filePath, POISON_CRASHES);
+    const item = await world.recordClaim('pdf', filePath);
+    await crashDuringInspection(filePath, POISON_CRASHES);
     expect(await setAsideIfPoison(world.ctx, runtime, { name: 'poison.pdf', path: filePath })).toBe(true);
-    expect(world.journal.get(item.id)).toMatchObject({ state: 'rejected', rejectCode: 'DOCEX_INPUT_POISON' });
+    expect(await world.journal.get(item.id)).toMatchObject({
+      state: 'rejected',
+      rejectCode: 'DOCEX_INPUT_POISON',
+    });
     expect(existsSync(filePath)).toBe(false);
     expect(listFiles(runtime.config.errorDir)).toContain('poison.pdf');
-    expect(world.journal.interruptedInspections(filePath)).toBe(0);
+    expect(await world.journal.interruptedInspections(filePath)).toBe(0);
   });
 
   it('refuses a poison file with no item into the error folder, with what the operator should do', async () => {
     const { world, runtime, crashDuringInspection } = setUp();
     const filePath = world.putClaimed('pdf', 'unrecorded.pdf', await makePdf('never claimed'));
-    crashDuringInspection(filePath, POISON_CRASHES + 1);
+    await crashDuringInspection(filePath, POISON_CRASHES + 1);
     expect(await setAsideIfPoison(world.ctx, runtime, { name: 'unrecorded.pdf', path: filePath })).toBe(true);
     const errorDir = runtime.config.errorDir;
     const record = JSON.parse(readFileSync(path.join(errorDir, 'unrecorded.pdf.error.json'), 'utf8'));
@@ -73,6 +76,6 @@ describe('setAsideIfPoison', () => {
     expect(readFileSync(path.join(errorDir, 'unrecorded.pdf.error.txt'), 'utf8')).toContain(
       'send it to the agent’s maintainers',
     );
-    expect(world.journal.interruptedInspections(filePath)).toBe(0);
+    expect(await world.journal.interruptedInspections(filePath)).toBe(0);
   });
 });

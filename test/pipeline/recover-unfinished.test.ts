@@ -11,8 +11,8 @@ import { listFiles } from './support/agent-harness.js';
 import { makePartWorld, type PartWorld } from './support/step-context.js';
 
 const worlds: PartWorld[] = [];
-afterEach(() => {
-  for (const w of worlds.splice(0)) w.close();
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.close();
 });
 
 function setUp(folders = ['pdf']) {
@@ -26,7 +26,7 @@ function setUp(folders = ['pdf']) {
         ctx: world.ctx,
         folders: world.folders,
         accept: (folder, file) => accepted.push([folder, file]),
-        resume: (itemId, rehash) => resumed.push([itemId, rehash]),
+        resume: (item, rehash) => resumed.push([item.id, rehash]),
       },
       only,
     );
@@ -47,18 +47,18 @@ describe('recoverUnfinished', () => {
   it('takes a file again when the newest item of its path is done, or recorded other content', async () => {
     const { world, accepted, recover } = setUp();
     const done = world.putClaimed('pdf', 'done.pdf', 'sent and archived before');
-    const doneItem = world.recordClaim('pdf', done);
-    world.journal.transition(doneItem.id, 'validated');
-    world.journal.transition(doneItem.id, 'creating');
-    world.journal.transition(doneItem.id, 'created', {
+    const doneItem = await world.recordClaim('pdf', done);
+    await world.journal.transition(doneItem.id, 'validated');
+    await world.journal.transition(doneItem.id, 'creating');
+    await world.journal.transition(doneItem.id, 'created', {
       jobId: 'job_1',
       uploadUrl: 'https://files.invalid/u?sig=s',
       uploadDeadline: world.clock.now() + 3_600_000,
     });
-    world.journal.transition(doneItem.id, 'uploaded', { md5: 'm' });
-    world.journal.transition(doneItem.id, 'done');
+    await world.journal.transition(doneItem.id, 'uploaded', { md5: 'm' });
+    await world.journal.transition(doneItem.id, 'done');
     const other = world.putClaimed('pdf', 'other.pdf', 'first content');
-    world.recordClaim('pdf', other);
+    await world.recordClaim('pdf', other);
     utimesSync(other, new Date(1_000), new Date(1_000));
     const summary = await recover();
     expect(accepted.map(([, file]) => file.name).sort()).toEqual(['done.pdf', 'other.pdf']);
@@ -68,8 +68,8 @@ describe('recoverUnfinished', () => {
   it('places a rejected file whose move to the error folder a crash cut short', async () => {
     const { world, accepted, recover } = setUp();
     const claimedPath = world.putClaimed('pdf', 'refused.pdf', 'not a PDF');
-    const item = world.recordClaim('pdf', claimedPath);
-    world.journal.transition(item.id, 'rejected', { code: 'DOCEX_INPUT_NOT_PDF', reason: 'not a PDF' });
+    const item = await world.recordClaim('pdf', claimedPath);
+    await world.journal.transition(item.id, 'rejected', { code: 'DOCEX_INPUT_NOT_PDF', reason: 'not a PDF' });
     expect(await recover()).toMatchObject({ placed: 1, reclaimed: 0 });
     expect(existsSync(claimedPath)).toBe(false);
     expect(listFiles(world.folders.get('pdf')!.config.errorDir)).toContain('refused.pdf');
@@ -79,7 +79,7 @@ describe('recoverUnfinished', () => {
   it('leaves a file its unfinished item stands for to that item, resumed with its file checked first', async () => {
     const { world, accepted, resumed, recover } = setUp();
     const claimedPath = world.putClaimed('pdf', 'claimed.pdf', 'claimed, not validated');
-    const item = world.recordClaim('pdf', claimedPath);
+    const item = await world.recordClaim('pdf', claimedPath);
     expect(await recover()).toMatchObject({ resumed: 1, reclaimed: 0 });
     expect(accepted).toEqual([]);
     expect(resumed).toEqual([[item.id, true]]);
@@ -88,20 +88,20 @@ describe('recoverUnfinished', () => {
   it('resumes items soonest upload deadline first, only the folder asked for, and skips folders not running', async () => {
     const { world, resumed, recover } = setUp(['a', 'b']);
     const now = world.clock.now();
-    const created = (folder: string, name: string, minutesLeft: number) => {
-      const item = world.recordClaim(folder, world.putClaimed(folder, name, `${folder}/${name}`));
-      world.journal.transition(item.id, 'validated');
-      world.journal.transition(item.id, 'creating');
-      world.journal.transition(item.id, 'created', {
+    const created = async (folder: string, name: string, minutesLeft: number) => {
+      const item = await world.recordClaim(folder, world.putClaimed(folder, name, `${folder}/${name}`));
+      await world.journal.transition(item.id, 'validated');
+      await world.journal.transition(item.id, 'creating');
+      await world.journal.transition(item.id, 'created', {
         jobId: `job_${name}`,
         uploadUrl: 'https://files.invalid/u?sig=s',
         uploadDeadline: now + minutesLeft * 60_000,
       });
       return item.id;
     };
-    const late = created('a', 'late.pdf', 50);
-    const soon = created('a', 'soon.pdf', 10);
-    const other = created('b', 'other.pdf', 5);
+    const late = await created('a', 'late.pdf', 50);
+    const soon = await created('a', 'soon.pdf', 10);
+    const other = await created('b', 'other.pdf', 5);
     expect(await recover('a')).toMatchObject({ resumed: 2, skipped: 0 });
     expect(resumed).toEqual([
       [soon, false],

@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { JOURNAL_FILE } from '../../src/agent/agent.js';
 import { transportError } from '../../src/api/errors.js';
+import { JOURNAL_FILE } from '../../src/config/index.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { Journal } from '../../src/journal/index.js';
+import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import {
   clientWith,
@@ -55,11 +55,11 @@ async function jobsOf(content: Buffer) {
   return (await h.jobs()).filter((j) => j.name.includes(sha12));
 }
 
-function itemOf(
-  agent: { journal: { byPath(p: string): Array<{ state: string; attempt: number; id: number }> } },
+async function itemOf(
+  agent: { journal: { byPath(p: string): Promise<Array<{ state: string; attempt: number; id: number }>> } },
   name: string,
 ) {
-  return agent.journal.byPath(path.join(h.folderPath('pdf'), name))[0];
+  return (await agent.journal.byPath(path.join(h.folderPath('pdf'), name)))[0];
 }
 
 describe('exactly once across crashes and lost answers (real sandbox)', () => {
@@ -73,13 +73,13 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     const first = await h.startAgent(folder(), { client: hang });
     const pdf = await makePdf('expired window');
     h.drop('pdf', 'late.pdf', pdf);
-    await waitFor(() => itemOf(first, 'late.pdf')?.state === 'created');
+    await waitFor(async () => (await itemOf(first, 'late.pdf'))?.state === 'created');
     expect((await first.stop()).drained).toBe(false);
 
     await h.advance(WINDOW_MS + 1000);
     const second = await h.startAgent(folder());
-    await waitFor(() => itemOf(second, 'late.pdf')?.state === 'done');
-    const item = itemOf(second, 'late.pdf')!;
+    await waitFor(async () => (await itemOf(second, 'late.pdf'))?.state === 'done');
+    const item = (await itemOf(second, 'late.pdf'))!;
     expect(item.attempt).toBe(2);
     const uploaded = (await jobsOf(pdf)).filter((j) => j.uploadedMd5 !== null);
     expect(uploaded).toHaveLength(1);
@@ -97,8 +97,8 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     const agent = await h.startAgent(folder(), { client: expiring });
     const pdf = await makePdf('refused as expired');
     h.drop('pdf', 'expiring.pdf', pdf);
-    await waitFor(() => itemOf(agent, 'expiring.pdf')?.state === 'done');
-    expect(itemOf(agent, 'expiring.pdf')!.attempt).toBe(2);
+    await waitFor(async () => (await itemOf(agent, 'expiring.pdf'))?.state === 'done');
+    expect((await itemOf(agent, 'expiring.pdf'))!.attempt).toBe(2);
     expect((await jobsOf(pdf)).filter((j) => j.uploadedMd5 === md5(pdf))).toHaveLength(1);
   });
 
@@ -107,7 +107,7 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     const agent = await h.startAgent(folder(), { client: lossy });
     const pdf = await makePdf('lost create answer');
     h.drop('pdf', 'lost.pdf', pdf);
-    await waitFor(() => itemOf(agent, 'lost.pdf')?.state === 'done');
+    await waitFor(async () => (await itemOf(agent, 'lost.pdf'))?.state === 'done');
     const jobs = await jobsOf(pdf);
     expect(jobs).toHaveLength(2);
     expect(jobs.filter((j) => j.uploadedMd5 === md5(pdf))).toHaveLength(1);
@@ -129,8 +129,9 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     );
     const agent = await h.startAgent(managed, { client: lossy });
     h.drop('managed', 'lost-managed.pdf', await makePdf('lost create answer, managed company'));
-    const item = () => agent.journal.byPath(path.join(h.folderPath('managed'), 'lost-managed.pdf'))[0];
-    await waitFor(() => item()?.state === 'done');
+    const item = async () =>
+      (await agent.journal.byPath(path.join(h.folderPath('managed'), 'lost-managed.pdf')))[0];
+    await waitFor(async () => (await item())?.state === 'done');
     const found = h.logs.find(
       (l) => String(l['msg']).startsWith('job found by name') && l['file'] === 'lost-managed.pdf',
     );
@@ -160,11 +161,11 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     const agent = await h.startAgent(folder(), { client: lossy });
     const pdf = await makePdf('lost upload answer');
     h.drop('pdf', 'landed.pdf', pdf);
-    await waitFor(() => itemOf(agent, 'landed.pdf')?.state === 'done');
+    await waitFor(async () => (await itemOf(agent, 'landed.pdf'))?.state === 'done');
     const jobs = await jobsOf(pdf);
     expect(jobs).toHaveLength(1);
     expect(jobs[0]!.uploadedMd5).toBe(md5(pdf));
-    const history = agent.journal.history(itemOf(agent, 'landed.pdf')!.id);
+    const history = await agent.journal.history((await itemOf(agent, 'landed.pdf'))!.id);
     expect(history.find((e) => e.to === 'uploaded')?.detail?.['note']).toMatch(/job status/);
   });
 
@@ -183,7 +184,7 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     const record = JSON.parse(readFileSync(path.join(errorDir, 'changing.pdf.error.json'), 'utf8'));
     expect(record.code).toBe('DOCEX_SOURCE_CHANGED');
     expect((await jobsOf(pdf)).every((j) => j.uploadedMd5 === null)).toBe(true);
-    expect(itemOf(agent, 'changing.pdf')?.state).toBe('rejected');
+    expect((await itemOf(agent, 'changing.pdf'))?.state).toBe('rejected');
   });
 
   it('takes back a file left in .processing that the journal never recorded', async () => {
@@ -193,7 +194,7 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     writeFileSync(path.join(processing, 'orphan.pdf'), pdf);
     const agent = await h.startAgent(folder());
     expect(agent.recovery.reclaimed).toBe(1);
-    await waitFor(() => itemOf(agent, 'orphan.pdf')?.state === 'done');
+    await waitFor(async () => (await itemOf(agent, 'orphan.pdf'))?.state === 'done');
     expect((await jobsOf(pdf)).filter((j) => j.uploadedMd5 === md5(pdf))).toHaveLength(1);
     expect(listFiles(processing)).toEqual([]);
   });
@@ -205,11 +206,11 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
     const claimedPath = path.join(processing, 'refused.pdf');
     writeFileSync(claimedPath, pdf);
     const st = statSync(claimedPath);
-    const journal = Journal.open(path.join(h.dir, 'state', JOURNAL_FILE), {
+    const journal = SqliteJournal.open(path.join(h.dir, 'state', JOURNAL_FILE), {
       clock: h.clock,
       log: silentLogger(),
     });
-    const { item } = journal.recordClaim({
+    const { item } = await journal.recordClaim({
       folder: 'pdf',
       sourcePath: path.join(h.folderPath('pdf'), 'refused.pdf'),
       claimedPath,
@@ -220,11 +221,11 @@ describe('exactly once across crashes and lost answers (real sandbox)', () => {
       workflowId: SEED.workflows.pdfEmail,
       mode: 'single-file',
     });
-    journal.transition(item.id, 'rejected', {
+    await journal.transition(item.id, 'rejected', {
       code: 'DOCEX_INPUT_PDF_CORRUPT',
       reason: 'refused before the crash',
     });
-    journal.close();
+    await journal.close();
 
     const agent = await h.startAgent(folder());
     expect(agent.recovery.placed).toBe(1);

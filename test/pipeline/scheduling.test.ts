@@ -7,7 +7,7 @@ import { agentConfigSchema } from '../../src/config/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Workflow } from '../../src/domain/wire.js';
-import { Journal } from '../../src/journal/index.js';
+import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import type { PipelineJobs } from '../../src/pipeline/types.js';
 import { makePdf, waitFor } from './support/agent-harness.js';
@@ -44,7 +44,7 @@ async function blockedCreates(options: {
       concurrency: options.folderConcurrency,
     })),
   });
-  const journal = Journal.open(path.join(dir, 'state', 'j.sqlite'), {
+  const journal = SqliteJournal.open(path.join(dir, 'state', 'j.sqlite'), {
     clock: new ManualClock(),
     log: silentLogger(),
   });
@@ -116,8 +116,8 @@ describe('pipeline scheduling', () => {
     run.release();
     await run.pipeline.idle();
     expect(events).toEqual([true, false]);
-    expect(run.journal.stats().files.done).toBe(20);
-    run.journal.close();
+    expect((await run.journal.stats()).files.done).toBe(20);
+    await run.journal.close();
   });
 });
 
@@ -140,13 +140,13 @@ describe('recovery order', () => {
       ],
     });
     const clock = new ManualClock();
-    const journal = Journal.open(path.join(dir, 'state', 'j.sqlite'), { clock, log: silentLogger() });
+    const journal = SqliteJournal.open(path.join(dir, 'state', 'j.sqlite'), { clock, log: silentLogger() });
     const deadlines = [50, 10, 40, 20, 30].map((m) => clock.now() + m * 60_000);
-    deadlines.forEach((deadline, i) => {
+    for (const [i, deadline] of deadlines.entries()) {
       const claimedPath = path.join(processing, `f${i}.pdf`);
       writeFileSync(claimedPath, `file ${i}`);
       const st = statSync(claimedPath);
-      const { item } = journal.recordClaim({
+      const { item } = await journal.recordClaim({
         folder: 'pdf',
         sourcePath: path.join(dir, 'in', `f${i}.pdf`),
         claimedPath,
@@ -157,14 +157,14 @@ describe('recovery order', () => {
         workflowId: 'wf',
         mode: 'single-file',
       });
-      journal.transition(item.id, 'validated');
-      journal.transition(item.id, 'creating');
-      journal.transition(item.id, 'created', {
+      await journal.transition(item.id, 'validated');
+      await journal.transition(item.id, 'creating');
+      await journal.transition(item.id, 'created', {
         jobId: `job_${i}`,
         uploadUrl: `https://files.invalid/${i}?sig=s`,
         uploadDeadline: deadline,
       });
-    });
+    }
     const order: string[] = [];
     const jobs = {
       uploadFile: async (_url: string, filePath: string) => {
@@ -186,7 +186,7 @@ describe('recovery order', () => {
     expect((await pipeline.recover()).resumed).toBe(5);
     await pipeline.idle();
     expect(order).toEqual(['f1.pdf', 'f3.pdf', 'f4.pdf', 'f2.pdf', 'f0.pdf']);
-    journal.close();
+    await journal.close();
   });
 });
 
@@ -208,7 +208,7 @@ describe('agent concurrency', () => {
     run.release();
     await run.pipeline.idle();
     expect(run.seen.maxInFlight).toBe(3);
-    expect(run.journal.stats().files.done).toBe(20);
-    run.journal.close();
+    expect((await run.journal.stats()).files.done).toBe(20);
+    await run.journal.close();
   });
 });

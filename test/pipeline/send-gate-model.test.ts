@@ -15,7 +15,8 @@ import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/logger.js';
 import type { Job, PayloadJobRequest } from '../../src/domain/wire.js';
-import { isFinal, Journal, type JournalItem } from '../../src/journal/index.js';
+import { isFinal, type JournalItem, type JournalStore } from '../../src/journal/index.js';
+import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { FreshIntents } from '../../src/pipeline/fresh-intents.js';
 import { sharedInspector } from '../../src/pipeline/isolate/inspector.js';
 import { createRow } from '../../src/pipeline/payload-word.js';
@@ -53,19 +54,30 @@ class FakeService {
   }
 }
 
+/** Opens the journal at its durable place: again after a crash, it reads what was committed. */
+type JournalOpener = () => Promise<JournalStore>;
+
 class World {
-  readonly dir = mkdtempSync(path.join(tmpdir(), 'docex-gate-model-'));
-  readonly clock = new ManualClock();
   readonly service = new FakeService();
   /** Set: the next 'row job created' line ends the process (the log line sits between the two moves). */
   crashArmed = false;
-  journal: Journal;
   intents = new FreshIntents();
-  fileId: number;
 
-  constructor() {
-    this.journal = this.open();
-    const claim = this.journal.recordClaim({
+  private constructor(
+    readonly clock: ManualClock,
+    private readonly open: JournalOpener,
+    public journal: JournalStore,
+    readonly fileId: number,
+    private readonly cleanup: () => void,
+  ) {}
+
+  static async make(): Promise<World> {
+    const dir = mkdtempSync(path.join(tmpdir(), 'docex-gate-model-'));
+    const clock = new ManualClock();
+    const log = createLogger({ level: 'silent' });
+    const open: JournalOpener = async () => SqliteJournal.open(path.join(dir, 'journal.db'), { clock, log });
+    const journal = await open();
+    const claim = await journal.recordClaim({
       folder: 'letters',
       sourcePath: '/in/letters.csv',
       claimedPath: '/in/.processing/letters.csv',
@@ -76,32 +88,29 @@ class World {
       workflowId: 'wf_payload_word_email',
       mode: 'payload-word',
     });
-    this.fileId = claim.item.id;
-    this.journal.transition(this.fileId, 'validated');
-    this.journal.addRows(
-      this.fileId,
+    await journal.transition(claim.item.id, 'validated');
+    await journal.addRows(
+      claim.item.id,
       Array.from({ length: ROWS }, (_, rowIndex) => ({ rowIndex })),
+    );
+    return new World(clock, open, journal, claim.item.id, () =>
+      rmSync(dir, { recursive: true, force: true }),
     );
   }
 
-  private open(): Journal {
-    const log = createLogger({ level: 'silent' });
-    return Journal.open(path.join(this.dir, 'journal.db'), { clock: this.clock, log });
-  }
-
-  /** Memory gone, the journal read again from its file. */
-  crash(): void {
-    this.journal.close();
-    this.journal = this.open();
+  /** Memory gone, the journal read again from where it is kept. */
+  async crash(): Promise<void> {
+    await this.journal.close();
+    this.journal = await this.open();
     this.intents = new FreshIntents();
   }
 
-  rows(): JournalItem[] {
+  rows(): Promise<JournalItem[]> {
     return this.journal.rowsOf(this.fileId);
   }
 
   async step(rowIndex: number, fault: Fault): Promise<void> {
-    const row = this.rows()[rowIndex]!;
+    const row = (await this.rows())[rowIndex]!;
     if (isFinal(row.state)) return;
     this.service.fault = fault === 'crash-after-recorded' ? 'none' : fault;
     this.crashArmed = fault === 'crash-after-recorded';
@@ -131,17 +140,17 @@ class World {
     try {
       await createRow(ctx, runtime, row, request);
     } catch (err) {
-      if ((err as Error).message === 'crashed') this.crash();
+      if ((err as Error).message === 'crashed') await this.crash();
     }
   }
 
-  jobsPerRow(): number[] {
-    return this.rows().map((row) => this.service.jobs.filter((j) => j.name === row.jobName).length);
+  async jobsPerRow(): Promise<number[]> {
+    return (await this.rows()).map((row) => this.service.jobs.filter((j) => j.name === row.jobName).length);
   }
 
-  close(): void {
-    this.journal.close();
-    rmSync(this.dir, { recursive: true, force: true });
+  async close(): Promise<void> {
+    await this.journal.close();
+    this.cleanup();
   }
 }
 
@@ -164,21 +173,21 @@ describe('the send gate, model-based (payload-word rows)', () => {
   it('never makes a second job for a row, whatever faults and crashes come, and ends with one job per row', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
-        const world = new World();
+        const world = await World.make();
         try {
           for (const c of commands) {
-            if (c.kind === 'crash') world.crash();
+            if (c.kind === 'crash') await world.crash();
             else await world.step(c.row, c.fault);
-            for (const n of world.jobsPerRow()) expect(n).toBeLessThanOrEqual(1);
+            for (const n of await world.jobsPerRow()) expect(n).toBeLessThanOrEqual(1);
           }
           // Then the service behaves: a few rounds bring every row to done.
           for (let round = 0; round < 3; round++) {
             for (let row = 0; row < ROWS; row++) await world.step(row, 'none');
           }
-          expect(world.rows().map((r) => r.state)).toEqual(Array(ROWS).fill('done'));
-          expect(world.jobsPerRow()).toEqual(Array(ROWS).fill(1));
+          expect((await world.rows()).map((r) => r.state)).toEqual(Array(ROWS).fill('done'));
+          expect(await world.jobsPerRow()).toEqual(Array(ROWS).fill(1));
         } finally {
-          world.close();
+          await world.close();
         }
       }),
       { numRuns: 60 },

@@ -9,11 +9,11 @@ import type { PipelineJobs } from '../../src/pipeline/types.js';
 import { makePartWorld, type PartWorld } from './support/step-context.js';
 
 const worlds: PartWorld[] = [];
-afterEach(() => {
-  for (const w of worlds.splice(0)) w.close();
+afterEach(async () => {
+  for (const w of worlds.splice(0)) await w.close();
 });
 
-function setUp() {
+async function setUp() {
   const world = makePartWorld(['pdf']);
   worlds.push(world);
   const lookups: string[] = [];
@@ -23,15 +23,15 @@ function setUp() {
       yield* [] as Job[];
     },
   } as unknown as PipelineJobs;
-  const item = world.recordClaim('pdf', world.putClaimed('pdf', 'a.pdf', 'content'));
-  world.journal.transition(item.id, 'validated');
+  const item = await world.recordClaim('pdf', world.putClaimed('pdf', 'a.pdf', 'content'));
+  await world.journal.transition(item.id, 'validated');
   return { world, runtime: world.folders.get('pdf')!, itemId: item.id, lookups };
 }
 
 describe('sendOnce and intent freshness', () => {
   it('sends the intent recordIntent answered without a lookup, and looks up before sending it again', async () => {
-    const { world, runtime, itemId, lookups } = setUp();
-    const fresh = recordIntent(world.ctx, itemId);
+    const { world, runtime, itemId, lookups } = await setUp();
+    const fresh = await recordIntent(world.ctx, itemId);
     const sent: string[] = [];
     const send = async (jobName: string) => sent.push(jobName);
     expect(await sendOnce(world.ctx, runtime, fresh, send)).toMatchObject({ kind: 'sent' });
@@ -42,9 +42,9 @@ describe('sendOnce and intent freshness', () => {
   });
 
   it('looks up an intent read back from the journal, though this process recorded it and sent nothing', async () => {
-    const { world, runtime, itemId, lookups } = setUp();
-    recordIntent(world.ctx, itemId);
-    const reread = world.journal.get(itemId)!;
+    const { world, runtime, itemId, lookups } = await setUp();
+    await recordIntent(world.ctx, itemId);
+    const reread = (await world.journal.get(itemId))!;
     expect(reread.state).toBe('creating');
     await sendOnce(world.ctx, runtime, reread, async () => 'sent');
     expect(lookups).toEqual(['iterate']);

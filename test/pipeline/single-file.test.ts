@@ -22,7 +22,7 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       const day = new Date(h.clock.now()).toISOString().slice(0, 10);
       const archived = path.join(h.dir, 'archive', 'pdf', day, 'invoice-1.pdf');
       await waitFor(() => listFiles(path.dirname(archived)).includes('invoice-1.pdf.result.json'));
-      await waitFor(() => agent.journal.stats().files.done === 1);
+      await waitFor(async () => (await agent.journal.stats()).files.done === 1);
 
       expect(readFileSync(archived)).toEqual(pdf);
       const result = JSON.parse(readFileSync(`${archived}.result.json`, 'utf8'));
@@ -46,18 +46,18 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       // Nothing left behind in the drop folder or in flight.
       expect(listFiles(h.folderPath('pdf'))).toEqual([]);
       // The upload URL left the journal once the upload was confirmed.
-      const item = agent.journal.byJobId(result.jobId)!;
+      const item = (await agent.journal.byJobId(result.jobId))!;
       expect(item.state).toBe('done');
-      expect(agent.journal.revealUploadUrl(item.id)).toBeUndefined();
+      expect(await agent.journal.revealUploadUrl(item.id)).toBeUndefined();
       await agent.stop();
     });
 
     it('sends a fresh small file with one create and one PUT, its claim, checks and intent in one commit', async () => {
       const agent = await h.startAgent(h.config([{ name: 'fresh', workflowId: SEED.workflows.pdfEmail }]));
       h.drop('fresh', 'fresh.pdf', await makePdf('fresh'));
-      const item = () => agent.journal.byPath(path.join(h.folderPath('fresh'), 'fresh.pdf'))[0];
-      await waitFor(() => item()?.state === 'done');
-      const history = agent.journal.history(item()!.id);
+      const item = async () => (await agent.journal.byPath(path.join(h.folderPath('fresh'), 'fresh.pdf')))[0];
+      await waitFor(async () => (await item())?.state === 'done');
+      const history = await agent.journal.history((await item())!.id);
       expect(history.map((e) => e.to)).toEqual([
         'claimed',
         'validated',
@@ -78,7 +78,8 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       const agent = await h.startAgent(h.config([{ name: 'once', workflowId: SEED.workflows.pdfEmail }]));
       h.drop('once', 'once.pdf', await makePdf('once'));
       await waitFor(
-        () => agent.journal.byPath(path.join(h.folderPath('once'), 'once.pdf'))[0]?.state === 'done',
+        async () =>
+          (await agent.journal.byPath(path.join(h.folderPath('once'), 'once.pdf')))[0]?.state === 'done',
       );
       const mine = h.lines.filter((l) => l.includes('"once"'));
       expect(mine.length).toBeGreaterThan(3);
@@ -93,7 +94,8 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
         h.logs.find((l) => l['msg'] === 'file uploaded' && l['file'] === 'traced.pdf');
       await waitFor(() => uploadedLine() !== undefined);
       await waitFor(
-        () => agent.journal.byPath(path.join(h.folderPath('traced'), 'traced.pdf'))[0]?.state === 'done',
+        async () =>
+          (await agent.journal.byPath(path.join(h.folderPath('traced'), 'traced.pdf')))[0]?.state === 'done',
       );
       const uploaded = uploadedLine();
       expect(uploaded).toMatchObject({ folder: 'traced', file: 'traced.pdf', jobId: expect.any(String) });
@@ -120,7 +122,8 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       const pdf = await makePdf('duplicate me');
       h.drop('pdf', 'first.pdf', pdf);
       await waitFor(
-        () => agent.journal.byPath(path.join(h.folderPath('pdf'), 'first.pdf'))[0]?.state === 'done',
+        async () =>
+          (await agent.journal.byPath(path.join(h.folderPath('pdf'), 'first.pdf')))[0]?.state === 'done',
       );
       h.drop('pdf', 'again.pdf', pdf);
       const errorDir = path.join(h.dir, 'error', 'pdf');
@@ -139,11 +142,13 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       const pdf = await makePdf('allowed twice');
       h.drop('pdf', 'one.pdf', pdf);
       await waitFor(
-        () => agent.journal.byPath(path.join(h.folderPath('pdf'), 'one.pdf'))[0]?.state === 'done',
+        async () =>
+          (await agent.journal.byPath(path.join(h.folderPath('pdf'), 'one.pdf')))[0]?.state === 'done',
       );
       h.drop('pdf', 'two.pdf', pdf);
       await waitFor(
-        () => agent.journal.byPath(path.join(h.folderPath('pdf'), 'two.pdf'))[0]?.state === 'done',
+        async () =>
+          (await agent.journal.byPath(path.join(h.folderPath('pdf'), 'two.pdf')))[0]?.state === 'done',
       );
       expect((await h.jobs()).filter((j) => j.uploadedMd5 === md5(pdf))).toHaveLength(2);
       await agent.stop();

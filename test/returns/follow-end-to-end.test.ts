@@ -48,8 +48,9 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
         'invoice-7.pdf',
         await makePdf('invoice 7', { recipient: { EMAIL_ADDRESS: 'ann@example.com' } }),
       );
-      await waitFor(() => agent.journal.stats().files.done === 1);
-      const jobId = agent.journal.stats() && (await h.jobs()).find((j) => j.filename === 'invoice-7.pdf')!.id;
+      await waitFor(async () => (await agent.journal.stats()).files.done === 1);
+      const jobId =
+        (await agent.journal.stats()) && (await h.jobs()).find((j) => j.filename === 'invoice-7.pdf')!.id;
 
       const statusPath = `${claimedDay}/invoice-7.pdf.status.json`;
       const status = await pump(h, () => finalWithProofs(h, statusPath));
@@ -177,13 +178,13 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
       const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
       const today = day(h.clock.now());
       h.drop('pdf', 'reject-me.pdf', await makePdf('first'));
-      await waitFor(() => agent.journal.stats().files.done >= 1);
+      await waitFor(async () => (await agent.journal.stats()).files.done >= 1);
       const first = await pump(h, () => finalWithProofs(h, `${today}/reject-me.pdf.status.json`));
       h.drop('pdf', 'reject-me.pdf', await makePdf('second, other content'));
-      const secondItem = await waitFor(() =>
-        agent.journal
-          .byPath(path.join(h.folderPath('pdf'), 'reject-me.pdf'))
-          .find((i) => i.state === 'done' && i.jobId !== first.jobs[0]!.jobId),
+      const secondItem = await waitFor(async () =>
+        (await agent.journal.byPath(path.join(h.folderPath('pdf'), 'reject-me.pdf'))).find(
+          (i) => i.state === 'done' && i.jobId !== first.jobs[0]!.jobId,
+        ),
       );
       // Its own claim's day: the pump above moved the clock, maybe past midnight.
       const secondPath = `${day(secondItem.createdAt)}/reject-me.pdf.${secondItem.id}.status.json`;

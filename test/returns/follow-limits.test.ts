@@ -66,7 +66,7 @@ describe('following under faults and limits', () => {
     const today = day(h.clock.now());
     const names = Array.from({ length: 6 }, (_, i) => `faulty-${i}.pdf`);
     for (const name of names) h.drop('pdf', name, await makePdf(name));
-    await waitFor(() => agent.journal.stats().files.done === names.length, 15_000);
+    await waitFor(async () => (await agent.journal.stats()).files.done === names.length, 15_000);
 
     const statuses = await pump(
       h,
@@ -116,8 +116,10 @@ describe('following under faults and limits', () => {
     const follower = agent.returns!.follower;
     follower.webhooksActive();
     h.drop('pdf', 'quiet.pdf', await makePdf('quiet'));
-    const item = await waitFor(() =>
-      agent.journal.byPath(path.join(h.folderPath('pdf'), 'quiet.pdf')).find((i) => i.state === 'done'),
+    const item = await waitFor(async () =>
+      (await agent.journal.byPath(path.join(h.folderPath('pdf'), 'quiet.pdf'))).find(
+        (i) => i.state === 'done',
+      ),
     );
     const jobId = item.jobId!;
     const polled = await pump(h, () => {
@@ -141,7 +143,7 @@ describe('following under faults and limits', () => {
     const today = day(h.clock.now());
     const names = ['limited-1.pdf', 'limited-2.pdf', 'limited-3.pdf'];
     for (const name of names) h.drop('pdf', name, await makePdf(name));
-    await waitFor(() => agent.journal.stats().files.done >= names.length);
+    await waitFor(async () => (await agent.journal.stats()).files.done >= names.length);
     const started = log.calls.length;
     await pump(h, () => names.every((n) => finalWithProofs(h, `${today}/${n}.status.json`)), {
       stepMs: 3000,

@@ -79,7 +79,7 @@ describe('follower pacing against the sandbox', () => {
     const today = day(h.clock.now());
     const names = Array.from({ length: 8 }, (_, i) => `paced-${i}.pdf`);
     for (const name of names) h.drop('pdf', name, await makePdf(name));
-    await waitFor(() => agent.journal.stats().files.done === names.length, 15_000);
+    await waitFor(async () => (await agent.journal.stats()).files.done === names.length, 15_000);
 
     const statuses = await pump(
       h,

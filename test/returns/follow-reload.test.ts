@@ -38,7 +38,7 @@ describe('following the jobs of a folder added by reload', () => {
 
     const claimed = day(h.clock.now());
     h.drop('managed', 'managed-1.pdf', await makePdf('managed 1'));
-    await waitFor(() => agent.journal.stats().files.done === 1);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 1);
     const status = await pump(h, () => finalWithProofs(h, `${claimed}/managed-1.pdf.status.json`));
     expect(status.jobs[0]).toMatchObject({ status: 'COMPLETED', followed: 'done' });
     expect(proofsOf(status).length).toBeGreaterThan(0);

@@ -34,7 +34,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const noFeed = { after: () => [] } as unknown as JournalFeed;
+const noFeed = { after: async () => [] } as unknown as JournalFeed;
 const nowhere: OutputTarget = {
   description: 'nowhere',
   write: async () => {},
@@ -99,7 +99,7 @@ describe('follower faults', () => {
   it('looks at the intake journal less often while idle (up to five loop periods apart)', async () => {
     const reads: number[] = [];
     const feed = {
-      after: () => {
+      after: async () => {
         reads.push(performance.now());
         return [];
       },
@@ -138,7 +138,7 @@ describe('follower faults', () => {
   it('asks the service nothing for a sending-event webhook that names a job this agent does not follow', async () => {
     const calls: string[] = [];
     const target = {
-      nudgeJob: (jobId: string) => {
+      nudgeJob: async (jobId: string) => {
         calls.push(`nudge ${jobId}`);
         return false;
       },

@@ -45,7 +45,7 @@ describe('delivery proofs', () => {
     const today = day(h.clock.now());
     const names = ['once-a.pdf', 'once-b.pdf', 'once-c.pdf'];
     for (const name of names) h.drop('pdf', name, await makePdf(name));
-    await waitFor(() => agent.journal.stats().files.done === names.length);
+    await waitFor(async () => (await agent.journal.stats()).files.done === names.length);
     const follower = agent.returns!.follower;
     const jobIds = (await h.jobs()).filter((j) => names.includes(j.filename)).map((j) => j.id);
 
@@ -176,7 +176,7 @@ describe('delivery proofs', () => {
     const today = day(h.clock.now());
     const names = ['restart-1.pdf', 'restart-2.pdf', 'restart-3.pdf', 'restart-4.pdf'];
     for (const name of names) h.drop('pdf', name, await makePdf(name));
-    await waitFor(() => agent.journal.stats().files.done >= names.length);
+    await waitFor(async () => (await agent.journal.stats()).files.done >= names.length);
     const statusPaths = names.map((n) => `${today}/${n}.status.json`);
     // Stop as soon as the first proof is written, the rest still to come.
     await pump(h, () => log.count('download') > 0, { stepMs: 200, pauseMs: 2 });
@@ -214,7 +214,7 @@ describe('delivery proofs', () => {
     await pump(h, () => h.logs.some((l) => l['msg'] === 'proof found written before a restart'));
     await h.advance(5000);
     await new Promise((r) => setTimeout(r, 50));
-    const doneFiles = agent.journal.stats().files.done;
+    const doneFiles = (await agent.journal.stats()).files.done;
     await agent.stop();
     expect(log.count('download')).toBe(proofs.length);
     expect(readFileSync(path.join(proofDir(h), lost.path))).toEqual(before);

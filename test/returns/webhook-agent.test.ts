@@ -49,7 +49,7 @@ describe('the agent with its inbox and webhook receiver', () => {
     storeWebhookSecret(config.stateDir, created.id, created.secret!);
 
     h.drop('pdf', 'invoice-9.pdf', await makePdf('invoice 9'));
-    await waitFor(() => agent.journal.stats().files.done === 1);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 1);
     const jobId = (await h.jobs()).find((j) => j.filename === 'invoice-9.pdf')!.id;
     for (let i = 0; i < 50 && !nudged.includes(jobId); i++) {
       await h.advance(2_000);

@@ -18,10 +18,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse, stringify } from 'yaml';
-import { JOURNAL_FILE } from '../../../src/agent/agent.js';
+import { JOURNAL_FILE } from '../../../src/config/index.js';
 import { systemClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
-import { Journal } from '../../../src/journal/index.js';
+import { SqliteJournal } from '../../../src/journal/sqlite-journal.js';
 import { SEED } from '../../../src/sandbox/seed-ids.js';
 import { makePdf } from '../../pipeline/support/agent-harness.js';
 import { startTestSandbox } from '../../sandbox/sandbox-harness.js';
@@ -91,15 +91,16 @@ while (archived() < files) await new Promise((r) => setTimeout(r, 10));
 const elapsed = Date.now() - t0;
 child.kill('SIGTERM');
 await exited;
-const journal = Journal.open(path.join(dir, 'state', JOURNAL_FILE), {
+const journal = SqliteJournal.open(path.join(dir, 'state', JOURNAL_FILE), {
   clock: systemClock,
   log: silentLogger(),
 });
-const latencies = journal
-  .recent(files)
-  .map((item) => (journal.history(item.id).find((h) => h.to === 'uploaded')?.at ?? 0) - t0)
-  .sort((a, b) => a - b);
-journal.close();
+const latencies: number[] = [];
+for (const item of await journal.recent(files)) {
+  latencies.push(((await journal.history(item.id)).find((h) => h.to === 'uploaded')?.at ?? 0) - t0);
+}
+latencies.sort((a, b) => a - b);
+await journal.close();
 const p95 = latencies[Math.ceil(latencies.length * 0.95) - 1] ?? 0;
 process.stdout.write(
   `${files} PDFs (${pdfs[0]!.length} bytes each), concurrency ${concurrency}, agent in its own process: ` +

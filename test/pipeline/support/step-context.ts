@@ -10,7 +10,8 @@ import { agentConfigSchema } from '../../../src/config/index.js';
 import { ManualClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
 import type { Workflow } from '../../../src/domain/wire.js';
-import { Journal, type JournalItem } from '../../../src/journal/index.js';
+import type { JournalItem, JournalStore } from '../../../src/journal/index.js';
+import { SqliteJournal } from '../../../src/journal/sqlite-journal.js';
 import { FreshIntents } from '../../../src/pipeline/fresh-intents.js';
 import { sharedInspector } from '../../../src/pipeline/isolate/inspector.js';
 import type { FolderRuntime, PipelineJobs, StepContext } from '../../../src/pipeline/types.js';
@@ -25,14 +26,14 @@ const workflow = {
 export interface PartWorld {
   dir: string;
   clock: ManualClock;
-  journal: Journal;
+  journal: JournalStore;
   ctx: StepContext;
   folders: Map<string, FolderRuntime>;
   /** Writes a file into the folder's `.processing/` (as if claimed); answers its path. */
   putClaimed(folder: string, name: string, content: string | Buffer): string;
   /** Records the claim of a file put there, as the intake does (state `claimed`). */
-  recordClaim(folder: string, claimedPath: string): JournalItem;
-  close(): void;
+  recordClaim(folder: string, claimedPath: string): Promise<JournalItem>;
+  close(): Promise<void>;
 }
 
 export function makePartWorld(folderNames: string[]): PartWorld {
@@ -47,7 +48,10 @@ export function makePartWorld(folderNames: string[]): PartWorld {
     })),
   });
   const clock = new ManualClock();
-  const journal = Journal.open(path.join(dir, 'state', 'journal.sqlite'), { clock, log: silentLogger() });
+  const journal = SqliteJournal.open(path.join(dir, 'state', 'journal.sqlite'), {
+    clock,
+    log: silentLogger(),
+  });
   const folders = new Map(
     config.folders.map((f) => [f.name, { config: f, mode: 'single-file' as const, workflow }]),
   );
@@ -76,24 +80,26 @@ export function makePartWorld(folderNames: string[]): PartWorld {
       writeFileSync(claimedPath, content);
       return claimedPath;
     },
-    recordClaim(folder, claimedPath) {
+    async recordClaim(folder, claimedPath) {
       const st = statSync(claimedPath);
       const name = path.basename(claimedPath);
-      return journal.recordClaim({
-        folder,
-        sourcePath: path.join(dir, folder, name),
-        claimedPath,
-        fileName: name,
-        size: st.size,
-        mtimeMs: st.mtimeMs,
-        sha256: createHash('sha256').update(readFileSync(claimedPath)).digest('hex'),
-        workflowId: 'wf',
-        mode: 'single-file',
-        allowDuplicates: true,
-      }).item;
+      return (
+        await journal.recordClaim({
+          folder,
+          sourcePath: path.join(dir, folder, name),
+          claimedPath,
+          fileName: name,
+          size: st.size,
+          mtimeMs: st.mtimeMs,
+          sha256: createHash('sha256').update(readFileSync(claimedPath)).digest('hex'),
+          workflowId: 'wf',
+          mode: 'single-file',
+          allowDuplicates: true,
+        })
+      ).item;
     },
-    close() {
-      journal.close();
+    async close() {
+      await journal.close();
       rmSync(dir, { recursive: true, force: true });
     },
   };

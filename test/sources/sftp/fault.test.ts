@@ -46,7 +46,7 @@ describe('sftp folder source against a faulty server', () => {
     const local = path.join(t.env.stateDir, 'sftp', FOLDER, 'archive', t.day(), 'invoice-1.pdf');
     await waitFor(() => existsSync(`${local}.result.json`));
     expect(readFileSync(local)).toEqual(pdf);
-    const item = agent.journal.recent(5).find((i) => i.fileName === 'invoice-1.pdf');
+    const item = (await agent.journal.recent(5)).find((i) => i.fileName === 'invoice-1.pdf');
     expect(item?.sourcePath).toBe(
       `sftp://${t.server.username}@127.0.0.1:${t.server.port}${t.env.remote}/invoice-1.pdf`,
     );
@@ -106,18 +106,18 @@ describe('sftp folder source against a faulty server', () => {
     const agent = await t.env.start();
     const pdf = await makePdf('no rename here');
     t.env.drop('norename.pdf', pdf);
-    await waitFor(() => agent.journal.stats().files.done === 1, 15_000);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 1, 15_000);
     // Once final, the file is removed from the drop folder (there is no way to move it).
     await waitFor(() => t.env.remoteFiles().length === 0, 5_000);
     const second = await makePdf('no rename, second file');
     t.env.drop('norename-2.pdf', second);
-    await waitFor(() => agent.journal.stats().files.done === 2, 15_000);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 2, 15_000);
     await waitFor(() => t.env.remoteFiles().length === 0, 5_000);
     // Several more polls: nothing is taken again.
     await new Promise((r) => setTimeout(r, 300));
     expect(await t.env.jobsFor('norename.pdf')).toBe(1);
     expect(await t.env.jobsFor('norename-2.pdf')).toBe(1);
-    expect(agent.journal.stats().files.done).toBe(2);
+    expect((await agent.journal.stats()).files.done).toBe(2);
     const warnings = t.env.h.logs.filter((l) => l.code === 'DOCEX_SFTP_RENAME_REFUSED');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({ folder: FOLDER, level: 40 });
@@ -179,7 +179,7 @@ describe('sftp folder source against a faulty server', () => {
     await new Promise((r) => setTimeout(r, 300));
     expect(t.env.remoteFiles()).toEqual(['after.pdf']);
     expect(await t.env.jobsFor('after.pdf')).toBe(0);
-    expect(agent.journal.stats().files.done).toBe(1);
+    expect((await agent.journal.stats()).files.done).toBe(1);
     const refusals = t.env.h.logs.filter(
       (l) => l.code === 'DOCEX_SFTP_HOST_KEY' && l.msg === 'sftp poll failed',
     );
@@ -206,7 +206,7 @@ describe('sftp folder source against a faulty server', () => {
     t.env.drop('interrupted.pdf', pdf);
     await expectArchivedOnce('interrupted.pdf', pdf);
     expect(t.server.stats.disconnects).toBe(1);
-    expect(agent.journal.stats().files.done).toBe(1);
+    expect((await agent.journal.stats()).files.done).toBe(1);
   });
 
   it('takes again a file found in the remote .processing folder with no journal record (crash after the claim)', async () => {

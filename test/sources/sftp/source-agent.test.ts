@@ -21,7 +21,7 @@ describe('sftp folder options', () => {
     const listings = t.server.stats.listings;
     await waitFor(() => t.server.stats.listings >= listings + 3);
     expect(t.env.remoteFiles()).toEqual(['marked.pdf']);
-    expect(agent.journal.stats().files.claimed).toBe(0);
+    expect((await agent.journal.stats()).files.claimed).toBe(0);
     t.env.drop('marked.pdf.done', '');
     await waitFor(() => t.env.archived().includes(path.join(t.day(), 'marked.pdf')), 15_000);
     await waitFor(() => t.env.archived().length === 2, 5_000);
@@ -86,13 +86,13 @@ describe('sftp folder options', () => {
     expect(record.code).toBe('DOCEX_DUPLICATE');
     expect(await t.env.jobsFor('first.pdf')).toBe(1);
     expect(await t.env.jobsFor('again.pdf')).toBe(0);
-    expect(agent.journal.stats().files).toMatchObject({ done: 1, rejected: 1 });
+    expect((await agent.journal.stats()).files).toMatchObject({ done: 1, rejected: 1 });
   });
 
   it('deletes the remote file after success when afterSuccess is delete', async () => {
     const agent = await t.env.start(t.env.config({ afterSuccess: 'delete' }));
     t.env.drop('gone.pdf', await makePdf('delete me after'));
-    await waitFor(() => agent.journal.stats().files.done === 1, 15_000);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 1, 15_000);
     await waitFor(() => t.env.remoteFiles('.processing').length === 0, 5_000);
     expect(t.env.remoteFiles()).toEqual([]);
     expect(t.env.archived()).toEqual([]);

@@ -25,7 +25,7 @@ describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
     await waitFor(() => env.refused().length === 2, 10_000);
     // Ten more polls (50 ms apart) see the same name: still one report.
     await new Promise((r) => setTimeout(r, 500));
-    const journalled = agent.journal.recent(10).map((i) => i.fileName);
+    const journalled = (await agent.journal.recent(10)).map((i) => i.fileName);
     await env.h.stopAgents();
 
     const shown = 'caf\uFFFD.pdf';

@@ -32,6 +32,11 @@ function item(state: JournalItem['state'], size = 100, mtimeMs = 1_700_000_000_0
     duplicateOf: undefined,
     createdAt: 0,
     updatedAt: 0,
+    failedTries: 0,
+    nextTryAt: undefined,
+    lastFailureCode: undefined,
+    lostAnswers: 0,
+    orphanJobs: 0,
   };
 }
 

@@ -24,7 +24,7 @@ describeSshd('sftp folder source against a real sshd', () => {
     }
     const config = env.config({}, { concurrency: 2 });
     const first = await env.start(config);
-    await waitFor(() => first.journal.stats().files.done >= 3, 30_000);
+    await waitFor(async () => (await first.journal.stats()).files.done >= 3, 30_000);
     await env.h.stopAgents();
     // Stopped in the middle: some files archived, the rest still on the server or in flight.
     expect(env.archived().length).toBeLessThan(20);
@@ -32,13 +32,13 @@ describeSshd('sftp folder source against a real sshd', () => {
     const second = await env.start(config);
     const day = new Date(env.h.clock.now()).toISOString().slice(0, 10);
     await waitFor(() => env.archived().length === 20, 60_000);
-    await waitFor(() => second.journal.stats().files.done === 20, 10_000);
+    await waitFor(async () => (await second.journal.stats()).files.done === 20, 10_000);
 
     expect(env.archived()).toEqual(names.map((n) => path.join(day, n)));
     expect(env.remoteFiles()).toEqual([]);
     expect(env.remoteFiles('.processing')).toEqual([]);
     expect(env.refused()).toEqual([]);
-    expect(second.journal.stats().files.rejected).toBe(0);
+    expect((await second.journal.stats()).files.rejected).toBe(0);
     const jobs = await env.h.jobs();
     for (const name of names) {
       const mine = jobs.filter((j) => j.filename === name);
@@ -48,7 +48,7 @@ describeSshd('sftp folder source against a real sshd', () => {
     expect(jobs).toHaveLength(20);
     // Nothing left in the local spool; the journal names each file by where it was dropped.
     expect(readdirSync(path.join(env.stateDir, 'sftp', 'remote', 'spool', '.processing'))).toEqual([]);
-    const sources = second.journal.recent(40).map((i) => i.sourcePath);
+    const sources = (await second.journal.recent(40)).map((i) => i.sourcePath);
     expect(sources).toContain(`sftp://${sshd.username}@127.0.0.1:${sshd.port}${env.remote}/invoice-01.pdf`);
   });
 });

@@ -49,7 +49,7 @@ describe('stopping an sftp folder with a file in flight', () => {
     await removal;
     expect(t.env.archived()).toEqual([path.join(t.day(), 'held.pdf')]);
     expect(t.env.remoteFiles('.processing')).toEqual([]);
-    expect(agent.journal.recent(5).find((i) => i.fileName === 'held.pdf')?.state).toBe('done');
+    expect((await agent.journal.recent(5)).find((i) => i.fileName === 'held.pdf')?.state).toBe('done');
 
     // Intake stopped: a file dropped after the removal stays on the server.
     t.env.drop('late.pdf', await makePdf('after the removal'));
