@@ -1,9 +1,439 @@
-// TEMP STUB replaced by helper-2's implementation
+/**
+ * The journal on a PostgreSQL server: the same record and rules as the SQLite journal (journal.ts,
+ * states.ts), for several async callers in one process and, later, several agents on one database.
+ *
+ * Every operation of more than one statement is one transaction on one pooled client. Locking:
+ * - a claim takes an advisory lock on its content (hashtext of the SHA-256) before the duplicate
+ *   check, so two claims of the same content are serialized (across agents too) and exactly one
+ *   is `claimed`;
+ * - a move locks its item FOR UPDATE; a payload row's move first locks its file FOR SHARE. A file's
+ *   own move (to done: all rows final) and addRows lock the file FOR UPDATE, so they wait for
+ *   row moves in flight and read the rows' committed states. Locks are always taken file first,
+ *   then row, so moves cannot deadlock;
+ * - history entries are inserted last, under a shared advisory lock held until the commit, so a
+ *   reader following history by id never passes an entry that commits late (reader.ts).
+ * Commits are durable when they answer (synchronous_commit=on), so flush() only waits for the
+ * writes in flight. The upload URL is stored but read only by revealUploadUrl; pg's errors leave
+ * as DocexErrors without the password or a URL's query.
+ */
+import type { Clock } from '../../core/clock.js';
+import { DocexError } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../location.js';
-import type { JournalStore } from '../store.js';
-import type { JournalOptions } from '../types.js';
-export class PostgresJournal {
-  static async open(_c: PostgresConnection, _o: JournalOptions): Promise<JournalStore> {
-    throw new Error('stub');
+import { duplicateReason, rowsError } from '../moves.js';
+import { stripUrlQueries } from '../redact.js';
+import type { JournalItem } from '../schema.js';
+import {
+  checkTransition,
+  ITEM_STATES,
+  type ItemState,
+  isFinal,
+  type RecoveryOptions,
+  recoveryAction,
+} from '../states.js';
+import type { FailedTry, JournalStore } from '../store.js';
+import type {
+  ClaimInput,
+  HistoryEntry,
+  JournalOptions,
+  JournalStats,
+  PruneBatch,
+  RecordedClaim,
+  RecoveryStep,
+  RowInput,
+  TransitionFields,
+} from '../types.js';
+import { detailText, planMove } from './moves.js';
+import { allowing, PgSession, type Tx } from './pool.js';
+import { historyEntryOf, itemOf as item } from './rows.js';
+import { migrate, PG_SCHEMA_VERSION } from './schema.js';
+import { STATEMENTS as S } from './statements.js';
+
+/** A transaction's history entries, inserted together as its last statement. */
+class HistoryBatch {
+  private readonly itemIds: number[] = [];
+  private readonly from: (string | null)[] = [];
+  private readonly to: string[] = [];
+  private readonly at: number[] = [];
+  private readonly details: (string | null)[] = [];
+
+  add(itemId: number, from: ItemState | undefined, to: ItemState, at: number, detail: object): void {
+    this.itemIds.push(itemId);
+    this.from.push(from ?? null);
+    this.to.push(to);
+    this.at.push(at);
+    this.details.push(detailText(detail));
+  }
+
+  /** Set when the transaction's statements may take longer than the connection's timeoutMs. */
+  allowedMs: number | undefined;
+
+  async insert(tx: Tx): Promise<void> {
+    if (this.itemIds.length === 0) return;
+    const statement =
+      this.allowedMs === undefined ? S.insertHistory : allowing(S.insertHistory, this.allowedMs);
+    await tx.rows(statement, [this.itemIds, this.from, this.to, this.at, this.details]);
+  }
+}
+
+/** What each payload row adds to the time addRows' statements may take (a generous bound). */
+const BULK_MS_PER_ROW = 0.2;
+
+function unknownItem(itemId: number): DocexError {
+  return new DocexError('DOCEX_JOURNAL_UNKNOWN_ITEM', `no journal item ${itemId}`, { details: { itemId } });
+}
+
+export class PostgresJournal implements JournalStore {
+  readonly location: string;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
+
+  private constructor(
+    private readonly db: PgSession,
+    private readonly clock: Clock,
+    private readonly log: Logger,
+  ) {
+    this.location = db.location;
+  }
+
+  /** Connects, brings the schema up (or refuses a newer one) and answers the journal. */
+  static async open(connection: PostgresConnection, options: JournalOptions): Promise<PostgresJournal> {
+    const db = PgSession.open(connection, {}, options.log);
+    try {
+      const migrated = await migrate(db, options.clock.now());
+      const journal = new PostgresJournal(db, options.clock, options.log);
+      const unfinished = (await journal.unfinished()).length;
+      options.log.info(
+        { location: db.location, schemaVersion: PG_SCHEMA_VERSION, migrated, unfinished },
+        'journal opened',
+      );
+      return journal;
+    } catch (err) {
+      await db.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  recordClaim(input: ClaimInput): Promise<RecordedClaim> {
+    const now = this.clock.now();
+    return this.write('recordClaim', async (tx, history): Promise<RecordedClaim> => {
+      await tx.rows(S.claimLock, [input.sha256]);
+      const same = await tx.one(S.sameFileUnfinished, [input.folder, input.sha256, input.sourcePath]);
+      if (same) return { kind: 'in-progress', item: item(same) };
+      const earlierRow = input.allowDuplicates
+        ? undefined
+        : await tx.one(S.earlierContent, [input.sha256, input.folder, input.workflowId]);
+      const earlier = earlierRow ? item(earlierRow) : undefined;
+      const state: ItemState = earlier ? 'rejected' : 'claimed';
+      const inserted = await tx.one(S.insertFile, [
+        input.folder,
+        input.workflowId,
+        input.mode,
+        input.fileName,
+        input.sourcePath,
+        input.claimedPath,
+        input.size,
+        input.mtimeMs,
+        input.sha256,
+        input.allowDuplicates === true,
+        state,
+        earlier ? 'DOCEX_DUPLICATE' : null,
+        earlier ? duplicateReason(earlier) : null,
+        earlier?.id ?? null,
+        now,
+      ]);
+      let recorded = item(inserted!);
+      const detail = earlier
+        ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
+        : { size: input.size, sha256: input.sha256 };
+      history.add(recorded.id, undefined, state, now, detail);
+      if (state === 'claimed' && input.validatedNote !== undefined) {
+        // A new item only this transaction sees: no file to lock.
+        await this.applyChecked(
+          tx,
+          history,
+          recorded.id,
+          'validated',
+          { note: input.validatedNote },
+          now,
+          false,
+        );
+        recorded = await this.applyChecked(tx, history, recorded.id, 'creating', {}, now, false);
+      }
+      return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
+    });
+  }
+
+  addRows(fileId: number, rows: readonly RowInput[]): Promise<JournalItem[]> {
+    const now = this.clock.now();
+    return this.write('addRows', async (tx, history) => {
+      // FOR UPDATE: a move of the file (to creating, say) waits, and sees the rows once they exist.
+      const parentRow = await tx.one(S.getForUpdate, [fileId]);
+      if (!parentRow) throw unknownItem(fileId);
+      const parent = item(parentRow);
+      if (parent.kind !== 'file' || parent.state !== 'validated') {
+        throw rowsError(
+          fileId,
+          `rows go to a validated file; item ${fileId} is a ${parent.kind} in ${parent.state}`,
+        );
+      }
+      if (rows.length === 0) throw rowsError(fileId, 'a payload file needs at least one row');
+      if ((await tx.one(S.hasRows, [fileId]))?.['has'] === true) {
+        throw rowsError(fileId, `item ${fileId} already has rows`);
+      }
+      const seen = new Set<number>();
+      for (const row of rows) {
+        if (!Number.isInteger(row.rowIndex) || row.rowIndex < 0)
+          throw rowsError(fileId, 'rowIndex must be >= 0');
+        if (seen.has(row.rowIndex)) throw rowsError(fileId, `rowIndex ${row.rowIndex} is given twice`);
+        seen.add(row.rowIndex);
+      }
+      // A file of 100,000 rows takes seconds on a fast server: its two big statements get the time.
+      const allowedMs = Math.ceil(this.db.timeoutMs + rows.length * BULK_MS_PER_ROW);
+      await tx.rows(S.allowLonger, [String(allowedMs)]);
+      history.allowedMs = allowedMs;
+      const inserted = await tx.rows(allowing(S.insertRows, allowedMs), [
+        fileId,
+        now,
+        rows.map((r) => r.rowIndex),
+        rows.map((r) => (r.rejected ? 'rejected' : 'validated')),
+        rows.map((r) => r.label ?? null),
+        rows.map((r) => r.payloadSha256 ?? null),
+        rows.map((r) => r.rejected?.code ?? null),
+        rows.map((r) => (r.rejected ? stripUrlQueries(r.rejected.reason) : null)),
+      ]);
+      const byIndex = new Map(inserted.map((r) => [r['row_index'] as number, item(r)]));
+      return rows.map((row) => {
+        const recorded = byIndex.get(row.rowIndex)!;
+        history.add(
+          recorded.id,
+          undefined,
+          recorded.state,
+          now,
+          row.rejected ? { code: row.rejected.code } : { rowIndex: row.rowIndex },
+        );
+        return recorded;
+      });
+    });
+  }
+
+  async transition(itemId: number, to: ItemState, fields: TransitionFields = {}): Promise<JournalItem> {
+    const now = this.clock.now();
+    const moved = await this.write('transition', (tx, history) =>
+      this.applyChecked(tx, history, itemId, to, fields, now, true),
+    );
+    this.log.debug({ itemId, to, jobId: moved.jobId, attempt: moved.attempt }, 'journal transition');
+    return moved;
+  }
+
+  /** Every commit is durable when it answers (synchronous_commit=on): the same as transition. */
+  commitMove(itemId: number, to: ItemState, fields: TransitionFields = {}): Promise<JournalItem> {
+    return this.transition(itemId, to, fields);
+  }
+
+  /** Resolves once the writes begun before the call have ended (each committed one is on disk). */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /**
+   * One legal move with its history entry, inside the caller's transaction. `lockFile`: a row's
+   * file is locked (shared) before the row, as every move and addRows lock file before row.
+   */
+  private async applyChecked(
+    tx: Tx,
+    history: HistoryBatch,
+    itemId: number,
+    to: ItemState,
+    fields: TransitionFields,
+    now: number,
+    lockFile: boolean,
+  ): Promise<JournalItem> {
+    if (lockFile) await tx.rows(S.lockParentOf, [itemId]);
+    const row = await tx.one(S.getForUpdate, [itemId]);
+    if (!row) throw unknownItem(itemId);
+    const current = item(row);
+    const childStates =
+      current.kind === 'file'
+        ? (await tx.rows(S.childStates, [itemId])).map((r) => r['state'] as ItemState)
+        : [];
+    const check = checkTransition({ ...current, childStates }, to);
+    if (!check.ok) {
+      throw new DocexError('DOCEX_JOURNAL_TRANSITION', `item ${itemId}: ${check.reason}`, {
+        details: { itemId, from: current.state, to },
+      });
+    }
+    const move = planMove(current, to, fields, now);
+    const updated = await tx.one(move.statement, move.values);
+    history.add(itemId, current.state, to, now, move.detail);
+    return item(updated!);
+  }
+
+  forgetUploadUrl(itemId: number): Promise<void> {
+    return this.track(
+      this.db.rows('forgetUploadUrl', S.forgetUrl, [itemId, this.clock.now()]).then(() => undefined),
+    );
+  }
+
+  async revealUploadUrl(itemId: number): Promise<string | undefined> {
+    const url = (await this.db.one('revealUploadUrl', S.uploadUrl, [itemId]))?.['upload_url'];
+    return typeof url === 'string' ? url : undefined;
+  }
+
+  recordFailedTry(itemId: number, failure: FailedTry): Promise<JournalItem> {
+    return this.track(
+      this.db
+        .one('recordFailedTry', S.recordFailedTry, [itemId, failure.nextTryAt, failure.code])
+        .then((row) => {
+          if (!row) throw unknownItem(itemId);
+          return item(row);
+        }),
+    );
+  }
+
+  clearFailedTries(itemId: number): Promise<void> {
+    return this.track(this.db.rows('clearFailedTries', S.clearFailedTries, [itemId]).then(() => undefined));
+  }
+
+  async get(itemId: number): Promise<JournalItem | undefined> {
+    const row = await this.db.one('get', S.get, [itemId]);
+    return row ? item(row) : undefined;
+  }
+
+  async byJobId(jobId: string): Promise<JournalItem | undefined> {
+    const row = await this.db.one('byJobId', S.byJobId, [jobId]);
+    return row ? item(row) : undefined;
+  }
+
+  async byPath(path: string): Promise<JournalItem[]> {
+    return (await this.db.rows('byPath', S.byPath, [path])).map(item);
+  }
+
+  async rowsOf(fileId: number): Promise<JournalItem[]> {
+    return (await this.db.rows('rowsOf', S.rowsOf, [fileId])).map(item);
+  }
+
+  async recent(limit = 50): Promise<JournalItem[]> {
+    return (await this.db.rows('recent', S.recent, [limit])).map(item);
+  }
+
+  async unfinished(): Promise<JournalItem[]> {
+    return (await this.db.rows('unfinished', S.unfinished)).map(item);
+  }
+
+  /** The unfinished items and their rows' states from one snapshot. */
+  async recoveryPlan(options: RecoveryOptions = {}): Promise<RecoveryStep[]> {
+    const now = this.clock.now();
+    const { items, children } = await this.db.transaction(
+      'recoveryPlan',
+      async (tx) => {
+        const items = (await tx.rows(S.unfinished)).map(item);
+        const fileIds = items.filter((i) => i.kind === 'file').map((i) => i.id);
+        const children = new Map<number, ItemState[]>();
+        if (fileIds.length > 0) {
+          for (const r of await tx.rows(S.childStatesOf, [fileIds])) {
+            const parentId = r['parent_id'] as number;
+            children.set(parentId, [...(children.get(parentId) ?? []), r['state'] as ItemState]);
+          }
+        }
+        return { items, children };
+      },
+      'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY',
+    );
+    return items.map((i) => ({
+      item: i,
+      action: recoveryAction({ ...i, childStates: children.get(i.id) ?? [] }, now, options),
+    }));
+  }
+
+  async history(itemId: number): Promise<HistoryEntry[]> {
+    return (await this.db.rows('history', S.history, [itemId])).map(historyEntryOf);
+  }
+
+  async stats(): Promise<JournalStats> {
+    const zero = () => Object.fromEntries(ITEM_STATES.map((s) => [s, 0])) as Record<ItemState, number>;
+    const stats: JournalStats = { files: zero(), rows: zero(), unfinished: 0 };
+    for (const r of await this.db.rows('stats', S.counts)) {
+      const state = r['state'] as ItemState;
+      const n = r['n'] as number;
+      (r['kind'] === 'file' ? stats.files : stats.rows)[state] = n;
+      if (!isFinal(state)) stats.unfinished += n;
+    }
+    return stats;
+  }
+
+  inspectionStarting(path: string): Promise<void> {
+    return this.track(
+      this.db
+        .rows('inspectionStarting', S.inspectionStarting, [path, this.clock.now()])
+        .then(() => undefined),
+    );
+  }
+
+  inspectionEnded(path: string): Promise<void> {
+    return this.track(this.db.rows('inspectionEnded', S.inspectionEnded, [path]).then(() => undefined));
+  }
+
+  async interruptedInspections(path: string): Promise<number> {
+    const n = (await this.db.one('interruptedInspections', S.interruptedInspections, [path]))?.['n'];
+    return typeof n === 'number' ? n : 0;
+  }
+
+  /**
+   * One batch of pruning, as SQLite's: the finished files among ids (afterId, afterId + scanIds]
+   * last moved before `cutoffMs`, locked FOR UPDATE (a row's move waits, then finds its row gone).
+   * A done file keeps its own row; its history and payload rows go. A rejected file goes whole.
+   */
+  pruneFinished(cutoffMs: number, afterId: number, scanIds: number): Promise<PruneBatch> {
+    const upTo = afterId + Math.max(1, scanIds);
+    return this.write('pruneFinished', async (tx) => {
+      const batch: PruneBatch = { items: 0, rows: 0, history: 0, next: undefined };
+      const ids = (await tx.rows(S.pruneCandidates, [afterId, upTo, cutoffMs])).map((r) => r['id'] as number);
+      if (ids.length > 0) {
+        const counted = async (statement: typeof S.pruneRows) =>
+          new Map((await tx.rows(statement, [ids])).map((r) => [r['id'] as number, r['n'] as number]));
+        const rowsHistory = await counted(S.pruneRowsHistory);
+        const ownHistory = await counted(S.pruneHistory);
+        const rows = await counted(S.pruneRows);
+        const removed = new Set((await tx.rows(S.pruneItems, [ids])).map((r) => r['id'] as number));
+        for (const id of ids) {
+          const h = (rowsHistory.get(id) ?? 0) + (ownHistory.get(id) ?? 0);
+          const r = rows.get(id) ?? 0;
+          if (h + r > 0 || removed.has(id)) batch.items++;
+          batch.history += h;
+          batch.rows += r;
+        }
+      }
+      const maxId = ((await tx.one(S.maxId))?.['id'] as number | null) ?? 0;
+      batch.next = upTo < maxId ? upTo : undefined;
+      return batch;
+    });
+  }
+
+  /** Waits for the writes in flight, then closes the pool. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.flush();
+    await this.db.end();
+  }
+
+  /** A writing transaction; its history entries go in last (see HistoryBatch). */
+  private write<T>(doing: string, fn: (tx: Tx, history: HistoryBatch) => Promise<T>): Promise<T> {
+    return this.track(
+      this.db.transaction(doing, async (tx) => {
+        const history = new HistoryBatch();
+        const result = await fn(tx, history);
+        await history.insert(tx);
+        return result;
+      }),
+    );
+  }
+
+  private track<T>(work: Promise<T>): Promise<T> {
+    this.inFlight.add(work);
+    const forget = () => this.inFlight.delete(work);
+    work.then(forget, forget);
+    return work;
   }
 }

@@ -1,8 +1,236 @@
-// TEMP STUB replaced by helper-2's implementation
+/**
+ * The journal's read API on PostgreSQL (reader.ts's queries): a small pool of its own whose
+ * sessions are read-only (default_transaction_read_only=on). It never migrates and never writes;
+ * opening it checks that the database holds a journal at the version this agent reads.
+ *
+ * The two feeds that follow history by id (doneJobsAfter, historyAfter) read only up to a horizon:
+ * on a server with concurrent writers, ids are taken when an entry is inserted, not when it
+ * commits, so entry 41 may commit after entry 42 and a cursor already past 42 would skip it for
+ * good. Writers take their history ids under an advisory lock held shared until they commit; the
+ * reader takes that lock exclusively for one statement (it waits for the writers in the middle of
+ * their commit, a few ms) and reads the newest id: every id up to it is committed or never will be.
+ */
+import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../location.js';
+import type { JournalItem } from '../schema.js';
+import { UNFINISHED_STATES_SQL } from '../states.js';
 import type { JournalReader } from '../store.js';
-export class PostgresJournalReader {
-  static async open(_c: PostgresConnection): Promise<JournalReader> {
-    throw new Error('stub');
+import type {
+  DoneJobItem,
+  FileMatch,
+  HistoryEntry,
+  HistoryStep,
+  PendingUpload,
+  UnfinishedFile,
+  WaitingFiles,
+} from '../types.js';
+import { PgSession, type Statement } from './pool.js';
+import { historyEntryOf, itemOf, optional } from './rows.js';
+import { checkVersion, LOCK_SPACE } from './schema.js';
+import { STATEMENTS } from './statements.js';
+
+/** A reader needs few connections: its callers poll. */
+const READER_POOL_SIZE = 2;
+
+const s = (name: string, text: string): Statement => ({ name: `docex_reader_${name}`, text });
+/** `limit` is the statement's last parameter. */
+const fileIds = (name: string, where: string, limit: number) =>
+  s(name, `SELECT id FROM items WHERE kind = 'file' AND ${where} ORDER BY id DESC LIMIT $${limit}`);
+
+const READS = {
+  /** The newest history id whose transaction has ended (see the module's comment). */
+  horizon: s(
+    'horizon',
+    `SELECT coalesce((SELECT max(id) FROM history), 0) AS horizon
+     FROM (SELECT pg_advisory_xact_lock(${LOCK_SPACE.history}, 1)) AS barrier`,
+  ),
+  doneJobs: s(
+    'done_jobs',
+    `SELECT h.id AS hid, h.at AS done_at, i.id, i.kind, i.parent_id, i.row_index, i.folder, i.file_name,
+       i.sha256, i.job_id, i.job_name, i.label, i.created_at,
+       p.folder AS p_folder, p.file_name AS p_file_name, p.sha256 AS p_sha256, p.created_at AS p_created_at
+     FROM history h JOIN items i ON i.id = h.item_id LEFT JOIN items p ON p.id = i.parent_id
+     WHERE h.id > $1 AND h.id <= $2 AND h.to_state = 'done' AND i.job_id IS NOT NULL
+     ORDER BY h.id LIMIT $3`,
+  ),
+  history: s(
+    'history_after',
+    `SELECT h.id, h.from_state, h.to_state, i.kind, i.folder, i.reject_code
+     FROM history h JOIN items i ON i.id = h.item_id
+     WHERE h.id > $1 AND h.id <= $2 ORDER BY h.id LIMIT $3`,
+  ),
+  waiting: s(
+    'waiting',
+    `SELECT folder, state, count(*) AS n, min(created_at) AS oldest FROM items
+     WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL})
+     GROUP BY folder, state ORDER BY folder, state`,
+  ),
+  pending: s(
+    'pending',
+    `SELECT i.id, i.folder, i.file_name, i.upload_deadline,
+       (SELECT max(h.at) FROM history h WHERE h.item_id = i.id AND h.to_state = 'created') AS opened_at
+     FROM items i
+     WHERE i.state = 'created' AND i.upload_deadline IS NOT NULL AND i.mode <> 'payload-word'
+     ORDER BY i.upload_deadline, i.id`,
+  ),
+  unfinishedBefore: s(
+    'unfinished_before',
+    `SELECT id, folder, file_name, state, created_at, job_id FROM items
+     WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL}) AND created_at <= $1 ORDER BY id LIMIT $2`,
+  ),
+  idsByName: fileIds('ids_by_name', 'file_name = $1', 2),
+  idsByContent: fileIds('ids_by_content', 'sha256 = $1', 2),
+  idsByPlacedFile: fileIds('ids_by_placed_file', 'sha256 = $1 AND folder = $2 AND file_name = $3', 4),
+  // The item look-ups are the journal's own statements.
+  get: STATEMENTS.get,
+  byJobId: STATEMENTS.byJobId,
+  byPath: STATEMENTS.byPath,
+  itemHistory: STATEMENTS.history,
+} as const;
+
+export class PostgresJournalReader implements JournalReader {
+  readonly location: string;
+
+  private constructor(private readonly db: PgSession) {
+    this.location = db.location;
+  }
+
+  /** Connects read-only and checks the schema; never creates or migrates it. */
+  static async open(
+    connection: PostgresConnection,
+    options: { log?: Logger } = {},
+  ): Promise<PostgresJournalReader> {
+    const db = PgSession.open(
+      connection,
+      { readOnly: true, max: Math.min(READER_POOL_SIZE, connection.poolSize) },
+      options.log,
+    );
+    try {
+      await checkVersion(db);
+      return new PostgresJournalReader(db);
+    } catch (err) {
+      await db.end().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** The newest history id no later commit can come in under. */
+  private async horizon(doing: string): Promise<number> {
+    return Number((await this.db.one(doing, READS.horizon))?.['horizon'] ?? 0);
+  }
+
+  async doneJobsAfter(cursor: number, limit: number): Promise<DoneJobItem[]> {
+    const horizon = await this.horizon('doneJobsAfter');
+    if (horizon <= cursor) return [];
+    return (await this.db.rows('doneJobsAfter', READS.doneJobs, [cursor, horizon, limit])).map((r) => {
+      const isRow = r['kind'] === 'row' && r['parent_id'] !== null;
+      return {
+        cursor: r['hid'] as number,
+        itemId: r['id'] as number,
+        rowIndex: optional<number>(r['row_index']),
+        label: optional<string>(r['label']),
+        jobId: r['job_id'] as string,
+        jobName: optional<string>(r['job_name']),
+        doneAt: r['done_at'] as number,
+        source: isRow
+          ? {
+              itemId: r['parent_id'] as number,
+              folder: r['p_folder'] as string,
+              fileName: r['p_file_name'] as string,
+              sha256: r['p_sha256'] as string,
+              claimedAt: r['p_created_at'] as number,
+            }
+          : {
+              itemId: r['id'] as number,
+              folder: r['folder'] as string,
+              fileName: r['file_name'] as string,
+              sha256: r['sha256'] as string,
+              claimedAt: r['created_at'] as number,
+            },
+      };
+    });
+  }
+
+  async historyAfter(cursor: number, limit: number): Promise<HistoryStep[]> {
+    const horizon = await this.horizon('historyAfter');
+    if (horizon <= cursor) return [];
+    return (await this.db.rows('historyAfter', READS.history, [cursor, horizon, limit])).map((r) => ({
+      id: Number(r['id']),
+      from: optional<string>(r['from_state']),
+      to: String(r['to_state']),
+      kind: String(r['kind']),
+      folder: String(r['folder']),
+      rejectCode: optional<string>(r['reject_code']),
+    }));
+  }
+
+  async pendingUploads(): Promise<PendingUpload[]> {
+    return (await this.db.rows('pendingUploads', READS.pending)).map((r) => {
+      const deadline = Number(r['upload_deadline']);
+      return {
+        itemId: Number(r['id']),
+        folder: String(r['folder']),
+        fileName: String(r['file_name']),
+        deadline,
+        openedAt: r['opened_at'] === null ? deadline : Number(r['opened_at']),
+      };
+    });
+  }
+
+  async waiting(): Promise<WaitingFiles[]> {
+    return (await this.db.rows('waiting', READS.waiting)).map((r) => ({
+      folder: String(r['folder']),
+      state: String(r['state']),
+      count: Number(r['n']),
+      oldestAt: Number(r['oldest']),
+    }));
+  }
+
+  async unfinishedSince(cutoff: number, limit: number): Promise<UnfinishedFile[]> {
+    return (await this.db.rows('unfinishedSince', READS.unfinishedBefore, [cutoff, limit])).map((r) => ({
+      id: Number(r['id']),
+      folder: String(r['folder']),
+      fileName: String(r['file_name']),
+      state: String(r['state']),
+      claimedAt: Number(r['created_at']),
+      jobId: optional<string>(r['job_id']),
+    }));
+  }
+
+  async fileItemIds(match: FileMatch, limit: number): Promise<number[]> {
+    const rows =
+      'fileName' in match
+        ? await this.db.rows('fileItemIds', READS.idsByName, [match.fileName, limit])
+        : match.placed
+          ? await this.db.rows('fileItemIds', READS.idsByPlacedFile, [
+              match.sha256,
+              match.placed.folder,
+              match.placed.fileName,
+              limit,
+            ])
+          : await this.db.rows('fileItemIds', READS.idsByContent, [match.sha256, limit]);
+    return rows.map((r) => Number(r['id']));
+  }
+
+  async get(itemId: number): Promise<JournalItem | undefined> {
+    const row = await this.db.one('get', READS.get, [itemId]);
+    return row ? itemOf(row) : undefined;
+  }
+
+  async byJobId(jobId: string): Promise<JournalItem | undefined> {
+    const row = await this.db.one('byJobId', READS.byJobId, [jobId]);
+    return row ? itemOf(row) : undefined;
+  }
+
+  async byPath(path: string): Promise<JournalItem[]> {
+    return (await this.db.rows('byPath', READS.byPath, [path])).map(itemOf);
+  }
+
+  async history(itemId: number): Promise<HistoryEntry[]> {
+    return (await this.db.rows('history', READS.itemHistory, [itemId])).map(historyEntryOf);
+  }
+
+  async close(): Promise<void> {
+    await this.db.end();
   }
 }

@@ -1,0 +1,8 @@
+/**
+ * The PostgreSQL journal. Imported on its own (not through ../index.ts), so an agent whose journal
+ * is a SQLite file never loads pg.
+ */
+export { PostgresJournal } from './journal.js';
+export { APPLICATION_NAME, poolConfig, postgresConnection, sslOptions } from './pool.js';
+export { PostgresJournalReader } from './reader.js';
+export { PG_SCHEMA_VERSION } from './schema.js';

@@ -1,0 +1,184 @@
+/**
+ * Every statement PostgresJournal runs, in one place. Named: pg prepares each once per connection.
+ * The upload URL is read by `uploadUrl` alone; items are read with PG_ITEM_COLUMNS.
+ */
+import type { Statement } from './pool.js';
+import { PG_ITEM_COLUMNS as C, LOCK_SPACE } from './schema.js';
+
+const OPEN = "state NOT IN ('done', 'rejected')";
+
+const s = (name: string, text: string): Statement => ({ name: `docex_journal_${name}`, text });
+
+/** What a move adds to the lost-answer counters ($k, $k+1: 0 or 1 each), in the move's own UPDATE. */
+const counters = (k: number) => `lost_answers = lost_answers + $${k}, orphan_jobs = orphan_jobs + $${k + 1}`;
+
+export const STATEMENTS = {
+  get: s('get', `SELECT ${C} FROM items WHERE id = $1`),
+  /** A row's move locks its file first (shared: the rows of a file move side by side). */
+  lockParentOf: s(
+    'lock_parent_of',
+    'SELECT id FROM items WHERE id = (SELECT parent_id FROM items WHERE id = $1) FOR SHARE',
+  ),
+  getForUpdate: s('get_for_update', `SELECT ${C} FROM items WHERE id = $1 FOR UPDATE`),
+  byJobId: s('by_job_id', `SELECT ${C} FROM items WHERE job_id = $1 ORDER BY id DESC LIMIT 1`),
+  byPath: s(
+    'by_path',
+    `SELECT ${C} FROM items WHERE kind = 'file' AND (source_path = $1 OR claimed_path = $1) ORDER BY id DESC`,
+  ),
+  rowsOf: s('rows_of', `SELECT ${C} FROM items WHERE parent_id = $1 ORDER BY row_index`),
+  recent: s(
+    'recent',
+    `SELECT ${C} FROM items WHERE kind = 'file' ORDER BY updated_at DESC, id DESC LIMIT $1`,
+  ),
+  unfinished: s('unfinished', `SELECT ${C} FROM items WHERE ${OPEN} ORDER BY id`),
+  hasRows: s('has_rows', 'SELECT EXISTS (SELECT 1 FROM items WHERE parent_id = $1) AS has'),
+  childStates: s('child_states', 'SELECT state FROM items WHERE parent_id = $1 ORDER BY row_index'),
+  childStatesOf: s(
+    'child_states_of',
+    'SELECT parent_id, state FROM items WHERE parent_id = ANY($1::bigint[]) ORDER BY parent_id, row_index',
+  ),
+
+  /** Claims of one content one at a time, across agents; held until the claim commits. */
+  claimLock: s('claim_lock', `SELECT pg_advisory_xact_lock(${LOCK_SPACE.claim}, hashtext($1))`),
+  sameFileUnfinished: s(
+    'same_file_unfinished',
+    `SELECT ${C} FROM items
+     WHERE kind = 'file' AND folder = $1 AND sha256 = $2 AND source_path = $3 AND state = 'claimed'
+     ORDER BY id LIMIT 1`,
+  ),
+  // A duplicate is the same content for the same folder or the same workflow, not counting drops
+  // that were rejected (a fixed configuration may take the same file again).
+  earlierContent: s(
+    'earlier_content',
+    `SELECT ${C} FROM items
+     WHERE kind = 'file' AND sha256 = $1 AND (folder = $2 OR workflow_id = $3) AND state <> 'rejected'
+     ORDER BY id LIMIT 1`,
+  ),
+  insertFile: s(
+    'insert_file',
+    `INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
+       sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at)
+     VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)
+     RETURNING ${C}`,
+  ),
+  /** This transaction's statements may take $1 ms (a file of many rows; reset at its end). */
+  allowLonger: s('allow_longer', "SELECT set_config('statement_timeout', $1, true)"),
+  /** Every row of a file in one statement, whatever their number; their ids follow the input order. */
+  insertRows: s(
+    'insert_rows',
+    `INSERT INTO items (parent_id, kind, row_index, folder, workflow_id, mode, file_name, sha256,
+       allow_duplicates, state, label, payload_sha256, reject_code, reject_reason, created_at, updated_at)
+     SELECT p.id, 'row', r.row_index, p.folder, p.workflow_id, p.mode, p.file_name, p.sha256,
+       p.allow_duplicates, r.state, r.label, r.payload_sha256, r.reject_code, r.reject_reason, $2, $2
+     FROM items p,
+       unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])
+         WITH ORDINALITY AS r (row_index, state, label, payload_sha256, reject_code, reject_reason, n)
+     WHERE p.id = $1
+     ORDER BY r.n
+     RETURNING ${C}`,
+  ),
+
+  // One move's update ($1 the item; the counters last), answering the item as recorded.
+  setState: s(
+    'set_state',
+    `UPDATE items SET state = $2, upload_url = NULL, updated_at = $3, ${counters(4)} WHERE id = $1 RETURNING ${C}`,
+  ),
+  setCreating: s(
+    'set_creating',
+    `UPDATE items SET state = 'creating', attempt = $2, job_name = $3, job_id = NULL, upload_url = NULL,
+       upload_deadline = NULL, updated_at = $4, ${counters(5)} WHERE id = $1 RETURNING ${C}`,
+  ),
+  setCreated: s(
+    'set_created',
+    `UPDATE items SET state = 'created', job_id = $2, upload_url = $3, upload_deadline = $4, updated_at = $5,
+       ${counters(6)} WHERE id = $1 RETURNING ${C}`,
+  ),
+  setUploaded: s(
+    'set_uploaded',
+    `UPDATE items SET state = 'uploaded', uploaded_md5 = $2, upload_url = NULL, updated_at = $3, ${counters(4)}
+     WHERE id = $1 RETURNING ${C}`,
+  ),
+  setRejected: s(
+    'set_rejected',
+    `UPDATE items SET state = 'rejected', reject_code = $2, reject_reason = $3, upload_url = NULL,
+       updated_at = $4, ${counters(5)} WHERE id = $1 RETURNING ${C}`,
+  ),
+
+  forgetUrl: s(
+    'forget_url',
+    'UPDATE items SET upload_url = NULL, updated_at = $2 WHERE id = $1 AND upload_url IS NOT NULL',
+  ),
+  uploadUrl: s('upload_url', 'SELECT upload_url FROM items WHERE id = $1'),
+  recordFailedTry: s(
+    'record_failed_try',
+    `UPDATE items SET failed_tries = failed_tries + 1, next_try_at = $2, last_failure_code = $3
+     WHERE id = $1 RETURNING ${C}`,
+  ),
+  clearFailedTries: s(
+    'clear_failed_tries',
+    'UPDATE items SET failed_tries = 0, next_try_at = NULL WHERE id = $1',
+  ),
+
+  /**
+   * A transaction's history entries, in their order, as its last statement before COMMIT. The ids
+   * are taken under the history lock held shared until the commit (see PostgresJournalReader's
+   * horizon: a reader never passes an id whose transaction may still commit).
+   */
+  insertHistory: s(
+    'insert_history',
+    `WITH barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1))
+     INSERT INTO history (item_id, from_state, to_state, at, detail)
+     SELECT e.item_id, e.from_state, e.to_state, e.at, e.detail::json
+     FROM barrier, unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::text[])
+       WITH ORDINALITY AS e (item_id, from_state, to_state, at, detail, n)
+     ORDER BY e.n`,
+  ),
+  history: s(
+    'history',
+    'SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = $1 ORDER BY id',
+  ),
+  counts: s('counts', 'SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
+
+  // Pruning: finished files last moved before the cutoff, by id range, locked as a move locks them.
+  pruneCandidates: s(
+    'prune_candidates',
+    `SELECT id FROM items
+     WHERE id > $1 AND id <= $2 AND kind = 'file' AND state IN ('done', 'rejected') AND updated_at < $3
+     ORDER BY id FOR UPDATE`,
+  ),
+  pruneRowsHistory: s(
+    'prune_rows_history',
+    `WITH gone AS (
+       DELETE FROM history h USING items r WHERE r.parent_id = ANY($1::bigint[]) AND h.item_id = r.id
+       RETURNING r.parent_id AS id)
+     SELECT id, count(*) AS n FROM gone GROUP BY id`,
+  ),
+  pruneHistory: s(
+    'prune_history',
+    `WITH gone AS (DELETE FROM history WHERE item_id = ANY($1::bigint[]) RETURNING item_id AS id)
+     SELECT id, count(*) AS n FROM gone GROUP BY id`,
+  ),
+  pruneRows: s(
+    'prune_rows',
+    `WITH gone AS (DELETE FROM items WHERE parent_id = ANY($1::bigint[]) RETURNING parent_id AS id)
+     SELECT id, count(*) AS n FROM gone GROUP BY id`,
+  ),
+  pruneItems: s(
+    'prune_items',
+    "DELETE FROM items WHERE id = ANY($1::bigint[]) AND state = 'rejected' RETURNING id",
+  ),
+  maxId: s('max_id', 'SELECT max(id) AS id FROM items'),
+
+  inspectionStarting: s(
+    'inspection_starting',
+    `INSERT INTO inspections (path, started_at) VALUES ($1, $2)
+     ON CONFLICT (path) DO UPDATE SET interrupted = inspections.interrupted + 1, started_at = excluded.started_at`,
+  ),
+  inspectionEnded: s('inspection_ended', 'DELETE FROM inspections WHERE path = $1'),
+  interruptedInspections: s(
+    'interrupted_inspections',
+    'SELECT interrupted + 1 AS n FROM inspections WHERE path = $1',
+  ),
+} as const;
+
+export type Statements = typeof STATEMENTS;
