@@ -21,6 +21,8 @@ export type FailureClass = 'waiting' | 'transient' | 'internal';
 
 const WAITING_CODES = new Set([
   'DOCEX_STOPPING',
+  // The journal's database does not answer: the work waits for it, however long, and is not parked.
+  'DOCEX_JOURNAL_UNAVAILABLE',
   'DOCEX_SIDECAR_PENDING',
   'DOCEX_BATCH_PENDING',
   'DOCEX_UPLOAD_PENDING',

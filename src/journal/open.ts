@@ -1,10 +1,9 @@
 /**
  * Opens the journal, or its read API, wherever the configuration says it is. The only place that
- * names a backend: everything else holds a JournalStore or a JournalReader.
+ * names a backend: everything else holds a JournalStore or a JournalReader. The PostgreSQL one is
+ * loaded only when asked for, so an agent on SQLite never loads its driver.
  */
 import type { JournalLocation } from './location.js';
-import { PostgresJournal } from './postgres/journal.js';
-import { PostgresJournalReader } from './postgres/reader.js';
 import { SqliteJournal } from './sqlite-journal.js';
 import { SqliteJournalReader } from './sqlite-reader.js';
 import type { JournalReader, JournalStore } from './store.js';
@@ -12,6 +11,7 @@ import type { JournalOptions } from './types.js';
 
 export async function openJournal(location: JournalLocation, options: JournalOptions): Promise<JournalStore> {
   if (location.kind === 'sqlite') return SqliteJournal.open(location.file, options);
+  const { PostgresJournal } = await import('./postgres/index.js');
   return PostgresJournal.open(location.connection, options);
 }
 
@@ -24,5 +24,6 @@ export async function openJournalReader(
   options: { busyTimeoutMs: number },
 ): Promise<JournalReader> {
   if (location.kind === 'sqlite') return SqliteJournalReader.open(location.file, options);
+  const { PostgresJournalReader } = await import('./postgres/index.js');
   return PostgresJournalReader.open(location.connection);
 }

@@ -11,6 +11,7 @@ import { type DocexError, isDocexError } from '../core/errors.js';
 import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { FreshIntents } from './fresh-intents.js';
+import { JournalOutage } from './journal-outage.js';
 import { type IntakeFile, intakeItem } from './intake.js';
 import { type Inspector, sharedInspector } from './isolate/inspector.js';
 import { OrphanSidecars } from './orphan-sidecars.js';
@@ -51,6 +52,11 @@ export class Pipeline {
   private readonly scheduler: Scheduler;
   private readonly retries: RetryTimers;
   private readonly orphans: OrphanSidecars;
+  private readonly outage: JournalOutage;
+  /** Folders whose backlog is over its high mark (the scheduler says). */
+  private readonly backlogFull = new Set<string>();
+  /** Folders whose intake this pipeline paused: a full backlog, or the journal not answering. */
+  private readonly paused = new Set<string>();
   // One signal shared by every call in flight (concurrency of them, up to 256).
   private readonly abort = sharedAbortController();
   private readonly held = new Map<number, Buffer>();
@@ -68,7 +74,11 @@ export class Pipeline {
     this.scheduler = new Scheduler({
       concurrency: options.concurrency,
       folders: options.folders,
-      ...(options.onBacklog ? { onBacklog: options.onBacklog } : {}),
+      onBacklog: (folder, full) => {
+        if (full) this.backlogFull.add(folder);
+        else this.backlogFull.delete(folder);
+        this.pauseOrResume(folder);
+      },
       onTaskError: (folder, err) => {
         if (!this.haltUnsafe(folder, err)) options.log.error({ folder, err }, 'file step failed');
       },
@@ -84,6 +94,28 @@ export class Pipeline {
       onFired: () => this.notifyIdle(),
     });
     this.orphans = new OrphanSidecars({ clock: options.clock, log: options.log, ...retryDelay });
+    this.outage = new JournalOutage({
+      journal: options.journal,
+      clock: options.clock,
+      log: options.log,
+      onChange: () => {
+        for (const folder of this.options.folders.keys()) this.pauseOrResume(folder);
+      },
+    });
+  }
+
+  /** Whether the journal's database does not answer now (intake paused, work kept for later). */
+  get journalDown(): boolean {
+    return this.outage.down;
+  }
+
+  /** Tells the folder's source to pause or resume when what should be differs from what is. */
+  private pauseOrResume(folder: string): void {
+    const pause = this.backlogFull.has(folder) || this.outage.down;
+    if (pause === this.paused.has(folder)) return;
+    if (pause) this.paused.add(folder);
+    else this.paused.delete(folder);
+    this.options.onBacklog?.(folder, pause);
   }
 
   /**
@@ -107,10 +139,15 @@ export class Pipeline {
       `path:${file.claimedPath}`,
       priorityOf(undefined, this.options.clock.now()),
       async () => {
-        const item = await intakeItem(this.ctx, runtime, file).catch((err: unknown) => {
+        let item: JournalItem;
+        try {
+          item = await intakeItem(this.ctx, runtime, file);
+        } catch (err) {
+          // Left in .processing: taken again once the journal answers (or by recovery at start).
+          if (this.outage.absorb(err, () => this.accept(folder, file, onLost))) return;
           onLost?.(err);
           throw err;
-        });
+        }
         try {
           await this.drive(runtime, item, false);
         } finally {
@@ -126,7 +163,10 @@ export class Pipeline {
       (item) => {
         if (item) this.resumeItem(item, rehash);
       },
-      (err: unknown) => this.options.log.error({ itemId, err }, 'item could not be read to resume it'),
+      (err: unknown) => {
+        if (this.outage.absorb(err, () => this.resume(itemId, rehash))) return;
+        this.options.log.error({ itemId, err }, 'item could not be read to resume it');
+      },
     );
   }
 
@@ -148,7 +188,13 @@ export class Pipeline {
       `item:${item.id}`,
       priorityOf(item, this.options.clock.now()),
       async () => {
-        const fresh = await this.options.journal.get(item.id);
+        let fresh: JournalItem | undefined;
+        try {
+          fresh = await this.options.journal.get(item.id);
+        } catch (err) {
+          if (this.outage.absorb(err, () => this.resumeItem(item, rehash))) return;
+          throw err;
+        }
         if (fresh) await this.drive(runtime, fresh, rehash);
       },
     );
@@ -209,13 +255,15 @@ export class Pipeline {
    */
   stop(graceMs: number): Promise<{ finished: boolean }> {
     this.retries.cancelAll();
+    this.outage.stop();
     this.orphans.stop();
     return this.scheduler.stop(graceMs, () => this.abort.abort());
   }
 
   private async drive(runtime: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
-    const settledBefore = await this.settledRows(item);
+    let settledBefore = 0;
     try {
+      settledBefore = await this.settledRows(item);
       let final: JournalItem;
       if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, runtime, item, { rehash });
       else if (item.mode === 'single-file')
@@ -232,6 +280,8 @@ export class Pipeline {
       }
     } catch (err) {
       if (this.scheduler.stopping) return;
+      // Not the file's failure: it is driven again, from what the journal holds, once it answers.
+      if (this.outage.absorb(err, () => this.resume(item.id, rehash))) return;
       if (this.haltUnsafe(item.folder, err)) {
         await this.retries.reset(item);
         this.options.log.warn(
