@@ -4,17 +4,17 @@
  */
 import { ManualClock } from '../../../src/core/clock.js';
 import { silentLogger } from '../../../src/core/logger.js';
-import { Journal } from '../../../src/journal/journal.js';
+import { openJournal } from '../../../src/journal/open.js';
 import { claimInput, UPLOAD_URL } from './journal-harness.js';
 
 const [file, stopAfter] = process.argv.slice(2);
 const clock = new ManualClock();
-const journal = Journal.open(file!, { clock, log: silentLogger() });
-const { item } = journal.recordClaim(claimInput());
-journal.transition(item.id, 'validated');
-journal.transition(item.id, 'creating');
+const journal = await openJournal({ kind: 'sqlite', file: file! }, { clock, log: silentLogger() });
+const { item } = await journal.recordClaim(claimInput());
+await journal.transition(item.id, 'validated');
+await journal.transition(item.id, 'creating');
 if (stopAfter === 'created') {
-  journal.transition(item.id, 'created', {
+  await journal.transition(item.id, 'created', {
     jobId: 'job-crash',
     uploadUrl: UPLOAD_URL,
     uploadDeadline: clock.now() + 7_200_000,
