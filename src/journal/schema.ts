@@ -86,11 +86,13 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE items ADD COLUMN last_failure_code TEXT;
       ALTER TABLE items ADD COLUMN lost_answers INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE items ADD COLUMN orphan_jobs INTEGER NOT NULL DEFAULT 0;
+      -- Earlier agents wrote the counts only as history notes (the note is the detail's first key).
       UPDATE items SET
         orphan_jobs = (SELECT count(*) FROM history h WHERE h.item_id = items.id
-          AND h.to_state = 'creating' AND h.detail LIKE '{"note":"orphan job%'),
+          AND h.to_state = 'creating' AND h.detail GLOB '{"note":"orphan job*'),
         lost_answers = (SELECT count(*) FROM history h WHERE h.item_id = items.id
-          AND h.to_state = 'creating' AND h.detail LIKE '{"note":"orphan job%');
+          AND ((h.to_state = 'creating' AND h.detail GLOB '{"note":"orphan job*')
+            OR (h.to_state = 'created' AND h.detail GLOB '{"note":"job found by name"*')));
     `,
   },
 ];

@@ -4,9 +4,10 @@
  * a read-only connection of its own beside the writing agent (WAL lets it in), its statements
  * prepared once when it opens. The journal's tables are read nowhere else; never the upload URL.
  */
+import { DocexError } from '../core/errors.js';
 import { Database } from '../core/sqlite.js';
 import { opt, type SqlRow as Row } from '../core/sqlite-store.js';
-import { type JournalItem, toItem } from './schema.js';
+import { type JournalItem, SCHEMA_VERSION, toItem } from './schema.js';
 import { HISTORY_OF_ITEM, ITEM_BY_ID, ITEM_BY_JOB_ID, ITEMS_BY_PATH, toHistoryEntry } from './statements.js';
 import { UNFINISHED_STATES_SQL } from './states.js';
 import type { JournalReader } from './store.js';
@@ -64,6 +65,24 @@ function prepareReads(db: Database) {
   };
 }
 
+/** The journal is at the version this agent reads: a reader neither migrates nor guesses. */
+function checkVersion(db: Database): void {
+  const hasVersions = db
+    .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'")
+    .get();
+  const current = hasVersions
+    ? ((db.prepare('SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0)
+    : 0;
+  if (current === SCHEMA_VERSION) return;
+  const what =
+    current > SCHEMA_VERSION
+      ? `this agent reads up to ${SCHEMA_VERSION}: upgrade the agent`
+      : `this agent reads version ${SCHEMA_VERSION}: start the agent, it migrates the journal`;
+  throw new DocexError('DOCEX_JOURNAL_VERSION', `the journal has schema version ${current}; ${what}`, {
+    details: { current, known: SCHEMA_VERSION },
+  });
+}
+
 export class SqliteJournalReader implements JournalReader {
   private readonly reads: ReturnType<typeof prepareReads>;
 
@@ -76,6 +95,7 @@ export class SqliteJournalReader implements JournalReader {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      checkVersion(db);
       return new SqliteJournalReader(db);
     } catch (err) {
       db.close();

@@ -99,7 +99,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     history: p(HISTORY_OF_ITEM),
     counts: p('SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
-    // Pruning (PrunableJournal): finished files last moved before the cutoff, by id range.
+    // Pruning (JournalStore.pruneFinished): finished files last moved before the cutoff, by id range.
     pruneCandidates: p(
       `SELECT id, state FROM items
        WHERE id > ? AND id <= ? AND kind = 'file' AND state IN ('done', 'rejected') AND updated_at < ?

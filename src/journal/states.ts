@@ -1,7 +1,7 @@
 /**
  * The journal's pure core: the states an item (a claimed file, or one payload row of a file) moves
  * through, which moves are legal, and what to do with an unfinished item after a restart.
- * Plain values in, plain values out; the SQLite shell in journal.ts enforces it durably.
+ * Plain values in, plain values out; each JournalStore (SQLite, PostgreSQL) enforces it durably.
  */
 
 export const ITEM_STATES = [
@@ -95,7 +95,7 @@ export function checkTransition(subject: TransitionSubject, to: ItemState): Tran
  * ride on the next durable commit (NORMAL: the WAL sits in the page cache, so a killed process
  * loses nothing; only a power cut can drop the tail of the WAL, and WAL order means a later FULL
  * commit makes every earlier one durable too). FULL for each move recorded right before an action
- * that must not be repeated blindly (FULL, or NORMAL and then Journal.commitMove's shared fsync
+ * that must not be repeated blindly (FULL, or NORMAL and then JournalStore.commitMove's shared fsync
  * before the action starts):
  * - `created` before the PUT (with its job id a repeated upload gets a 409 and is checked);
  * - `uploaded` before the file goes to the archive, `rejected` before it goes to error/;

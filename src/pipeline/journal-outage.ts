@@ -68,7 +68,6 @@ export class JournalOutage {
     this.kept.length = 0;
   }
 
-
   private schedule(): void {
     this.timer = setTimeout(() => void this.probe(), this.probeDelay);
     this.timer.unref();
@@ -95,7 +94,11 @@ export class JournalOutage {
     if (this.since === undefined) return;
     this.since = undefined;
     this.options.log.info(
-      { journal: this.options.journal.location, downMs: this.options.clock.now() - since, waiting: this.kept.length },
+      {
+        journal: this.options.journal.location,
+        downMs: this.options.clock.now() - since,
+        waiting: this.kept.length,
+      },
       'journal answers again: intake resumed',
     );
     this.options.onChange(false);

@@ -9,15 +9,15 @@ import {
 } from '../journal/support/journal-harness.js';
 
 let h: JournalHarness | undefined;
-afterEach(() => {
-  h?.cleanup();
+afterEach(async () => {
+  await h?.cleanup();
   h = undefined;
 });
 
 describe('blocked files', () => {
   it('logs one error per file still unfinished an hour after its claim, and none for a finished one', async () => {
     h = journalHarness();
-    const journal = h.open();
+    const journal = await h.open();
     const stuck = await journal.recordClaim(claimInput({ fileName: 'stuck.pdf', sha256: sha256('stuck') }));
     const refused = await journal.recordClaim(claimInput({ fileName: 'bad.pdf', sha256: sha256('bad') }));
     if (stuck.kind !== 'claimed' || refused.kind !== 'claimed') throw new Error('expected two claims');

@@ -12,7 +12,6 @@ import type { ConnectionOptions } from 'node:tls';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DocexError, isDocexError } from '../../src/core/errors.js';
-import { Journal } from '../../src/journal/journal.js';
 import { describeLocation } from '../../src/journal/location.js';
 import { journalFailure } from '../../src/journal/postgres/errors.js';
 import { PostgresJournal } from '../../src/journal/postgres/journal.js';
@@ -28,6 +27,7 @@ import { LOCK_SPACE, PG_SCHEMA_VERSION } from '../../src/journal/postgres/schema
 import { pruneJournal } from '../../src/journal/prune.js';
 import type { JournalItem } from '../../src/journal/schema.js';
 import { SCHEMA_VERSION } from '../../src/journal/schema.js';
+import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { checkTransition, ITEM_STATES, type ItemMode, type ItemState } from '../../src/journal/states.js';
 import type {
   ClaimInput,
@@ -833,12 +833,12 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
 
     it('records the same items and history details for the same walk', async () => {
       const start = h.clock.now();
-      const sqlite = Journal.open(join(sqliteDir, 'journal.db'), { clock: h.clock, log: h.log });
+      const sqlite = SqliteJournal.open(join(sqliteDir, 'journal.db'), { clock: h.clock, log: h.log });
       let expected: Awaited<ReturnType<typeof walk>>;
       try {
         expected = await walk(sqlite);
       } finally {
-        sqlite.close();
+        await sqlite.close();
       }
       h.clock.set(start);
       const actual = await walk(await open());

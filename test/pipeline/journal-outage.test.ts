@@ -6,8 +6,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { DocexError } from '../../src/core/errors.js';
-import { captureLogger } from '../api/support/log-capture.js';
 import { JournalOutage } from '../../src/pipeline/journal-outage.js';
+import { captureLogger } from '../api/support/log-capture.js';
 
 const unavailable = () => new DocexError('DOCEX_JOURNAL_UNAVAILABLE', 'connection refused');
 

@@ -4,11 +4,9 @@
  *
  * - sqlite: a fresh journal file in a temp folder (support/journal-harness.ts).
  * - postgres: a fresh, empty database per open() on the test run's shared server, from the
- *   PostgreSQL test harness (test/support/postgres.ts, branch pg-harness: `testDatabase()`,
- *   `describePostgres`, its globalSetup in vitest.config.ts). It is registered only when both are
- *   there: the harness file exists, and src/journal/postgres/journal.ts is no longer the stub
- *   (until then its suites show as skipped, with the reason in their name). Once both are merged,
- *   the harness may be imported statically and the stub check dropped.
+ *   PostgreSQL test harness (test/support/postgres.ts: `testDatabase()`, `describePostgres`, its
+ *   globalSetup in vitest.config.ts): skipped without a server, failing under
+ *   DOCEX_REQUIRE_POSTGRES=1.
  *
  * Use from a test file:
  *
@@ -40,16 +38,15 @@
  *
  * (A fresh PostgreSQL database per property run costs ~0.1 s; with many runs, open once per `it`
  * and reset through the journal's own API instead.) `journalBackends()` answers the same list for
- * a hand-written loop; skip the entries with `unavailable` set.
+ * a hand-written loop.
  */
-import { existsSync, readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { type Logger, silentLogger } from '../../../src/core/logger.js';
 import type { JournalLocation } from '../../../src/journal/location.js';
 import { openJournal, openJournalReader } from '../../../src/journal/open.js';
 import type { JournalReader, JournalStore } from '../../../src/journal/store.js';
+import { describePostgres, testDatabase } from '../../support/postgres.js';
 import { capturingLogger, journalHarness } from './journal-harness.js';
 
 export type BackendName = 'sqlite' | 'postgres';
@@ -86,8 +83,6 @@ export interface JournalUnderTest {
 
 export interface JournalBackend {
   readonly name: BackendName;
-  /** Why this backend cannot run here (its tests are skipped); undefined when it can. */
-  readonly unavailable: string | undefined;
   open(options?: OpenOptions): Promise<JournalUnderTest>;
 }
 
@@ -152,43 +147,16 @@ async function underTest(
 
 const sqlite: JournalBackend = {
   name: 'sqlite',
-  unavailable: undefined,
   async open(options = {}) {
     const h = journalHarness();
     return underTest('sqlite', h.location, options, () => h.cleanup());
   },
 };
 
-/** What the backends use of the PostgreSQL test harness (test/support/postgres.ts, branch pg-harness). */
-interface PostgresHarness {
-  /** A fresh, empty database on the run's shared server, as a postgres:// URL. */
-  testDatabase(): Promise<string>;
-  /** `describe` that skips (or fails, DOCEX_REQUIRE_POSTGRES=1) without a PostgreSQL server. */
-  describePostgres(name: string, body: () => void): void;
-}
-
-const HARNESS_FILE = new URL('../../support/postgres.ts', import.meta.url);
-const PG_JOURNAL_FILE = new URL('../../../src/journal/postgres/journal.ts', import.meta.url);
-
-async function loadPostgres(): Promise<{ harness?: PostgresHarness; unavailable?: string }> {
-  if (readFileSync(PG_JOURNAL_FILE, 'utf8').includes('TEMP STUB')) {
-    return { unavailable: 'src/journal/postgres/journal.ts is still a stub' };
-  }
-  if (!existsSync(fileURLToPath(HARNESS_FILE))) {
-    return { unavailable: 'test/support/postgres.ts (the PostgreSQL test harness) is not there' };
-  }
-  // Not a static import: the harness is merged from its own branch.
-  return { harness: (await import(HARNESS_FILE.href)) as PostgresHarness };
-}
-
-const pg = await loadPostgres();
-
 const postgres: JournalBackend = {
   name: 'postgres',
-  unavailable: pg.unavailable,
   async open(options = {}) {
-    if (!pg.harness) throw new Error(`no postgres backend here: ${pg.unavailable}`);
-    const url = await pg.harness.testDatabase();
+    const url = await testDatabase();
     const location: JournalLocation = {
       kind: 'postgres',
       connection: { url, poolSize: 4, timeoutMs: 10_000 },
@@ -198,7 +166,7 @@ const postgres: JournalBackend = {
   },
 };
 
-/** Every backend, available here or not (see `unavailable`). */
+/** Every backend. */
 export function journalBackends(): readonly JournalBackend[] {
   return [sqlite, postgres];
 }
@@ -211,10 +179,8 @@ export function journalBackends(): readonly JournalBackend[] {
 export function describeEachBackend(title: string, body: (backend: JournalBackend) => void): void {
   for (const backend of journalBackends()) {
     const name = `[${backend.name}] ${title}`;
-    if (backend.unavailable !== undefined) {
-      describe.skip(`${name} [skipped: ${backend.unavailable}]`, () => body(backend));
-    } else if (backend.name === 'postgres' && pg.harness) {
-      pg.harness.describePostgres(name, () => body(backend));
+    if (backend.name === 'postgres') {
+      describePostgres(name, () => body(backend));
     } else {
       describe(name, () => body(backend));
     }
