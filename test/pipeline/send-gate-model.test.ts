@@ -2,25 +2,27 @@
  * A model-based test of exactly once for payload-word rows, whose create is the sending itself:
  * fast-check generates sequences of row steps, each meeting a fault (the answer lost, an error of
  * ours before or after the call, a crash right after the job was recorded) and crashes (the
- * process's memory gone, the journal reopened from its SQLite file). After every command no row
+ * process's memory gone, the journal reopened from where it is kept), once per journal backend.
+ * After every command no row
  * may have more than one job at the service; at the end, driven without faults, every row has
  * exactly one job and is done. The seed is printed by fast-check on failure (replay with it).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { API_ERROR_CODES, ApiError } from '../../src/api/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { createLogger } from '../../src/core/logger.js';
 import type { Job, PayloadJobRequest } from '../../src/domain/wire.js';
 import { isFinal, type JournalItem, type JournalStore } from '../../src/journal/index.js';
-import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { FreshIntents } from '../../src/pipeline/fresh-intents.js';
 import { sharedInspector } from '../../src/pipeline/isolate/inspector.js';
 import { createRow } from '../../src/pipeline/payload-word.js';
 import type { FolderRuntime, PipelineJobs, StepContext } from '../../src/pipeline/types.js';
+import {
+  describeEachBackend,
+  type JournalBackend,
+  type JournalUnderTest,
+} from '../journal/support/backends.js';
 
 const ROWS = 3;
 type Fault = 'none' | 'answer-lost' | 'error-before-call' | 'error-after-call' | 'crash-after-recorded';
@@ -54,9 +56,6 @@ class FakeService {
   }
 }
 
-/** Opens the journal at its durable place: again after a crash, it reads what was committed. */
-type JournalOpener = () => Promise<JournalStore>;
-
 class World {
   readonly service = new FakeService();
   /** Set: the next 'row job created' line ends the process (the log line sits between the two moves). */
@@ -65,18 +64,15 @@ class World {
 
   private constructor(
     readonly clock: ManualClock,
-    private readonly open: JournalOpener,
+    private readonly under: JournalUnderTest,
     public journal: JournalStore,
     readonly fileId: number,
-    private readonly cleanup: () => void,
   ) {}
 
-  static async make(): Promise<World> {
-    const dir = mkdtempSync(path.join(tmpdir(), 'docex-gate-model-'));
+  static async make(backend: JournalBackend): Promise<World> {
     const clock = new ManualClock();
-    const log = createLogger({ level: 'silent' });
-    const open: JournalOpener = async () => SqliteJournal.open(path.join(dir, 'journal.db'), { clock, log });
-    const journal = await open();
+    const under = await backend.open({ clock, quiet: true });
+    const journal = under.journal;
     const claim = await journal.recordClaim({
       folder: 'letters',
       sourcePath: '/in/letters.csv',
@@ -93,15 +89,12 @@ class World {
       claim.item.id,
       Array.from({ length: ROWS }, (_, rowIndex) => ({ rowIndex })),
     );
-    return new World(clock, open, journal, claim.item.id, () =>
-      rmSync(dir, { recursive: true, force: true }),
-    );
+    return new World(clock, under, journal, claim.item.id);
   }
 
   /** Memory gone, the journal read again from where it is kept. */
   async crash(): Promise<void> {
-    await this.journal.close();
-    this.journal = await this.open();
+    this.journal = await this.under.reopen();
     this.intents = new FreshIntents();
   }
 
@@ -148,9 +141,8 @@ class World {
     return (await this.rows()).map((row) => this.service.jobs.filter((j) => j.name === row.jobName).length);
   }
 
-  async close(): Promise<void> {
-    await this.journal.close();
-    this.cleanup();
+  close(): Promise<void> {
+    return this.under.cleanup();
   }
 }
 
@@ -169,11 +161,11 @@ const command = fc.oneof(
   fc.record({ kind: fc.constant('crash' as const) }),
 );
 
-describe('the send gate, model-based (payload-word rows)', () => {
+describeEachBackend('the send gate, model-based (payload-word rows)', (backend) => {
   it('never makes a second job for a row, whatever faults and crashes come, and ends with one job per row', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(command, { maxLength: 30 }), async (commands) => {
-        const world = await World.make();
+        const world = await World.make(backend);
         try {
           for (const c of commands) {
             if (c.kind === 'crash') await world.crash();

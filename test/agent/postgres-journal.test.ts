@@ -1,0 +1,89 @@
+/**
+ * The whole agent on a PostgreSQL journal (journal.url): real sandbox over HTTPS + mTLS, real
+ * folders, a real PostgreSQL server of this file's own, which the tests stop and start under the
+ * running agent. Exactly once holds across the database's outage: nothing is taken while it does
+ * not answer, and every file is taken up again by itself when it does.
+ */
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import {
+  type Harness,
+  listFiles,
+  makeHarness,
+  makePdf,
+  md5,
+  waitFor,
+} from '../pipeline/support/agent-harness.js';
+import { describePostgres, startPostgresServer, type TestPostgresServer } from '../support/postgres.js';
+
+let h: Harness;
+let server: TestPostgresServer;
+
+describePostgres('the agent on a PostgreSQL journal', () => {
+  beforeAll(async () => {
+    h = await makeHarness();
+    server = await startPostgresServer();
+  });
+  afterEach(async () => {
+    await h?.stopAgents();
+  });
+  afterAll(async () => {
+    await h?.cleanup();
+    await server?.destroy();
+  });
+
+  async function configOn(folder: string) {
+    const url = new URL(await server.createDatabase());
+    return h.config([{ name: folder, workflowId: SEED.workflows.pdfEmail }], {
+      journal: { url: url.toString(), sslmode: 'disable', timeoutMs: 2_000 },
+    });
+  }
+
+  const jobsOf = async (file: string) => (await h.jobs()).filter((j) => j.filename === file);
+
+  it('takes a PDF to one uploaded job, and a restarted agent refuses the same content as a duplicate', async () => {
+    const config = await configOn('pg-once');
+    const first = await h.startAgent(config);
+    const pdf = await makePdf('journal on postgres');
+    h.drop('pg-once', 'a.pdf', pdf);
+    await waitFor(async () => (await first.journal.stats()).files.done === 1);
+    expect(first.journal.location).toMatch(/^postgres:\/\/.*127\.0\.0\.1/);
+    await h.stopAgents();
+
+    const second = await h.startAgent(config);
+    h.drop('pg-once', 'again.pdf', pdf);
+    await waitFor(async () => (await second.journal.stats()).files.rejected === 1);
+    const [refused] = await second.journal.byPath(`${h.folderPath('pg-once')}/again.pdf`);
+    expect(refused).toMatchObject({ state: 'rejected', rejectCode: 'DOCEX_DUPLICATE' });
+    const jobs = await jobsOf('a.pdf');
+    expect(jobs.map((j) => j.uploadedMd5)).toEqual([md5(pdf)]);
+    expect(await jobsOf('again.pdf')).toEqual([]);
+  });
+
+  it('takes no file while the database is down, and every file exactly once when it is back', async () => {
+    const config = await configOn('pg-outage');
+    const agent = await h.startAgent(config);
+    const before = await makePdf('before the outage');
+    h.drop('pg-outage', 'before.pdf', before);
+    await waitFor(async () => (await agent.journal.stats()).files.done === 1);
+
+    await server.stop();
+    const during = await Promise.all([1, 2, 3].map((n) => makePdf(`during the outage ${n}`)));
+    for (const [i, pdf] of during.entries()) h.drop('pg-outage', `during-${i}.pdf`, pdf);
+    await waitFor(() => agent.pipeline.journalDown, 15_000);
+    expect(h.logs.some((l) => l['msg'] === 'journal not answering: no new files taken until it does')).toBe(
+      true,
+    );
+    await server.start();
+
+    await waitFor(async () => (await agent.journal.stats()).files.done === 4, 30_000);
+    expect(agent.pipeline.journalDown).toBe(false);
+    for (const [i, pdf] of during.entries()) {
+      const jobs = await jobsOf(`during-${i}.pdf`);
+      expect(jobs.map((j) => j.uploadedMd5)).toEqual([md5(pdf)]);
+    }
+    expect((await jobsOf('before.pdf')).length).toBe(1);
+    expect(listFiles(`${h.folderPath('pg-outage')}/.processing`)).toEqual([]);
+    expect(h.logs.some((l) => l['msg'] === 'journal answers again: intake resumed')).toBe(true);
+  }, 60_000);
+});
