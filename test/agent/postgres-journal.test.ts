@@ -5,6 +5,8 @@
  * not answer, and every file is taken up again by itself when it does.
  */
 import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
+import { silentLogger } from '../../src/core/logger.js';
+import { AgentMetrics, agentView, startOps } from '../../src/ops/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import {
   type Harness,
@@ -85,5 +87,44 @@ describePostgres('the agent on a PostgreSQL journal', () => {
     expect((await jobsOf('before.pdf')).length).toBe(1);
     expect(listFiles(`${h.folderPath('pg-outage')}/.processing`)).toEqual([]);
     expect(h.logs.some((l) => l['msg'] === 'journal answers again: intake resumed')).toBe(true);
+  }, 60_000);
+
+  it('answers /readyz 503 naming the database while it is down, without its password, and 200 again after', async () => {
+    const config = await configOn('pg-ready');
+    const withPassword = { ...config, journal: { ...config.journal, password: 'not-needed-but-secret' } };
+    const agent = await h.startAgent(withPassword);
+    const ops = await startOps({
+      config: { enabled: true, listen: { host: '127.0.0.1', port: 0 }, metrics: true },
+      log: silentLogger(),
+      metrics: new AgentMetrics({ processMetrics: false }),
+      checkTimeoutMs: 3_000,
+    });
+    try {
+      ops.attach(agentView(agent, withPassword, h.clock));
+      const ready = async () => {
+        const res = await fetch(`${ops.url}/readyz`);
+        return { status: res.status, text: await res.text() };
+      };
+      expect((await ready()).status).toBe(200);
+      h.drop('pg-ready', 'first.pdf', await makePdf('ready'));
+      await waitFor(async () => (await agent.journal.stats()).files.done === 1);
+      const metrics = await (await fetch(`${ops.url}/metrics`)).text();
+      expect(metrics).toMatch(/docex_files_taken_total\{folder="pg-ready"\} 1/);
+
+      await server.stop();
+      const down = await ready();
+      expect(down.status).toBe(503);
+      const { checks } = JSON.parse(down.text) as {
+        checks: Record<string, { ok: boolean; detail?: string }>;
+      };
+      const journal = checks['journal'];
+      expect(journal).toMatchObject({ ok: false });
+      expect(journal?.detail).toContain(`postgres://${server.superuser}@127.0.0.1:${server.port}/`);
+      expect(down.text).not.toContain('not-needed-but-secret');
+      await server.start();
+      await waitFor(async () => ((await ready()).status === 200 ? true : undefined), 15_000);
+    } finally {
+      await ops.stop();
+    }
   }, 60_000);
 });
