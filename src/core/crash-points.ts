@@ -22,6 +22,8 @@ export const CRASH_POINTS = [
   'mid-archive',
   /** An output's temporary file is written; it is not renamed into place. */
   'mid-output',
+  /** A failed try and the wait before the next are recorded; the wait has not started. */
+  'after-failed-try',
 ] as const;
 export type CrashPoint = (typeof CRASH_POINTS)[number];
 

@@ -7,6 +7,7 @@
  * process alive, and a stop or a removed folder cancels them.
  */
 import type { Clock } from '../core/clock.js';
+import { crashPoint } from '../core/crash-points.js';
 import type { Logger } from '../core/logger.js';
 import { defaultRetryDelay, nextTry, stepFailure } from '../domain/retry-policy.js';
 import type { JournalItem, JournalStore } from '../journal/index.js';
@@ -69,6 +70,7 @@ export class RetryTimers {
           'failed try not recorded in the journal',
         );
       });
+    crashPoint('after-failed-try');
     this.options.log.warn(
       {
         folder: item.folder,
