@@ -14,6 +14,7 @@ import {
   type JournalItem,
   type JournalLocation,
   type JournalReader,
+  journalFiles,
   openJournalReader,
 } from '../journal/index.js';
 import { RETURNS_FILE } from '../returns/store.js';
@@ -133,9 +134,8 @@ export async function statusText(
   query: string,
   returns?: ReturnsPlace,
 ): Promise<{ found: boolean; text: string }> {
-  if (location.kind === 'sqlite' && !existsSync(location.file)) {
-    return { found: false, text: `no journal at ${location.file}\n` };
-  }
+  const [file] = journalFiles(location);
+  if (file !== undefined && !existsSync(file)) return { found: false, text: `no journal at ${file}\n` };
   const journal = await openJournalReader(location, { busyTimeoutMs: 5000 });
   try {
     const items = await findItems(journal, query);

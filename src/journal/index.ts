@@ -11,6 +11,7 @@ export {
 export {
   describeLocation,
   type JournalLocation,
+  journalFiles,
   type PostgresConnection,
   type PostgresTls,
 } from './location.js';

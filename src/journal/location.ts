@@ -30,6 +30,14 @@ export type JournalLocation =
   | { kind: 'sqlite'; file: string }
   | { kind: 'postgres'; connection: PostgresConnection };
 
+/**
+ * The files on this host that hold the journal (the SQLite file and its WAL), for the disk checks
+ * and the size metric; none for a journal in a database server.
+ */
+export function journalFiles(location: JournalLocation): string[] {
+  return location.kind === 'sqlite' ? [location.file, `${location.file}-wal`] : [];
+}
+
 /** The URL without a password, for logs and messages. */
 export function describeLocation(location: JournalLocation): string {
   if (location.kind === 'sqlite') return location.file;

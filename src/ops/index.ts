@@ -5,7 +5,7 @@
 import { statSync } from 'node:fs';
 import type { OpsConfig } from '../config/ops-schema.js';
 import type { Logger } from '../core/logger.js';
-import type { JournalLocation } from '../journal/index.js';
+import { type JournalLocation, journalFiles } from '../journal/index.js';
 import { ReturnsReader } from '../returns/store-reader.js';
 import { type OpsServer, startOpsServer } from './http-server.js';
 import { JournalReader } from './journal-reader.js';
@@ -54,10 +54,11 @@ function fileBytes(file: string): number {
   }
 }
 
-/** The SQLite journal's size on disk with its WAL; a PostgreSQL journal's is the database's to tell. */
+/** The journal's size on this host's disk; none when a database server keeps it. */
 function journalBytes(location: JournalLocation): { journalBytes?: () => number } {
-  if (location.kind !== 'sqlite') return {};
-  return { journalBytes: () => fileBytes(location.file) + fileBytes(`${location.file}-wal`) };
+  const files = journalFiles(location);
+  if (files.length === 0) return {};
+  return { journalBytes: () => files.reduce((sum, file) => sum + fileBytes(file), 0) };
 }
 
 function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] {

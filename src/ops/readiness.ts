@@ -10,7 +10,12 @@ import { isApiError } from '../api/errors.js';
 import { isOutageStatus } from '../api/reachability.js';
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
-import { describeLocation, type JournalLocation, type PendingUpload } from '../journal/index.js';
+import {
+  describeLocation,
+  type JournalLocation,
+  journalFiles,
+  type PendingUpload,
+} from '../journal/index.js';
 
 export interface CheckResult {
   ok: boolean;
@@ -135,8 +140,8 @@ export function journalCheck(location: JournalLocation, ping: () => Promise<unkn
         const reason = err instanceof Error ? err.message : String(err);
         return { ok: false, detail: `journal ${describeLocation(location)} not answering: ${reason}` };
       }
-      if (location.kind !== 'sqlite') return { ok: true };
-      const file = location.file;
+      const [file] = journalFiles(location);
+      if (file === undefined) return { ok: true };
       for (const target of [path.dirname(file), file]) {
         try {
           await access(target, constants.W_OK);
