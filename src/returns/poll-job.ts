@@ -70,50 +70,51 @@ function withSuffix(target: string, suffix: string): string {
  * the same name, and the store only knows the documents of earlier polls. The second gets its file
  * reference (then a counter) added; a re-poll finds the first in the store and names them alike.
  */
-function wantedDocuments(
+async function wantedDocuments(
   deps: PollDeps,
   source: SourceRow,
   job: JobRow,
   event: SendingEvent,
   now: number,
   picked: Set<string>,
-): PollRecord['documents'] {
+): Promise<PollRecord['documents']> {
   const types = new Set(deps.config.proofs.documentTypes);
-  const taken = (path: string, fileReference: string) =>
-    picked.has(path) || deps.store.pathUsedByOther(path, event.id, fileReference);
-  return (event.documents ?? [])
-    .filter((d) => types.has(d.type))
-    .map((d) => {
-      const named = proofPath(deps.config.proofs.nameTemplate, {
-        date: source.day,
-        folder: source.folder,
-        file: source.fileName,
-        jobId: job.jobId,
-        sendingEventId: event.id,
-        type: d.type,
-        fileReference: d.fileReference,
-        documentName: d.name,
-        contentType: d.contentType,
-      });
-      let target = named;
-      if (taken(target, d.fileReference)) {
-        const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
-        target = base;
-        for (let n = 2; taken(target, d.fileReference); n++) target = withSuffix(base, String(n));
-      }
-      picked.add(target);
-      return {
-        sendingEventId: event.id,
-        fileReference: d.fileReference,
-        jobId: job.jobId,
-        type: d.type,
-        name: d.name,
-        contentType: d.contentType,
-        size: d.size,
-        path: target,
-        nextTryAt: now,
-      } satisfies Omit<DocumentRow, 'state' | 'failures' | 'lastError'>;
+  const taken = async (path: string, fileReference: string) =>
+    picked.has(path) || (await deps.store.pathUsedByOther(path, event.id, fileReference));
+  const wanted: PollRecord['documents'] = [];
+  for (const d of event.documents ?? []) {
+    if (!types.has(d.type)) continue;
+    const named = proofPath(deps.config.proofs.nameTemplate, {
+      date: source.day,
+      folder: source.folder,
+      file: source.fileName,
+      jobId: job.jobId,
+      sendingEventId: event.id,
+      type: d.type,
+      fileReference: d.fileReference,
+      documentName: d.name,
+      contentType: d.contentType,
     });
+    let target = named;
+    if (await taken(target, d.fileReference)) {
+      const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
+      target = base;
+      for (let n = 2; await taken(target, d.fileReference); n++) target = withSuffix(base, String(n));
+    }
+    picked.add(target);
+    wanted.push({
+      sendingEventId: event.id,
+      fileReference: d.fileReference,
+      jobId: job.jobId,
+      type: d.type,
+      name: d.name,
+      contentType: d.contentType,
+      size: d.size,
+      path: target,
+      nextTryAt: now,
+    } satisfies Omit<DocumentRow, 'state' | 'failures' | 'lastError'>);
+  }
+  return wanted;
 }
 
 export interface PollResult {
@@ -132,8 +133,8 @@ export async function pollJob(
   const fields = { folder: source.folder, file: source.fileName, jobId: row.jobId };
   const timing = config.follow;
   const start = deps.now();
-  const giveUp = (why: string, status: string, jobJson: string): PollResult => {
-    store.recordPoll(
+  const giveUp = async (why: string, status: string, jobJson: string): Promise<PollResult> => {
+    await store.recordPoll(
       {
         jobId: row.jobId,
         status,
@@ -182,9 +183,11 @@ export async function pollJob(
     const records: PollRecord['events'] = [];
     const documents: PollRecord['documents'] = [];
     let pageChanged = false;
+    // The page's events as recorded, read at once (one statement, not one per event).
+    const recorded = await store.eventsById(events.map((e) => e.id));
     for (const event of events) {
       const json = JSON.stringify(event);
-      const before = store.event(event.id);
+      const before = recorded.get(event.id);
       if (before?.eventJson !== json) pageChanged = true;
       const final = isFinalSendingEvent(event);
       let finalAt = before?.finalAt;
@@ -207,18 +210,18 @@ export async function pollJob(
         allSettled = false;
         continue;
       }
-      documents.push(...wantedDocuments(deps, source, row, event, now, picked));
+      documents.push(...(await wantedDocuments(deps, source, row, event, now, picked)));
       const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
       if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
     }
-    store.recordEvents(row.jobId, records, documents, now, pageChanged);
+    await store.recordEvents(row.jobId, records, documents, now, pageChanged);
     changed ||= pageChanged;
     eventCount += events.length;
   }
   const expected = job?.sendingEventCount ?? 0;
   const done = isFinalJob(status) && eventCount >= expected && allSettled;
   const unchangedPolls = changed ? 0 : row.unchangedPolls + 1;
-  store.recordPoll(
+  await store.recordPoll(
     {
       jobId: row.jobId,
       status,

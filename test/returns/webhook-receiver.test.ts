@@ -8,7 +8,8 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import type { WebhookDelivery } from '../../src/domain/wire.js';
-import { InboxStore } from '../../src/returns/inbox-store.js';
+import type { InboxStore } from '../../src/returns/inbox-store.js';
+import { SqliteInboxStore } from '../../src/returns/sqlite-inbox-store.js';
 import { WebhookReceiver } from '../../src/returns/webhook-receiver.js';
 import { SecretRing, storeWebhookSecret, webhookSecretsDir } from '../../src/returns/webhook-secrets.js';
 import { newWebhookSecret } from '../../src/sandbox/routes/webhooks.js';
@@ -71,7 +72,7 @@ const settle = () => new Promise((r) => setTimeout(r, 30));
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-webhook-'));
   stateDir = path.join(dir, 'state');
-  store = InboxStore.open(path.join(stateDir, 'inbox.sqlite'), new ManualClock(Date.now()));
+  store = SqliteInboxStore.open(path.join(stateDir, 'inbox.sqlite'), new ManualClock(Date.now()));
   delivered = [];
   secret = newWebhookSecret();
   storeWebhookSecret(stateDir, 'wh_1', secret);
@@ -80,7 +81,7 @@ beforeEach(() => {
 afterEach(async () => {
   await receiver?.stop();
   receiver = undefined;
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
