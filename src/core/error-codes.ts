@@ -201,6 +201,13 @@ export const ERROR_CODES = {
     meaning: 'the journal was written by a newer docex-agent',
     action: 'upgrade the agent',
   },
+  DOCEX_JOURNAL_UNAVAILABLE: {
+    group: 'config',
+    meaning:
+      'the PostgreSQL journal cannot be reached or refused a statement (connection refused or lost, timed out, authentication or permissions, database missing or read-only, server shutting down); the message names the server without its password, with the SQLSTATE when PostgreSQL gave one. Work that needs the journal waits and is tried again',
+    action:
+      "check the journal's `url`, password, `tls` and the database's grants, and that the server is up and reachable",
+  },
   DOCEX_CLI_USAGE: {
     group: 'config',
     meaning:
