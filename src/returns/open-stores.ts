@@ -8,7 +8,6 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Clock } from '../core/clock.js';
-import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { JournalLocation } from '../journal/index.js';
 import { INBOX_FILE, type InboxStore } from './inbox-store.js';
@@ -23,13 +22,7 @@ export interface StoreOpenOptions {
   log?: Logger;
 }
 
-/** The PostgreSQL stores come in the next change; until then a PostgreSQL journal has none. */
-const postgres = async (): Promise<never> => {
-  throw new DocexError(
-    'DOCEX_CONFIG_INVALID',
-    'the return path does not keep its stores in PostgreSQL yet: leave journal.url unset',
-  );
-};
+const postgres = () => import('./postgres/index.js');
 
 /** The returns store, created (or migrated) when needed. */
 export async function openReturnsStore(
@@ -40,7 +33,7 @@ export async function openReturnsStore(
 ): Promise<ReturnsStore> {
   if (location.kind === 'sqlite')
     return SqliteReturnsStore.open(path.join(stateDir, RETURNS_FILE), clock.now());
-  return postgres();
+  return (await postgres()).PostgresReturnsStore.open(location.connection, clock.now(), options.log);
 }
 
 /**
@@ -56,7 +49,7 @@ export async function openExistingReturnsStore(
     const file = path.join(stateDir, RETURNS_FILE);
     return existsSync(file) ? SqliteReturnsStore.open(file, clock.now()) : undefined;
   }
-  return postgres();
+  return (await postgres()).PostgresReturnsStore.openExisting(location.connection, clock.now());
 }
 
 /** The inbox store (Peppol documents saved, the poll's mark, webhook ids seen). */
@@ -67,7 +60,7 @@ export async function openInboxStore(
   options: StoreOpenOptions = {},
 ): Promise<InboxStore> {
   if (location.kind === 'sqlite') return SqliteInboxStore.open(path.join(stateDir, INBOX_FILE), clock);
-  return postgres();
+  return (await postgres()).PostgresInboxStore.open(location.connection, clock, options.log);
 }
 
 /**
@@ -82,7 +75,8 @@ export function openReturnsReader(
   if (location.kind === 'sqlite') {
     return new SqliteReturnsReader(path.join(stateDir, RETURNS_FILE), options.busyTimeoutMs);
   }
-  return new LazyReader(postgres);
+  const connection = location.connection;
+  return new LazyReader(async () => (await postgres()).PostgresReturnsReader.open(connection));
 }
 
 /** A reader built at its first read; one whose build failed is built again at the next. */
