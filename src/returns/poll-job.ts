@@ -65,41 +65,54 @@ function withSuffix(target: string, suffix: string): string {
 }
 
 /**
- * Documents of a final event that the config asks for, with their names. `picked` holds the paths
- * named earlier in this poll: a template without `<fileReference>` gives two documents of one type
- * the same name, and the store only knows the documents of earlier polls. The second gets its file
- * reference (then a counter) added; a re-poll finds the first in the store and names them alike.
+ * Documents of a page's final events that the config asks for, with their names. `picked` holds
+ * the paths named earlier in this poll: a template without `<fileReference>` gives two documents of
+ * one type the same name, and the store only knows the documents of earlier polls. The second gets
+ * its file reference (then a counter) added; a re-poll finds the first in the store and names them
+ * alike. The store is asked about the page's plain names in one statement; only a name taken asks
+ * again, one suffix at a time.
  */
 async function wantedDocuments(
   deps: PollDeps,
   source: SourceRow,
   job: JobRow,
-  event: SendingEvent,
+  events: readonly SendingEvent[],
   now: number,
   picked: Set<string>,
 ): Promise<PollRecord['documents']> {
   const types = new Set(deps.config.proofs.documentTypes);
-  const taken = async (path: string, fileReference: string) =>
-    picked.has(path) || (await deps.store.pathUsedByOther(path, event.id, fileReference));
+  const candidates = events.flatMap((event) =>
+    (event.documents ?? [])
+      .filter((d) => types.has(d.type))
+      .map((d) => ({
+        event,
+        d,
+        path: proofPath(deps.config.proofs.nameTemplate, {
+          date: source.day,
+          folder: source.folder,
+          file: source.fileName,
+          jobId: job.jobId,
+          sendingEventId: event.id,
+          type: d.type,
+          fileReference: d.fileReference,
+          documentName: d.name,
+          contentType: d.contentType,
+        }),
+      })),
+  );
+  if (candidates.length === 0) return [];
+  const usedByOthers = await deps.store.pathsUsedByOthers(
+    candidates.map((c) => ({ path: c.path, sendingEventId: c.event.id, fileReference: c.d.fileReference })),
+  );
   const wanted: PollRecord['documents'] = [];
-  for (const d of event.documents ?? []) {
-    if (!types.has(d.type)) continue;
-    const named = proofPath(deps.config.proofs.nameTemplate, {
-      date: source.day,
-      folder: source.folder,
-      file: source.fileName,
-      jobId: job.jobId,
-      sendingEventId: event.id,
-      type: d.type,
-      fileReference: d.fileReference,
-      documentName: d.name,
-      contentType: d.contentType,
-    });
+  for (const [i, { event, d, path: named }] of candidates.entries()) {
+    const taken = async (path: string) =>
+      picked.has(path) || (await deps.store.pathUsedByOther(path, event.id, d.fileReference));
     let target = named;
-    if (await taken(target, d.fileReference)) {
+    if (picked.has(named) || usedByOthers[i]) {
       const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
       target = base;
-      for (let n = 2; await taken(target, d.fileReference); n++) target = withSuffix(base, String(n));
+      for (let n = 2; await taken(target); n++) target = withSuffix(base, String(n));
     }
     picked.add(target);
     wanted.push({
@@ -182,6 +195,7 @@ export async function pollJob(
   for await (const events of eventPages(deps, row.jobId, options)) {
     const records: PollRecord['events'] = [];
     const documents: PollRecord['documents'] = [];
+    const finals: SendingEvent[] = [];
     let pageChanged = false;
     // The page's events as recorded, read at once (one statement, not one per event).
     const recorded = await store.eventsById(events.map((e) => e.id));
@@ -210,10 +224,11 @@ export async function pollJob(
         allSettled = false;
         continue;
       }
-      documents.push(...(await wantedDocuments(deps, source, row, event, now, picked)));
+      finals.push(event);
       const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
       if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
     }
+    documents.push(...(await wantedDocuments(deps, source, row, finals, now, picked)));
     await store.recordEvents(row.jobId, records, documents, now, pageChanged);
     changed ||= pageChanged;
     eventCount += events.length;

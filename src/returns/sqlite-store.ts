@@ -337,6 +337,16 @@ export class SqliteReturnsStore implements ReturnsStore {
 
   /** Whether a path is already the name of another document (a template that collides). */
   async pathUsedByOther(path: string, sendingEventId: string, fileReference: string): Promise<boolean> {
+    return this.pathTaken(path, sendingEventId, fileReference);
+  }
+
+  async pathsUsedByOthers(
+    named: readonly { path: string; sendingEventId: string; fileReference: string }[],
+  ): Promise<boolean[]> {
+    return named.map((n) => this.pathTaken(n.path, n.sendingEventId, n.fileReference));
+  }
+
+  private pathTaken(path: string, sendingEventId: string, fileReference: string): boolean {
     return (
       this.db
         .prepare(

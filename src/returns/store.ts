@@ -101,6 +101,10 @@ export interface ReturnsStore {
   dueDocuments(now: number, limit: number): Promise<DocumentRow[]>;
   /** Whether a path is already the name of another document (a template that collides). */
   pathUsedByOther(path: string, sendingEventId: string, fileReference: string): Promise<boolean>;
+  /** pathUsedByOther of each document named, in the order given (one statement for a page). */
+  pathsUsedByOthers(
+    named: readonly { path: string; sendingEventId: string; fileReference: string }[],
+  ): Promise<boolean[]>;
   /** Recorded before the write: after a crash, a `writing` document whose file exists is done. */
   markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void>;
   /** The document is written; its file's status version moves, in the same transaction. */

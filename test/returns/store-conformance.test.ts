@@ -223,6 +223,15 @@ function conformance(open: () => Promise<Place>): void {
       const [failed, parked, saved] = [...due].sort((a, b) => a.fileReference.localeCompare(b.fileReference));
       expect(await store.pathUsedByOther(saved!.path, 'se_1', 'saved')).toBe(false);
       expect(await store.pathUsedByOther(saved!.path, 'se_1', 'other')).toBe(true);
+      expect(
+        await store.pathsUsedByOthers([
+          { path: saved!.path, sendingEventId: 'se_1', fileReference: 'saved' },
+          { path: saved!.path, sendingEventId: 'se_1', fileReference: 'other' },
+          { path: 'free.pdf', sendingEventId: 'se_1', fileReference: 'other' },
+          { path: saved!.path, sendingEventId: 'se_2', fileReference: 'saved' },
+        ]),
+      ).toEqual([false, true, false, true]);
+      expect(await store.pathsUsedByOthers([])).toEqual([]);
       const v0 = (await store.source(1))!.version;
       await store.markDocumentWriting(saved!);
       expect((await store.documentsOfEvent('se_1')).find((d) => d.fileReference === 'saved')!.state).toBe(

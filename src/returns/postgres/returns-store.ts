@@ -133,6 +133,12 @@ const S = {
     `SELECT 1 FROM returns_documents WHERE path = $1 AND NOT (sending_event_id = $2 AND file_reference = $3)
      LIMIT 1`,
   ),
+  pathsUsedByOthers: q(
+    'paths-used-by-others',
+    `SELECT c.n FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS c (path, sending_event_id, file_reference, n)
+     WHERE EXISTS (SELECT 1 FROM returns_documents d WHERE d.path = c.path
+       AND NOT (d.sending_event_id = c.sending_event_id AND d.file_reference = c.file_reference))`,
+  ),
   markWriting: q(
     'mark-writing',
     `UPDATE returns_documents SET state = 'writing' WHERE sending_event_id = $1 AND file_reference = $2
@@ -419,6 +425,19 @@ export class PostgresReturnsStore implements ReturnsStore {
       (await this.rows('pathUsedByOther', S.pathUsedByOther, [path, sendingEventId, fileReference])).length >
       0
     );
+  }
+
+  async pathsUsedByOthers(
+    named: readonly { path: string; sendingEventId: string; fileReference: string }[],
+  ): Promise<boolean[]> {
+    if (named.length === 0) return [];
+    const rows = await this.rows('pathsUsedByOthers', S.pathsUsedByOthers, [
+      named.map((c) => c.path),
+      named.map((c) => c.sendingEventId),
+      named.map((c) => c.fileReference),
+    ]);
+    const taken = new Set(rows.map((r) => Number(r['n'])));
+    return named.map((_, i) => taken.has(i + 1));
   }
 
   async markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void> {
