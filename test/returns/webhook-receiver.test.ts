@@ -99,6 +99,34 @@ describe('webhook receiver', () => {
     expect(line).toMatchObject({ webhookId: 'msg_a', eventType: 'job.status.changed', jobId: 'job_1' });
   });
 
+  it('answers 503 while the ids seen cannot be read (the sender retries), and 202 once they can', async () => {
+    let down = true;
+    const real = store;
+    store = Object.assign(Object.create(real), {
+      rememberWebhook: async (...args: Parameters<typeof real.rememberWebhook>) => {
+        if (down) throw new Error('the database is unreachable');
+        return real.rememberWebhook(...args);
+      },
+    });
+    try {
+      await startReceiver();
+      const text = body('msg_db');
+      expect(await post(text, signed(text, { id: 'msg_db' }))).toEqual({
+        status: 503,
+        body: { error: 'store-unavailable' },
+      });
+      await settle();
+      expect(delivered).toHaveLength(0);
+      expect(receiver!.counts).toEqual({ accepted: 0, rejected: 1 });
+      down = false;
+      expect((await post(text, signed(text, { id: 'msg_db' }))).status).toBe(202);
+      await settle();
+      expect(delivered).toHaveLength(1);
+    } finally {
+      store = real;
+    }
+  });
+
   it('refuses a forged signature with 401 and logs neither the signature nor the secret', async () => {
     await startReceiver();
     const text = body('msg_forged');
