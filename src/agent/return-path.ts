@@ -78,6 +78,7 @@ export class InboundPart implements Part {
     const { startInbound, followerCallbacks } = await import('../returns/inbound.js');
     this.inbound = await startInbound({
       config,
+      journal: this.options.journal,
       client,
       clock,
       log,

@@ -1,16 +1,15 @@
 /**
  * `docex-agent report --date YYYY-MM-DD [--config <file>]`: rewrites that day's
  * statuses-YYYY-MM-DD.csv (one row per sending event that became final that UTC day) from
- * `<stateDir>/returns.sqlite`, through the configured statuses target. Safe beside a running agent
- * (SQLite WAL); the agent writes the same rows for the same day.
+ * the returns store (returns.sqlite in the state folder, or the journal's PostgreSQL database),
+ * through the configured statuses target. Safe beside a running agent (SQLite WAL, or PostgreSQL);
+ * the agent writes the same rows for the same day.
  */
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { type AgentConfig, loadConfig } from '../config/index.js';
+import { type AgentConfig, journalLocationOf, loadConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
-import { openTarget, RETURNS_FILE, ReturnsStore } from '../returns/index.js';
+import { openExistingReturnsStore, openTarget } from '../returns/index.js';
 import { csvFileName, writeDailyCsv } from '../returns/status-csv.js';
 import { type ProgressLine, progressLine } from './output/progress.js';
 
@@ -39,20 +38,19 @@ export async function rebuildDailyCsv(
       `--date must be a day such as 2026-11-21, not ${JSON.stringify(day)}`,
     );
   }
-  const file = path.join(config.stateDir, RETURNS_FILE);
-  if (!existsSync(file)) {
+  const store = await openExistingReturnsStore(journalLocationOf(config), config.stateDir, clock);
+  if (!store) {
     throw new DocexError(
       'DOCEX_CLI_USAGE',
-      `no ${RETURNS_FILE} in ${config.stateDir}: the agent has not followed any job yet`,
+      `no returns store beside the journal (${config.stateDir}): the agent has not followed any job yet`,
     );
   }
-  const store = ReturnsStore.open(file, clock.now());
   const target = openTarget(config.returns.statuses.target, silentLogger(), 'returns.statuses.target');
   try {
     const rows = await writeDailyCsv(store, target, day, clock.now(), onProgress);
     return { file: csvFileName(day), rows, target: target.description };
   } finally {
-    store.close();
+    await store.close();
     await target.close();
   }
 }

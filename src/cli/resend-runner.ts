@@ -5,6 +5,7 @@
  * reasons (a race, or a rule we do not know) is reported the same way.
  */
 import { isApiError } from '../api/index.js';
+import { journalLocationOf } from '../config/index.js';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { isFinalSendingEvent, type SendingEvent } from '../domain/wire.js';
 import { followJobAgain } from '../returns/follow-again.js';
@@ -35,12 +36,12 @@ export function resendRefusal(
 
 /**
  * The re-sent event must be followed even without webhooks: its job is marked due in
- * returns.sqlite. The re-send is done whatever happens here, so a failure is a warning only (an
+ * the returns store. The re-send is done whatever happens here, so a failure is a warning only (an
  * error would invite a second re-send).
  */
-function markForPoll(run: ServiceRun, jobId: string): void {
+async function markForPoll(run: ServiceRun, jobId: string): Promise<void> {
   try {
-    followJobAgain(run.config.stateDir, jobId, Date.now());
+    await followJobAgain(journalLocationOf(run.config), run.config.stateDir, jobId, Date.now());
   } catch (err) {
     const why = `${isDocexError(err) ? `${err.code}: ` : ''}${err instanceof Error ? err.message : String(err)}`;
     run.io.stderr.write(
@@ -102,7 +103,7 @@ export async function resendCommand(
       }
       created = made;
     }
-    markForPoll(run, created.jobId);
+    await markForPoll(run, created.jobId);
     await run.print({
       id: created.id,
       resendOf: created.resendOf ?? id,

@@ -1,9 +1,8 @@
 /**
  * `docex-agent returns retry [--config <file>]`: proofs whose download failed wait for their saved
- * backoff (minutes, growing); this makes them due now. It writes returns.sqlite beside a running
- * agent (SQLite WAL), whose follower takes them at its next pass (within seconds).
+ * backoff (minutes, growing); this makes them due now. It writes the returns store beside a running
+ * agent (SQLite WAL, or PostgreSQL), whose follower takes them at its next pass (within seconds).
  */
-import path from 'node:path';
 import type { Command } from 'commander';
 import { DEFAULT_CONFIG_FILE } from './start-command.js';
 
@@ -14,21 +13,23 @@ export function registerReturnsCommand(program: Command): void {
     .description('download now the proofs whose download failed, instead of after their backoff')
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)
     .action(async (opts: { config: string }) => {
-      const [{ loadConfig }, { RETURNS_FILE, ReturnsStore }, { isDocexError }] = await Promise.all([
-        import('../config/index.js'),
-        import('../returns/store.js'),
-        import('../core/errors.js'),
-      ]);
+      const [{ journalLocationOf, loadConfig }, { openReturnsStore }, { isDocexError }, { systemClock }] =
+        await Promise.all([
+          import('../config/index.js'),
+          import('../returns/open-stores.js'),
+          import('../core/errors.js'),
+          import('../core/clock.js'),
+        ]);
       try {
         const { config } = loadConfig(opts.config);
-        const store = ReturnsStore.open(path.join(config.stateDir, RETURNS_FILE), Date.now());
+        const store = await openReturnsStore(journalLocationOf(config), config.stateDir, systemClock);
         try {
-          const n = store.retryFailedDocumentsNow(Date.now());
+          const n = await store.retryFailedDocumentsNow(Date.now());
           process.stdout.write(
             `${n} failed proof download(s) due now; a running agent takes them within seconds\n`,
           );
         } finally {
-          store.close();
+          await store.close();
         }
       } catch (err) {
         process.stderr.write(

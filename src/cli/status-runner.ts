@@ -17,8 +17,7 @@ import {
   journalFiles,
   openJournalReader,
 } from '../journal/index.js';
-import { RETURNS_FILE } from '../returns/store.js';
-import { ReturnsReader } from '../returns/store-reader.js';
+import { openReturnsReader } from '../returns/open-stores.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -74,10 +73,15 @@ export async function findItems(journal: JournalReader, query: string): Promise<
 }
 
 /** What the return path knows of a job: its sending events and their documents (read-only). */
-export function returnsLines(returnsFile: string, jobId: string, proofsRoot?: string): string[] {
-  const reader = new ReturnsReader(returnsFile, 5000);
+export async function returnsLines(
+  location: JournalLocation,
+  stateDir: string,
+  jobId: string,
+  proofsRoot?: string,
+): Promise<string[]> {
+  const reader = openReturnsReader(location, stateDir, { busyTimeoutMs: 5000 });
   try {
-    const known = reader.followedJob(jobId);
+    const known = await reader.followedJob(jobId);
     if (!known) return [];
     const { job: followed, events, documents } = known;
     if (!followed && events.length === 0) return [];
@@ -99,7 +103,7 @@ export function returnsLines(returnsFile: string, jobId: string, proofsRoot?: st
     }
     return lines;
   } finally {
-    reader.close();
+    await reader.close();
   }
 }
 
@@ -123,8 +127,8 @@ export function formatItem(item: JournalItem, history: readonly HistoryEntry[]):
 }
 
 export interface ReturnsPlace {
-  /** `<stateDir>/returns.sqlite`. */
-  file: string;
+  /** The state folder: the returns store of a SQLite journal is there (a PostgreSQL one is in its database). */
+  stateDir: string;
   /** The proofs output folder, when local: proof paths are shown under it. */
   proofsRoot?: string;
 }
@@ -142,7 +146,8 @@ export async function statusText(
     if (items.length === 0) return { found: false, text: `nothing in the journal for ${query}\n` };
     const text: string[] = [];
     for (const i of items) {
-      const followed = returns && i.jobId ? returnsLines(returns.file, i.jobId, returns.proofsRoot) : [];
+      const followed =
+        returns && i.jobId ? await returnsLines(location, returns.stateDir, i.jobId, returns.proofsRoot) : [];
       text.push(formatItem(i, await journal.history(i.id)) + followed.map((l) => `${l}\n`).join(''));
     }
     return { found: true, text: text.join('\n') };
@@ -157,7 +162,7 @@ export async function statusCommand(query: string, opts: { config: string }): Pr
     const { config } = loadConfig(opts.config);
     const proofs = config.returns.proofs.target;
     const { found, text } = await statusText(journalLocationOf(config), query, {
-      file: path.join(config.stateDir, RETURNS_FILE),
+      stateDir: config.stateDir,
       ...(proofs.type === 'local' ? { proofsRoot: proofs.path } : {}),
     });
     (found ? process.stdout : process.stderr).write(text);

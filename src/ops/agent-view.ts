@@ -1,11 +1,9 @@
 /** What the ops endpoints read of a running Agent, gathered in one place. */
 import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Agent } from '../agent/agent.js';
 import type { ServiceReachability } from '../api/reachability.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
-import { RETURNS_FILE } from '../returns/store.js';
 import type { OpsAgentView } from './view.js';
 
 interface TokenSource {
@@ -61,7 +59,9 @@ export function agentView(
       ...agent.inbound?.stats(),
       ...(agent.returns ? { followConcurrency: agent.returns.follower.gate.pacing.limit() } : {}),
     }),
-    ...(config.returns.enabled ? { returnsFile: path.join(config.stateDir, RETURNS_FILE) } : {}),
+    ...(config.returns.enabled
+      ? { returnsStore: { location: agent.journalLocation, stateDir: config.stateDir } }
+      : {}),
     ...(hasTokens(client)
       ? {
           getToken: (signal: AbortSignal) => client.tokens.getToken(signal),

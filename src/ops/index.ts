@@ -6,7 +6,8 @@ import { statSync } from 'node:fs';
 import type { OpsConfig } from '../config/ops-schema.js';
 import type { Logger } from '../core/logger.js';
 import { type JournalLocation, journalFiles } from '../journal/index.js';
-import { ReturnsReader } from '../returns/store-reader.js';
+import { openReturnsReader } from '../returns/open-stores.js';
+import type { ReturnsReader } from '../returns/store-reader.js';
 import { type OpsServer, startOpsServer } from './http-server.js';
 import { JournalReader } from './journal-reader.js';
 import type { AgentMetrics } from './metrics.js';
@@ -94,8 +95,10 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
     port: server.port,
     attach(view) {
       void reader?.close();
-      returnsReader?.close();
-      const proofs = view.returnsFile ? new ReturnsReader(view.returnsFile) : undefined;
+      void returnsReader?.close();
+      const proofs = view.returnsStore
+        ? openReturnsReader(view.returnsStore.location, view.returnsStore.stateDir, { busyTimeoutMs: 2000 })
+        : undefined;
       returnsReader = proofs;
       const journal = new JournalReader(view.journal);
       reader = journal;
@@ -113,8 +116,8 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {
-              returns: () => {
-                const proofsArchived = proofs?.proofsArchived();
+              returns: async () => {
+                const proofsArchived = await proofs?.proofsArchived();
                 return {
                   ...view.returns?.(),
                   ...(proofsArchived === undefined ? {} : { proofsArchived }),
@@ -128,7 +131,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
       await server.close();
       await reader?.close();
       reader = undefined;
-      returnsReader?.close();
+      await returnsReader?.close();
       returnsReader = undefined;
       checks = undefined;
     },

@@ -15,8 +15,11 @@ export interface OpsAgentView {
   getToken?: (signal: AbortSignal) => Promise<unknown>;
   pingApi?: (signal: AbortSignal) => Promise<unknown>;
   certificatePem?: () => string | undefined;
-  /** `<stateDir>/returns.sqlite` when the return path runs: proofs archived are counted there. */
-  returnsFile?: string;
+  /**
+   * Where the return path's store is, when it runs (beside the journal: the state folder for a
+   * SQLite journal, the journal's database otherwise): proofs archived are counted there.
+   */
+  returnsStore?: { location: JournalLocation; stateDir: string };
   /** Counts the return path reports itself (Peppol documents, webhook deliveries), when it does. */
   returns?: () => ReturnsCounts;
   /** Configured folders the agent did not start. */

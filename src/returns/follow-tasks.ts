@@ -10,7 +10,7 @@ import { nextTry, stepFailure } from '../domain/retry-policy.js';
 import { pollInterval, retryAt } from './follow-plan.js';
 import { type PollDeps, pollJob } from './poll-job.js';
 import { fetchDocument, type ProofDeps } from './proofs.js';
-import type { DocumentRow } from './store.js';
+import type { DocumentRow, JobRow } from './store.js';
 
 /** Where downloads in progress live; what a killed process left there is never complete. */
 export const RETURNS_TEMP_DIR = 'returns-tmp';
@@ -29,11 +29,12 @@ export const jobKey = (jobId: string): string => `job:${jobId}`;
 export const documentKey = (doc: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): string =>
   `doc:${doc.sendingEventId}:${doc.fileReference}`;
 
-export function jobTask(shared: TaskContext, jobId: string): Task | undefined {
+/** The poll of a job, undefined when the job or its file is not in the store; `known`: its row, just read. */
+export async function jobTask(shared: TaskContext, jobId: string, known?: JobRow): Promise<Task | undefined> {
   const { store, log, config, now } = shared.poll;
-  const row = store.job(jobId);
+  const row = known ?? (await store.job(jobId));
   if (!row) return undefined;
-  const source = store.source(row.sourceId);
+  const source = await store.source(row.sourceId);
   if (!source) return undefined;
   return {
     key: jobKey(jobId),
@@ -42,7 +43,7 @@ export function jobTask(shared: TaskContext, jobId: string): Task | undefined {
         await pollJob(shared.poll, row, source, shared.options(source.folder));
       } catch (err) {
         if (shared.aborted()) return;
-        store.deferJob(jobId, now() + pollInterval(row.unchangedPolls + 1, false, config.follow));
+        await store.deferJob(jobId, now() + pollInterval(row.unchangedPolls + 1, false, config.follow));
         log.warn(
           {
             folder: source.folder,
@@ -63,8 +64,8 @@ export function documentTask(shared: TaskContext, doc: DocumentRow): Task {
   return {
     key: documentKey(doc),
     run: async () => {
-      const job = store.job(doc.jobId);
-      const source = job ? store.source(job.sourceId) : undefined;
+      const job = await store.job(doc.jobId);
+      const source = job ? await store.source(job.sourceId) : undefined;
       const fields = { folder: source?.folder, file: source?.fileName, jobId: doc.jobId };
       try {
         await fetchDocument(shared.proofs, doc, fields, shared.options(source?.folder));
@@ -82,14 +83,14 @@ export function documentTask(shared: TaskContext, doc: DocumentRow): Task {
           code: failure.code,
         };
         if (next.kind === 'park') {
-          store.markDocumentParked(doc, `${failure.code}: ${next.reason}`);
+          await store.markDocumentParked(doc, `${failure.code}: ${next.reason}`);
           log.error(
             { ...logged, reason: next.reason },
             'proof download parked: fix the cause, then run `docex-agent returns retry`',
           );
           return;
         }
-        store.markDocumentFailed(doc, failure.code, shared.proofs.now() + next.delayMs);
+        await store.markDocumentFailed(doc, failure.code, shared.proofs.now() + next.delayMs);
         log.warn({ ...logged, err, try: tries }, 'proof download failed: tried again later');
       }
     },

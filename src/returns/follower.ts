@@ -124,9 +124,9 @@ export class Follower {
   /** Poll this job now (a webhook said it changed). Unknown jobs (not this agent's) are ignored. */
   async nudgeJob(jobId: string): Promise<boolean> {
     const now = this.opts.clock.now();
-    if (!this.opts.store.pollSoon(jobId, now)) {
+    if (!(await this.opts.store.pollSoon(jobId, now))) {
       await this.syncFeed();
-      if (!this.opts.store.pollSoon(jobId, now)) {
+      if (!(await this.opts.store.pollSoon(jobId, now))) {
         this.opts.log.debug({ jobId }, 'nudge for a job this agent does not follow');
         return false;
       }
@@ -138,7 +138,7 @@ export class Follower {
 
   /** Poll the job of this sending event now; asks the service for the event when it is not known yet. */
   async nudgeSendingEvent(sendingEventId: string): Promise<boolean> {
-    const known = this.opts.store.event(sendingEventId);
+    const known = await this.opts.store.event(sendingEventId);
     if (known) return this.nudgeJob(known.jobId);
     // The event may belong to a managed company's job: the service answers 404 without its header.
     const companies = [undefined, ...(this.opts.companies?.() ?? [])];
@@ -173,7 +173,7 @@ export class Follower {
     const { store, feed, config, clock } = this.opts;
     let added = 0;
     for (;;) {
-      const cursor = Number(store.getMeta(FEED_CURSOR) ?? 0);
+      const cursor = Number((await store.getMeta(FEED_CURSOR)) ?? 0);
       const items = await feed.after(cursor, 500);
       if (items.length === 0) return added;
       const jobs: NewJob[] = items.map((it) => {
@@ -190,7 +190,7 @@ export class Follower {
           firstPollAt: firstPollAt(it.doneAt, config.follow),
         };
       });
-      added += store.addJobs(jobs, FEED_CURSOR, String(items[items.length - 1]!.cursor), clock.now());
+      added += await store.addJobs(jobs, FEED_CURSOR, String(items[items.length - 1]!.cursor), clock.now());
       if (items.length < 500) return added;
     }
   }
@@ -237,10 +237,10 @@ export class Follower {
    * than can be used: of the first (in flight + free slots) due rows at most one per task in
    * flight is taken, so the rest fill every free slot.
    */
-  private fill(now: number): void {
+  private async fill(now: number): Promise<void> {
     if (this.full()) return;
     const free = this.gate.pacing.limit() - this.inFlight.size;
-    for (const doc of this.opts.store.dueDocuments(now, this.inFlight.size + free)) {
+    for (const doc of await this.opts.store.dueDocuments(now, this.inFlight.size + free)) {
       if (this.full()) return;
       if (!this.inFlight.has(documentKey(doc))) this.run(documentTask(this.tasks, doc));
     }
@@ -248,16 +248,16 @@ export class Follower {
       if (this.full()) return;
       if (this.inFlight.has(jobKey(jobId))) continue;
       this.nudged.delete(jobId);
-      const task = jobTask(this.tasks, jobId);
+      const task = await jobTask(this.tasks, jobId);
       if (task) this.run(task);
     }
     for (const jobId of this.sweep) {
       if (this.full()) return;
       this.sweep.delete(jobId);
       if (this.inFlight.has(jobKey(jobId))) continue;
-      const row = this.opts.store.job(jobId);
+      const row = await this.opts.store.job(jobId);
       if (!row || row.done || row.nextPollAt > now) continue;
-      const task = jobTask(this.tasks, jobId);
+      const task = await jobTask(this.tasks, jobId, row);
       if (task) this.run(task);
     }
   }
@@ -303,7 +303,7 @@ export class Follower {
   /** Every past UTC day with final events and no CSV yet. */
   async writeDueCsvs(now = this.opts.clock.now()): Promise<string[]> {
     const written: string[] = [];
-    for (const day of this.opts.store.csvDaysDue(utcDay(now))) {
+    for (const day of await this.opts.store.csvDaysDue(utcDay(now))) {
       const rows = await writeDailyCsv(this.opts.store, this.opts.statusTarget, day, now);
       this.opts.log.info({ day, rows, file: csvFileName(day) }, 'daily status file written');
       written.push(day);
@@ -322,11 +322,11 @@ export class Follower {
     }
     const now = clock.now();
     if (now >= this.nextSweepAt) {
-      const due = store.dueJobs(now, 5000).map((j) => j.jobId);
+      const due = (await store.dueJobs(now, 5000)).map((j) => j.jobId);
       for (const id of due) this.sweep.add(id);
       this.nextSweepAt = this.poll.next(now) ?? Number.POSITIVE_INFINITY;
     }
-    this.fill(now);
+    await this.fill(now);
     await this.writeStatuses(now);
     if (now >= this.nextCsvAt) {
       try {
@@ -344,7 +344,7 @@ export class Follower {
   }
 
   /**
-   * One step that cannot end the loop: a failure (returns.sqlite locked or full, a broken feed) is
+   * One step that cannot end the loop: a failure (the store locked, full or unreachable, a broken feed) is
    * logged and the next step waits longer, up to STEP_BACKOFF_MAX loop periods. Answers the wait.
    */
   private async safeStep(): Promise<number> {

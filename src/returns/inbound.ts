@@ -10,11 +10,13 @@ import type { PeppolInboxConfig, WebhooksConfig } from '../config/inbound-schema
 import { parseListen } from '../config/inbound-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import type { JournalLocation } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
 import type { OutputTarget } from '../outputs/types.js';
-import { INBOX_FILE, InboxStore } from './inbox-store.js';
+import type { InboxStore } from './inbox-store.js';
+import { openInboxStore } from './open-stores.js';
 import { PeppolPoller, type PeppolSource } from './peppol-poller.js';
 import { type InboundCallbacks, routeDelivery } from './webhook-events.js';
 import { WebhookReceiver } from './webhook-receiver.js';
@@ -33,6 +35,8 @@ export const WEBHOOK_ID_MEMORY_MS = 7 * 86_400_000;
 
 export interface InboundOptions {
   config: { stateDir: string; peppolInbox: PeppolInboxConfig; webhooks: WebhooksConfig };
+  /** Where the journal is: the inbox store is kept beside it (inbox.sqlite, or the same database). */
+  journal: JournalLocation;
   /** Without `peppol` (a narrow test client) the inbox is not polled. */
   client: { peppol?: PeppolSource | undefined };
   clock: Clock;
@@ -79,7 +83,7 @@ export function openInboxTarget(config: PeppolInboxConfig, log: Logger, health?:
 
 export async function startInbound(options: InboundOptions): Promise<Inbound> {
   const { config, clock, log } = options;
-  const store = InboxStore.open(path.join(config.stateDir, INBOX_FILE), clock);
+  const store = await openInboxStore(options.journal, config.stateDir, clock, { log });
   const stops: (() => unknown)[] = [() => store.close()];
   const stopAll = async () => {
     for (const stop of stops.splice(0).reverse()) {

@@ -1,121 +1,28 @@
 /**
- * The inbound side's own SQLite file (`<stateDir>/inbox.sqlite`, WAL, mode 0600): which incoming
- * Peppol documents are saved, the high-water mark of the Peppol poll, and the webhook ids already
- * handled. Separate from the intake journal so the two parts never share a schema. Versioned like
- * the journal: each migration once, in order; a file from a newer agent is refused.
+ * The inbound side's store, whichever database keeps it: which incoming Peppol documents are
+ * saved, the high-water mark of the Peppol poll, and the webhook ids already handled. Two
+ * implementations: SqliteInboxStore (`<stateDir>/inbox.sqlite`, the default) and
+ * PostgresInboxStore (the journal's database); only open-stores.ts names them.
  */
-import type { Clock } from '../core/clock.js';
-import type { Database } from '../core/sqlite.js';
-import { latestVersion, type Migration, migrate, openDatabase } from '../core/sqlite-store.js';
 
+/** The SQLite store's file name in the state folder. */
 export const INBOX_FILE = 'inbox.sqlite';
 
-const MIGRATIONS: readonly Migration[] = [
-  {
-    version: 1,
-    sql: `
-      CREATE TABLE peppol_saved (
-        id TEXT PRIMARY KEY,
-        created_at INTEGER NOT NULL,
-        saved_at INTEGER NOT NULL,
-        file_stem TEXT NOT NULL
-      ) WITHOUT ROWID;
-      CREATE INDEX peppol_saved_created ON peppol_saved (created_at);
-      CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
-      CREATE TABLE webhook_seen (
-        id TEXT PRIMARY KEY,
-        event_type TEXT,
-        received_at INTEGER NOT NULL
-      ) WITHOUT ROWID;
-      CREATE INDEX webhook_seen_received ON webhook_seen (received_at);
-    `,
-  },
-];
-
-export const INBOX_SCHEMA_VERSION = latestVersion(MIGRATIONS);
-const HWM_KEY = 'peppol.highWaterMark';
-
-export class InboxStore {
-  private readonly stmts;
-  private lastWebhookPrune = 0;
-
-  private constructor(
-    private readonly db: Database,
-    private readonly clock: Clock,
-  ) {
-    this.stmts = {
-      isSaved: db.prepare('SELECT 1 FROM peppol_saved WHERE id = ?').pluck(),
-      save: db.prepare(
-        'INSERT OR IGNORE INTO peppol_saved (id, created_at, saved_at, file_stem) VALUES (?, ?, ?, ?)',
-      ),
-      savedCount: db.prepare('SELECT count(*) FROM peppol_saved').pluck(),
-      pruneSaved: db.prepare('DELETE FROM peppol_saved WHERE created_at < ?'),
-      getMeta: db.prepare('SELECT value FROM meta WHERE key = ?').pluck(),
-      setMeta: db.prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      ),
-      seeWebhook: db.prepare(
-        'INSERT OR IGNORE INTO webhook_seen (id, event_type, received_at) VALUES (?, ?, ?)',
-      ),
-      pruneWebhooks: db.prepare('DELETE FROM webhook_seen WHERE received_at < ?'),
-    };
-  }
-
-  static open(file: string, clock: Clock): InboxStore {
-    // NORMAL, not FULL: a power cut may forget the last few records, which only means a document
-    // written again under the same names or a webhook nudge repeated; a killed process loses nothing.
-    const db = openDatabase(file, { synchronous: 'NORMAL' });
-    try {
-      migrate(db, MIGRATIONS, { now: clock.now(), newerCode: 'DOCEX_INBOX_VERSION', what: INBOX_FILE });
-      return new InboxStore(db, clock);
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  }
-
-  isSaved(id: string): boolean {
-    return this.stmts.isSaved.get(id) !== undefined;
-  }
-
+export interface InboxStore {
+  /** Where the store is, for logs and messages: a file path, or a URL without its password. */
+  readonly location: string;
+  isSaved(id: string): Promise<boolean>;
   /** Recorded only after both files are written: a crash before this rewrites them, same names. */
-  markSaved(doc: { id: string; createdAt: number; stem: string }): void {
-    this.stmts.save.run(doc.id, doc.createdAt, this.clock.now(), doc.stem);
-  }
-
-  savedCount(): number {
-    return this.stmts.savedCount.get() as number;
-  }
-
+  markSaved(doc: { id: string; createdAt: number; stem: string }): Promise<void>;
+  savedCount(): Promise<number>;
   /** createdAt (epoch ms) of the newest document below which every listed one is saved. */
-  highWaterMark(): number | undefined {
-    const v = this.stmts.getMeta.get(HWM_KEY) as string | undefined;
-    return v === undefined ? undefined : Number(v);
-  }
-
-  /** Moves the mark forward only; saved ids far enough behind it are forgotten in the same step. */
-  advanceHighWaterMark(at: number, keepBehindMs: number): void {
-    const current = this.highWaterMark();
-    if (current !== undefined && at <= current) return;
-    this.db.transaction(() => {
-      this.stmts.setMeta.run(HWM_KEY, String(at));
-      this.stmts.pruneSaved.run(at - keepBehindMs);
-    })();
-  }
-
-  /** True the first time a webhook id is seen; a repeat answers false (already handled). */
-  rememberWebhook(id: string, eventType: string | undefined, keepMs: number): boolean {
-    const now = this.clock.now();
-    const fresh = this.stmts.seeWebhook.run(id, eventType ?? null, now).changes === 1;
-    // Old ids go at most once an hour: a replay that old fails the timestamp check anyway.
-    if (fresh && now - this.lastWebhookPrune >= 3_600_000) {
-      this.stmts.pruneWebhooks.run(now - keepMs);
-      this.lastWebhookPrune = now;
-    }
-    return fresh;
-  }
-
-  close(): void {
-    if (this.db.open) this.db.close();
-  }
+  highWaterMark(): Promise<number | undefined>;
+  /** Moves the mark forward only; saved ids far enough behind it are forgotten in the same transaction. */
+  advanceHighWaterMark(at: number, keepBehindMs: number): Promise<void>;
+  /**
+   * True the first time a webhook id is seen; a repeat answers false (already handled). Race-free:
+   * of concurrent calls with one id, exactly one answers true.
+   */
+  rememberWebhook(id: string, eventType: string | undefined, keepMs: number): Promise<boolean>;
+  close(): Promise<void>;
 }

@@ -1,5 +1,6 @@
 /**
- * The job-following part of the agent: opens returns.sqlite and the read-only journal feed,
+ * The job-following part of the agent: opens the returns store (beside the journal: returns.sqlite
+ * in the state folder, or the journal's PostgreSQL database) and the read-only journal feed,
  * creates the output targets and starts the follower. `returns.follower` is what webhooks nudge.
  */
 import { rmSync } from 'node:fs';
@@ -16,12 +17,19 @@ import type { OutputTarget } from '../outputs/types.js';
 import { RETURNS_TEMP_DIR } from './follow-tasks.js';
 import { Follower } from './follower.js';
 import { JournalFeed } from './journal-feed.js';
+import { openReturnsStore } from './open-stores.js';
 import type { FollowClient } from './poll-job.js';
-import { RETURNS_FILE, ReturnsStore } from './store.js';
+import type { ReturnsStore } from './store.js';
 
 export { Follower } from './follower.js';
+export {
+  openExistingReturnsStore,
+  openInboxStore,
+  openReturnsReader,
+  openReturnsStore,
+} from './open-stores.js';
 export type { FollowClient } from './poll-job.js';
-export { RETURNS_FILE, ReturnsStore } from './store.js';
+export { RETURNS_FILE, type ReturnsStore } from './store.js';
 
 export interface ReturnsOptions {
   config: ReturnsConfig;
@@ -61,7 +69,7 @@ export function openTarget(
 export async function startReturns(options: ReturnsOptions): Promise<Returns> {
   const { config, clock, log } = options;
   rmSync(path.join(options.stateDir, RETURNS_TEMP_DIR), { recursive: true, force: true });
-  const store = ReturnsStore.open(path.join(options.stateDir, RETURNS_FILE), clock.now());
+  const store = await openReturnsStore(options.journal, options.stateDir, clock, { log });
   let feed: JournalFeed | undefined;
   try {
     feed = await JournalFeed.open(options.journal);
@@ -87,7 +95,12 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
     });
     follower.start();
     log.info(
-      { statuses: statusTarget.description, proofs: proofTarget.description, ...store.counts() },
+      {
+        statuses: statusTarget.description,
+        proofs: proofTarget.description,
+        store: store.location,
+        ...(await store.counts()),
+      },
       'returns started',
     );
     const openFeed = feed;
@@ -103,14 +116,14 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
           await follower.stop();
         } finally {
           await openFeed.close();
-          store.close();
+          await store.close();
           await Promise.allSettled([statusTarget.close(), proofTarget.close()]);
         }
       },
     };
   } catch (err) {
     await feed?.close();
-    store.close();
+    await store.close();
     throw err;
   }
 }

@@ -108,9 +108,21 @@ export class PeppolPoller {
 
   private async pass(): Promise<PassResult> {
     const { store, log, overlapMs } = this.opts;
-    const mark = store.highWaterMark();
-    const from = mark === undefined ? undefined : mark - overlapMs;
     const result: PassResult = { listed: 0, saved: 0, skipped: 0, gone: 0 };
+    let mark: number | undefined;
+    try {
+      mark = await store.highWaterMark();
+    } catch (err) {
+      // The store unreachable (a PostgreSQL outage): the next scheduled poll tries again.
+      result.error = err;
+      log.warn(
+        { err, code: isDocexError(err) ? err.code : undefined },
+        'peppol poll skipped: its store cannot be read',
+      );
+      this.lastPassAt = this.opts.clock.now();
+      return result;
+    }
+    const from = mark === undefined ? undefined : mark - overlapMs;
     let newest: number | undefined;
     // The mark may only pass what was handled in order; a service that ignores sortOrder=asc would
     // otherwise let an early end skip older documents not listed yet.
@@ -130,7 +142,7 @@ export class PeppolPoller {
       for await (const doc of docs) {
         if (this.stopped) break;
         result.listed++;
-        if (store.isSaved(doc.id)) result.skipped++;
+        if (await store.isSaved(doc.id)) result.skipped++;
         else if (await this.save(doc)) {
           result.saved++;
           this.savedCount++;
@@ -150,7 +162,14 @@ export class PeppolPoller {
     } finally {
       // Forget saved ids only well behind the overlap window, which a later listing may return.
       if (newest !== undefined && (ascending || result.error === undefined)) {
-        store.advanceHighWaterMark(newest, overlapMs + 86_400_000);
+        await store
+          .advanceHighWaterMark(newest, overlapMs + 86_400_000)
+          .catch((err: unknown) =>
+            log.warn(
+              { err, code: isDocexError(err) ? err.code : undefined },
+              'peppol high-water mark not recorded; the next poll lists those documents again',
+            ),
+          );
       } else if (!ascending) log.warn(counts(result), 'peppol list was not in createdAt order; mark kept');
       this.lastPassAt = this.opts.clock.now();
     }
@@ -172,7 +191,7 @@ export class PeppolPoller {
       await target.write(names.xml, () => createReadStream(tmp));
       // The summary comes second: an ERP that waits for the .json never reads a missing XML.
       await target.write(names.json, `${JSON.stringify(summary, null, 2)}\n`);
-      store.markSaved({ id: doc.id, createdAt: Date.parse(doc.createdAt) || 0, stem: names.stem });
+      await store.markSaved({ id: doc.id, createdAt: Date.parse(doc.createdAt) || 0, stem: names.stem });
       log.info(
         {
           documentId: doc.id,

@@ -65,55 +65,69 @@ function withSuffix(target: string, suffix: string): string {
 }
 
 /**
- * Documents of a final event that the config asks for, with their names. `picked` holds the paths
- * named earlier in this poll: a template without `<fileReference>` gives two documents of one type
- * the same name, and the store only knows the documents of earlier polls. The second gets its file
- * reference (then a counter) added; a re-poll finds the first in the store and names them alike.
+ * Documents of a page's final events that the config asks for, with their names. `picked` holds
+ * the paths named earlier in this poll: a template without `<fileReference>` gives two documents of
+ * one type the same name, and the store only knows the documents of earlier polls. The second gets
+ * its file reference (then a counter) added; a re-poll finds the first in the store and names them
+ * alike. The store is asked about the page's plain names in one statement; only a name taken asks
+ * again, one suffix at a time.
  */
-function wantedDocuments(
+async function wantedDocuments(
   deps: PollDeps,
   source: SourceRow,
   job: JobRow,
-  event: SendingEvent,
+  events: readonly SendingEvent[],
   now: number,
   picked: Set<string>,
-): PollRecord['documents'] {
+): Promise<PollRecord['documents']> {
   const types = new Set(deps.config.proofs.documentTypes);
-  const taken = (path: string, fileReference: string) =>
-    picked.has(path) || deps.store.pathUsedByOther(path, event.id, fileReference);
-  return (event.documents ?? [])
-    .filter((d) => types.has(d.type))
-    .map((d) => {
-      const named = proofPath(deps.config.proofs.nameTemplate, {
-        date: source.day,
-        folder: source.folder,
-        file: source.fileName,
-        jobId: job.jobId,
-        sendingEventId: event.id,
-        type: d.type,
-        fileReference: d.fileReference,
-        documentName: d.name,
-        contentType: d.contentType,
-      });
-      let target = named;
-      if (taken(target, d.fileReference)) {
-        const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
-        target = base;
-        for (let n = 2; taken(target, d.fileReference); n++) target = withSuffix(base, String(n));
-      }
-      picked.add(target);
-      return {
-        sendingEventId: event.id,
-        fileReference: d.fileReference,
-        jobId: job.jobId,
-        type: d.type,
-        name: d.name,
-        contentType: d.contentType,
-        size: d.size,
-        path: target,
-        nextTryAt: now,
-      } satisfies Omit<DocumentRow, 'state' | 'failures' | 'lastError'>;
-    });
+  const candidates = events.flatMap((event) =>
+    (event.documents ?? [])
+      .filter((d) => types.has(d.type))
+      .map((d) => ({
+        event,
+        d,
+        path: proofPath(deps.config.proofs.nameTemplate, {
+          date: source.day,
+          folder: source.folder,
+          file: source.fileName,
+          jobId: job.jobId,
+          sendingEventId: event.id,
+          type: d.type,
+          fileReference: d.fileReference,
+          documentName: d.name,
+          contentType: d.contentType,
+        }),
+      })),
+  );
+  if (candidates.length === 0) return [];
+  const usedByOthers = await deps.store.pathsUsedByOthers(
+    candidates.map((c) => ({ path: c.path, sendingEventId: c.event.id, fileReference: c.d.fileReference })),
+  );
+  const wanted: PollRecord['documents'] = [];
+  for (const [i, { event, d, path: named }] of candidates.entries()) {
+    const taken = async (path: string) =>
+      picked.has(path) || (await deps.store.pathUsedByOther(path, event.id, d.fileReference));
+    let target = named;
+    if (picked.has(named) || usedByOthers[i]) {
+      const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
+      target = base;
+      for (let n = 2; await taken(target); n++) target = withSuffix(base, String(n));
+    }
+    picked.add(target);
+    wanted.push({
+      sendingEventId: event.id,
+      fileReference: d.fileReference,
+      jobId: job.jobId,
+      type: d.type,
+      name: d.name,
+      contentType: d.contentType,
+      size: d.size,
+      path: target,
+      nextTryAt: now,
+    } satisfies Omit<DocumentRow, 'state' | 'failures' | 'lastError'>);
+  }
+  return wanted;
 }
 
 export interface PollResult {
@@ -132,8 +146,8 @@ export async function pollJob(
   const fields = { folder: source.folder, file: source.fileName, jobId: row.jobId };
   const timing = config.follow;
   const start = deps.now();
-  const giveUp = (why: string, status: string, jobJson: string): PollResult => {
-    store.recordPoll(
+  const giveUp = async (why: string, status: string, jobJson: string): Promise<PollResult> => {
+    await store.recordPoll(
       {
         jobId: row.jobId,
         status,
@@ -181,10 +195,13 @@ export async function pollJob(
   for await (const events of eventPages(deps, row.jobId, options)) {
     const records: PollRecord['events'] = [];
     const documents: PollRecord['documents'] = [];
+    const finals: SendingEvent[] = [];
     let pageChanged = false;
+    // The page's events as recorded, read at once (one statement, not one per event).
+    const recorded = await store.eventsById(events.map((e) => e.id));
     for (const event of events) {
       const json = JSON.stringify(event);
-      const before = store.event(event.id);
+      const before = recorded.get(event.id);
       if (before?.eventJson !== json) pageChanged = true;
       const final = isFinalSendingEvent(event);
       let finalAt = before?.finalAt;
@@ -207,18 +224,19 @@ export async function pollJob(
         allSettled = false;
         continue;
       }
-      documents.push(...wantedDocuments(deps, source, row, event, now, picked));
+      finals.push(event);
       const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
       if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
     }
-    store.recordEvents(row.jobId, records, documents, now, pageChanged);
+    documents.push(...(await wantedDocuments(deps, source, row, finals, now, picked)));
+    await store.recordEvents(row.jobId, records, documents, now, pageChanged);
     changed ||= pageChanged;
     eventCount += events.length;
   }
   const expected = job?.sendingEventCount ?? 0;
   const done = isFinalJob(status) && eventCount >= expected && allSettled;
   const unchangedPolls = changed ? 0 : row.unchangedPolls + 1;
-  store.recordPoll(
+  await store.recordPoll(
     {
       jobId: row.jobId,
       status,

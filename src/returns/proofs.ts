@@ -55,14 +55,14 @@ export async function fetchDocument(
   const { store, target, log } = deps;
   const logFields = { ...fields, sendingEventId: doc.sendingEventId, documentType: doc.type };
   if (doc.state === 'writing' && (await writtenWhole(target, doc))) {
-    store.markDocumentDone(doc, undefined, deps.now());
+    await store.markDocumentDone(doc, undefined, deps.now());
     log.info({ ...logFields, proof: doc.path }, 'proof found written before a restart');
     return 'already-there';
   }
   await mkdir(deps.tempDir, { recursive: true, mode: 0o700 });
   const temp = path.join(deps.tempDir, `proof-${randomBytes(8).toString('hex')}.part`);
   try {
-    store.markDocumentWriting(doc);
+    await store.markDocumentWriting(doc);
     let result: { md5: string; size: number } | undefined;
     for (let attempt = 1; !result; attempt++) {
       const { url } = await deps.client.downloadUrl(
@@ -88,7 +88,7 @@ export async function fetchDocument(
       }
     }
     await target.write(doc.path, () => createReadStream(temp));
-    store.markDocumentDone(doc, result.md5, deps.now());
+    await store.markDocumentDone(doc, result.md5, deps.now());
     log.info({ ...logFields, proof: doc.path, size: result.size }, 'proof written');
     return 'written';
   } finally {

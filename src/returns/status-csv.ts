@@ -88,17 +88,17 @@ export function csvFileName(day: string): string {
 const CSV_PAGE = 500;
 
 /** The day's file, line by line, as renderCsv writes it, reading the store a page at a time. */
-export function* dailyCsvText(
+export async function* dailyCsvText(
   store: ReturnsStore,
   day: string,
   onRow?: (rows: number) => void,
-): Generator<string> {
+): AsyncGenerator<string> {
   yield csvLine(CSV_COLUMNS);
   let rows = 0;
   for (let after: { finalAt: number; id: string } | undefined; ; ) {
-    const page = store.eventsFinalOnPage(day, after, CSV_PAGE);
+    const page = await store.eventsFinalOnPage(day, after, CSV_PAGE);
     for (const entry of page) {
-      yield csvLine(csvRow({ ...entry, documents: store.documentsOfEvent(entry.event.id) }));
+      yield csvLine(csvRow(entry));
       onRow?.(++rows);
     }
     if (page.length < CSV_PAGE) return;
@@ -118,7 +118,7 @@ export async function writeDailyCsv(
   now: number,
   onProgress?: (rows: number, total: number) => void,
 ): Promise<number> {
-  const total = store.countFinalOn(day);
+  const total = await store.countFinalOn(day);
   let rows = 0;
   await target.write(csvFileName(day), () =>
     Readable.from(
@@ -129,6 +129,6 @@ export async function writeDailyCsv(
     ),
   );
   // A day not over yet (a `report` run today) may still get rows: the nightly run writes it again.
-  if (day < utcDay(now)) store.recordCsv(day, rows, now);
+  if (day < utcDay(now)) await store.recordCsv(day, rows, now);
   return rows;
 }

@@ -128,25 +128,29 @@ function indent(text: string, depth: number): string {
 }
 
 /** `[` + elements + `]` as JSON.stringify(…, null, 2) writes them at `depth`. */
-function* prettyArray<T>(items: Iterable<T>, depth: number, element: (item: T) => string): Generator<string> {
+async function* prettyArray<T>(
+  items: AsyncIterable<T>,
+  depth: number,
+  element: (item: T) => string,
+): AsyncGenerator<string> {
   let first = true;
   const pad = '  '.repeat(depth + 1);
-  for (const item of items) {
+  for await (const item of items) {
     yield `${first ? '[\n' : ',\n'}${pad}${indent(element(item), depth + 1)}`;
     first = false;
   }
   yield first ? '[]' : `\n${'  '.repeat(depth)}]`;
 }
 
-function* eventsOf(store: ReturnsStore, jobId: string): Generator<StatusEvent> {
+async function* eventsOf(store: ReturnsStore, jobId: string): AsyncGenerator<StatusEvent> {
   for (let after = ''; ; ) {
-    const page = store.eventsOfJobPage(jobId, after, EVENT_PAGE);
-    for (const event of page) {
-      const view = statusEvent(event, store.documentsOfEvent(event.id));
+    const page = await store.eventsWithDocumentsPage(jobId, after, EVENT_PAGE);
+    for (const { event, documents } of page) {
+      const view = statusEvent(event, documents);
       if (view) yield view;
     }
     if (page.length < EVENT_PAGE) return;
-    after = page[page.length - 1]!.id;
+    after = page[page.length - 1]!.event.id;
   }
 }
 
@@ -155,9 +159,9 @@ function* eventsOf(store: ReturnsStore, jobId: string): Generator<StatusEvent> {
  * writes it, reading the events a page at a time: a file of 10,000 events is never held whole,
  * neither as objects nor as text. Read as the output target writes, so a retry reads again.
  */
-export function* statusFileText(store: ReturnsStore, source: SourceRow): Generator<string> {
-  const jobs = store.jobsOfSource(source.itemId);
-  const final = jobs.length > 0 && jobs.every((j) => j.done) && store.allDocumentsDone(source.itemId);
+export async function* statusFileText(store: ReturnsStore, source: SourceRow): AsyncGenerator<string> {
+  const jobs = await store.jobsOfSource(source.itemId);
+  const final = jobs.length > 0 && jobs.every((j) => j.done) && (await store.allDocumentsDone(source.itemId));
   const doc = around(statusHeader(source, final), 'jobs', 0);
   yield doc.open;
   for (const [i, job] of jobs.entries()) {
@@ -182,10 +186,10 @@ export async function writeStaleStatusFiles(
   limit = 1000,
 ): Promise<number> {
   let written = 0;
-  for (const source of store.staleSources(limit)) {
+  for (const source of await store.staleSources(limit)) {
     if (enough()) break;
     await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
-    store.markStatusWritten(source.itemId, source.version);
+    await store.markStatusWritten(source.itemId, source.version);
     written++;
   }
   return written;

@@ -1,25 +1,13 @@
 /**
- * The follower's own SQLite file, `<stateDir>/returns.sqlite` (WAL, mode 0600): which jobs are
- * followed and when they are polled next, the last seen state of every sending event, each
- * document to fetch and whether it is written, and which daily CSV files exist. Every poll is
- * recorded in one transaction, so a crash leaves either the old or the new state, never half.
+ * The return path's store, whichever database keeps it: which jobs are followed and when they are
+ * polled next, the last seen state of every sending event, each document to fetch and whether it
+ * is written, and which daily CSV files exist. Two implementations: SqliteReturnsStore
+ * (`<stateDir>/returns.sqlite`, the default) and PostgresReturnsStore (the journal's database).
+ * Both pass the same conformance suite (test/returns/store-conformance.test.ts); only
+ * open-stores.ts names them. Every method that writes more than one row does so in one
+ * transaction: a crash leaves either the old or the new state, never half.
  */
-import { cachePrepared, type Database } from '../core/sqlite.js';
-import { openDatabase } from '../core/sqlite-store.js';
-import {
-  type DocumentRow,
-  type EventRow,
-  type JobRow,
-  type NewJob,
-  type PollRecord,
-  type Row,
-  type SourceRow,
-  toDocument,
-  toEvent,
-  toJob,
-  toSource,
-} from './store-rows.js';
-import { migrateReturns } from './store-schema.js';
+import type { DocumentRow, EventRow, JobRow, NewJob, PollRecord, SourceRow } from './store-rows.js';
 
 export type {
   DocumentRow,
@@ -31,212 +19,72 @@ export type {
   SourceRow,
 } from './store-rows.js';
 
+/** The SQLite store's file name in the state folder. */
 export const RETURNS_FILE = 'returns.sqlite';
 
-export class ReturnsStore {
-  private constructor(private readonly db: Database) {}
+/** An event with its job, its source file and its documents: one row of a daily CSV. */
+export interface FinalEventEntry {
+  event: EventRow;
+  job: JobRow;
+  source: SourceRow;
+  documents: DocumentRow[];
+}
 
-  static open(file: string, now: number): ReturnsStore {
-    // NORMAL in WAL: a killed process loses nothing; only a power cut may drop the last polls,
-    // which the next poll repeats (a proof is re-written under the same name at worst).
-    const db = openDatabase(file, { synchronous: 'NORMAL' });
-    try {
-      migrateReturns(db, now);
-      return new ReturnsStore(cachePrepared(db));
-    } catch (err) {
-      db.close();
-      throw err;
-    }
-  }
+/** An event with its documents: one element of a status file. */
+export interface EventWithDocuments {
+  event: EventRow;
+  documents: DocumentRow[];
+}
 
-  close(): void {
-    if (this.db.open) this.db.close();
-  }
+export interface ReturnsCounts {
+  jobs: number;
+  open: number;
+  events: number;
+  documents: number;
+  documentsDone: number;
+  documentsParked: number;
+}
 
-  getMeta(key: string): string | undefined {
-    const row = this.db.prepare('SELECT value FROM meta WHERE key = ?').get(key) as
-      | { value: string }
-      | undefined;
-    return row?.value;
-  }
+export interface ReturnsStore {
+  /** Where the store is, for logs and messages: a file path, or a URL without its password. */
+  readonly location: string;
 
-  private setMeta(key: string, value: string): void {
-    this.db
-      .prepare(
-        'INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value',
-      )
-      .run(key, value);
-  }
+  getMeta(key: string): Promise<string | undefined>;
+  /** Records jobs found in the journal and the feed's new cursor, in one transaction; answers how many were new. */
+  addJobs(jobs: readonly NewJob[], cursorKey: string, cursor: string, now: number): Promise<number>;
 
-  /** Records jobs found in the journal and the feed's new cursor, in one transaction. */
-  addJobs(jobs: readonly NewJob[], cursorKey: string, cursor: string, now: number): number {
-    let added = 0;
-    this.db.transaction(() => {
-      const hasSource = this.db.prepare('SELECT 1 FROM sources WHERE item_id = ?');
-      const pathTaken = this.db.prepare('SELECT 1 FROM sources WHERE status_path = ?');
-      const insertSource = this.db.prepare(
-        `INSERT INTO sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
-      );
-      const insertJob = this.db.prepare(
-        `INSERT OR IGNORE INTO jobs (job_id, source_id, item_id, row_index, label, job_name, recorded_at,
-           next_poll_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      );
-      for (const job of jobs) {
-        const s = job.source;
-        if (!hasSource.get(s.itemId)) {
-          const plain = job.statusPath(false);
-          const statusPath = pathTaken.get(plain) ? job.statusPath(true) : plain;
-          insertSource.run(s.itemId, s.folder, s.fileName, s.sha256, s.claimedAt, s.day, statusPath);
-        }
-        const result = insertJob.run(
-          job.jobId,
-          s.itemId,
-          job.itemId,
-          job.rowIndex ?? null,
-          job.label ?? null,
-          job.jobName ?? null,
-          job.recordedAt,
-          job.firstPollAt,
-          now,
-        );
-        if (result.changes > 0) {
-          added++;
-          this.bumpSource(s.itemId);
-        }
-      }
-      this.setMeta(cursorKey, cursor);
-    })();
-    return added;
-  }
-
-  private bumpSource(itemId: number): void {
-    this.db.prepare('UPDATE sources SET version = version + 1 WHERE item_id = ?').run(itemId);
-  }
-
-  job(jobId: string): JobRow | undefined {
-    const r = this.db.prepare('SELECT * FROM jobs WHERE job_id = ?').get(jobId) as Row | undefined;
-    return r && toJob(r);
-  }
-
+  job(jobId: string): Promise<JobRow | undefined>;
   /** Jobs not done whose poll time has come, oldest due first. */
-  dueJobs(now: number, limit: number): JobRow[] {
-    return (
-      this.db
-        .prepare('SELECT * FROM jobs WHERE done = 0 AND next_poll_at <= ? ORDER BY next_poll_at LIMIT ?')
-        .all(now, limit) as Row[]
-    ).map(toJob);
-  }
-
-  openJobs(): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM jobs WHERE done = 0').get() as { n: number }).n;
-  }
-
+  dueJobs(now: number, limit: number): Promise<JobRow[]>;
+  openJobs(): Promise<number>;
   /**
    * Polls the job at `at` (a webhook said something changed). A job already done stays done until
-   * that poll finds something open again (a resend, a late document).
+   * that poll finds something open again (a resend, a late document). False: not followed.
    */
-  pollSoon(jobId: string, at: number): boolean {
-    return (
-      this.db.prepare('UPDATE jobs SET next_poll_at = min(next_poll_at, ?) WHERE job_id = ?').run(at, jobId)
-        .changes > 0
-    );
-  }
-
+  pollSoon(jobId: string, at: number): Promise<boolean>;
   /**
    * After a re-send: the job is followed again, due now, and its follow window (maxFollowMs) starts
-   * again, so an old job's new event is not given up at its first poll.
+   * again, so an old job's new event is not given up at its first poll. False: not followed.
    */
-  reopenJob(jobId: string, now: number): boolean {
-    return (
-      this.db
-        .prepare(
-          'UPDATE jobs SET done = 0, gave_up = NULL, unchanged_polls = 0, next_poll_at = ?, recorded_at = ?, updated_at = ? WHERE job_id = ?',
-        )
-        .run(now, now, now, jobId).changes > 0
-    );
-  }
-
+  reopenJob(jobId: string, now: number): Promise<boolean>;
   /** A poll failed: try again at `at` (the job's backoff grows as if nothing changed). */
-  deferJob(jobId: string, at: number): void {
-    this.db
-      .prepare('UPDATE jobs SET next_poll_at = ?, unchanged_polls = unchanged_polls + 1 WHERE job_id = ?')
-      .run(at, jobId);
-  }
+  deferJob(jobId: string, at: number): Promise<void>;
 
-  source(itemId: number): SourceRow | undefined {
-    const r = this.db.prepare('SELECT * FROM sources WHERE item_id = ?').get(itemId) as Row | undefined;
-    return r && toSource(r);
-  }
-
-  jobsOfSource(itemId: number): JobRow[] {
-    return (
-      this.db
-        .prepare('SELECT * FROM jobs WHERE source_id = ? ORDER BY row_index, job_id')
-        .all(itemId) as Row[]
-    ).map(toJob);
-  }
-
+  source(itemId: number): Promise<SourceRow | undefined>;
+  jobsOfSource(itemId: number): Promise<JobRow[]>;
   /** The events of a job after `afterId` (ids in order), `limit` at most: one page of a status file. */
-  eventsOfJobPage(jobId: string, afterId: string, limit: number): EventRow[] {
-    return (
-      this.db
-        .prepare('SELECT * FROM events WHERE job_id = ? AND id > ? ORDER BY id LIMIT ?')
-        .all(jobId, afterId, limit) as Row[]
-    ).map(toEvent);
-  }
-
+  eventsOfJobPage(jobId: string, afterId: string, limit: number): Promise<EventRow[]>;
+  /** The same page with each event's documents (ordered as documentsOfEvent orders them). */
+  eventsWithDocumentsPage(jobId: string, afterId: string, limit: number): Promise<EventWithDocuments[]>;
   /** Whether every document of every event of the file's jobs is written. */
-  allDocumentsDone(itemId: number): boolean {
-    const row = this.db
-      .prepare(
-        `SELECT EXISTS (SELECT 1 FROM documents d JOIN events e ON e.id = d.sending_event_id
-           JOIN jobs j ON j.job_id = e.job_id WHERE j.source_id = ? AND d.state != 'done') AS pending`,
-      )
-      .get(itemId) as { pending: number };
-    return row.pending === 0;
-  }
-
-  event(id: string): EventRow | undefined {
-    const r = this.db.prepare('SELECT * FROM events WHERE id = ?').get(id) as Row | undefined;
-    return r && toEvent(r);
-  }
-
-  documentsOfEvent(sendingEventId: string): DocumentRow[] {
-    return (
-      this.db
-        .prepare('SELECT * FROM documents WHERE sending_event_id = ? ORDER BY type, file_reference')
-        .all(sendingEventId) as Row[]
-    ).map(toDocument);
-  }
+  allDocumentsDone(itemId: number): Promise<boolean>;
+  event(id: string): Promise<EventRow | undefined>;
+  /** The events of these ids that are recorded, by id (one page of a poll at once). */
+  eventsById(ids: readonly string[]): Promise<Map<string, EventRow>>;
+  documentsOfEvent(sendingEventId: string): Promise<DocumentRow[]>;
 
   /** Records one poll: the job, its events (final time kept from the first time seen final), new documents. */
-  recordPoll(poll: PollRecord, now: number): void {
-    this.db.transaction(() => {
-      const job = this.job(poll.jobId);
-      if (!job) return;
-      this.db
-        .prepare(
-          `UPDATE jobs SET status = ?, job_json = ?, next_poll_at = ?, unchanged_polls = ?, polls = polls + 1,
-             done = ?, gave_up = ?, updated_at = ? WHERE job_id = ?`,
-        )
-        .run(
-          poll.status,
-          poll.jobJson,
-          poll.nextPollAt,
-          poll.unchangedPolls,
-          poll.done ? 1 : 0,
-          poll.gaveUp ?? null,
-          now,
-          poll.jobId,
-        );
-      this.writeEvents(poll.jobId, poll.events, poll.documents, now);
-      if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
-        this.bumpSource(job.sourceId);
-      }
-    })();
-  }
-
+  recordPoll(poll: PollRecord, now: number): Promise<void>;
   /**
    * One page of a poll's events and their new documents, in a transaction of its own; `changed`
    * moves the file's status version with it. The job's row is recorded by recordPoll after the last page.
@@ -247,203 +95,49 @@ export class ReturnsStore {
     documents: PollRecord['documents'],
     now: number,
     changed: boolean,
-  ): void {
-    this.db.transaction(() => {
-      const job = this.job(jobId);
-      if (!job) return;
-      this.writeEvents(jobId, events, documents, now);
-      if (changed) this.bumpSource(job.sourceId);
-    })();
-  }
-
-  private writeEvents(
-    jobId: string,
-    events: PollRecord['events'],
-    documents: PollRecord['documents'],
-    now: number,
-  ): void {
-    const upsert = this.db.prepare(
-      `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET business_status = excluded.business_status, status = excluded.status,
-         final_at = coalesce(events.final_at, excluded.final_at),
-         final_day = coalesce(events.final_day, excluded.final_day),
-         event_json = excluded.event_json, updated_at = excluded.updated_at`,
-    );
-    for (const e of events) {
-      upsert.run(e.id, jobId, e.businessStatus, e.status, e.finalAt ?? null, e.finalDay ?? null, e.json, now);
-    }
-    const insertDoc = this.db.prepare(
-      `INSERT OR IGNORE INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
-         path, state, next_try_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'pending', ?)`,
-    );
-    for (const d of documents) {
-      insertDoc.run(
-        d.sendingEventId,
-        d.fileReference,
-        d.jobId,
-        d.type,
-        d.name ?? null,
-        d.contentType ?? null,
-        d.size ?? null,
-        d.path,
-        d.nextTryAt,
-      );
-    }
-  }
+  ): Promise<void>;
 
   /** Documents to fetch now: pending ones whose time has come, and any left `writing` by a crash. */
-  dueDocuments(now: number, limit: number): DocumentRow[] {
-    return (
-      this.db
-        .prepare(
-          `SELECT * FROM documents WHERE state IN ('pending', 'writing') AND next_try_at <= ? ORDER BY next_try_at LIMIT ?`,
-        )
-        .all(now, limit) as Row[]
-    ).map(toDocument);
-  }
-
+  dueDocuments(now: number, limit: number): Promise<DocumentRow[]>;
   /** Whether a path is already the name of another document (a template that collides). */
-  pathUsedByOther(path: string, sendingEventId: string, fileReference: string): boolean {
-    return (
-      this.db
-        .prepare(
-          'SELECT 1 FROM documents WHERE path = ? AND NOT (sending_event_id = ? AND file_reference = ?)',
-        )
-        .get(path, sendingEventId, fileReference) !== undefined
-    );
-  }
-
+  pathUsedByOther(path: string, sendingEventId: string, fileReference: string): Promise<boolean>;
+  /** pathUsedByOther of each document named, in the order given (one statement for a page). */
+  pathsUsedByOthers(
+    named: readonly { path: string; sendingEventId: string; fileReference: string }[],
+  ): Promise<boolean[]>;
   /** Recorded before the write: after a crash, a `writing` document whose file exists is done. */
-  markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): void {
-    this.db
-      .prepare(
-        `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,
-      )
-      .run(d.sendingEventId, d.fileReference);
-  }
-
-  markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): void {
-    this.db.transaction(() => {
-      this.db
-        .prepare(
-          `UPDATE documents SET state = 'done', md5 = ?, done_at = ?, last_error = NULL
-           WHERE sending_event_id = ? AND file_reference = ?`,
-        )
-        .run(md5 ?? null, now, d.sendingEventId, d.fileReference);
-      const job = this.job(d.jobId);
-      if (job) this.bumpSource(job.sourceId);
-    })();
-  }
-
-  markDocumentFailed(d: DocumentRow, error: string, nextTryAt: number): void {
-    this.db
-      .prepare(
-        `UPDATE documents SET state = 'pending', failures = failures + 1, last_error = ?, next_try_at = ?
-         WHERE sending_event_id = ? AND file_reference = ?`,
-      )
-      .run(error, nextTryAt, d.sendingEventId, d.fileReference);
-  }
-
+  markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void>;
+  /** The document is written; its file's status version moves, in the same transaction. */
+  markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void>;
+  markDocumentFailed(d: DocumentRow, error: string, nextTryAt: number): Promise<void>;
   /** Failed past the retry policy's limit: left alone until `returns retry`. */
-  markDocumentParked(d: DocumentRow, error: string): void {
-    this.db
-      .prepare(
-        `UPDATE documents SET state = 'parked', failures = failures + 1, last_error = ?
-         WHERE sending_event_id = ? AND file_reference = ?`,
-      )
-      .run(error, d.sendingEventId, d.fileReference);
-  }
-
+  markDocumentParked(d: DocumentRow, error: string): Promise<void>;
   /**
    * Documents whose download failed, waiting for their backoff or parked, due now with a fresh
    * count of tries (`docex-agent returns retry`): a running agent's follower takes them at its next
    * pass. Answers how many.
    */
-  retryFailedDocumentsNow(now: number): number {
-    return this.db
-      .prepare(
-        `UPDATE documents SET state = 'pending', failures = 0, next_try_at = ?
-         WHERE state = 'parked' OR (state = 'pending' AND failures > 0 AND next_try_at > ?)`,
-      )
-      .run(now, now).changes;
-  }
+  retryFailedDocumentsNow(now: number): Promise<number>;
 
   /** Sources whose status file is older than their state. */
-  staleSources(limit: number): SourceRow[] {
-    return (
-      this.db.prepare('SELECT * FROM sources WHERE written_version < version LIMIT ?').all(limit) as Row[]
-    ).map(toSource);
-  }
+  staleSources(limit: number): Promise<SourceRow[]>;
+  markStatusWritten(itemId: number, version: number): Promise<void>;
 
-  markStatusWritten(itemId: number, version: number): void {
-    this.db
-      .prepare('UPDATE sources SET written_version = max(written_version, ?) WHERE item_id = ?')
-      .run(version, itemId);
-  }
-
-  /** Every sending event that became final on `day` (UTC), with its job and source, in a stable order. */
-  /** Events final on `day` after the (finalAt, id) of the last one read, in that order: one page of a daily CSV. */
+  /**
+   * Events final on `day` (UTC) after the (finalAt, id) of the last one read, in that order, each
+   * with its job, source and documents: one page of a daily CSV.
+   */
   eventsFinalOnPage(
     day: string,
     after: { finalAt: number; id: string } | undefined,
     limit: number,
-  ): { event: EventRow; job: JobRow; source: SourceRow }[] {
-    const rows = this.db
-      .prepare(
-        `SELECT * FROM events WHERE final_day = ? AND (final_at > ? OR (final_at = ? AND id > ?))
-         ORDER BY final_at, id LIMIT ?`,
-      )
-      .all(day, after?.finalAt ?? -1, after?.finalAt ?? -1, after?.id ?? '', limit) as Row[];
-    return rows.map((r) => {
-      const event = toEvent(r);
-      const job = this.job(event.jobId)!;
-      return { event, job, source: this.source(job.sourceId)! };
-    });
-  }
-
+  ): Promise<FinalEventEntry[]>;
   /** How many events became final on `day`. */
-  countFinalOn(day: string): number {
-    return (this.db.prepare('SELECT count(*) AS n FROM events WHERE final_day = ?').get(day) as { n: number })
-      .n;
-  }
-
+  countFinalOn(day: string): Promise<number>;
   /** Days before `today` with final events and no CSV written yet. */
-  csvDaysDue(today: string): string[] {
-    return (
-      this.db
-        .prepare(
-          `SELECT DISTINCT final_day AS day FROM events WHERE final_day IS NOT NULL AND final_day < ?
-             AND final_day NOT IN (SELECT day FROM csv_days) ORDER BY final_day`,
-        )
-        .all(today) as { day: string }[]
-    ).map((r) => r.day);
-  }
+  csvDaysDue(today: string): Promise<string[]>;
+  recordCsv(day: string, rows: number, now: number): Promise<void>;
 
-  recordCsv(day: string, rows: number, now: number): void {
-    this.db
-      .prepare(
-        'INSERT INTO csv_days (day, rows, written_at) VALUES (?, ?, ?) ON CONFLICT (day) DO UPDATE SET rows = excluded.rows, written_at = excluded.written_at',
-      )
-      .run(day, rows, now);
-  }
-
-  counts(): {
-    jobs: number;
-    open: number;
-    events: number;
-    documents: number;
-    documentsDone: number;
-    documentsParked: number;
-  } {
-    const one = (sql: string) => (this.db.prepare(sql).get() as { n: number }).n;
-    return {
-      jobs: one('SELECT count(*) AS n FROM jobs'),
-      open: one('SELECT count(*) AS n FROM jobs WHERE done = 0'),
-      events: one('SELECT count(*) AS n FROM events'),
-      documents: one('SELECT count(*) AS n FROM documents'),
-      documentsDone: one(`SELECT count(*) AS n FROM documents WHERE state = 'done'`),
-      documentsParked: one(`SELECT count(*) AS n FROM documents WHERE state = 'parked'`),
-    };
-  }
+  counts(): Promise<ReturnsCounts>;
+  close(): Promise<void>;
 }

@@ -24,7 +24,7 @@ export interface WebhookReceiverOptions {
   toleranceMs: number;
   secrets: Pick<SecretRing, 'current'> & Partial<Pick<SecretRing, 'reloadAfterMismatch'>>;
   /** True the first time an id is seen (durable: a restart still knows it). */
-  remember(webhookId: string, eventType: string | undefined): boolean;
+  remember(webhookId: string, eventType: string | undefined): boolean | Promise<boolean>;
   /** Runs after the answer is sent; a failure is logged, never answered. */
   onDelivery(delivery: WebhookDelivery, webhookId: string): void | Promise<void>;
   log: Logger;
@@ -181,8 +181,16 @@ export class WebhookReceiver {
         ...(fields.sendingEventId ? { sendingEventId: fields.sendingEventId } : {}),
         ...(fields.documentId ? { documentId: fields.documentId } : {}),
       };
+      let fresh: boolean;
+      try {
+        fresh = await options.remember(webhookId, delivery.type);
+      } catch (err) {
+        // The store of ids seen cannot answer (a database outage): the sender retries later.
+        refuse(res, 503, 'store-unavailable', { ...logFields, err });
+        return;
+      }
       counts.accepted++;
-      if (!options.remember(webhookId, delivery.type)) {
+      if (!fresh) {
         log.info(logFields, 'webhook repeated; already handled');
         answer(res, 200, { status: 'duplicate' });
         return;

@@ -6,7 +6,8 @@ import { registerResendCommand } from '../../src/cli/resend-command.js';
 import { resendRefusal } from '../../src/cli/resend-runner.js';
 import { loadConfig } from '../../src/config/index.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
-import { RETURNS_FILE, ReturnsStore } from '../../src/returns/store.js';
+import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
+import { RETURNS_FILE } from '../../src/returns/store.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
 import { runCli } from './support/run-cli.js';
@@ -66,8 +67,8 @@ describe('docex-agent resend', () => {
     const { stateDir } = loadConfig(config).config;
     const now = Date.now();
     // What the follower left: the job followed to its end, next poll far away.
-    const store = ReturnsStore.open(path.join(stateDir, RETURNS_FILE), now);
-    store.addJobs(
+    const store = SqliteReturnsStore.open(path.join(stateDir, RETURNS_FILE), now);
+    await store.addJobs(
       [
         {
           jobId,
@@ -93,7 +94,7 @@ describe('docex-agent resend', () => {
       now,
     );
     const far = now + 86_400_000;
-    store.recordPoll(
+    await store.recordPoll(
       {
         jobId,
         status: 'COMPLETED',
@@ -107,16 +108,16 @@ describe('docex-agent resend', () => {
       },
       now,
     );
-    expect(store.dueJobs(far - 1, 10)).toEqual([]);
-    store.close();
+    expect(await store.dueJobs(far - 1, 10)).toEqual([]);
+    await store.close();
     try {
       const run = await cli('resend', id, '--config', config, '-o', 'json');
       expect(run.exitCode, run.stderr).toBe(0);
       expect(run.stderr).toBe('');
-      const after = ReturnsStore.open(path.join(stateDir, RETURNS_FILE), Date.now());
-      expect(after.job(jobId)).toMatchObject({ done: false, unchangedPolls: 0 });
-      expect(after.dueJobs(Date.now(), 10).map((j) => j.jobId)).toEqual([jobId]);
-      after.close();
+      const after = SqliteReturnsStore.open(path.join(stateDir, RETURNS_FILE), Date.now());
+      expect(await after.job(jobId)).toMatchObject({ done: false, unchangedPolls: 0 });
+      expect((await after.dueJobs(Date.now(), 10)).map((j) => j.jobId)).toEqual([jobId]);
+      await after.close();
     } finally {
       for (const f of ['', '-wal', '-shm'])
         rmSync(path.join(stateDir, `${RETURNS_FILE}${f}`), { force: true });

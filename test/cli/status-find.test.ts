@@ -7,7 +7,6 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusText } from '../../src/cli/status-runner.js';
 import { JOURNAL_FILE } from '../../src/config/index.js';
-import { RETURNS_FILE } from '../../src/returns/store.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, listFiles, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
 import { day, finalWithProofs, proofDir, pump, returnsConfig } from '../returns/support/returns-harness.js';
@@ -35,7 +34,7 @@ describe('docex-agent status', () => {
     await h.stopAgents();
 
     const journalFile = path.join(config.stateDir, JOURNAL_FILE);
-    const returns = { file: path.join(config.stateDir, RETURNS_FILE), proofsRoot: proofDir(h) };
+    const returns = { stateDir: config.stateDir, proofsRoot: proofDir(h) };
     const archiveDir = agent.plan.running.get('pdf')!.config.archiveDir;
     const archived = path.join(archiveDir, listFiles(archiveDir).find((f) => f.endsWith('valgrind.pdf'))!);
 

@@ -7,7 +7,8 @@ import { EVENT_TYPE_CHOICES, registerWebhooksCommand } from '../../src/cli/webho
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { WEBHOOK_EVENT_TYPES } from '../../src/domain/wire.js';
-import { InboxStore } from '../../src/returns/inbox-store.js';
+import type { InboxStore } from '../../src/returns/inbox-store.js';
+import { SqliteInboxStore } from '../../src/returns/sqlite-inbox-store.js';
 import { WebhookReceiver } from '../../src/returns/webhook-receiver.js';
 import { SecretRing, webhookSecretsDir } from '../../src/returns/webhook-secrets.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
@@ -32,7 +33,7 @@ beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-webhooks-cli-'));
   config = t.sandbox.paths.agentConfigFragment;
   stateDir = path.join(dir, 'state');
-  store = InboxStore.open(path.join(stateDir, 'inbox.sqlite'), new ManualClock(0));
+  store = SqliteInboxStore.open(path.join(stateDir, 'inbox.sqlite'), new ManualClock(0));
   // The agent's receiver, reading the secrets the commands store.
   receiver = await WebhookReceiver.start({
     host: '127.0.0.1',
@@ -51,7 +52,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver?.stop();
-  store?.close();
+  await store?.close();
   await t?.stop();
   rmSync(dir, { recursive: true, force: true });
 });

@@ -122,8 +122,8 @@ describe('following under faults and limits', () => {
       ),
     );
     const jobId = item.jobId!;
-    const polled = await pump(h, () => {
-      const job = agent.returns!.store.job(jobId);
+    const polled = await pump(h, async () => {
+      const job = await agent.returns!.store.job(jobId);
       return job && job.polls >= 1 ? job : undefined;
     });
     expect(polled.nextPollAt - h.clock.now()).toBeGreaterThan(590_000);

@@ -6,17 +6,18 @@ import { ApiError } from '../../src/api/index.js';
 import { returnsSchema } from '../../src/config/returns-schema.js';
 import { INTERNAL_TRY_LIMIT } from '../../src/domain/retry-policy.js';
 import { documentTask, type TaskContext } from '../../src/returns/follow-tasks.js';
-import { ReturnsStore } from '../../src/returns/store.js';
+import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
+import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { addOneJob } from './support/store-fixtures.js';
 
 let dir: string;
 let store: ReturnsStore;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-tasks-'));
-  store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
-  addOneJob(store);
-  store.recordPoll(
+  store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+  await addOneJob(store);
+  await store.recordPoll(
     {
       jobId: 'job_1',
       status: 'COMPLETED',
@@ -43,8 +44,8 @@ beforeEach(() => {
     0,
   );
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -77,7 +78,7 @@ function failingContext(error: Error, now: number) {
   return { ctx, logs };
 }
 
-const theDocument = () => store.dueDocuments(Number.MAX_SAFE_INTEGER, 10)[0];
+const theDocument = async () => (await store.dueDocuments(Number.MAX_SAFE_INTEGER, 10))[0];
 
 describe('document downloads follow the shared retry policy', () => {
   it('parks a download that fails with an internal error three times in a row, and logs one error saying what to run', async () => {
@@ -89,19 +90,19 @@ describe('document downloads follow the shared retry policy', () => {
       1_000,
     );
     for (let tries = 1; tries <= INTERNAL_TRY_LIMIT; tries++) {
-      const doc = theDocument();
+      const doc = await theDocument();
       expect(doc, `try ${tries}`).toBeDefined();
       await documentTask(ctx, doc!).run();
     }
-    expect(theDocument()).toBeUndefined();
-    expect(store.counts().documentsParked).toBe(1);
+    expect(await theDocument()).toBeUndefined();
+    expect((await store.counts()).documentsParked).toBe(1);
     const parked = logs.lines().filter((l) => l['level'] === 'error');
     expect(parked).toHaveLength(1);
     expect(parked[0]).toMatchObject({ code: 'DOCEX_RESPONSE_INVALID', jobId: 'job_1', file: 'a.pdf' });
     expect(String(parked[0]?.['msg'])).toContain('docex-agent returns retry');
     // returns retry takes it again, with a fresh count.
-    expect(store.retryFailedDocumentsNow(2_000)).toBe(1);
-    expect(theDocument()).toMatchObject({ state: 'pending', failures: 0 });
+    expect(await store.retryFailedDocumentsNow(2_000)).toBe(1);
+    expect(await theDocument()).toMatchObject({ state: 'pending', failures: 0 });
   });
 
   it('keeps a download failing on the network pending, waiting the return path intervals (15 s, then doubling)', async () => {
@@ -110,10 +111,10 @@ describe('document downloads follow the shared retry policy', () => {
       1_000,
     );
     for (let tries = 1; tries <= INTERNAL_TRY_LIMIT + 2; tries++)
-      await documentTask(ctx, theDocument()!).run();
-    const doc = theDocument();
+      await documentTask(ctx, (await theDocument())!).run();
+    const doc = await theDocument();
     expect(doc).toMatchObject({ state: 'pending', failures: INTERNAL_TRY_LIMIT + 2 });
     expect(doc!.nextTryAt).toBe(1_000 + 15_000 * 2 ** (INTERNAL_TRY_LIMIT + 1));
-    expect(store.counts().documentsParked).toBe(0);
+    expect((await store.counts()).documentsParked).toBe(0);
   });
 });

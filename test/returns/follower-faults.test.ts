@@ -25,12 +25,12 @@ let dir: string;
 let store: ReturnsStore;
 const clock = new ManualClock();
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follower-faults-'));
-  store = oneJobStore(dir, clock.now());
+  store = await oneJobStore(dir, clock.now());
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -11,8 +11,9 @@ import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { PeppolDocument } from '../../src/domain/wire.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
-import { InboxStore } from '../../src/returns/inbox-store.js';
+import type { InboxStore } from '../../src/returns/inbox-store.js';
 import { PeppolPoller, type PeppolSource } from '../../src/returns/peppol-poller.js';
+import { SqliteInboxStore } from '../../src/returns/sqlite-inbox-store.js';
 
 const XML = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/base-example.xml', import.meta.url));
 let dir: string;
@@ -43,11 +44,11 @@ function source(docs: PeppolDocument[], failing: string): PeppolSource {
   } as unknown as PeppolSource;
 }
 
-function poller(peppol: PeppolSource) {
-  const store = InboxStore.open(path.join(dir, 'inbox.sqlite'), new ManualClock(0));
+function poller(peppol: PeppolSource, wrap: (store: InboxStore) => InboxStore = (s) => s) {
+  const store = SqliteInboxStore.open(path.join(dir, 'inbox.sqlite'), new ManualClock(0));
   const p = new PeppolPoller({
     peppol,
-    store,
+    store: wrap(store),
     target: new LocalTarget(path.join(dir, 'out')),
     tmpDir: path.join(dir, 'tmp'),
     clock: new ManualClock(0),
@@ -63,22 +64,40 @@ describe('Peppol high-water mark and list order', () => {
     const pass = await p.poll();
     expect(pass.saved).toBe(1);
     expect(pass.error).toBeInstanceOf(Error);
-    expect(store.highWaterMark()).toBe(Date.parse(doc('a', 1).createdAt));
-    store.close();
+    expect(await store.highWaterMark()).toBe(Date.parse(doc('a', 1).createdAt));
+    await store.close();
   });
 
   it('a list out of createdAt order that ends early leaves the mark where it was', async () => {
     const { store, p } = poller(source([doc('c', 3), doc('a', 1), doc('b', 2)], 'b'));
     const pass = await p.poll();
     expect(pass.saved).toBe(2);
-    expect(store.highWaterMark()).toBeUndefined();
-    store.close();
+    expect(await store.highWaterMark()).toBeUndefined();
+    await store.close();
   });
 
   it('a complete pass moves the mark to the newest document whatever the order', async () => {
     const { store, p } = poller(source([doc('c', 3), doc('a', 1)], 'none'));
     expect((await p.poll()).saved).toBe(2);
-    expect(store.highWaterMark()).toBe(Date.parse(doc('c', 3).createdAt));
-    store.close();
+    expect(await store.highWaterMark()).toBe(Date.parse(doc('c', 3).createdAt));
+    await store.close();
+  });
+
+  it('a store that cannot answer ends the pass, never the process: no mark read, or the mark not recorded', async () => {
+    const unreachable = () => Promise.reject(new Error('the database is unreachable'));
+    const noMark = poller(source([doc('a', 1)], 'none'), (s) =>
+      Object.assign(Object.create(s), { highWaterMark: unreachable }),
+    );
+    const skipped = await noMark.p.poll();
+    expect(skipped).toMatchObject({ listed: 0, saved: 0 });
+    expect(skipped.error).toBeInstanceOf(Error);
+    await noMark.store.close();
+
+    const noRecord = poller(source([doc('a', 1)], 'none'), (s) =>
+      Object.assign(Object.create(s), { advanceHighWaterMark: unreachable }),
+    );
+    expect(await noRecord.p.poll()).toMatchObject({ listed: 1, saved: 1 });
+    expect(await noRecord.store.highWaterMark()).toBeUndefined();
+    await noRecord.store.close();
   });
 });

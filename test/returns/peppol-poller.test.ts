@@ -9,8 +9,8 @@ import { silentLogger } from '../../src/core/logger.js';
 import { readUblSummary } from '../../src/domain/ubl.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import type { OutputContent, OutputTarget } from '../../src/outputs/types.js';
-import { InboxStore } from '../../src/returns/inbox-store.js';
 import { PeppolPoller, type PeppolSource, type PeppolSummaryFile } from '../../src/returns/peppol-poller.js';
+import { SqliteInboxStore } from '../../src/returns/sqlite-inbox-store.js';
 import { addPeppolDocument } from '../../src/sandbox/peppol-documents.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
@@ -39,7 +39,7 @@ afterEach(async () => {
 });
 
 function openPoller(options: { target?: OutputTarget; peppol?: PeppolSource } = {}) {
-  const store = InboxStore.open(path.join(dir, 'state', 'inbox.sqlite'), systemClock);
+  const store = SqliteInboxStore.open(path.join(dir, 'state', 'inbox.sqlite'), systemClock);
   const poller = new PeppolPoller({
     peppol: options.peppol ?? client.peppol,
     store,
@@ -118,14 +118,14 @@ describe('Peppol inbox poller against the sandbox', () => {
     // The overlap lists them again: all skipped, nothing rewritten.
     const second = await poller.poll();
     expect(second).toMatchObject({ saved: 0, skipped: SEEDED.length });
-    expect(store.savedCount()).toBe(SEEDED.length);
-    store.close();
+    expect(await store.savedCount()).toBe(SEEDED.length);
+    await store.close();
   });
 
   it('finds a document recorded late inside the overlap, and one outside it is not listed again', async () => {
     const { store, poller } = openPoller();
     await poller.poll();
-    const mark = store.highWaterMark()!;
+    const mark = (await store.highWaterMark())!;
     const newest = Math.max(...summaries().map((s) => Date.parse(s.receivedAt)));
     expect(mark).toBe(newest);
 
@@ -147,8 +147,8 @@ describe('Peppol inbox poller against the sandbox', () => {
     expect(ids.has(fresh.id)).toBe(true);
     // The documented limit: the overlap must cover how late the service may record a document.
     expect(ids.has(tooLate.id)).toBe(false);
-    expect(store.highWaterMark()).toBe(Date.parse(fresh.createdAt));
-    store.close();
+    expect(await store.highWaterMark()).toBe(Date.parse(fresh.createdAt));
+    await store.close();
   });
 
   it('a crash between writing the files and recording them loses and doubles nothing after a restart', async () => {
@@ -159,17 +159,17 @@ describe('Peppol inbox poller against the sandbox', () => {
     const cut = await before.poller.poll();
     expect(cut.error).toBeInstanceOf(Error);
     expect(cut.saved).toBe(2);
-    expect(before.store.savedCount()).toBe(2);
-    const markAfterCut = before.store.highWaterMark();
-    before.store.close();
+    expect(await before.store.savedCount()).toBe(2);
+    const markAfterCut = await before.store.highWaterMark();
+    await before.store.close();
 
     counting.failAfterWrite = undefined;
     const after = openPoller({ target: counting });
     const resumed = await after.poller.poll();
     expect(resumed.error).toBeUndefined();
     expect(resumed.saved).toBe(SEEDED.length - 2);
-    expect(after.store.savedCount()).toBe(SEEDED.length);
-    expect(after.store.highWaterMark()!).toBeGreaterThan(markAfterCut!);
+    expect(await after.store.savedCount()).toBe(SEEDED.length);
+    expect((await after.store.highWaterMark())!).toBeGreaterThan(markAfterCut!);
 
     // One XML and one summary per document, the cut one rewritten under the same names.
     const files = inboxFiles();
@@ -178,7 +178,7 @@ describe('Peppol inbox poller against the sandbox', () => {
     const rewritten = [...counting.writes.entries()].filter(([, n]) => n > 1).map(([name]) => name);
     expect(rewritten).toHaveLength(2);
     expect(rewritten[0]!.replace(/\.(xml|json)$/, '')).toBe(rewritten[1]!.replace(/\.(xml|json)$/, ''));
-    after.store.close();
+    await after.store.close();
   });
 
   it('asks again for a download URL that expired before it was used', async () => {
@@ -203,7 +203,7 @@ describe('Peppol inbox poller against the sandbox', () => {
     expect(pass.error).toBeUndefined();
     expect(pass.saved).toBe(SEEDED.length);
     expect(urls).toBe(SEEDED.length + 1);
-    store.close();
+    await store.close();
   });
 
   it('with a 20% fault rate on every Peppol route, every document ends saved exactly once', async () => {
@@ -222,14 +222,14 @@ describe('Peppol inbox poller against the sandbox', () => {
     const counting = new CountingTarget(new LocalTarget(inbox));
     const { store, poller } = openPoller({ target: counting });
     let passes = 0;
-    while (store.savedCount() < total && passes < 20) {
+    while ((await store.savedCount()) < total && passes < 20) {
       await poller.poll();
       passes++;
     }
-    expect(store.savedCount()).toBe(total);
+    expect(await store.savedCount()).toBe(total);
     expect(inboxFiles()).toHaveLength(total * 2);
     expect([...counting.writes.values()].every((n) => n === 1)).toBe(true);
-    store.close();
+    await store.close();
   });
 
   it('stop() cuts a download in flight instead of waiting for it, and records nothing for it', async () => {
@@ -241,8 +241,8 @@ describe('Peppol inbox poller against the sandbox', () => {
     await new Promise((r) => setTimeout(r, 200));
     await poller.stop();
     expect((await pass).saved).toBe(0);
-    expect(store.savedCount()).toBe(0);
+    expect(await store.savedCount()).toBe(0);
     expect(await poller.poll()).toMatchObject({ listed: 0 });
-    store.close();
+    await store.close();
   });
 });

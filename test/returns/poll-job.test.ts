@@ -21,13 +21,13 @@ let store: ReturnsStore;
 const clock = new ManualClock();
 const T0 = clock.now();
 
-beforeEach(() => {
+beforeEach(async () => {
   clock.set(T0);
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-poll-job-'));
-  store = oneJobStore(dir, T0);
+  store = await oneJobStore(dir, T0);
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -47,14 +47,14 @@ const proof = (ref: string) => proofDoc(ref);
 const clientWith = (documents: () => SendingEventDocument[], jobGet?: () => Promise<Job>) =>
   scriptedClient({ documents, ...(jobGet ? { jobGet } : {}) });
 
-const paths = () => store.documentsOfEvent('se_1').map((d) => [d.fileReference, d.path]);
+const paths = async () => (await store.documentsOfEvent('se_1')).map((d) => [d.fileReference, d.path]);
 
 describe('one poll of a job', () => {
   it('gives two documents of one type on one event two different proof names, the same on a re-poll', async () => {
     let docs = [proof('ref-a.pdf'), proof('ref-b.pdf')];
     const client = clientWith(() => docs);
-    await pollJob(deps(client), store.job('job_1')!, store.source(1)!);
-    const first = paths();
+    await pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!);
+    const first = await paths();
     expect(new Set(first.map(([, p]) => p)).size).toBe(2);
     expect(first).toEqual([
       ['ref-a.pdf', '2026-11-21/inv-1/se_1-DELIVERY_PROOF.pdf'],
@@ -63,15 +63,15 @@ describe('one poll of a job', () => {
 
     // The service lists them the other way round now: the names stay what they were.
     docs = [proof('ref-b.pdf'), proof('ref-a.pdf')];
-    await pollJob(deps(client), store.job('job_1')!, store.source(1)!);
-    expect(paths()).toEqual(first);
+    await pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!);
+    expect(await paths()).toEqual(first);
   });
 
   it('adds a counter when even the file reference does not tell two documents apart', async () => {
     // `a:ref` and `a?ref` both become `a_ref` in a file name.
     const client = clientWith(() => [proof('ref.pdf'), proof('a:ref.pdf'), proof('a?ref.pdf')]);
-    await pollJob(deps(client), store.job('job_1')!, store.source(1)!);
-    expect(Object.fromEntries(paths())).toEqual({
+    await pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!);
+    expect(Object.fromEntries(await paths())).toEqual({
       'ref.pdf': '2026-11-21/inv-1/se_1-DELIVERY_PROOF.pdf',
       'a:ref.pdf': '2026-11-21/inv-1/se_1-DELIVERY_PROOF-a_ref.pdf',
       'a?ref.pdf': '2026-11-21/inv-1/se_1-DELIVERY_PROOF-a_ref-2.pdf',
@@ -87,17 +87,19 @@ describe('one poll of a job', () => {
       });
     };
     const client = clientWith(() => [], notFound);
-    await expect(pollJob(deps(client), store.job('job_1')!, store.source(1)!)).rejects.toMatchObject({
+    await expect(
+      pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!),
+    ).rejects.toMatchObject({
       status: 404,
     });
-    expect(store.job('job_1')).toMatchObject({ done: false });
-    expect(store.job('job_1')!.gaveUp).toBeUndefined();
+    expect(await store.job('job_1')).toMatchObject({ done: false });
+    expect((await store.job('job_1'))!.gaveUp).toBeUndefined();
 
     clock.advance(NOT_FOUND_GRACE_MS);
-    const result = await pollJob(deps(client), store.job('job_1')!, store.source(1)!);
+    const result = await pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!);
     expect(result.done).toBe(true);
-    expect(store.job('job_1')).toMatchObject({ done: true, status: 'NOT_FOUND' });
-    expect(store.job('job_1')!.gaveUp).toContain('no longer knows');
+    expect(await store.job('job_1')).toMatchObject({ done: true, status: 'NOT_FOUND' });
+    expect((await store.job('job_1'))!.gaveUp).toContain('no longer knows');
   });
 
   it('records a job of many events page by page, and a poll cut off after a page is repeated whole', async () => {
@@ -126,19 +128,21 @@ describe('one poll of a job', () => {
         },
       },
     };
-    const versionBefore = store.source(1)!.version;
-    await expect(pollJob(deps(client), store.job('job_1')!, store.source(1)!)).rejects.toThrow();
+    const versionBefore = (await store.source(1))!.version;
+    await expect(
+      pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!),
+    ).rejects.toThrow();
     // The first page is in the store, with the file's status version moved; the job's row is not.
-    expect(store.counts().events).toBe(1000);
-    expect(store.source(1)!.version).toBeGreaterThan(versionBefore);
-    expect(store.job('job_1')!.done).toBe(false);
+    expect((await store.counts()).events).toBe(1000);
+    expect((await store.source(1))!.version).toBeGreaterThan(versionBefore);
+    expect((await store.job('job_1'))!.done).toBe(false);
 
     failSecondPage = false;
     listed.length = 0;
-    const result = await pollJob(deps(client), store.job('job_1')!, store.source(1)!);
+    const result = await pollJob(deps(client), (await store.job('job_1'))!, (await store.source(1))!);
     expect(listed).toEqual([0, 1000, 2000]);
     expect(result.done).toBe(true);
-    expect(store.counts()).toMatchObject({ events: total, documents: total });
-    expect(store.job('job_1')!.done).toBe(true);
+    expect(await store.counts()).toMatchObject({ events: total, documents: total });
+    expect((await store.job('job_1'))!.done).toBe(true);
   });
 });

@@ -21,10 +21,10 @@ const PATH = '2026-11-21/inv-1/se_1-DELIVERY_PROOF.pdf';
 let dir: string;
 let store: ReturnsStore;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-proof-restart-'));
-  store = oneJobStore(dir, clock.now());
-  store.recordPoll(
+  store = await oneJobStore(dir, clock.now());
+  await store.recordPoll(
     {
       jobId: 'job_1',
       status: 'COMPLETED',
@@ -51,10 +51,10 @@ beforeEach(() => {
     clock.now(),
   );
   // The crash: `writing` recorded, then the process died.
-  store.markDocumentWriting({ sendingEventId: 'se_1', fileReference: 'ref-a' });
+  await store.markDocumentWriting({ sendingEventId: 'se_1', fileReference: 'ref-a' });
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -83,22 +83,22 @@ function setup(inPlace: Buffer) {
   return { deps, downloads, file: path.join(root, PATH) };
 }
 
-const writingDoc = () => store.documentsOfEvent('se_1')[0]!;
+const writingDoc = async () => (await store.documentsOfEvent('se_1'))[0]!;
 
 describe('a proof left writing by a crash', () => {
   it('is fetched again when the file in place is shorter than the document', async () => {
     const { deps, downloads, file } = setup(PROOF.subarray(0, 5));
-    expect(writingDoc().state).toBe('writing');
-    await expect(fetchDocument(deps, writingDoc(), {})).resolves.toBe('written');
+    expect((await writingDoc()).state).toBe('writing');
+    await expect(fetchDocument(deps, await writingDoc(), {})).resolves.toBe('written');
     expect(downloads).toHaveLength(1);
     expect(readFileSync(file)).toEqual(PROOF);
-    expect(writingDoc().state).toBe('done');
+    expect((await writingDoc()).state).toBe('done');
   });
 
   it('counts as done without a download when the file in place has the document size', async () => {
     const { deps, downloads } = setup(PROOF);
-    await expect(fetchDocument(deps, writingDoc(), {})).resolves.toBe('already-there');
+    await expect(fetchDocument(deps, await writingDoc(), {})).resolves.toBe('already-there');
     expect(downloads).toEqual([]);
-    expect(writingDoc().state).toBe('done');
+    expect((await writingDoc()).state).toBe('done');
   });
 });

@@ -4,14 +4,15 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { OutputTarget } from '../../src/outputs/types.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
+import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
 import { writeStaleStatusFiles } from '../../src/returns/status-files.js';
-import { ReturnsStore } from '../../src/returns/store.js';
+import type { ReturnsStore } from '../../src/returns/store.js';
 
 let dir: string;
 let store: ReturnsStore;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-status-files-'));
-  store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+  store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
   const jobs = [1, 2, 3].map((n) => ({
     jobId: `job_${n}`,
     source: { itemId: n, folder: 'pdf', fileName: `${n}.pdf`, sha256: 'ab', claimedAt: 0, day: '2026-11-21' },
@@ -23,10 +24,10 @@ beforeEach(() => {
     recordedAt: 0,
     firstPollAt: 10,
   }));
-  store.addJobs(jobs, 'cursor', '1', 0);
+  await store.addJobs(jobs, 'cursor', '1', 0);
 });
-afterEach(() => {
-  store.close();
+afterEach(async () => {
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -44,11 +45,11 @@ function recordingTarget(): { target: OutputTarget; written: string[] } {
 describe('status files', () => {
   it('stops writing when told enough (a stop), and leaves the rest stale for the next pass', async () => {
     const { target, written } = recordingTarget();
-    expect(store.staleSources(10)).toHaveLength(3);
+    expect(await store.staleSources(10)).toHaveLength(3);
     expect(await writeStaleStatusFiles(store, target, () => written.length >= 1)).toBe(1);
-    expect(store.staleSources(10)).toHaveLength(2);
+    expect(await store.staleSources(10)).toHaveLength(2);
     expect(await writeStaleStatusFiles(store, target)).toBe(2);
-    expect(store.staleSources(10)).toHaveLength(0);
+    expect(await store.staleSources(10)).toHaveLength(0);
     expect(new Set(written).size).toBe(3);
   });
 });

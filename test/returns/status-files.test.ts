@@ -4,13 +4,14 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
+import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
 import { dailyCsvText, renderCsv, writeDailyCsv } from '../../src/returns/status-csv.js';
 import {
   buildStatusDocument,
   statusFileText,
   writeStaleStatusFiles,
 } from '../../src/returns/status-files.js';
-import { type NewJob, ReturnsStore } from '../../src/returns/store.js';
+import type { NewJob, ReturnsStore } from '../../src/returns/store.js';
 
 let dir: string;
 beforeEach(() => {
@@ -33,11 +34,11 @@ const newJob = (jobId: string, rowIndex: number): NewJob => ({
 });
 
 /** A file of two jobs: one with `events` events (two proofs each, one event stored unreadable), one with none. */
-function storeWithEvents(events: number, finalDay?: string): ReturnsStore {
-  const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
-  store.addJobs([newJob('job_a', 1), newJob('job_b', 2)], 'cursor', '1', 0);
+async function storeWithEvents(events: number, finalDay?: string): Promise<ReturnsStore> {
+  const store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+  await store.addJobs([newJob('job_a', 1), newJob('job_b', 2)], 'cursor', '1', 0);
   const ids = Array.from({ length: events }, (_, i) => `se_${String(i).padStart(5, '0')}`);
-  store.recordPoll(
+  await store.recordPoll(
     {
       jobId: 'job_a',
       status: 'COMPLETED',
@@ -86,7 +87,7 @@ function storeWithEvents(events: number, finalDay?: string): ReturnsStore {
     },
     5,
   );
-  store.recordPoll(
+  await store.recordPoll(
     {
       jobId: 'job_b',
       status: 'COMPLETED',
@@ -104,38 +105,47 @@ function storeWithEvents(events: number, finalDay?: string): ReturnsStore {
 }
 
 /** The whole document, built at once from every row (what the file held before it was streamed). */
-const expected = (store: ReturnsStore) => {
-  const source = store.source(7)!;
-  const jobs = store.jobsOfSource(source.itemId).map((job) => ({
-    job,
-    events: store
-      .eventsOfJobPage(job.jobId, '', 1_000_000)
-      .map((event) => ({ event, documents: store.documentsOfEvent(event.id) })),
-  }));
+const expected = async (store: ReturnsStore) => {
+  const source = (await store.source(7))!;
+  const jobs = [];
+  for (const job of await store.jobsOfSource(source.itemId)) {
+    const events = [];
+    for (const event of await store.eventsOfJobPage(job.jobId, '', 1_000_000)) {
+      events.push({ event, documents: await store.documentsOfEvent(event.id) });
+    }
+    jobs.push({ job, events });
+  }
   return `${JSON.stringify(buildStatusDocument({ source, jobs }), null, 2)}\n`;
 };
-const streamed = (store: ReturnsStore) => [...statusFileText(store, store.source(7)!)].join('');
+const collect = async (pieces: AsyncIterable<string>) => {
+  let text = '';
+  for await (const piece of pieces) text += piece;
+  return text;
+};
+const streamed = async (store: ReturnsStore) => collect(statusFileText(store, (await store.source(7))!));
 
 describe('status file, streamed', () => {
-  it('is byte for byte the pretty-printed document, across event pages and before and after every proof is written', () => {
-    const store = storeWithEvents(1003);
-    expect(streamed(store)).toBe(expected(store));
-    expect(JSON.parse(streamed(store)).final).toBe(false);
-    for (const d of store.dueDocuments(10, 10_000)) store.markDocumentDone(d, undefined, 10);
-    expect(JSON.parse(streamed(store)).final).toBe(true);
-    expect(streamed(store)).toBe(expected(store));
-    store.close();
+  it('is byte for byte the pretty-printed document, across event pages and before and after every proof is written', async () => {
+    const store = await storeWithEvents(1003);
+    expect(await streamed(store)).toBe(await expected(store));
+    expect(JSON.parse(await streamed(store)).final).toBe(false);
+    for (const d of await store.dueDocuments(10, 10_000)) await store.markDocumentDone(d, undefined, 10);
+    expect(JSON.parse(await streamed(store)).final).toBe(true);
+    expect(await streamed(store)).toBe(await expected(store));
+    await store.close();
   });
 
   it('writes a file of no events and a file of many through the output target the same way', async () => {
     for (const events of [0, 2, 600]) {
-      const store = storeWithEvents(events);
+      const store = await storeWithEvents(events);
       const target = new LocalTarget(path.join(dir, `out-${events}`));
       expect(await writeStaleStatusFiles(store, target)).toBe(1);
-      const source = store.source(7)!;
-      expect(readFileSync(path.join(dir, `out-${events}`, source.statusPath), 'utf8')).toBe(expected(store));
+      const source = (await store.source(7))!;
+      expect(readFileSync(path.join(dir, `out-${events}`, source.statusPath), 'utf8')).toBe(
+        await expected(store),
+      );
       expect(await writeStaleStatusFiles(store, target)).toBe(0);
-      store.close();
+      await store.close();
       rmSync(path.join(dir, 'returns.sqlite'));
     }
   });
@@ -143,11 +153,13 @@ describe('status file, streamed', () => {
 
 describe('daily CSV, streamed', () => {
   it('is the rendered CSV of every event final that day, in (final time, id) order across pages', async () => {
-    const store = storeWithEvents(1003, '2026-11-21');
-    const all = store.eventsFinalOnPage('2026-11-21', undefined, 1_000_000);
+    const store = await storeWithEvents(1003, '2026-11-21');
+    const all = await store.eventsFinalOnPage('2026-11-21', undefined, 1_000_000);
     expect(all).toHaveLength(1003);
-    const expectedCsv = renderCsv(all.map((e) => ({ ...e, documents: store.documentsOfEvent(e.event.id) })));
-    expect([...dailyCsvText(store, '2026-11-21')].join('')).toBe(expectedCsv);
+    const entries = [];
+    for (const e of all) entries.push({ ...e, documents: await store.documentsOfEvent(e.event.id) });
+    const expectedCsv = renderCsv(entries);
+    expect(await collect(dailyCsvText(store, '2026-11-21'))).toBe(expectedCsv);
 
     const target = new LocalTarget(path.join(dir, 'csv'));
     const progress: [number, number][] = [];
@@ -161,6 +173,6 @@ describe('daily CSV, streamed', () => {
     expect(rows).toBe(1003);
     expect(progress.at(-1)).toEqual([1003, 1003]);
     expect(readFileSync(path.join(dir, 'csv', 'statuses-2026-11-21.csv'), 'utf8')).toBe(expectedCsv);
-    store.close();
+    await store.close();
   });
 });

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { ReturnsStore } from '../../src/returns/store.js';
-import { ReturnsReader } from '../../src/returns/store-reader.js';
+import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
+import { SqliteReturnsReader } from '../../src/returns/sqlite-store-reader.js';
 import { addOneJob } from './support/store-fixtures.js';
 
 let dir: string;
@@ -17,9 +17,9 @@ afterEach(() => {
 });
 
 /** One followed job with one final sending event and two proof documents, one of them saved. */
-function storeWithOneJob(): void {
-  const store = ReturnsStore.open(file, 0);
-  addOneJob(store);
+async function storeWithOneJob(): Promise<void> {
+  const store = SqliteReturnsStore.open(file, 0);
+  await addOneJob(store);
   const doc = (ref: string, type: string) => ({
     sendingEventId: 'se_1',
     fileReference: ref,
@@ -31,7 +31,7 @@ function storeWithOneJob(): void {
     path: `2026-11-21/a/se_1-${ref}.pdf`,
     nextTryAt: 100,
   });
-  store.recordPoll(
+  await store.recordPoll(
     {
       jobId: 'job_1',
       status: 'COMPLETED',
@@ -45,29 +45,29 @@ function storeWithOneJob(): void {
     },
     100,
   );
-  const saved = store.dueDocuments(100, 10).find((d) => d.fileReference === 'proof')!;
-  store.markDocumentDone(saved, undefined, 100);
-  store.close();
+  const saved = (await store.dueDocuments(100, 10)).find((d) => d.fileReference === 'proof')!;
+  await store.markDocumentDone(saved, undefined, 100);
+  await store.close();
 }
 
-describe('returns store reader', () => {
-  it('reads nothing while the store does not exist, and the written proofs once it does', () => {
-    const reader = new ReturnsReader(file);
+describe('returns store reader', async () => {
+  it('reads nothing while the store does not exist, and the written proofs once it does', async () => {
+    const reader = new SqliteReturnsReader(file);
     try {
-      expect(reader.proofsArchived()).toBeUndefined();
-      expect(reader.followedJob('job_1')).toBeUndefined();
-      storeWithOneJob();
-      expect(reader.proofsArchived()).toBe(1);
+      expect(await reader.proofsArchived()).toBeUndefined();
+      expect(await reader.followedJob('job_1')).toBeUndefined();
+      await storeWithOneJob();
+      expect(await reader.proofsArchived()).toBe(1);
     } finally {
-      reader.close();
+      await reader.close();
     }
   });
 
-  it('answers a followed job with its sending events and their documents, and an unknown job as empty', () => {
-    storeWithOneJob();
-    const reader = new ReturnsReader(file);
+  it('answers a followed job with its sending events and their documents, and an unknown job as empty', async () => {
+    await storeWithOneJob();
+    const reader = new SqliteReturnsReader(file);
     try {
-      const followed = reader.followedJob('job_1');
+      const followed = await reader.followedJob('job_1');
       expect(followed?.job).toMatchObject({ jobId: 'job_1', status: 'COMPLETED', done: true });
       expect(followed?.events).toEqual([
         expect.objectContaining({
@@ -81,20 +81,20 @@ describe('returns store reader', () => {
         ['DELIVERY_PROOF', 'done'],
         ['RECEIPT', 'pending'],
       ]);
-      expect(reader.followedJob('job_unknown')).toEqual({ job: undefined, events: [], documents: [] });
+      expect(await reader.followedJob('job_unknown')).toEqual({ job: undefined, events: [], documents: [] });
     } finally {
-      reader.close();
+      await reader.close();
     }
   });
 
-  it('reads an unreadable store as no proofs for the metrics, and throws for a job look-up', () => {
+  it('reads an unreadable store as no proofs for the metrics, and throws for a job look-up', async () => {
     writeFileSync(file, 'not a database');
-    const reader = new ReturnsReader(file);
+    const reader = new SqliteReturnsReader(file);
     try {
-      expect(reader.proofsArchived()).toBeUndefined();
-      expect(() => reader.followedJob('job_1')).toThrow();
+      expect(await reader.proofsArchived()).toBeUndefined();
+      await expect(reader.followedJob('job_1')).rejects.toThrow();
     } finally {
-      reader.close();
+      await reader.close();
     }
   });
 });

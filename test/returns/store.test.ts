@@ -4,7 +4,8 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../../src/core/sqlite.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
-import { type NewJob, ReturnsStore } from '../../src/returns/store.js';
+import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
+import type { NewJob } from '../../src/returns/store.js';
 
 let dir: string;
 beforeEach(() => {
@@ -27,25 +28,27 @@ const job = (jobId: string, itemId: number, fileName: string, sourceId = itemId)
 });
 
 describe('returns store', () => {
-  it('is created with mode 0600 and records jobs once, with the feed cursor in the same transaction', () => {
+  it('is created with mode 0600 and records jobs once, with the feed cursor in the same transaction', async () => {
     const file = path.join(dir, 'returns.sqlite');
-    const store = ReturnsStore.open(file, 0);
+    const store = SqliteReturnsStore.open(file, 0);
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    expect(store.addJobs([job('job_1', 1, 'a.pdf'), job('job_2', 2, 'a.pdf')], 'cursor', '7', 0)).toBe(2);
+    expect(await store.addJobs([job('job_1', 1, 'a.pdf'), job('job_2', 2, 'a.pdf')], 'cursor', '7', 0)).toBe(
+      2,
+    );
     // The same batch again (a cursor that never reached the disk) adds nothing.
-    expect(store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '7', 0)).toBe(0);
-    expect(store.getMeta('cursor')).toBe('7');
-    expect(store.source(1)?.statusPath).toBe('2026-11-21/a.pdf.status.json');
-    expect(store.source(2)?.statusPath).toBe('2026-11-21/a.pdf.2.status.json');
-    expect(store.dueJobs(9, 10)).toEqual([]);
-    expect(store.dueJobs(10, 10).map((j) => j.jobId)).toEqual(['job_1', 'job_2']);
-    store.close();
+    expect(await store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '7', 0)).toBe(0);
+    expect(await store.getMeta('cursor')).toBe('7');
+    expect((await store.source(1))?.statusPath).toBe('2026-11-21/a.pdf.status.json');
+    expect((await store.source(2))?.statusPath).toBe('2026-11-21/a.pdf.2.status.json');
+    expect(await store.dueJobs(9, 10)).toEqual([]);
+    expect((await store.dueJobs(10, 10)).map((j) => j.jobId)).toEqual(['job_1', 'job_2']);
+    await store.close();
   });
 
-  it('reopens a done job after a re-send: due now, with its follow window starting again', () => {
-    const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
-    store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
-    store.recordPoll(
+  it('reopens a done job after a re-send: due now, with its follow window starting again', async () => {
+    const store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+    await store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
+    await store.recordPoll(
       {
         jobId: 'job_1',
         status: 'COMPLETED',
@@ -59,18 +62,18 @@ describe('returns store', () => {
       },
       5,
     );
-    expect(store.job('job_1')?.done).toBe(true);
+    expect((await store.job('job_1'))?.done).toBe(true);
     const later = 40 * 86_400_000;
-    expect(store.reopenJob('job_1', later)).toBe(true);
-    expect(store.job('job_1')).toMatchObject({ done: false, recordedAt: later });
-    expect(store.dueJobs(later, 10).map((j) => j.jobId)).toEqual(['job_1']);
-    expect(store.reopenJob('job_unknown', later)).toBe(false);
-    store.close();
+    expect(await store.reopenJob('job_1', later)).toBe(true);
+    expect(await store.job('job_1')).toMatchObject({ done: false, recordedAt: later });
+    expect((await store.dueJobs(later, 10)).map((j) => j.jobId)).toEqual(['job_1']);
+    expect(await store.reopenJob('job_unknown', later)).toBe(false);
+    await store.close();
   });
 
-  it('makes failed and parked downloads due now on request (returns retry) with a fresh count, and leaves saved ones alone', () => {
-    const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
-    store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
+  it('makes failed and parked downloads due now on request (returns retry) with a fresh count, and leaves saved ones alone', async () => {
+    const store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
+    await store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
     const doc = (ref: string) => ({
       sendingEventId: 'se_1',
       fileReference: ref,
@@ -82,7 +85,7 @@ describe('returns store', () => {
       path: `2026-11-21/a/se_1-${ref}.pdf`,
       nextTryAt: 100,
     });
-    store.recordPoll(
+    await store.recordPoll(
       {
         jobId: 'job_1',
         status: 'COMPLETED',
@@ -96,38 +99,37 @@ describe('returns store', () => {
       },
       100,
     );
-    const [failed, parked, saved] = store
-      .dueDocuments(100, 10)
-      .sort((a, b) => a.fileReference.localeCompare(b.fileReference));
+    const [failed, parked, saved] = (await store.dueDocuments(100, 10)).sort((a, b) =>
+      a.fileReference.localeCompare(b.fileReference),
+    );
     // Sorted: failed, parked, saved, untried.
-    store.markDocumentFailed(failed!, 'DOCEX_NETWORK: no answer', 500_000);
-    store.markDocumentParked(parked!, 'DOCEX_RESPONSE_INVALID: 3 tries in a row failed');
-    store.markDocumentDone(saved!, undefined, 100);
-    const untriedLater = store.dueDocuments(1e13, 10);
+    await store.markDocumentFailed(failed!, 'DOCEX_NETWORK: no answer', 500_000);
+    await store.markDocumentParked(parked!, 'DOCEX_RESPONSE_INVALID: 3 tries in a row failed');
+    await store.markDocumentDone(saved!, undefined, 100);
+    const untriedLater = await store.dueDocuments(1e13, 10);
     // A parked document is never due by time, only by `returns retry`.
     expect(untriedLater.map((d) => d.fileReference).sort()).toEqual(['failed', 'untried']);
-    expect(store.counts().documentsParked).toBe(1);
+    expect((await store.counts()).documentsParked).toBe(1);
 
-    expect(store.retryFailedDocumentsNow(200)).toBe(2);
-    expect(
-      store
-        .dueDocuments(200, 10)
-        .map((d) => d.fileReference)
-        .sort(),
-    ).toEqual(['failed', 'parked', 'untried']);
-    expect(store.dueDocuments(200, 10).every((d) => d.failures === 0)).toBe(true);
+    expect(await store.retryFailedDocumentsNow(200)).toBe(2);
+    expect((await store.dueDocuments(200, 10)).map((d) => d.fileReference).sort()).toEqual([
+      'failed',
+      'parked',
+      'untried',
+    ]);
+    expect((await store.dueDocuments(200, 10)).every((d) => d.failures === 0)).toBe(true);
     // Already due: nothing more to move.
-    expect(store.retryFailedDocumentsNow(200)).toBe(0);
-    store.close();
+    expect(await store.retryFailedDocumentsNow(200)).toBe(0);
+    await store.close();
   });
 
-  it('refuses a store written by a newer agent with DOCEX_RETURNS_STORE_VERSION', () => {
+  it('refuses a store written by a newer agent with DOCEX_RETURNS_STORE_VERSION', async () => {
     const file = path.join(dir, 'returns.sqlite');
-    ReturnsStore.open(file, 0).close();
+    await SqliteReturnsStore.open(file, 0).close();
     const db = new Database(file);
     db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)').run();
     db.close();
-    expect(() => ReturnsStore.open(file, 0)).toThrow(
+    expect(() => SqliteReturnsStore.open(file, 0)).toThrow(
       expect.objectContaining({ code: 'DOCEX_RETURNS_STORE_VERSION' }),
     );
   });

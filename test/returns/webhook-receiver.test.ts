@@ -8,7 +8,8 @@ import { request } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import type { WebhookDelivery } from '../../src/domain/wire.js';
-import { InboxStore } from '../../src/returns/inbox-store.js';
+import type { InboxStore } from '../../src/returns/inbox-store.js';
+import { SqliteInboxStore } from '../../src/returns/sqlite-inbox-store.js';
 import { WebhookReceiver } from '../../src/returns/webhook-receiver.js';
 import { SecretRing, storeWebhookSecret, webhookSecretsDir } from '../../src/returns/webhook-secrets.js';
 import { newWebhookSecret } from '../../src/sandbox/routes/webhooks.js';
@@ -71,7 +72,7 @@ const settle = () => new Promise((r) => setTimeout(r, 30));
 beforeEach(() => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-webhook-'));
   stateDir = path.join(dir, 'state');
-  store = InboxStore.open(path.join(stateDir, 'inbox.sqlite'), new ManualClock(Date.now()));
+  store = SqliteInboxStore.open(path.join(stateDir, 'inbox.sqlite'), new ManualClock(Date.now()));
   delivered = [];
   secret = newWebhookSecret();
   storeWebhookSecret(stateDir, 'wh_1', secret);
@@ -80,7 +81,7 @@ beforeEach(() => {
 afterEach(async () => {
   await receiver?.stop();
   receiver = undefined;
-  store.close();
+  await store.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -96,6 +97,34 @@ describe('webhook receiver', () => {
     expect(delivered[0]).toMatchObject({ webhookId: 'msg_a', delivery: { type: 'job.status.changed' } });
     const line = capture.lines().find((l) => l['msg'] === 'webhook accepted');
     expect(line).toMatchObject({ webhookId: 'msg_a', eventType: 'job.status.changed', jobId: 'job_1' });
+  });
+
+  it('answers 503 while the ids seen cannot be read (the sender retries), and 202 once they can', async () => {
+    let down = true;
+    const real = store;
+    store = Object.assign(Object.create(real), {
+      rememberWebhook: async (...args: Parameters<typeof real.rememberWebhook>) => {
+        if (down) throw new Error('the database is unreachable');
+        return real.rememberWebhook(...args);
+      },
+    });
+    try {
+      await startReceiver();
+      const text = body('msg_db');
+      expect(await post(text, signed(text, { id: 'msg_db' }))).toEqual({
+        status: 503,
+        body: { error: 'store-unavailable' },
+      });
+      await settle();
+      expect(delivered).toHaveLength(0);
+      expect(receiver!.counts).toEqual({ accepted: 0, rejected: 1 });
+      down = false;
+      expect((await post(text, signed(text, { id: 'msg_db' }))).status).toBe(202);
+      await settle();
+      expect(delivered).toHaveLength(1);
+    } finally {
+      store = real;
+    }
   });
 
   it('refuses a forged signature with 401 and logs neither the signature nor the secret', async () => {

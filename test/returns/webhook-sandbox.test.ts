@@ -34,6 +34,7 @@ async function start(callbacks: Parameters<typeof startInbound>[0]['callbacks'] 
       peppolInbox: peppolInboxSchema.parse({ target: { type: 'local', path: path.join(dir, 'inbox') } }),
       webhooks: webhooksSchema.parse({ enabled: true, listen: '127.0.0.1:0' }),
     },
+    journal: { kind: 'sqlite', file: path.join(stateDir, 'journal.sqlite') },
     client,
     clock: systemClock,
     log: silentLogger(),

@@ -1,6 +1,6 @@
 /**
  * Pieces for follower tests that script the service's answers (the answers are the point, not
- * the transport): a real returns.sqlite holding one followed job, a parsed returns config and a
+ * the transport): a real returns store (returns.sqlite) holding one followed job, a parsed returns config and a
  * client whose event and job answers the test decides.
  */
 import path from 'node:path';
@@ -8,7 +8,8 @@ import { returnsSchema } from '../../../src/config/returns-schema.js';
 import type { Job, SendingEvent, SendingEventDocument } from '../../../src/domain/wire.js';
 import type { FollowClient } from '../../../src/returns/poll-job.js';
 import { statusFilePath } from '../../../src/returns/proof-names.js';
-import { ReturnsStore } from '../../../src/returns/store.js';
+import { SqliteReturnsStore } from '../../../src/returns/sqlite-store.js';
+import type { ReturnsStore } from '../../../src/returns/store.js';
 
 export const scriptedConfig = returnsSchema.parse({
   statuses: { target: { type: 'local', path: '/tmp/unused-statuses' } },
@@ -16,9 +17,9 @@ export const scriptedConfig = returnsSchema.parse({
 });
 
 /** returns.sqlite in `dir` following `job_1` of `inv-1.pdf` (folder `pdf`), recorded and due at `t0`. */
-export function oneJobStore(dir: string, t0: number): ReturnsStore {
-  const store = ReturnsStore.open(path.join(dir, 'returns.sqlite'), t0);
-  store.addJobs(
+export async function oneJobStore(dir: string, t0: number): Promise<ReturnsStore> {
+  const store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), t0);
+  await store.addJobs(
     [
       {
         jobId: 'job_1',

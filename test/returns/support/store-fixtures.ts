@@ -2,8 +2,8 @@ import { statusFilePath } from '../../../src/returns/proof-names.js';
 import type { ReturnsStore } from '../../../src/returns/store.js';
 
 /** Records one followed job, `job_1` of `pdf/a.pdf` (item 1, dropped 2026-11-21), first polled at 10. */
-export function addOneJob(store: ReturnsStore): void {
-  store.addJobs(
+export async function addOneJob(store: ReturnsStore): Promise<void> {
+  await store.addJobs(
     [
       {
         jobId: 'job_1',

@@ -1,0 +1,575 @@
+/**
+ * The ReturnsStore (../store.ts) in the journal's PostgreSQL database: the tables of schema.ts
+ * (returns_*), on a pool of its own built as the journal's (journal/postgres/pool.ts). Each method
+ * that writes more than one row runs in one transaction on one pooled client, or is one statement;
+ * a poll's page of events and documents is written with one statement each (unnest), not one per
+ * row. Reads that need several tables take one statement per table, never one per row.
+ */
+import type { Logger } from '../../core/logger.js';
+import type { PostgresConnection } from '../../journal/location.js';
+import { PgSession, type Statement, type Tx } from '../../journal/postgres/pool.js';
+import type { EventWithDocuments, FinalEventEntry, ReturnsCounts, ReturnsStore } from '../store.js';
+import {
+  type DocumentRow,
+  type EventRow,
+  type JobRow,
+  type NewJob,
+  type PollRecord,
+  type SourceRow,
+  toDocument,
+  toEvent,
+  toJob,
+  toSource,
+} from '../store-rows.js';
+import { asRows, byEvent, DOCUMENT_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, SOURCE_COLUMNS } from './rows.js';
+import { existingVersion, migrateComponent, RETURNS_COMPONENT } from './schema.js';
+
+/** A statement prepared once per pooled connection. */
+const q = (name: string, text: string): Statement => ({ name: `returns-${name}`, text });
+
+const S = {
+  getMeta: q('get-meta', 'SELECT value FROM returns_meta WHERE key = $1'),
+  setMeta: q(
+    'set-meta',
+    'INSERT INTO returns_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value',
+  ),
+  hasSource: q('has-source', 'SELECT 1 FROM returns_sources WHERE item_id = $1'),
+  pathTaken: q('path-taken', 'SELECT 1 FROM returns_sources WHERE status_path = $1'),
+  insertSource: q(
+    'insert-source',
+    `INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
+     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+  ),
+  insertJob: q(
+    'insert-job',
+    `INSERT INTO returns_jobs (job_id, source_id, item_id, row_index, label, job_name, recorded_at,
+       next_poll_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+     ON CONFLICT (job_id) DO NOTHING RETURNING 1 AS added`,
+  ),
+  bumpSource: q('bump-source', 'UPDATE returns_sources SET version = version + 1 WHERE item_id = $1'),
+  job: q('job', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = $1`),
+  jobs: q('jobs', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = ANY($1::text[])`),
+  dueJobs: q(
+    'due-jobs',
+    `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE NOT done AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
+  ),
+  openJobs: q('open-jobs', 'SELECT count(*) AS n FROM returns_jobs WHERE NOT done'),
+  pollSoon: q(
+    'poll-soon',
+    'UPDATE returns_jobs SET next_poll_at = LEAST(next_poll_at, $1) WHERE job_id = $2 RETURNING 1 AS hit',
+  ),
+  reopenJob: q(
+    'reopen-job',
+    `UPDATE returns_jobs SET done = false, gave_up = NULL, unchanged_polls = 0, next_poll_at = $1,
+       recorded_at = $1, updated_at = $1 WHERE job_id = $2 RETURNING 1 AS hit`,
+  ),
+  deferJob: q(
+    'defer-job',
+    'UPDATE returns_jobs SET next_poll_at = $1, unchanged_polls = unchanged_polls + 1 WHERE job_id = $2',
+  ),
+  source: q('source', `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = $1`),
+  sources: q('sources', `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = ANY($1::bigint[])`),
+  jobsOfSource: q(
+    'jobs-of-source',
+    `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE source_id = $1 ORDER BY row_index NULLS FIRST, job_id`,
+  ),
+  eventPage: q(
+    'event-page',
+    `SELECT ${EVENT_COLUMNS} FROM returns_events WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
+  ),
+  allDocumentsDone: q(
+    'all-documents-done',
+    `SELECT (EXISTS (SELECT 1 FROM returns_documents d JOIN returns_events e ON e.id = d.sending_event_id
+       JOIN returns_jobs j ON j.job_id = e.job_id WHERE j.source_id = $1 AND d.state <> 'done'))::int AS pending`,
+  ),
+  event: q('event', `SELECT ${EVENT_COLUMNS} FROM returns_events WHERE id = $1`),
+  events: q('events', `SELECT ${EVENT_COLUMNS} FROM returns_events WHERE id = ANY($1::text[])`),
+  documentsOfEvent: q(
+    'documents-of-event',
+    `SELECT ${DOCUMENT_COLUMNS} FROM returns_documents WHERE sending_event_id = $1 ORDER BY type, file_reference`,
+  ),
+  documentsOfEvents: q(
+    'documents-of-events',
+    `SELECT ${DOCUMENT_COLUMNS} FROM returns_documents WHERE sending_event_id = ANY($1::text[])
+     ORDER BY sending_event_id, type, file_reference`,
+  ),
+  jobForUpdate: q('job-for-update', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = $1 FOR UPDATE`),
+  recordPoll: q(
+    'record-poll',
+    `UPDATE returns_jobs SET status = $1, job_json = $2, next_poll_at = $3, unchanged_polls = $4,
+       polls = polls + 1, done = $5, gave_up = $6, updated_at = $7 WHERE job_id = $8`,
+  ),
+  upsertEvents: q(
+    'upsert-events',
+    `INSERT INTO returns_events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
+     SELECT e.id, $1, e.business_status, e.status, e.final_at, e.final_day, e.event_json, $8
+       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+         AS e (id, business_status, status, final_at, final_day, event_json)
+     ON CONFLICT (id) DO UPDATE SET business_status = EXCLUDED.business_status, status = EXCLUDED.status,
+       final_at = coalesce(returns_events.final_at, EXCLUDED.final_at),
+       final_day = coalesce(returns_events.final_day, EXCLUDED.final_day),
+       event_json = EXCLUDED.event_json, updated_at = EXCLUDED.updated_at`,
+  ),
+  insertDocuments: q(
+    'insert-documents',
+    `INSERT INTO returns_documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
+       path, state, next_try_at)
+     SELECT d.sending_event_id, d.file_reference, d.job_id, d.type, d.name, d.content_type, d.size, d.path,
+         'pending', d.next_try_at
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
+         $8::text[], $9::bigint[])
+         WITH ORDINALITY AS d (sending_event_id, file_reference, job_id, type, name, content_type, size, path,
+           next_try_at, n)
+       ORDER BY d.n
+     ON CONFLICT (sending_event_id, file_reference) DO NOTHING`,
+  ),
+  dueDocuments: q(
+    'due-documents',
+    `SELECT ${DOCUMENT_COLUMNS} FROM returns_documents WHERE state IN ('pending', 'writing') AND next_try_at <= $1
+     ORDER BY next_try_at LIMIT $2`,
+  ),
+  pathUsedByOther: q(
+    'path-used-by-other',
+    `SELECT 1 FROM returns_documents WHERE path = $1 AND NOT (sending_event_id = $2 AND file_reference = $3)
+     LIMIT 1`,
+  ),
+  pathsUsedByOthers: q(
+    'paths-used-by-others',
+    `SELECT c.n FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS c (path, sending_event_id, file_reference, n)
+     WHERE EXISTS (SELECT 1 FROM returns_documents d WHERE d.path = c.path
+       AND NOT (d.sending_event_id = c.sending_event_id AND d.file_reference = c.file_reference))`,
+  ),
+  markWriting: q(
+    'mark-writing',
+    `UPDATE returns_documents SET state = 'writing' WHERE sending_event_id = $1 AND file_reference = $2
+       AND state IN ('pending', 'writing')`,
+  ),
+  // One statement: the document and its file's status version move together.
+  markDone: q(
+    'mark-done',
+    `WITH d AS (
+       UPDATE returns_documents SET state = 'done', md5 = $1, done_at = $2, last_error = NULL
+         WHERE sending_event_id = $3 AND file_reference = $4 RETURNING 1
+     )
+     UPDATE returns_sources SET version = version + 1
+       WHERE item_id = (SELECT source_id FROM returns_jobs WHERE job_id = $5)`,
+  ),
+  markFailed: q(
+    'mark-failed',
+    `UPDATE returns_documents SET state = 'pending', failures = failures + 1, last_error = $1, next_try_at = $2
+     WHERE sending_event_id = $3 AND file_reference = $4`,
+  ),
+  markParked: q(
+    'mark-parked',
+    `UPDATE returns_documents SET state = 'parked', failures = failures + 1, last_error = $1
+     WHERE sending_event_id = $2 AND file_reference = $3`,
+  ),
+  retryNow: q(
+    'retry-now',
+    `WITH u AS (
+       UPDATE returns_documents SET state = 'pending', failures = 0, next_try_at = $1
+         WHERE state = 'parked' OR (state = 'pending' AND failures > 0 AND next_try_at > $1) RETURNING 1
+     ) SELECT count(*) AS n FROM u`,
+  ),
+  staleSources: q(
+    'stale-sources',
+    `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE written_version < version ORDER BY item_id LIMIT $1`,
+  ),
+  markStatusWritten: q(
+    'mark-status-written',
+    'UPDATE returns_sources SET written_version = GREATEST(written_version, $1) WHERE item_id = $2',
+  ),
+  finalPage: q(
+    'final-page',
+    `SELECT ${EVENT_COLUMNS} FROM returns_events WHERE final_day = $1 AND (final_at > $2 OR (final_at = $2 AND id > $3))
+     ORDER BY final_at, id LIMIT $4`,
+  ),
+  countFinalOn: q('count-final-on', 'SELECT count(*) AS n FROM returns_events WHERE final_day = $1'),
+  csvDaysDue: q(
+    'csv-days-due',
+    `SELECT DISTINCT final_day AS day FROM returns_events WHERE final_day IS NOT NULL AND final_day < $1
+       AND final_day NOT IN (SELECT day FROM returns_csv_days) ORDER BY final_day`,
+  ),
+  recordCsv: q(
+    'record-csv',
+    `INSERT INTO returns_csv_days (day, rows, written_at) VALUES ($1, $2, $3)
+     ON CONFLICT (day) DO UPDATE SET rows = EXCLUDED.rows, written_at = EXCLUDED.written_at`,
+  ),
+  counts: q(
+    'counts',
+    `SELECT (SELECT count(*) FROM returns_jobs) AS jobs,
+       (SELECT count(*) FROM returns_jobs WHERE NOT done) AS open,
+       (SELECT count(*) FROM returns_events) AS events,
+       (SELECT count(*) FROM returns_documents) AS documents,
+       (SELECT count(*) FROM returns_documents WHERE state = 'done') AS documents_done,
+       (SELECT count(*) FROM returns_documents WHERE state = 'parked') AS documents_parked`,
+  ),
+};
+
+const n = (row: Record<string, unknown> | undefined, key = 'n'): number => Number(row?.[key] ?? 0);
+
+export class PostgresReturnsStore implements ReturnsStore {
+  readonly location: string;
+
+  private constructor(private readonly session: PgSession) {
+    this.location = session.location;
+  }
+
+  /** Connects and brings the returns tables to this agent's version (creating them the first time). */
+  static async open(
+    connection: PostgresConnection,
+    now: number,
+    log?: Logger,
+  ): Promise<PostgresReturnsStore> {
+    const session = PgSession.open(connection, {}, log);
+    try {
+      await migrateComponent(session, RETURNS_COMPONENT, now);
+      return new PostgresReturnsStore(session);
+    } catch (err) {
+      await session.end();
+      throw err;
+    }
+  }
+
+  /** The store when the agent has created it before; undefined (nothing created) when not. */
+  static async openExisting(
+    connection: PostgresConnection,
+    now: number,
+  ): Promise<PostgresReturnsStore | undefined> {
+    const session = PgSession.open(connection, { max: Math.min(2, connection.poolSize) });
+    try {
+      if ((await existingVersion(session, RETURNS_COMPONENT)) === undefined) {
+        await session.end();
+        return undefined;
+      }
+      await migrateComponent(session, RETURNS_COMPONENT, now);
+      return new PostgresReturnsStore(session);
+    } catch (err) {
+      await session.end();
+      throw err;
+    }
+  }
+
+  close(): Promise<void> {
+    return this.session.end();
+  }
+
+  private async rows(doing: string, statement: Statement, values?: readonly unknown[]) {
+    return asRows(await this.session.rows(`returns: ${doing}`, statement, values));
+  }
+
+  private transaction<T>(doing: string, fn: (tx: Tx) => Promise<T>): Promise<T> {
+    return this.session.transaction(`returns: ${doing}`, fn);
+  }
+
+  async getMeta(key: string): Promise<string | undefined> {
+    const [row] = await this.rows('getMeta', S.getMeta, [key]);
+    return row ? (row['value'] as string) : undefined;
+  }
+
+  addJobs(jobs: readonly NewJob[], cursorKey: string, cursor: string, now: number): Promise<number> {
+    return this.transaction('addJobs', async (tx) => {
+      let added = 0;
+      for (const job of jobs) {
+        const s = job.source;
+        if (!(await tx.one(S.hasSource, [s.itemId]))) {
+          const plain = job.statusPath(false);
+          const statusPath = (await tx.one(S.pathTaken, [plain])) ? job.statusPath(true) : plain;
+          await tx.rows(S.insertSource, [
+            s.itemId,
+            s.folder,
+            s.fileName,
+            s.sha256,
+            s.claimedAt,
+            s.day,
+            statusPath,
+          ]);
+        }
+        const inserted = await tx.one(S.insertJob, [
+          job.jobId,
+          s.itemId,
+          job.itemId,
+          job.rowIndex ?? null,
+          job.label ?? null,
+          job.jobName ?? null,
+          job.recordedAt,
+          job.firstPollAt,
+          now,
+        ]);
+        if (inserted) {
+          added++;
+          await tx.rows(S.bumpSource, [s.itemId]);
+        }
+      }
+      await tx.rows(S.setMeta, [cursorKey, cursor]);
+      return added;
+    });
+  }
+
+  async job(jobId: string): Promise<JobRow | undefined> {
+    const [row] = await this.rows('job', S.job, [jobId]);
+    return row && toJob(row);
+  }
+
+  async dueJobs(now: number, limit: number): Promise<JobRow[]> {
+    return (await this.rows('dueJobs', S.dueJobs, [now, limit])).map(toJob);
+  }
+
+  async openJobs(): Promise<number> {
+    return n((await this.rows('openJobs', S.openJobs))[0]);
+  }
+
+  async pollSoon(jobId: string, at: number): Promise<boolean> {
+    return (await this.rows('pollSoon', S.pollSoon, [at, jobId])).length > 0;
+  }
+
+  async reopenJob(jobId: string, now: number): Promise<boolean> {
+    return (await this.rows('reopenJob', S.reopenJob, [now, jobId])).length > 0;
+  }
+
+  async deferJob(jobId: string, at: number): Promise<void> {
+    await this.rows('deferJob', S.deferJob, [at, jobId]);
+  }
+
+  async source(itemId: number): Promise<SourceRow | undefined> {
+    const [row] = await this.rows('source', S.source, [itemId]);
+    return row && toSource(row);
+  }
+
+  async jobsOfSource(itemId: number): Promise<JobRow[]> {
+    return (await this.rows('jobsOfSource', S.jobsOfSource, [itemId])).map(toJob);
+  }
+
+  async eventsOfJobPage(jobId: string, afterId: string, limit: number): Promise<EventRow[]> {
+    return (await this.rows('eventsOfJobPage', S.eventPage, [jobId, afterId, limit])).map(toEvent);
+  }
+
+  async eventsWithDocumentsPage(
+    jobId: string,
+    afterId: string,
+    limit: number,
+  ): Promise<EventWithDocuments[]> {
+    const events = await this.eventsOfJobPage(jobId, afterId, limit);
+    const documents = await this.documentsOfEvents(events.map((e) => e.id));
+    return events.map((event) => ({ event, documents: documents.get(event.id) ?? [] }));
+  }
+
+  private async documentsOfEvents(ids: readonly string[]): Promise<Map<string, DocumentRow[]>> {
+    if (ids.length === 0) return new Map();
+    return byEvent((await this.rows('documentsOfEvents', S.documentsOfEvents, [ids])).map(toDocument));
+  }
+
+  async allDocumentsDone(itemId: number): Promise<boolean> {
+    const [row] = await this.rows('allDocumentsDone', S.allDocumentsDone, [itemId]);
+    return row?.['pending'] === 0;
+  }
+
+  async event(id: string): Promise<EventRow | undefined> {
+    const [row] = await this.rows('event', S.event, [id]);
+    return row && toEvent(row);
+  }
+
+  async eventsById(ids: readonly string[]): Promise<Map<string, EventRow>> {
+    if (ids.length === 0) return new Map();
+    const events = (await this.rows('eventsById', S.events, [ids])).map(toEvent);
+    return new Map(events.map((e) => [e.id, e]));
+  }
+
+  async documentsOfEvent(sendingEventId: string): Promise<DocumentRow[]> {
+    return (await this.rows('documentsOfEvent', S.documentsOfEvent, [sendingEventId])).map(toDocument);
+  }
+
+  recordPoll(poll: PollRecord, now: number): Promise<void> {
+    return this.transaction('recordPoll', async (tx) => {
+      const found = await tx.one(S.jobForUpdate, [poll.jobId]);
+      if (!found) return;
+      const job = toJob(asRows([found])[0]!);
+      await tx.rows(S.recordPoll, [
+        poll.status,
+        poll.jobJson,
+        poll.nextPollAt,
+        poll.unchangedPolls,
+        poll.done,
+        poll.gaveUp ?? null,
+        now,
+        poll.jobId,
+      ]);
+      await writeEvents(tx, poll.jobId, poll.events, poll.documents, now);
+      if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
+        await tx.rows(S.bumpSource, [job.sourceId]);
+      }
+    });
+  }
+
+  recordEvents(
+    jobId: string,
+    events: PollRecord['events'],
+    documents: PollRecord['documents'],
+    now: number,
+    changed: boolean,
+  ): Promise<void> {
+    return this.transaction('recordEvents', async (tx) => {
+      const found = await tx.one(S.job, [jobId]);
+      if (!found) return;
+      await writeEvents(tx, jobId, events, documents, now);
+      if (changed) await tx.rows(S.bumpSource, [found['source_id']]);
+    });
+  }
+
+  async dueDocuments(now: number, limit: number): Promise<DocumentRow[]> {
+    return (await this.rows('dueDocuments', S.dueDocuments, [now, limit])).map(toDocument);
+  }
+
+  async pathUsedByOther(path: string, sendingEventId: string, fileReference: string): Promise<boolean> {
+    return (
+      (await this.rows('pathUsedByOther', S.pathUsedByOther, [path, sendingEventId, fileReference])).length >
+      0
+    );
+  }
+
+  async pathsUsedByOthers(
+    named: readonly { path: string; sendingEventId: string; fileReference: string }[],
+  ): Promise<boolean[]> {
+    if (named.length === 0) return [];
+    const rows = await this.rows('pathsUsedByOthers', S.pathsUsedByOthers, [
+      named.map((c) => c.path),
+      named.map((c) => c.sendingEventId),
+      named.map((c) => c.fileReference),
+    ]);
+    const taken = new Set(rows.map((r) => Number(r['n'])));
+    return named.map((_, i) => taken.has(i + 1));
+  }
+
+  async markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void> {
+    await this.rows('markDocumentWriting', S.markWriting, [d.sendingEventId, d.fileReference]);
+  }
+
+  async markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void> {
+    await this.rows('markDocumentDone', S.markDone, [
+      md5 ?? null,
+      now,
+      d.sendingEventId,
+      d.fileReference,
+      d.jobId,
+    ]);
+  }
+
+  async markDocumentFailed(d: DocumentRow, error: string, nextTryAt: number): Promise<void> {
+    await this.rows('markDocumentFailed', S.markFailed, [
+      error,
+      nextTryAt,
+      d.sendingEventId,
+      d.fileReference,
+    ]);
+  }
+
+  async markDocumentParked(d: DocumentRow, error: string): Promise<void> {
+    await this.rows('markDocumentParked', S.markParked, [error, d.sendingEventId, d.fileReference]);
+  }
+
+  async retryFailedDocumentsNow(now: number): Promise<number> {
+    return n((await this.rows('retryFailedDocumentsNow', S.retryNow, [now]))[0]);
+  }
+
+  async staleSources(limit: number): Promise<SourceRow[]> {
+    return (await this.rows('staleSources', S.staleSources, [limit])).map(toSource);
+  }
+
+  async markStatusWritten(itemId: number, version: number): Promise<void> {
+    await this.rows('markStatusWritten', S.markStatusWritten, [version, itemId]);
+  }
+
+  async eventsFinalOnPage(
+    day: string,
+    after: { finalAt: number; id: string } | undefined,
+    limit: number,
+  ): Promise<FinalEventEntry[]> {
+    const events = (
+      await this.rows('eventsFinalOnPage', S.finalPage, [day, after?.finalAt ?? -1, after?.id ?? '', limit])
+    ).map(toEvent);
+    if (events.length === 0) return [];
+    const jobs = new Map(
+      (await this.rows('eventsFinalOnPage', S.jobs, [[...new Set(events.map((e) => e.jobId))]]))
+        .map(toJob)
+        .map((j) => [j.jobId, j]),
+    );
+    const sources = new Map(
+      (
+        await this.rows('eventsFinalOnPage', S.sources, [
+          [...new Set([...jobs.values()].map((j) => j.sourceId))],
+        ])
+      )
+        .map(toSource)
+        .map((s) => [s.itemId, s]),
+    );
+    const documents = await this.documentsOfEvents(events.map((e) => e.id));
+    return events.map((event) => {
+      const job = jobs.get(event.jobId)!;
+      return { event, job, source: sources.get(job.sourceId)!, documents: documents.get(event.id) ?? [] };
+    });
+  }
+
+  async countFinalOn(day: string): Promise<number> {
+    return n((await this.rows('countFinalOn', S.countFinalOn, [day]))[0]);
+  }
+
+  async csvDaysDue(today: string): Promise<string[]> {
+    return (await this.rows('csvDaysDue', S.csvDaysDue, [today])).map((r) => r['day'] as string);
+  }
+
+  async recordCsv(day: string, rows: number, now: number): Promise<void> {
+    await this.rows('recordCsv', S.recordCsv, [day, rows, now]);
+  }
+
+  async counts(): Promise<ReturnsCounts> {
+    const [row] = await this.rows('counts', S.counts);
+    return {
+      jobs: n(row, 'jobs'),
+      open: n(row, 'open'),
+      events: n(row, 'events'),
+      documents: n(row, 'documents'),
+      documentsDone: n(row, 'documents_done'),
+      documentsParked: n(row, 'documents_parked'),
+    };
+  }
+}
+
+/**
+ * A page's events (upserted: the first final time kept) and new documents (a document already
+ * recorded is kept as it is), one statement each. An id twice in one page: the last event wins,
+ * the first document, as one statement per row would have it.
+ */
+async function writeEvents(
+  tx: Tx,
+  jobId: string,
+  events: PollRecord['events'],
+  documents: PollRecord['documents'],
+  now: number,
+): Promise<void> {
+  if (events.length > 0) {
+    const last = [...new Map(events.map((e) => [e.id, e])).values()];
+    await tx.rows(S.upsertEvents, [
+      jobId,
+      last.map((e) => e.id),
+      last.map((e) => e.businessStatus),
+      last.map((e) => e.status),
+      last.map((e) => e.finalAt ?? null),
+      last.map((e) => e.finalDay ?? null),
+      last.map((e) => e.json),
+      now,
+    ]);
+  }
+  if (documents.length > 0) {
+    await tx.rows(S.insertDocuments, [
+      documents.map((d) => d.sendingEventId),
+      documents.map((d) => d.fileReference),
+      documents.map((d) => d.jobId),
+      documents.map((d) => d.type),
+      documents.map((d) => d.name ?? null),
+      documents.map((d) => d.contentType ?? null),
+      documents.map((d) => d.size ?? null),
+      documents.map((d) => d.path),
+      documents.map((d) => d.nextTryAt),
+    ]);
+  }
+}

@@ -1,0 +1,554 @@
+/**
+ * The return path's stores, one contract over both backends: the same tests run on SQLite files in
+ * a temp state folder and on a fresh PostgreSQL database (test/support/postgres.ts), every store
+ * opened through open-stores.ts with a JournalLocation as the agent opens it.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
+import { Database } from '../../src/core/sqlite.js';
+import type { JournalLocation } from '../../src/journal/index.js';
+import {
+  openExistingReturnsStore,
+  openInboxStore,
+  openReturnsReader,
+  openReturnsStore,
+} from '../../src/returns/open-stores.js';
+import { statusFilePath } from '../../src/returns/proof-names.js';
+import { dailyCsvText, renderCsv } from '../../src/returns/status-csv.js';
+import { buildStatusDocument, statusFileText } from '../../src/returns/status-files.js';
+import type { NewJob, PollRecord, ReturnsStore } from '../../src/returns/store.js';
+import { describePostgres, testDatabase } from '../support/postgres.js';
+
+interface Place {
+  location: JournalLocation;
+  stateDir: string;
+  /** Runs SQL on the backend directly (a newer agent's migration record). */
+  exec(sql: string): Promise<void>;
+  /** The tables that exist. */
+  tables(): Promise<string[]>;
+}
+
+const T0 = 1_700_000_000_000;
+const DAY = '2023-11-14';
+
+const newJob = (jobId: string, itemId: number, fileName: string, extra: Partial<NewJob> = {}): NewJob => ({
+  jobId,
+  source: { itemId, folder: 'pdf', fileName, sha256: 'ab', claimedAt: T0, day: DAY },
+  statusPath: (collision) => statusFilePath(DAY, fileName, itemId, collision),
+  itemId,
+  rowIndex: undefined,
+  label: undefined,
+  jobName: undefined,
+  recordedAt: T0,
+  firstPollAt: T0 + 10,
+  ...extra,
+});
+
+const poll = (jobId: string, fields: Partial<PollRecord> = {}): PollRecord => ({
+  jobId,
+  status: 'COMPLETED',
+  jobJson: '{}',
+  events: [],
+  documents: [],
+  nextPollAt: T0 + 1e9,
+  unchangedPolls: 0,
+  done: false,
+  changed: true,
+  ...fields,
+});
+
+const event = (id: string, finalAt?: number): PollRecord['events'][number] => ({
+  id,
+  businessStatus: 'DELIVERED',
+  status: 'COMPLETED',
+  json: JSON.stringify({ id, businessStatus: 'DELIVERED', status: 'COMPLETED', documents: [] }),
+  ...(finalAt === undefined ? {} : { finalAt, finalDay: DAY }),
+});
+
+const doc = (sendingEventId: string, ref: string, jobId = 'job_1'): PollRecord['documents'][number] => ({
+  sendingEventId,
+  fileReference: ref,
+  jobId,
+  type: 'DELIVERY_PROOF',
+  name: `${ref}.pdf`,
+  contentType: 'application/pdf',
+  size: 10,
+  path: `${DAY}/a/${sendingEventId}-${ref}.pdf`,
+  nextTryAt: T0,
+});
+
+async function collect(pieces: AsyncIterable<string>): Promise<string> {
+  let text = '';
+  for await (const piece of pieces) text += piece;
+  return text;
+}
+
+function conformance(open: () => Promise<Place>): void {
+  let place: Place;
+  let clock: ManualClock;
+  const toClose: { close(): Promise<void> }[] = [];
+  const track = <T extends { close(): Promise<void> }>(store: T): T => {
+    toClose.push(store);
+    return store;
+  };
+  const returns = async () => track(await openReturnsStore(place.location, place.stateDir, clock));
+  const inbox = async () => track(await openInboxStore(place.location, place.stateDir, clock));
+
+  beforeEach(async () => {
+    clock = new ManualClock(T0);
+    place = await open();
+  });
+  afterEach(async () => {
+    for (const store of toClose.splice(0)) await store.close();
+  });
+
+  describe('returns store', () => {
+    it('records jobs once, with the feed cursor in the same transaction, and names colliding status files apart', async () => {
+      const store = await returns();
+      expect(
+        await store.addJobs([newJob('job_1', 1, 'a.pdf'), newJob('job_2', 2, 'a.pdf')], 'cursor', '7', T0),
+      ).toBe(2);
+      expect(await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '8', T0)).toBe(0);
+      expect(await store.getMeta('cursor')).toBe('8');
+      expect(await store.getMeta('nothing')).toBeUndefined();
+      expect((await store.source(1))?.statusPath).toBe(`${DAY}/a.pdf.status.json`);
+      expect((await store.source(2))?.statusPath).toBe(`${DAY}/a.pdf.2.status.json`);
+      const source = (await store.source(1))!;
+      // BIGINT columns come back as numbers.
+      expect(source.claimedAt).toBe(T0);
+      expect(typeof source.version).toBe('number');
+      expect(await store.dueJobs(T0 + 9, 10)).toEqual([]);
+      expect((await store.dueJobs(T0 + 10, 10)).map((j) => j.jobId)).toEqual(['job_1', 'job_2']);
+      expect(await store.openJobs()).toBe(2);
+      expect(await store.counts()).toEqual({
+        jobs: 2,
+        open: 2,
+        events: 0,
+        documents: 0,
+        documentsDone: 0,
+        documentsParked: 0,
+      });
+    });
+
+    it('records a batch of jobs whole or not at all', async () => {
+      const store = await returns();
+      const broken = newJob('job_2', 2, 'b.pdf', {
+        statusPath: () => {
+          throw new Error('no name');
+        },
+      });
+      await expect(store.addJobs([newJob('job_1', 1, 'a.pdf'), broken], 'cursor', '9', T0)).rejects.toThrow();
+      expect(await store.job('job_1')).toBeUndefined();
+      expect(await store.source(1)).toBeUndefined();
+      expect(await store.getMeta('cursor')).toBeUndefined();
+    });
+
+    it('records polls: events upserted with their first final time, documents once, the file version moved', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf', { rowIndex: 2 })], 'cursor', '1', T0);
+      const v0 = (await store.source(1))!.version;
+      await store.recordEvents('job_1', [event('se_1', T0 + 5)], [doc('se_1', 'p')], T0 + 5, true);
+      expect((await store.source(1))!.version).toBe(v0 + 1);
+      // Seen final again later: the first final time stays; the document already recorded stays.
+      await store.recordEvents(
+        'job_1',
+        [{ ...event('se_1', T0 + 99), status: 'LATE' }],
+        [{ ...doc('se_1', 'p'), path: 'elsewhere.pdf' }],
+        T0 + 99,
+        false,
+      );
+      expect((await store.source(1))!.version).toBe(v0 + 1);
+      expect(await store.event('se_1')).toMatchObject({ status: 'LATE', finalAt: T0 + 5, finalDay: DAY });
+      expect((await store.documentsOfEvent('se_1')).map((d) => [d.path, d.state])).toEqual([
+        [`${DAY}/a/se_1-p.pdf`, 'pending'],
+      ]);
+      expect([...(await store.eventsById(['se_1', 'se_unknown'])).keys()]).toEqual(['se_1']);
+      expect(await store.eventsById([])).toEqual(new Map());
+      // An unknown job records nothing.
+      await store.recordEvents('job_unknown', [event('se_9')], [], T0, true);
+      expect(await store.event('se_9')).toBeUndefined();
+
+      await store.recordPoll(poll('job_1', { done: true, unchangedPolls: 4, changed: false }), T0 + 100);
+      const job = (await store.job('job_1'))!;
+      expect(job).toMatchObject({
+        done: true,
+        polls: 1,
+        unchangedPolls: 4,
+        rowIndex: 2,
+        status: 'COMPLETED',
+      });
+      // done changed: the file's status version moves although nothing else did.
+      expect((await store.source(1))!.version).toBe(v0 + 2);
+      await store.recordPoll(poll('job_unknown'), T0);
+      expect(await store.job('job_unknown')).toBeUndefined();
+    });
+
+    it('polls soon, defers, and reopens a job after a re-send with its follow window started again', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      await store.recordPoll(poll('job_1', { nextPollAt: T0 + 500, done: true }), T0);
+      expect(await store.pollSoon('job_1', T0 + 900)).toBe(true);
+      expect((await store.job('job_1'))!.nextPollAt).toBe(T0 + 500);
+      expect(await store.pollSoon('job_1', T0 + 100)).toBe(true);
+      expect((await store.job('job_1'))!.nextPollAt).toBe(T0 + 100);
+      expect(await store.pollSoon('job_unknown', T0)).toBe(false);
+      await store.deferJob('job_1', T0 + 700);
+      expect(await store.job('job_1')).toMatchObject({ nextPollAt: T0 + 700, unchangedPolls: 1, done: true });
+      const later = T0 + 40 * 86_400_000;
+      expect(await store.reopenJob('job_1', later)).toBe(true);
+      expect(await store.job('job_1')).toMatchObject({ done: false, recordedAt: later, unchangedPolls: 0 });
+      expect((await store.dueJobs(later, 10)).map((j) => j.jobId)).toEqual(['job_1']);
+      expect(await store.reopenJob('job_unknown', later)).toBe(false);
+    });
+
+    it('takes documents through writing, done, failed, parked and `returns retry`', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      const refs = ['failed', 'parked', 'saved', 'untried'];
+      await store.recordPoll(
+        poll('job_1', {
+          events: [event('se_1', T0)],
+          documents: refs.map((r) => doc('se_1', r)),
+          done: true,
+        }),
+        T0,
+      );
+      expect(await store.allDocumentsDone(1)).toBe(false);
+      const due = await store.dueDocuments(T0, 10);
+      expect(due.map((d) => d.fileReference).sort()).toEqual(refs);
+      const [failed, parked, saved] = [...due].sort((a, b) => a.fileReference.localeCompare(b.fileReference));
+      expect(await store.pathUsedByOther(saved!.path, 'se_1', 'saved')).toBe(false);
+      expect(await store.pathUsedByOther(saved!.path, 'se_1', 'other')).toBe(true);
+      expect(
+        await store.pathsUsedByOthers([
+          { path: saved!.path, sendingEventId: 'se_1', fileReference: 'saved' },
+          { path: saved!.path, sendingEventId: 'se_1', fileReference: 'other' },
+          { path: 'free.pdf', sendingEventId: 'se_1', fileReference: 'other' },
+          { path: saved!.path, sendingEventId: 'se_2', fileReference: 'saved' },
+        ]),
+      ).toEqual([false, true, false, true]);
+      expect(await store.pathsUsedByOthers([])).toEqual([]);
+      const v0 = (await store.source(1))!.version;
+      await store.markDocumentWriting(saved!);
+      expect((await store.documentsOfEvent('se_1')).find((d) => d.fileReference === 'saved')!.state).toBe(
+        'writing',
+      );
+      await store.markDocumentDone(saved!, 'md5', T0 + 1);
+      expect((await store.source(1))!.version).toBe(v0 + 1);
+      // A document done is not taken back to writing.
+      await store.markDocumentWriting(saved!);
+      expect((await store.documentsOfEvent('se_1')).find((d) => d.fileReference === 'saved')!.state).toBe(
+        'done',
+      );
+      await store.markDocumentFailed(failed!, 'DOCEX_NETWORK: no answer', T0 + 500_000);
+      await store.markDocumentParked(parked!, 'DOCEX_RESPONSE_INVALID: 3 tries');
+      expect((await store.dueDocuments(T0 + 1e9, 10)).map((d) => d.fileReference).sort()).toEqual([
+        'failed',
+        'untried',
+      ]);
+      expect(await store.counts()).toMatchObject({ documents: 4, documentsDone: 1, documentsParked: 1 });
+      expect(await store.retryFailedDocumentsNow(T0 + 200)).toBe(2);
+      const again = await store.dueDocuments(T0 + 200, 10);
+      expect(again.map((d) => d.fileReference).sort()).toEqual(['failed', 'parked', 'untried']);
+      expect(again.every((d) => d.failures === 0)).toBe(true);
+      expect(await store.retryFailedDocumentsNow(T0 + 200)).toBe(0);
+    });
+
+    it('pages events by id in byte order, with their documents, and status files byte for byte', async () => {
+      const store = await returns();
+      await store.addJobs(
+        [newJob('job_b', 1, 'rows.csv', { rowIndex: 2 }), newJob('job_a', 1, 'rows.csv', { rowIndex: 1 })],
+        'cursor',
+        '1',
+        T0,
+      );
+      // Byte order (SQLite's BINARY): upper case, then `_`, then lower case.
+      const ids = ['se_b', 'se_B', 'se__', 'se_a', 'se_Z', 'se_0', 'se_é'];
+      await store.recordPoll(
+        poll('job_a', {
+          events: ids.map((id) => event(id, T0)),
+          documents: ids.flatMap((id) => [doc(id, 'y', 'job_a'), doc(id, 'x', 'job_a')]),
+          done: true,
+        }),
+        T0,
+      );
+      await store.recordPoll(poll('job_b', { done: true }), T0);
+      const order = [...ids].sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      expect((await store.eventsOfJobPage('job_a', '', 100)).map((e) => e.id)).toEqual(order);
+      expect((await store.eventsOfJobPage('job_a', order[2]!, 2)).map((e) => e.id)).toEqual(
+        order.slice(3, 5),
+      );
+      const page = await store.eventsWithDocumentsPage('job_a', '', 3);
+      expect(page.map((p) => [p.event.id, p.documents.map((d) => d.fileReference)])).toEqual(
+        order.slice(0, 3).map((id) => [id, ['x', 'y']]),
+      );
+      expect((await store.jobsOfSource(1)).map((j) => j.jobId)).toEqual(['job_a', 'job_b']);
+
+      const source = (await store.source(1))!;
+      const jobs = [];
+      for (const job of await store.jobsOfSource(1)) {
+        const events = [];
+        for (const e of await store.eventsOfJobPage(job.jobId, '', 100)) {
+          events.push({ event: e, documents: await store.documentsOfEvent(e.id) });
+        }
+        jobs.push({ job, events });
+      }
+      const whole = `${JSON.stringify(buildStatusDocument({ source, jobs }), null, 2)}\n`;
+      expect(await collect(statusFileText(store, source))).toBe(whole);
+
+      expect((await store.staleSources(10)).map((s) => s.itemId)).toEqual([1]);
+      await store.markStatusWritten(1, source.version);
+      expect(await store.staleSources(10)).toEqual([]);
+      await store.markStatusWritten(1, 1);
+      expect((await store.source(1))!.writtenVersion).toBe(source.version);
+    });
+
+    it('pages the events final on a day by (final time, id) with their job, file and documents, for the daily CSV', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf'), newJob('job_2', 2, 'b.pdf')], 'cursor', '1', T0);
+      const n = 23;
+      await store.recordPoll(
+        poll('job_1', {
+          events: Array.from({ length: n }, (_, i) =>
+            event(`se_${String(i).padStart(2, '0')}`, T0 + (i % 4)),
+          ),
+          documents: [doc('se_03', 'p')],
+        }),
+        T0,
+      );
+      await store.recordPoll(poll('job_2', { events: [event('se_x', T0 + 1), event('se_open')] }), T0);
+      expect(await store.countFinalOn(DAY)).toBe(n + 1);
+      const read: string[] = [];
+      for (let after: { finalAt: number; id: string } | undefined; ; ) {
+        const pageRows = await store.eventsFinalOnPage(DAY, after, 5);
+        for (const row of pageRows) {
+          read.push(row.event.id);
+          expect(row.job.jobId).toBe(row.event.jobId);
+          expect(row.source.itemId).toBe(row.job.sourceId);
+          expect(row.documents.map((d) => d.fileReference)).toEqual(row.event.id === 'se_03' ? ['p'] : []);
+        }
+        if (pageRows.length < 5) break;
+        const last = pageRows[pageRows.length - 1]!.event;
+        after = { finalAt: last.finalAt!, id: last.id };
+      }
+      const all = await store.eventsFinalOnPage(DAY, undefined, 1000);
+      expect(read).toEqual(all.map((e) => e.event.id));
+      expect(read).toHaveLength(n + 1);
+      const sorted = [...all].sort(
+        (a, b) => a.event.finalAt! - b.event.finalAt! || (a.event.id < b.event.id ? -1 : 1),
+      );
+      expect(all.map((e) => e.event.id)).toEqual(sorted.map((e) => e.event.id));
+      expect(await collect(dailyCsvText(store, DAY))).toBe(renderCsv(all));
+
+      expect(await store.csvDaysDue('2023-11-15')).toEqual([DAY]);
+      expect(await store.csvDaysDue(DAY)).toEqual([]);
+      await store.recordCsv(DAY, n + 1, T0);
+      await store.recordCsv(DAY, n + 1, T0 + 1);
+      expect(await store.csvDaysDue('2023-11-15')).toEqual([]);
+    });
+
+    it('tells when every document of a file is written', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      expect(await store.allDocumentsDone(1)).toBe(true);
+      await store.recordPoll(
+        poll('job_1', { events: [event('se_1', T0)], documents: [doc('se_1', 'p')] }),
+        T0,
+      );
+      expect(await store.allDocumentsDone(1)).toBe(false);
+      const [d] = await store.dueDocuments(T0, 10);
+      await store.markDocumentDone(d!, undefined, T0);
+      expect(await store.allDocumentsDone(1)).toBe(true);
+    });
+
+    it('keeps everything across a reopen, and opens alongside another store of the same place', async () => {
+      const [one, two] = await Promise.all([returns(), returns()]);
+      await one.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      expect((await two.job('job_1'))?.jobId).toBe('job_1');
+      await one.close();
+      const again = await returns();
+      expect(await again.getMeta('cursor')).toBe('1');
+    });
+
+    it('is not created by a command that only uses an existing one', async () => {
+      expect(await openExistingReturnsStore(place.location, place.stateDir, clock)).toBeUndefined();
+      expect(await openExistingReturnsStore(place.location, place.stateDir, clock)).toBeUndefined();
+      expect((await place.tables()).filter((t) => t.startsWith('returns'))).toEqual([]);
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      const existing = track((await openExistingReturnsStore(place.location, place.stateDir, clock))!);
+      expect(await existing.reopenJob('job_1', T0 + 1)).toBe(true);
+    });
+
+    it('refuses a store written by a newer agent with DOCEX_RETURNS_STORE_VERSION', async () => {
+      await (await returns()).close();
+      await place.exec(
+        place.location.kind === 'sqlite'
+          ? 'INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)'
+          : 'INSERT INTO returns_schema_migrations (version, applied_at) VALUES (99, 0)',
+      );
+      await expect(openReturnsStore(place.location, place.stateDir, clock)).rejects.toMatchObject({
+        code: 'DOCEX_RETURNS_STORE_VERSION',
+      });
+    });
+  });
+
+  describe('returns reader', () => {
+    it('reads nothing before the store exists, without creating anything, then the proofs and a followed job', async () => {
+      const reader = track(openReturnsReader(place.location, place.stateDir, { busyTimeoutMs: 2000 }));
+      const before = await place.tables();
+      expect(await reader.proofsArchived()).toBeUndefined();
+      expect(await reader.followedJob('job_1')).toBeUndefined();
+      expect(await place.tables()).toEqual(before);
+
+      const store: ReturnsStore = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      await store.recordPoll(
+        poll('job_1', {
+          events: [event('se_1', T0 + 50)],
+          documents: [doc('se_1', 'receipt'), { ...doc('se_1', 'proof'), type: 'AN_EARLIER_TYPE' }],
+          done: true,
+        }),
+        T0,
+      );
+      const [first] = await store.dueDocuments(T0, 1);
+      await store.markDocumentDone(first!, undefined, T0);
+      expect(await reader.proofsArchived()).toBe(1);
+      const followed = await reader.followedJob('job_1');
+      expect(followed?.job).toMatchObject({ jobId: 'job_1', done: true });
+      expect(followed?.events.map((e) => [e.id, e.finalAt])).toEqual([['se_1', T0 + 50]]);
+      expect(followed?.documents.map((d) => d.type)).toEqual(['AN_EARLIER_TYPE', 'DELIVERY_PROOF']);
+      expect(await reader.followedJob('job_unknown')).toEqual({ job: undefined, events: [], documents: [] });
+    });
+  });
+
+  describe('inbox store', () => {
+    it('keeps saved ids and the mark across a reopen; the mark only moves forward, forgetting ids behind it', async () => {
+      const store = await inbox();
+      await store.markSaved({ id: 'old', createdAt: 100, stem: 'x' });
+      await store.markSaved({ id: 'recent', createdAt: 950, stem: 'y' });
+      await store.markSaved({ id: 'recent', createdAt: 950, stem: 'y' });
+      expect(await store.savedCount()).toBe(2);
+      expect(await store.highWaterMark()).toBeUndefined();
+      await store.advanceHighWaterMark(1000, 200);
+      expect(await store.highWaterMark()).toBe(1000);
+      await store.advanceHighWaterMark(900, 0);
+      expect(await store.highWaterMark()).toBe(1000);
+      expect(await store.isSaved('old')).toBe(false);
+      expect(await store.isSaved('recent')).toBe(true);
+      // A mark that does not move prunes nothing.
+      await store.advanceHighWaterMark(1000, 0);
+      expect(await store.isSaved('recent')).toBe(true);
+      await store.close();
+      const again = await inbox();
+      expect(await again.highWaterMark()).toBe(1000);
+      expect(await again.isSaved('recent')).toBe(true);
+      await again.advanceHighWaterMark(T0, 0);
+      expect(await again.highWaterMark()).toBe(T0);
+    });
+
+    it('remembers a webhook id: new the first time only, also after a reopen', async () => {
+      const store = await inbox();
+      expect(await store.rememberWebhook('msg_1', 'job.status.changed', 60_000)).toBe(true);
+      expect(await store.rememberWebhook('msg_1', 'job.status.changed', 60_000)).toBe(false);
+      await store.close();
+      const again = await inbox();
+      expect(await again.rememberWebhook('msg_1', undefined, 60_000)).toBe(false);
+      expect(await again.rememberWebhook('msg_2', undefined, 60_000)).toBe(true);
+    });
+
+    it('answers exactly one of many concurrent deliveries of one webhook id as new, across stores', async () => {
+      const stores = [await inbox(), await inbox()];
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => stores[i % 2]!.rememberWebhook('msg_race', 'x', 60_000)),
+      );
+      expect(answers.filter(Boolean)).toHaveLength(1);
+    });
+
+    it('forgets webhook ids older than the memory', async () => {
+      const store = await inbox();
+      expect(await store.rememberWebhook('msg_old', undefined, 60_000)).toBe(true);
+      clock.advance(2 * 3_600_000);
+      // The next new id prunes (at most once an hour) what is older than the memory.
+      expect(await store.rememberWebhook('msg_new', undefined, 60_000)).toBe(true);
+      expect(await store.rememberWebhook('msg_old', undefined, 60_000)).toBe(true);
+    });
+
+    it('refuses a store written by a newer agent with DOCEX_INBOX_VERSION', async () => {
+      await (await inbox()).close();
+      await place.exec(
+        place.location.kind === 'sqlite'
+          ? 'INSERT INTO schema_migrations (version, applied_at) VALUES (99, 0)'
+          : 'INSERT INTO inbox_schema_migrations (version, applied_at) VALUES (99, 0)',
+      );
+      await expect(openInboxStore(place.location, place.stateDir, clock)).rejects.toMatchObject({
+        code: 'DOCEX_INBOX_VERSION',
+      });
+    });
+  });
+}
+
+describe('the return path stores on SQLite files in the state folder', () => {
+  const dirs: string[] = [];
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+  conformance(async () => {
+    const stateDir = mkdtempSync(path.join(os.tmpdir(), 'docex-returns-conformance-'));
+    dirs.push(stateDir);
+    return {
+      location: { kind: 'sqlite', file: path.join(stateDir, 'journal.sqlite') },
+      stateDir,
+      // The SQL goes to the file the test just wrote: the inbox's or the returns store's.
+      async exec(sql) {
+        for (const file of ['returns.sqlite', 'inbox.sqlite']) {
+          if (!existsSync(path.join(stateDir, file))) continue;
+          const db = new Database(path.join(stateDir, file));
+          try {
+            db.exec(sql);
+          } finally {
+            db.close();
+          }
+        }
+      },
+      async tables() {
+        return readdirSync(stateDir).filter((f) => f.endsWith('.sqlite'));
+      },
+    };
+  });
+});
+
+describePostgres('the return path stores in the journal’s PostgreSQL database', () => {
+  conformance(async () => {
+    const url = await testDatabase();
+    const run = async <T>(fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      try {
+        return await fn(client);
+      } finally {
+        await client.end();
+      }
+    };
+    return {
+      location: { kind: 'postgres', connection: { url, poolSize: 4, timeoutMs: 10_000 } },
+      stateDir: '/nonexistent/state',
+      async exec(sql) {
+        await run((client) => client.query(sql));
+      },
+      async tables() {
+        return run(async (client) =>
+          (
+            await client.query<{ name: string }>(
+              "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
+            )
+          ).rows.map((r) => r.name),
+        );
+      },
+    };
+  });
+});
