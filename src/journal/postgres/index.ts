@@ -2,6 +2,19 @@
  * The PostgreSQL journal. Imported on its own (not through ../index.ts), so an agent whose journal
  * is a SQLite file never loads pg.
  */
+
+export {
+  type CopiedStore,
+  type CopyCount,
+  type CopyOptions,
+  type CopyProgress,
+  type CopyResult,
+  type CopySources,
+  copiedColumns,
+  copyToPostgres,
+  DEFAULT_BATCH_ROWS,
+  type StoreName,
+} from './copy.js';
 export { PostgresJournal } from './journal.js';
 export { APPLICATION_NAME, poolConfig, postgresConnection, sslOptions } from './pool.js';
 export { PostgresJournalReader } from './reader.js';
