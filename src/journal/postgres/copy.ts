@@ -26,6 +26,7 @@
 import { existsSync } from 'node:fs';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { DocexError } from '../../core/errors.js';
+import { REDACTED } from '../../core/log-redact.js';
 import { Database } from '../../core/sqlite.js';
 import type { PostgresConnection } from '../location.js';
 import { acquireJournalLock } from '../lock.js';
@@ -80,6 +81,8 @@ interface StoreCopy {
   tables: readonly TableCopy[];
   /** The counts reported, from the source (in its read transaction). */
   counts(db: Database): CopyCount[];
+  /** Values of the source no message may show (a failure's message may quote a row). */
+  secrets(db: Database): string[];
 }
 
 const bigint = (name: string): Column => ({ name, type: 'bigint' });
@@ -190,6 +193,12 @@ const JOURNAL: StoreCopy = {
       { label: 'history entries', n: n('SELECT count(*) AS n FROM history') },
       { label: 'inspections', n: n('SELECT count(*) AS n FROM inspections') },
     ];
+  },
+  secrets(db) {
+    const rows = db.prepare('SELECT upload_url AS url FROM items WHERE upload_url IS NOT NULL').all() as {
+      url: string;
+    }[];
+    return rows.map((r) => r.url);
   },
 };
 
@@ -388,6 +397,26 @@ async function deferConstraints(tx: Tx, tables: readonly string[]): Promise<Defe
   };
 }
 
+/**
+ * A failure's message without the sources' secrets: PgSession already cuts a URL's query off, the
+ * rest of an upload URL goes too (the server's message may quote a row it refused).
+ */
+function withoutSecrets(err: unknown, sources: readonly Source[]): unknown {
+  if (!(err instanceof DocexError)) return err;
+  let message = err.message;
+  for (const source of sources) {
+    if (!source.db.open) continue;
+    for (const secret of source.store.secrets(source.db)) {
+      for (const part of [secret, secret.split(/[?#]/)[0]!]) {
+        if (part.length >= 8) message = message.split(part).join(REDACTED);
+      }
+    }
+  }
+  return message === err.message
+    ? err
+    : new DocexError(err.code, message, err.details ? { details: err.details } : undefined);
+}
+
 /** The target's counts must be the source's, or nothing is committed. */
 async function verify(tx: Tx, source: Source, copied: Map<string, number>): Promise<void> {
   for (const t of source.store.tables) {
@@ -480,6 +509,8 @@ export async function copyToPostgres(options: CopyOptions): Promise<CopyResult> 
       return result;
     });
     return { location: db.location, stores: copied, elapsedMs: performance.now() - started };
+  } catch (err) {
+    throw withoutSecrets(err, sources);
   } finally {
     for (const source of sources) closeSource(source);
     await session?.end().catch(() => undefined);
