@@ -17,5 +17,14 @@ export {
 } from './copy.js';
 export { PostgresJournal } from './journal.js';
 export { APPLICATION_NAME, poolConfig, postgresConnection, sslOptions } from './pool.js';
+export {
+  JOURNAL_TABLE_RIGHTS,
+  type PostgresProbe,
+  type ProbeAnswer,
+  type ProbeFailure,
+  type ProbeOptions,
+  probePostgres,
+  type TablePrivilege,
+} from './probe.js';
 export { PostgresJournalReader } from './reader.js';
 export { PG_SCHEMA_VERSION } from './schema.js';
