@@ -7,7 +7,7 @@
  * leaves the target empty.
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import pg from 'pg';
@@ -227,6 +227,18 @@ describePostgres('journal copy: SQLite to PostgreSQL', () => {
     } finally {
       db.close();
     }
+  });
+
+  it('copies what is still only in the WAL, as a killed agent leaves it', async () => {
+    const source = sqlite();
+    await mixedJournal(source, clock);
+    const last = await source.recordClaim(claimInput({ fileName: 'last.pdf', sha256: 'f'.repeat(64) }));
+    expect(statSync(`${file}-wal`).size).toBeGreaterThan(0);
+    // Not closed: no checkpoint has moved the last claim into the main file.
+    const url = await testDatabase();
+    await copy(url);
+    const target = await postgres(url);
+    expect(await target.get(last.item.id)).toEqual(last.item);
   });
 
   it('copies an empty journal, and the target then gives ids from 1', async () => {
