@@ -1,18 +1,20 @@
 /**
- * `docex-agent check [--config <file>]`, the doctor: configuration, files and permissions, the
- * client certificate, the TLS handshake, a token, the API key, each folder's workflow, folders
- * writable and free disk. One line per check with a mark and a hint to fix it; exit 1 when any
- * check fails (warnings alone pass).
+ * `docex-agent check [--config <file>]`, the doctor: configuration, files and permissions, a
+ * PostgreSQL journal (check-journal.ts), the client certificate, the TLS handshake, a token, the
+ * API key, each folder's workflow, folders writable and free disk. One line per check with a mark
+ * and a hint to fix it; exit 1 when any check fails (warnings alone pass).
  */
 import { clientOptionsFromService } from '../agent/connection.js';
 import { planFolders, type WorkflowFetch } from '../agent/folders.js';
 import { DocexClient, isApiError, type MtlsMaterial } from '../api/index.js';
 import { type AgentConfig, loadConfig, readTlsMaterial } from '../config/index.js';
+import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { openCommandConnection } from './builtin-sandbox.js';
 import { diskLines, keyFileLine, writableLine } from './check-files.js';
+import { journalLines } from './check-journal.js';
 import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.js';
 import { checkHandshake, type HandshakeOptions } from './check-tls.js';
 import { inspectTlsMaterial } from './credentials-inspect.js';
@@ -25,6 +27,8 @@ export interface CheckOptions {
   handshake?: HandshakeOptions;
   /** Run by root: folders are reported, never made or access-tested (default: this process's uid). */
   asRoot?: boolean;
+  /** This host's clock, compared with a PostgreSQL journal's (tests shift it). */
+  journalClock?: Clock;
 }
 
 const text = (err: unknown) => (isDocexError(err) ? `${err.code}: ${err.message}` : String(err));
@@ -156,6 +160,7 @@ function localOutputs(config: AgentConfig): Array<readonly [string, string]> {
 export async function runChecks(config: AgentConfig, options: CheckOptions = {}): Promise<CheckLine[]> {
   const asRoot = options.asRoot ?? process.getuid?.() === 0;
   const lines: CheckLine[] = [await writableLine('state folder', config.stateDir, asRoot)];
+  lines.push(...(await journalLines(config, options.journalClock)));
   lines.push(...tlsFileLines(config, options.now ?? new Date()));
 
   let target: Target | undefined;

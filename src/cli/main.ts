@@ -4,6 +4,7 @@ import { packageVersion } from '../core/version.js';
 import { registerAdminCommand } from './admin-command.js';
 import { registerCheckCommand } from './check-command.js';
 import { registerCredentialsCommand } from './credentials-command.js';
+import { registerJournalCommand } from './journal-command.js';
 import { registerReportCommand } from './report-command.js';
 import { registerResendCommand } from './resend-command.js';
 import { registerReturnsCommand } from './returns-command.js';
@@ -38,6 +39,7 @@ export function buildProgram(): Command {
   registerWebhooksCommand(program);
   registerResendCommand(program);
   registerReturnsCommand(program);
+  registerJournalCommand(program);
   return program;
 }
 
