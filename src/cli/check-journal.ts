@@ -87,13 +87,17 @@ function rightsLines(p: ProbeAnswer): CheckLine[] {
   const grantSchema = `as the database owner: GRANT USAGE, CREATE ON SCHEMA ${schema} TO ${user};`;
   const r = p.rights;
   const lines: CheckLine[] = [];
-  if (!r.createOnSchema || !r.usageOnSchema) {
+  const { version, known } = p.journal;
+  const migrates = !p.journal.present || (version !== undefined && version < known);
+  if (!r.usageOnSchema || (migrates && !r.createOnSchema)) {
     lines.push({
       ok: false,
       what,
-      detail: !p.journal.present
-        ? `${p.user} may not create the journal's tables in schema ${p.schema}`
-        : `${p.user} lacks CREATE on schema ${p.schema}, which the agent's schema check at every start needs`,
+      detail: !r.usageOnSchema
+        ? `${p.user} lacks USAGE on schema ${p.schema}`
+        : !p.journal.present
+          ? `${p.user} may not create the journal's tables in schema ${p.schema}`
+          : `${p.user} lacks CREATE on schema ${p.schema}, which the migration at next start needs`,
       hint: grantSchema,
     });
   }
@@ -105,7 +109,6 @@ function rightsLines(p: ProbeAnswer): CheckLine[] {
       hint: `as the tables' owner: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA ${schema} TO ${user};`,
     });
   }
-  const { version, known } = p.journal;
   if (version !== undefined && version > 0 && version < known && r.ownsTables === false) {
     lines.push({
       ok: false,

@@ -99,7 +99,7 @@ export const ISSUE_16_CLASSES: Array<[string, PinningTest[]]> = [
         'is set aside as poison at the start after its second crash, and the agent goes on with the next file',
       ],
       [
-        'test/journal/journal-recovery.test.ts',
+        'test/journal/conformance/recovery.test.ts',
         'counts an inspection that never ended across reopenings; an ended one leaves nothing',
       ],
     ],

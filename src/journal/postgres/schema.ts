@@ -142,7 +142,10 @@ async function currentVersion(tx: Tx): Promise<number> {
 export function migrate(session: PgSession, now: number): Promise<number[]> {
   return session.transaction('migrate', async (tx) => {
     await tx.one({ text: `SELECT pg_advisory_xact_lock(${LOCK_SPACE.schema}, 1)` });
-    await tx.one({ text: CREATE_VERSIONS });
+    // Created only when absent: IF NOT EXISTS still needs CREATE on the schema, which a role
+    // that only reads and writes an up-to-date journal need not have.
+    const exists = await tx.one({ text: "SELECT to_regclass('schema_migrations') IS NOT NULL AS ok" });
+    if (exists?.['ok'] !== true) await tx.one({ text: CREATE_VERSIONS });
     const current = await currentVersion(tx);
     if (current > PG_SCHEMA_VERSION) throw newerRefused(current);
     const applied: number[] = [];

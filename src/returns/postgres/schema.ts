@@ -182,9 +182,13 @@ async function currentVersion(tx: Tx, component: Component): Promise<number> {
 export function migrateComponent(session: PgSession, component: Component, now: number): Promise<number[]> {
   return session.transaction(`migrate ${component.what}`, async (tx) => {
     await tx.one({ text: `SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_SPACE}, ${component.lockKey})` });
-    await tx.one({
-      text: `CREATE TABLE IF NOT EXISTS ${component.versions} (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
-    });
+    // Created only when absent: IF NOT EXISTS still needs CREATE on the schema.
+    const exists = await tx.one({ text: `SELECT to_regclass('${component.versions}') IS NOT NULL AS ok` });
+    if (exists?.['ok'] !== true) {
+      await tx.one({
+        text: `CREATE TABLE ${component.versions} (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
+      });
+    }
     const current = await currentVersion(tx, component);
     if (current > latestVersionOf(component)) throw newerRefused(component, current);
     const applied: number[] = [];
