@@ -42,6 +42,11 @@ export class JournalOutage {
     return this.since !== undefined;
   }
 
+  /** Steps kept until the journal answers. */
+  get waiting(): number {
+    return this.kept.length;
+  }
+
   /**
    * `err` came from a step: true when it says the journal does not answer, and then `retry` runs
    * once the journal answers again (it was kept, not lost).

@@ -98,8 +98,10 @@ export class Pipeline {
       journal: options.journal,
       clock: options.clock,
       log: options.log,
-      onChange: () => {
+      onChange: (down) => {
         for (const folder of this.options.folders.keys()) this.pauseOrResume(folder);
+        // The kept steps run right after this; once they are queued, idle waiters may look again.
+        if (!down) queueMicrotask(() => this.notifyIdle());
       },
     });
   }
@@ -240,10 +242,13 @@ export class Pipeline {
 
   /** Folders the scheduler holds state for, and files waiting for a retry (tests, diagnostics). */
   tracked(): { folders: string[]; waiting: number } {
-    return { folders: this.scheduler.folders(), waiting: this.retries.waiting + this.orphans.watched };
+    return {
+      folders: this.scheduler.folders(),
+      waiting: this.retries.waiting + this.orphans.watched + this.outage.waiting,
+    };
   }
 
-  /** Resolves once nothing is queued, running or waiting for a retry (tests, one-shot submit). */
+  /** Resolves once nothing is queued, running, waiting for a retry or for the journal (tests, one-shot submit). */
   idle(): Promise<void> {
     if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -338,7 +343,7 @@ export class Pipeline {
   }
 
   private isIdle(): boolean {
-    return this.scheduler.size === 0 && this.retries.waiting === 0;
+    return this.scheduler.size === 0 && this.retries.waiting === 0 && this.outage.waiting === 0;
   }
 
   private notifyIdle(): void {
