@@ -297,6 +297,7 @@ export class WebhookReceiver {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
-    await Promise.allSettled([...this.pending]);
+    // A request still in hand may add its work after the answer: wait for that too.
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 }
