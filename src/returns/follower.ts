@@ -33,13 +33,15 @@ import type { FollowClient } from './poll-job.js';
 import { statusFilePath, utcDay } from './proof-names.js';
 import { csvFileName, writeDailyCsv } from './status-csv.js';
 import { writeStaleStatusFiles } from './status-files.js';
-import type { NewJob, ReturnsStore } from './store.js';
+import { type NewJob, POLL_UNFINISHED_KEY, type ReturnsStore } from './store.js';
 
 export const FEED_CURSOR = 'journal-history-cursor';
 /** Longest wait after failed steps, in loop periods (30 s with the default 1 s period). */
 const STEP_BACKOFF_MAX = 30;
 /** Loop periods an idle follower sleeps at most between two looks at the intake journal. */
 const IDLE_SLEEP_FACTOR = 5;
+/** Catch-up polls of every unfinished job (webhooks may have been missed) are spread over this. */
+export const CATCH_UP_SPREAD_MS = 60_000;
 
 export interface FollowerOptions {
   store: ReturnsStore;
@@ -89,6 +91,10 @@ export class Follower {
   /** What every task of the follower shares. */
   private readonly tasks: TaskContext;
   private stepRetryAt = 0;
+  /** Every unfinished job is to be spread over the next CATCH_UP_SPREAD_MS (see catchUp). */
+  private catchUpPending = false;
+  /** Whether the store's POLL_UNFINISHED_KEY was read since start. */
+  private requestChecked = false;
 
   constructor(private readonly opts: FollowerOptions) {
     const now = opts.clock.now();
@@ -123,40 +129,92 @@ export class Follower {
 
   /** Poll this job now (a webhook said it changed). Unknown jobs (not this agent's) are ignored. */
   async nudgeJob(jobId: string): Promise<boolean> {
-    const now = this.opts.clock.now();
-    if (!(await this.opts.store.pollSoon(jobId, now))) {
-      await this.syncFeed();
-      if (!(await this.opts.store.pollSoon(jobId, now))) {
-        this.opts.log.debug({ jobId }, 'nudge for a job this agent does not follow');
-        return false;
-      }
-    }
-    this.nudged.add(jobId);
-    this.wakeUp?.();
+    if (!(await this.recordNudge(jobId))) return false;
+    this.pollNow(jobId);
     return true;
+  }
+
+  /**
+   * Records in the store that this job is to be polled now (what a webhook must make durable before
+   * its answer: a restart polls it even if this process never does). False: a job this agent does
+   * not follow (the intake journal is read again first, in case the job is new).
+   */
+  async recordNudge(jobId: string): Promise<boolean> {
+    const now = this.opts.clock.now();
+    if (await this.opts.store.pollSoon(jobId, now)) return true;
+    await this.syncFeed();
+    if (await this.opts.store.pollSoon(jobId, now)) return true;
+    this.opts.log.debug({ jobId }, 'nudge for a job this agent does not follow');
+    return false;
+  }
+
+  /** Polls a job recorded by recordNudge at once (in memory); without a job, only wakes the loop. */
+  pollNow(jobId?: string): void {
+    if (jobId !== undefined) this.nudged.add(jobId);
+    this.wakeUp?.();
   }
 
   /** Poll the job of this sending event now; asks the service for the event when it is not known yet. */
   async nudgeSendingEvent(sendingEventId: string): Promise<boolean> {
+    return this.nudgeJob(await this.findJobOfEvent(sendingEventId, this.abort.signal));
+  }
+
+  /**
+   * The job of a sending event: the store's, else the service's, asked within `deadlineMs` (the
+   * call gate's wait included; past it, this rejects). undefined: the service knows no such event
+   * for this agent (404 without and with every folder's company).
+   */
+  async jobOfSendingEvent(sendingEventId: string, deadlineMs: number): Promise<string | undefined> {
+    const deadline = AbortSignal.timeout(deadlineMs);
+    const found = this.findJobOfEvent(sendingEventId, AbortSignal.any([this.abort.signal, deadline])).catch(
+      (err: unknown) => {
+        if (isApiError(err) && err.status === 404) return undefined;
+        throw err;
+      },
+    );
+    // The signal ends a call or a wait in the gate; the race holds the deadline whatever ignores it.
+    const late = new Promise<never>((_, reject) =>
+      deadline.addEventListener('abort', () => reject(deadline.reason), { once: true }),
+    );
+    return Promise.race([found, late]);
+  }
+
+  private async findJobOfEvent(sendingEventId: string, signal: AbortSignal): Promise<string> {
     const known = await this.opts.store.event(sendingEventId);
-    if (known) return this.nudgeJob(known.jobId);
+    if (known) return known.jobId;
     // The event may belong to a managed company's job: the service answers 404 without its header.
     const companies = [undefined, ...(this.opts.companies?.() ?? [])];
     for (const [i, company] of companies.entries()) {
       try {
         const event = await this.opts.client.sendingEvents.get(
           sendingEventId,
-          await this.gate.take({
-            signal: this.abort.signal,
-            ...(company ? { managedCompanyId: company } : {}),
-          }),
+          await this.gate.take({ signal, ...(company ? { managedCompanyId: company } : {}) }),
         );
-        return this.nudgeJob(event.jobId);
+        return event.jobId;
       } catch (err) {
         if (!(isApiError(err) && err.status === 404) || i === companies.length - 1) throw err;
       }
     }
-    return false;
+    throw new Error('unreachable: the last company answers or throws');
+  }
+
+  /**
+   * Records in the store that every unfinished job is to be polled soon (a webhook whose job could
+   * not be found before its answer); the loop spreads those polls over CATCH_UP_SPREAD_MS.
+   */
+  async recordPollUnfinished(): Promise<void> {
+    await this.opts.store.requestPollOfUnfinished(this.opts.clock.now());
+    this.catchUpPending = true;
+  }
+
+  /**
+   * Webhooks are on at this start: deliveries may have been missed while the agent was down, and a
+   * job's saved next poll may be intervalWhileWebhooksMs away. Every unfinished job is polled
+   * within CATCH_UP_SPREAD_MS instead, spread over it (the loop's next step records that).
+   */
+  catchUpAfterStart(): void {
+    this.catchUpPending = true;
+    this.wakeUp?.();
   }
 
   /** A webhook arrived: poll less often while they keep coming. */
@@ -311,6 +369,25 @@ export class Follower {
     return written;
   }
 
+  /**
+   * Every unfinished job polled within CATCH_UP_SPREAD_MS, when asked (at a start with webhooks on,
+   * by a webhook whose job was not found, or by a request left in the store by a stopped agent).
+   * A failure leaves the request pending: the step fails and is tried again.
+   */
+  private async catchUp(now: number): Promise<void> {
+    if (!this.requestChecked) {
+      if ((await this.opts.store.getMeta(POLL_UNFINISHED_KEY)) !== undefined) this.catchUpPending = true;
+      this.requestChecked = true;
+    }
+    if (!this.catchUpPending) return;
+    const moved = await this.opts.store.pollUnfinishedWithin(now, CATCH_UP_SPREAD_MS);
+    this.catchUpPending = false;
+    this.opts.log.info(
+      { jobs: moved, withinMs: CATCH_UP_SPREAD_MS },
+      'unfinished jobs polled within a minute: webhooks may have been missed',
+    );
+  }
+
   /** One pass of the loop; answers whether it found anything to do (new jobs, tasks, a sweep). */
   private async step(): Promise<boolean> {
     const { clock, store, log } = this.opts;
@@ -321,6 +398,7 @@ export class Follower {
       log.warn({ err }, 'reading the intake journal failed: tried again');
     }
     const now = clock.now();
+    await this.catchUp(now);
     if (now >= this.nextSweepAt) {
       const due = (await store.dueJobs(now, 5000)).map((j) => j.jobId);
       for (const id of due) this.sweep.add(id);

@@ -1,7 +1,9 @@
 /**
  * The inbound part of the agent: the Peppol inbox poller on its cron schedule, and the webhook
  * receiver. The receiver knows nothing of job following: it calls the callbacks it is given
- * (the controller wires them to the follower), and polls the Peppol inbox itself.
+ * (the controller wires them to the follower), and polls the Peppol inbox itself. A delivery is
+ * acknowledged only once its effect is durable (webhook-receiver.ts); at start with webhooks on,
+ * the follower is told that deliveries may have been missed while the agent was down.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
@@ -18,11 +20,11 @@ import type { OutputTarget } from '../outputs/types.js';
 import type { InboxStore } from './inbox-store.js';
 import { openInboxStore } from './open-stores.js';
 import { PeppolPoller, type PeppolSource } from './peppol-poller.js';
-import { type InboundCallbacks, routeDelivery } from './webhook-events.js';
+import { type AfterAnswer, type InboundCallbacks, routeDelivery } from './webhook-events.js';
 import { WebhookReceiver } from './webhook-receiver.js';
 import { SecretRing, webhookSecretsDir } from './webhook-secrets.js';
 
-export type { InboundCallbacks } from './webhook-events.js';
+export type { AfterAnswer, InboundCallbacks } from './webhook-events.js';
 
 /** Calls `fn` when a cron expression fires; node-cron by default (tests pass their own). */
 export type Scheduler = (expression: string, fn: () => void) => { stop(): unknown };
@@ -41,7 +43,7 @@ export interface InboundOptions {
   client: { peppol?: PeppolSource | undefined };
   clock: Clock;
   log: Logger;
-  callbacks?: Omit<InboundCallbacks, 'onPeppolDocument'>;
+  callbacks?: FollowerCallbacks;
   scheduler?: Scheduler;
   /** Replaces the configured inbox target (tests, fault injection). */
   target?: OutputTarget;
@@ -138,8 +140,12 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
           lastWebhookAt = clock.now();
           options.callbacks?.onAnyDelivery?.();
         },
-        onPeppolDocument: () => void poller?.poll(),
+        // Nothing to record before the answer: every start polls the inbox from its high-water
+        // mark, so a document whose delivery was answered and then lost to a kill is found then.
+        onPeppolDocument: () => (poller ? () => void poller?.poll() : undefined),
       };
+      // Deliveries may have been missed while the agent was down: the follower catches up.
+      options.callbacks?.onWebhooksStarting?.();
       const wlog = log.child({ part: 'webhooks' });
       const r = await WebhookReceiver.start({
         host,
@@ -148,8 +154,9 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
         maxBodyBytes: w.maxBodyBytes,
         toleranceMs: w.toleranceMs,
         secrets: new SecretRing(webhookSecretsDir(config.stateDir), w.secrets, wlog),
+        seen: (id) => store.webhookSeen(id),
+        effect: (delivery, webhookId) => routeDelivery(delivery, callbacks, wlog, webhookId),
         remember: (id, type) => store.rememberWebhook(id, type, WEBHOOK_ID_MEMORY_MS),
-        onDelivery: (delivery, webhookId) => routeDelivery(delivery, callbacks, wlog, webhookId),
         log: wlog,
         ...(options.receiverClock ? { clock: options.receiverClock } : {}),
       });
@@ -167,34 +174,68 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
   }
 }
 
+/** How long a sending-event delivery without a job id may take to find its job before its answer. */
+export const EVENT_LOOKUP_DEADLINE_MS = 5_000;
+
 /** What the callbacks need of the job follower (structural: this part does not import it). */
 export interface NudgeTarget {
-  nudgeJob(jobId: string): Promise<boolean>;
-  nudgeSendingEvent(sendingEventId: string): Promise<boolean>;
+  /** Durable: the job's poll due now, in the store. False: a job this agent does not follow. */
+  recordNudge(jobId: string): Promise<boolean>;
+  /** Polls a recorded job at once (in memory); without a job, wakes the follower. */
+  pollNow(jobId?: string): void;
+  /** The job of a sending event within `deadlineMs` (rejects past it); undefined: not this agent's. */
+  jobOfSendingEvent(sendingEventId: string, deadlineMs: number): Promise<string | undefined>;
+  /** Durable: every unfinished job is to be polled soon. */
+  recordPollUnfinished(): Promise<void>;
+  /** Webhooks are on at this start: every unfinished job is polled within the first minute. */
+  catchUpAfterStart(): void;
   webhooksActive(at?: number): void;
 }
 
-/** Webhook callbacks that make the follower look now; none when jobs are not followed. */
+/** The follower's webhook callbacks, and what the inbound part tells it as the receiver starts. */
+export interface FollowerCallbacks extends Omit<InboundCallbacks, 'onPeppolDocument'> {
+  onWebhooksStarting?(): void;
+}
+
+/**
+ * Webhook callbacks that make the follower look now; none when jobs are not followed. Each records
+ * its effect in the returns store before the delivery is answered; the poll runs after the answer.
+ */
 export function followerCallbacks(
   follower: NudgeTarget | undefined,
   log: Logger,
-): Omit<InboundCallbacks, 'onPeppolDocument'> {
+  options: { eventLookupDeadlineMs?: number } = {},
+): FollowerCallbacks {
   if (!follower) return {};
+  const deadlineMs = options.eventLookupDeadlineMs ?? EVENT_LOOKUP_DEADLINE_MS;
+  const job = async (jobId: string): Promise<AfterAnswer | undefined> =>
+    (await follower.recordNudge(jobId)) ? () => follower.pollNow(jobId) : undefined;
   return {
-    onJobEvent: (jobId) => {
-      follower.nudgeJob(jobId).catch((err: unknown) => log.warn({ jobId, err }, 'nudge for a job failed'));
-    },
+    onJobEvent: job,
     // The delivery names the job: no GET of the event is needed to find it, and a job this agent
     // does not follow (another agent's, on the same subscription) costs no call at all.
-    onSendingEvent: (sendingEventId, jobId) => {
-      if (jobId) {
-        follower.nudgeJob(jobId).catch((err: unknown) => log.warn({ jobId, err }, 'nudge for a job failed'));
-        return;
+    onSendingEvent: async (sendingEventId, jobId) => {
+      if (jobId) return job(jobId);
+      let found: string | undefined;
+      try {
+        found = await follower.jobOfSendingEvent(sendingEventId, deadlineMs);
+      } catch (err) {
+        // Not found in time (the service slow or failing): nothing may be lost, so every
+        // unfinished job is polled soon instead, as the store now records.
+        log.warn(
+          { sendingEventId, err },
+          'the job of a sending event was not found in time: every unfinished job is polled soon',
+        );
+        await follower.recordPollUnfinished();
+        return () => follower.pollNow();
       }
-      follower
-        .nudgeSendingEvent(sendingEventId)
-        .catch((err: unknown) => log.warn({ sendingEventId, err }, 'nudge for a sending event failed'));
+      if (found === undefined) {
+        log.info({ sendingEventId }, 'webhook for a sending event the service does not show this agent');
+        return undefined;
+      }
+      return job(found);
     },
     onAnyDelivery: () => follower.webhooksActive(),
+    onWebhooksStarting: () => follower.catchUpAfterStart(),
   };
 }

@@ -19,6 +19,8 @@ export interface InboxStore {
   highWaterMark(): Promise<number | undefined>;
   /** Moves the mark forward only; saved ids far enough behind it are forgotten in the same transaction. */
   advanceHighWaterMark(at: number, keepBehindMs: number): Promise<void>;
+  /** Whether a webhook id is remembered (a read: rememberWebhook records it). */
+  webhookSeen(id: string): Promise<boolean>;
   /**
    * True the first time a webhook id is seen; a repeat answers false (already handled). Race-free:
    * of concurrent calls with one id, exactly one answers true.

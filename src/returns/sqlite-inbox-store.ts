@@ -60,6 +60,7 @@ export class SqliteInboxStore implements InboxStore {
         'INSERT OR IGNORE INTO webhook_seen (id, event_type, received_at) VALUES (?, ?, ?)',
       ),
       pruneWebhooks: db.prepare('DELETE FROM webhook_seen WHERE received_at < ?'),
+      webhookSeen: db.prepare('SELECT 1 FROM webhook_seen WHERE id = ?').pluck(),
     };
   }
 
@@ -104,6 +105,10 @@ export class SqliteInboxStore implements InboxStore {
       this.stmts.setMeta.run(HWM_KEY, String(at));
       this.stmts.pruneSaved.run(at - keepBehindMs);
     })();
+  }
+
+  async webhookSeen(id: string): Promise<boolean> {
+    return this.stmts.webhookSeen.get(id) !== undefined;
   }
 
   async rememberWebhook(id: string, eventType: string | undefined, keepMs: number): Promise<boolean> {

@@ -6,7 +6,13 @@
  */
 import { cachePrepared, type Database } from '../core/sqlite.js';
 import { openDatabase } from '../core/sqlite-store.js';
-import type { EventWithDocuments, FinalEventEntry, ReturnsCounts, ReturnsStore } from './store.js';
+import {
+  type EventWithDocuments,
+  type FinalEventEntry,
+  POLL_UNFINISHED_KEY,
+  type ReturnsCounts,
+  type ReturnsStore,
+} from './store.js';
 import {
   type DocumentRow,
   type EventRow,
@@ -158,6 +164,28 @@ export class SqliteReturnsStore implements ReturnsStore {
     this.db
       .prepare('UPDATE jobs SET next_poll_at = ?, unchanged_polls = unchanged_polls + 1 WHERE job_id = ?')
       .run(at, jobId);
+  }
+
+  async pollUnfinishedWithin(now: number, spreadMs: number): Promise<number> {
+    let moved = 0;
+    this.db.transaction(() => {
+      // Integer arithmetic: the i-th of n jobs (0-based, in due order) at now + i * spread / n.
+      moved = this.db
+        .prepare(
+          `UPDATE jobs SET next_poll_at = r.at
+             FROM (SELECT job_id,
+                     ? + (row_number() OVER (ORDER BY next_poll_at, job_id) - 1) * ? / count(*) OVER () AS at
+                   FROM jobs WHERE done = 0) AS r
+           WHERE jobs.job_id = r.job_id AND r.at < jobs.next_poll_at`,
+        )
+        .run(now, Math.max(0, Math.floor(spreadMs))).changes;
+      this.db.prepare('DELETE FROM meta WHERE key = ?').run(POLL_UNFINISHED_KEY);
+    })();
+    return moved;
+  }
+
+  async requestPollOfUnfinished(at: number): Promise<void> {
+    this.setMeta(POLL_UNFINISHED_KEY, String(at));
   }
 
   async source(itemId: number): Promise<SourceRow | undefined> {

@@ -22,6 +22,12 @@ export type {
 /** The SQLite store's file name in the state folder. */
 export const RETURNS_FILE = 'returns.sqlite';
 
+/**
+ * The meta key of a request that every unfinished job be polled soon (a webhook whose job could not
+ * be found before its answer): the follower reads it and runs pollUnfinishedWithin, which removes it.
+ */
+export const POLL_UNFINISHED_KEY = 'poll-unfinished-requested';
+
 /** An event with its job, its source file and its documents: one row of a daily CSV. */
 export interface FinalEventEntry {
   event: EventRow;
@@ -69,6 +75,14 @@ export interface ReturnsStore {
   reopenJob(jobId: string, now: number): Promise<boolean>;
   /** A poll failed: try again at `at` (the job's backoff grows as if nothing changed). */
   deferJob(jobId: string, at: number): Promise<void>;
+  /**
+   * Every job not done is polled within `spreadMs` of `now`, spread evenly over it in due order
+   * (the i-th of n at now + i·spreadMs/n), or earlier when its own next poll already was; and the
+   * request of POLL_UNFINISHED_KEY is removed, in the same transaction. Answers how many jobs moved.
+   */
+  pollUnfinishedWithin(now: number, spreadMs: number): Promise<number>;
+  /** Records POLL_UNFINISHED_KEY (durable): the follower polls every unfinished job soon. */
+  requestPollOfUnfinished(at: number): Promise<void>;
 
   source(itemId: number): Promise<SourceRow | undefined>;
   jobsOfSource(itemId: number): Promise<JobRow[]>;

@@ -4,7 +4,10 @@
  * before reading a byte), missing headers or a stale timestamp (before reading the body), a body
  * that grows over the limit while read (413, the rest discarded unbuffered), then the signature on
  * the raw bytes, then the JSON. A webhook id seen before is acknowledged and ignored. A genuine new
- * delivery is answered 202 at once; its work runs after the answer.
+ * delivery is acknowledged only once its effect is durable: the id is read (not handled yet), the
+ * effect is recorded (a job's poll due now, in the store), then the id is remembered, then 202.
+ * Whatever of this fails answers 503 with the id not remembered, so the sender delivers it again.
+ * The rest of its work (the poll itself, downloads) runs after the answer.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -12,7 +15,7 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { type WebhookDelivery, webhookDeliverySchema } from '../domain/wire.js';
-import { deliveryFields } from './webhook-events.js';
+import { type AfterAnswer, deliveryFields } from './webhook-events.js';
 import type { SecretRing } from './webhook-secrets.js';
 import { checkHeaders, signatureMatches } from './webhook-verify.js';
 
@@ -23,10 +26,20 @@ export interface WebhookReceiverOptions {
   maxBodyBytes: number;
   toleranceMs: number;
   secrets: Pick<SecretRing, 'current'> & Partial<Pick<SecretRing, 'reloadAfterMismatch'>>;
-  /** True the first time an id is seen (durable: a restart still knows it). */
+  /**
+   * Whether this id was handled already (a read: a repeat is answered without making the effect
+   * again). Without it, only `remember` tells a repeat, after the effect.
+   */
+  seen?(webhookId: string): Promise<boolean>;
+  /**
+   * Records the delivery's durable effect before the answer; answers the work that may wait until
+   * after it (run then: a failure there is logged, never answered). A rejection answers 503.
+   */
+  effect?(delivery: WebhookDelivery, webhookId: string): Promise<AfterAnswer | undefined>;
+  /** True the first time an id is seen (durable: a restart still knows it). Called after `effect`. */
   remember(webhookId: string, eventType: string | undefined): boolean | Promise<boolean>;
-  /** Runs after the answer is sent; a failure is logged, never answered. */
-  onDelivery(delivery: WebhookDelivery, webhookId: string): void | Promise<void>;
+  /** Runs after the answer to a new delivery, after the effect's own work; a failure is logged. */
+  onDelivery?(delivery: WebhookDelivery, webhookId: string): void | Promise<void>;
   log: Logger;
   /** Real time by default: the sender signs with its real clock, whatever a test clock says. */
   clock?: Clock;
@@ -181,44 +194,78 @@ export class WebhookReceiver {
         ...(fields.sendingEventId ? { sendingEventId: fields.sendingEventId } : {}),
         ...(fields.documentId ? { documentId: fields.documentId } : {}),
       };
-      let fresh: boolean;
+      const duplicate = () => {
+        counts.accepted++;
+        log.info(logFields, 'webhook repeated; already handled');
+        answer(res, 200, { status: 'duplicate' });
+      };
+      let handled: boolean;
       try {
-        fresh = await options.remember(webhookId, delivery.type);
+        handled = (await options.seen?.(webhookId)) ?? false;
       } catch (err) {
         // The store of ids seen cannot answer (a database outage): the sender retries later.
         refuse(res, 503, 'store-unavailable', { ...logFields, err });
         return;
       }
-      counts.accepted++;
-      if (!fresh) {
-        log.info(logFields, 'webhook repeated; already handled');
-        answer(res, 200, { status: 'duplicate' });
+      if (handled) {
+        duplicate();
         return;
       }
+      // The effect first, the id after it: a crash in between leaves the id unknown, and the
+      // sender's next try makes the effect again (it is idempotent: a poll due now).
+      let after: AfterAnswer | undefined;
+      try {
+        after = await options.effect?.(delivery, webhookId);
+      } catch (err) {
+        refuse(res, 503, 'effect-not-recorded', { ...logFields, err });
+        return;
+      }
+      let fresh: boolean;
+      try {
+        fresh = await options.remember(webhookId, delivery.type);
+      } catch (err) {
+        refuse(res, 503, 'store-unavailable', { ...logFields, err });
+        return;
+      }
+      // Two deliveries of one id at once both made the effect; only one is new.
+      if (!fresh) {
+        duplicate();
+        return;
+      }
+      counts.accepted++;
       answer(res, 202, { status: 'accepted' });
       log.info(logFields, 'webhook accepted');
-      // After the answer: the sender never waits for our work (it retries after 15 s of silence).
-      const work = (async () => {
-        await new Promise((r) => setImmediate(r));
-        await options.onDelivery(delivery, webhookId);
-      })()
-        .catch((err: unknown) =>
+      if (!after && !options.onDelivery) return;
+      // After the answer: the sender never waits for this work (it retries after 15 s of silence).
+      track(
+        (async () => {
+          await new Promise((r) => setImmediate(r));
+          await after?.();
+          await options.onDelivery?.(delivery, webhookId);
+        })().catch((err: unknown) =>
           log.error({ ...logFields, err }, 'webhook work failed; polling will catch up'),
-        )
-        .finally(() => pending.delete(work));
-      pending.add(work);
+        ),
+      );
+    };
+
+    /** Kept until settled: stop() waits for requests being handled and for work after answers. */
+    const track = (promise: Promise<void>): void => {
+      const settled = promise.finally(() => pending.delete(settled));
+      pending.add(settled);
     };
 
     const server = http.createServer((req, res) => {
-      handle(req, res).catch((err: unknown) => {
-        if (err instanceof ClientGone) {
-          log.info({ webhookId: req.headers['webhook-id'] }, 'webhook sender went away mid-body');
-          return;
-        }
-        log.error({ err }, 'webhook receiver failed on a request');
-        if (!res.headersSent) answer(res, 500, { error: 'internal' }, true);
-        else res.destroy();
-      });
+      track(
+        handle(req, res).catch((err: unknown) => {
+          if (err instanceof ClientGone) {
+            log.info({ webhookId: req.headers['webhook-id'] }, 'webhook sender went away mid-body');
+            return;
+          }
+          log.error({ err }, 'webhook receiver failed on a request');
+          if (!res.headersSent) answer(res, 500, { error: 'internal' }, true);
+          else res.destroy();
+        }),
+      );
     });
     server.headersTimeout = 10_000;
     server.requestTimeout = 30_000;
@@ -244,12 +291,13 @@ export class WebhookReceiver {
     return new WebhookReceiver(server, url, pending, counts);
   }
 
-  /** Stops listening, closes idle connections and waits for the work of accepted deliveries. */
+  /** Stops listening, closes connections and waits for the requests in hand and the work of accepted deliveries. */
   async stop(): Promise<void> {
     await new Promise<void>((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();
     });
-    await Promise.allSettled([...this.pending]);
+    // A request still in hand may add its work after the answer: wait for that too.
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
   }
 }

@@ -14,7 +14,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import type { Job, SendingEvent } from '../../src/domain/wire.js';
 import type { OutputTarget } from '../../src/outputs/types.js';
 import { Follower, type FollowerOptions } from '../../src/returns/follower.js';
-import { followerCallbacks } from '../../src/returns/inbound.js';
+import { followerCallbacks, type NudgeTarget } from '../../src/returns/inbound.js';
 import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
@@ -137,21 +137,23 @@ describe('follower faults', () => {
 
   it('asks the service nothing for a sending-event webhook that names a job this agent does not follow', async () => {
     const calls: string[] = [];
-    const target = {
-      nudgeJob: async (jobId: string) => {
+    const target: NudgeTarget = {
+      recordNudge: async (jobId: string) => {
         calls.push(`nudge ${jobId}`);
         return false;
       },
-      nudgeSendingEvent: async (id: string) => {
+      pollNow: () => {},
+      jobOfSendingEvent: async (id: string) => {
         calls.push(`get ${id}`);
-        return false;
+        return undefined;
       },
+      recordPollUnfinished: async () => {},
+      catchUpAfterStart: () => {},
       webhooksActive: () => {},
     };
     const callbacks = followerCallbacks(target, silentLogger());
-    callbacks.onSendingEvent?.('se_1', 'job_of_another_agent');
-    callbacks.onSendingEvent?.('se_2');
-    await new Promise((r) => setImmediate(r));
+    expect(await callbacks.onSendingEvent?.('se_1', 'job_of_another_agent')).toBeUndefined();
+    expect(await callbacks.onSendingEvent?.('se_2')).toBeUndefined();
     expect(calls).toEqual(['nudge job_of_another_agent', 'get se_2']);
   });
 });

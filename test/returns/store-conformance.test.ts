@@ -20,7 +20,12 @@ import {
 import { statusFilePath } from '../../src/returns/proof-names.js';
 import { dailyCsvText, renderCsv } from '../../src/returns/status-csv.js';
 import { buildStatusDocument, statusFileText } from '../../src/returns/status-files.js';
-import type { NewJob, PollRecord, ReturnsStore } from '../../src/returns/store.js';
+import {
+  type NewJob,
+  POLL_UNFINISHED_KEY,
+  type PollRecord,
+  type ReturnsStore,
+} from '../../src/returns/store.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 
 interface Place {
@@ -203,6 +208,53 @@ function conformance(open: () => Promise<Place>): void {
       expect(await store.job('job_1')).toMatchObject({ done: false, recordedAt: later, unchangedPolls: 0 });
       expect((await store.dueJobs(later, 10)).map((j) => j.jobId)).toEqual(['job_1']);
       expect(await store.reopenJob('job_unknown', later)).toBe(false);
+    });
+
+    it('polls every unfinished job within a spread, in due order, never later than it was due', async () => {
+      const store = await returns();
+      const ids = ['job_a', 'job_b', 'job_c', 'job_d', 'job_e', 'job_f'];
+      await store.addJobs(
+        ids.map((id, i) => newJob(id, i + 1, `${id}.pdf`)),
+        'cursor',
+        '6',
+        T0,
+      );
+      const saved: Record<string, number> = {
+        // Saved 30 minutes out, as a poll while webhooks arrive leaves them (job_b the soonest).
+        job_a: T0 + 1_800_002,
+        job_b: T0 + 1_800_000,
+        job_c: T0 + 1_800_001,
+        // Due sooner than its place in the spread: it keeps its own time.
+        job_d: T0 + 10,
+        job_e: T0 + 1_800_003,
+        // Done: not polled again.
+        job_f: T0 + 1_800_000,
+      };
+      for (const id of ids) {
+        await store.recordPoll(poll(id, { nextPollAt: saved[id]!, done: id === 'job_f' }), T0);
+      }
+      await store.requestPollOfUnfinished(T0);
+      expect(await store.getMeta(POLL_UNFINISHED_KEY)).toBe(String(T0));
+
+      const now = T0 + 1000;
+      expect(await store.pollUnfinishedWithin(now, 60_000)).toBe(4);
+      const next = async (id: string) => (await store.job(id))!.nextPollAt;
+      // Five unfinished jobs in due order d, b, c, a, e: the i-th at now + i * 12 s.
+      expect(await next('job_d')).toBe(T0 + 10);
+      expect(await next('job_b')).toBe(now + 12_000);
+      expect(await next('job_c')).toBe(now + 24_000);
+      expect(await next('job_a')).toBe(now + 36_000);
+      expect(await next('job_e')).toBe(now + 48_000);
+      expect(await next('job_f')).toBe(T0 + 1_800_000);
+      expect(await store.getMeta(POLL_UNFINISHED_KEY)).toBeUndefined();
+      expect((await store.dueJobs(now + 24_000, 10)).map((j) => j.jobId)).toEqual([
+        'job_d',
+        'job_b',
+        'job_c',
+      ]);
+      // Again at once: nothing is later than its place any more, nothing moves.
+      expect(await store.pollUnfinishedWithin(now, 60_000)).toBe(0);
+      expect(await next('job_e')).toBe(now + 48_000);
     });
 
     it('takes documents through writing, done, failed, parked and `returns retry`', async () => {
@@ -459,6 +511,14 @@ function conformance(open: () => Promise<Place>): void {
       const again = await inbox();
       expect(await again.rememberWebhook('msg_1', undefined, 60_000)).toBe(false);
       expect(await again.rememberWebhook('msg_2', undefined, 60_000)).toBe(true);
+    });
+
+    it('tells whether a webhook id is remembered, without remembering it', async () => {
+      const store = await inbox();
+      expect(await store.webhookSeen('msg_read')).toBe(false);
+      expect(await store.webhookSeen('msg_read')).toBe(false);
+      expect(await store.rememberWebhook('msg_read', undefined, 60_000)).toBe(true);
+      expect(await store.webhookSeen('msg_read')).toBe(true);
     });
 
     it('answers exactly one of many concurrent deliveries of one webhook id as new, across stores', async () => {

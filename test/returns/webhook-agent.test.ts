@@ -33,13 +33,13 @@ describe('the agent with its inbox and webhook receiver', () => {
     const xmls = () => (existsSync(inbox) ? readdirSync(inbox).filter((f) => f.endsWith('.xml')) : []);
     await waitFor(() => xmls().length === SEEDED);
 
-    // Every nudge the webhooks cause goes through the follower the agent runs.
+    // Every nudge the webhooks cause is recorded through the follower the agent runs.
     const nudged: string[] = [];
     const follower = agent.returns!.follower;
-    const nudgeJob = follower.nudgeJob.bind(follower);
-    follower.nudgeJob = (jobId: string) => {
+    const recordNudge = follower.recordNudge.bind(follower);
+    follower.recordNudge = (jobId: string) => {
       nudged.push(jobId);
-      return nudgeJob(jobId);
+      return recordNudge(jobId);
     };
 
     const created = await h.client.webhooks.create({

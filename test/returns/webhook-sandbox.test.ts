@@ -90,8 +90,14 @@ describe('inbound part with the sandbox', () => {
     const jobs: string[] = [];
     const events: { id: string; jobId: string | undefined }[] = [];
     const { stateDir, inbound: ib } = await start({
-      onJobEvent: (jobId) => jobs.push(jobId),
-      onSendingEvent: (id, jobId) => events.push({ id, jobId }),
+      onJobEvent: (jobId) => {
+        jobs.push(jobId);
+        return undefined;
+      },
+      onSendingEvent: (id, jobId) => {
+        events.push({ id, jobId });
+        return undefined;
+      },
     });
     const created = await client.webhooks.create({
       url: ib.receiver!.url,
@@ -116,7 +122,10 @@ describe('inbound part with the sandbox', () => {
     const jobs: string[] = [];
     const { stateDir, inbound: ib } = await start({
       onAnyDelivery: () => any++,
-      onJobEvent: (j) => jobs.push(j),
+      onJobEvent: (j) => {
+        jobs.push(j);
+        return undefined;
+      },
     });
     const created = await client.webhooks.create({
       url: ib.receiver!.url,

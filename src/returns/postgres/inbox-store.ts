@@ -43,6 +43,7 @@ const S = {
      ON CONFLICT (id) DO NOTHING RETURNING 1 AS fresh`,
   ),
   pruneWebhooks: q('prune-webhooks', 'DELETE FROM inbox_webhook_seen WHERE received_at < $1'),
+  webhookSeen: q('webhook-seen', 'SELECT 1 FROM inbox_webhook_seen WHERE id = $1'),
 };
 
 export class PostgresInboxStore implements InboxStore {
@@ -91,6 +92,10 @@ export class PostgresInboxStore implements InboxStore {
 
   async advanceHighWaterMark(at: number, keepBehindMs: number): Promise<void> {
     await this.rows('advanceHighWaterMark', S.advance, [HWM_KEY, String(at), at - keepBehindMs]);
+  }
+
+  async webhookSeen(id: string): Promise<boolean> {
+    return (await this.rows('webhookSeen', S.webhookSeen, [id])).length > 0;
   }
 
   async rememberWebhook(id: string, eventType: string | undefined, keepMs: number): Promise<boolean> {

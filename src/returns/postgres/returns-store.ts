@@ -8,7 +8,13 @@
 import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../../journal/location.js';
 import { PgSession, type Statement, type Tx } from '../../journal/postgres/pool.js';
-import type { EventWithDocuments, FinalEventEntry, ReturnsCounts, ReturnsStore } from '../store.js';
+import {
+  type EventWithDocuments,
+  type FinalEventEntry,
+  POLL_UNFINISHED_KEY,
+  type ReturnsCounts,
+  type ReturnsStore,
+} from '../store.js';
 import {
   type DocumentRow,
   type EventRow,
@@ -67,6 +73,18 @@ const S = {
     'defer-job',
     'UPDATE returns_jobs SET next_poll_at = $1, unchanged_polls = unchanged_polls + 1 WHERE job_id = $2',
   ),
+  // The i-th of n jobs (0-based, in due order) at now + i * spread / n (bigint division).
+  pollUnfinished: q(
+    'poll-unfinished',
+    `UPDATE returns_jobs j SET next_poll_at = r.at
+       FROM (SELECT job_id,
+               $1::bigint + (row_number() OVER (ORDER BY next_poll_at, job_id) - 1) * $2::bigint
+                 / count(*) OVER () AS at
+             FROM returns_jobs WHERE NOT done) AS r
+     WHERE j.job_id = r.job_id AND r.at < j.next_poll_at
+     RETURNING 1 AS moved`,
+  ),
+  deleteMeta: q('delete-meta', 'DELETE FROM returns_meta WHERE key = $1'),
   source: q('source', `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = $1`),
   sources: q('sources', `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = ANY($1::bigint[])`),
   jobsOfSource: q(
@@ -329,6 +347,18 @@ export class PostgresReturnsStore implements ReturnsStore {
 
   async deferJob(jobId: string, at: number): Promise<void> {
     await this.rows('deferJob', S.deferJob, [at, jobId]);
+  }
+
+  pollUnfinishedWithin(now: number, spreadMs: number): Promise<number> {
+    return this.transaction('pollUnfinishedWithin', async (tx) => {
+      const moved = await tx.rows(S.pollUnfinished, [now, Math.max(0, Math.floor(spreadMs))]);
+      await tx.rows(S.deleteMeta, [POLL_UNFINISHED_KEY]);
+      return moved.length;
+    });
+  }
+
+  async requestPollOfUnfinished(at: number): Promise<void> {
+    await this.rows('requestPollOfUnfinished', S.setMeta, [POLL_UNFINISHED_KEY, String(at)]);
   }
 
   async source(itemId: number): Promise<SourceRow | undefined> {
