@@ -1,5 +1,5 @@
 /**
- * `docex-agent journal copy --to postgres://…`: the options here; the copy (journal-runner.ts, and
+ * `docex-agent journal copy --to postgres://…` (the journal, returns and inbox stores): the options here; the copy (journal-runner.ts, and
  * the PostgreSQL driver behind it) is loaded when the command runs.
  */
 import { type Command, InvalidArgumentError } from 'commander';
@@ -23,7 +23,7 @@ export function registerJournalCommand(program: Command, deps: JournalCliDeps = 
   journal
     .command('copy')
     .description(
-      "copy a stopped agent's SQLite journal (stateDir/journal.sqlite) into an empty PostgreSQL database, in one transaction",
+      "copy a stopped agent's SQLite journal (stateDir/journal.sqlite), and its returns.sqlite and inbox.sqlite when they exist, into an empty PostgreSQL database, in one transaction",
     )
     .requiredOption('--to <url>', 'the target, postgres://user@host:port/database (no password in it)')
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)

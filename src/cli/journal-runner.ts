@@ -1,8 +1,9 @@
 /**
  * `docex-agent journal copy --to postgres://user@host:port/db [--config <file>] [--password-env
- * NAME] [--sslmode mode]`: the SQLite journal of the configuration's state folder copied into an
- * empty PostgreSQL database (src/journal/postgres/copy.ts does the copy; this reads the options
- * and prints). The password never comes in the URL (refused, as the config refuses it): from
+ * NAME] [--sslmode mode]`: the SQLite stores of the configuration's state folder (journal.sqlite,
+ * and returns.sqlite and inbox.sqlite when they exist) copied into an empty PostgreSQL database
+ * (src/journal/postgres/copy.ts does the copy, src/returns/postgres/copy.ts adds the return path's
+ * stores; this reads the options and prints). The password never comes in the URL (refused, as the config refuses it): from
  * --password-env, or journal.password when --to is the config's journal.url, whose TLS settings
  * then apply too. Nothing printed names a password or an upload URL.
  */
@@ -11,6 +12,8 @@ import { type AgentConfig, JOURNAL_FILE, journalLocationOf, loadConfig } from '.
 import { DocexError, isDocexError } from '../core/errors.js';
 import { describeLocation, type PostgresConnection, type PostgresTls } from '../journal/index.js';
 import type { CopyCount } from '../journal/postgres/index.js';
+import { INBOX_FILE } from '../returns/inbox-store.js';
+import { RETURNS_FILE } from '../returns/store.js';
 import { type CliIo, processIo } from './output/cli-io.js';
 import { type ProgressLine, progressLine } from './output/progress.js';
 
@@ -120,14 +123,18 @@ export async function journalCopyCommand(opts: JournalCopyOptions, deps: Journal
     const { config } = loadConfig(opts.config, { env });
     const connection = copyTarget(config, opts, env);
     const journalFile = path.join(config.stateDir, JOURNAL_FILE);
-    const { copyToPostgres } = await import('../journal/postgres/index.js');
+    const { copyStateToPostgres } = await import('../returns/postgres/copy.js');
     io.stdout.write(
       `journal copy: ${journalFile} -> ${describeLocation({ kind: 'postgres', connection })}\n`,
     );
     let table = '';
-    const result = await copyToPostgres({
+    const result = await copyStateToPostgres({
       stateDir: config.stateDir,
-      sources: { journal: journalFile },
+      sources: {
+        journal: journalFile,
+        returns: path.join(config.stateDir, RETURNS_FILE),
+        inbox: path.join(config.stateDir, INBOX_FILE),
+      },
       connection,
       onProgress: (p) => {
         if (p.table !== table) {
@@ -148,9 +155,17 @@ export async function journalCopyCommand(opts: JournalCopyOptions, deps: Journal
         `copied ${path.basename(store.file)} (schema version ${store.schemaVersion}): ${store.counts.map(formatCount).join(', ')}\n`,
       );
     }
+    for (const store of result.absent) {
+      io.stdout.write(
+        `no ${path.basename(store.file)} in ${path.dirname(store.file)}: nothing to copy (the agent creates it on PostgreSQL when it needs it)\n`,
+      );
+    }
+    const files = result.stores.map((s) => path.basename(s.file));
+    const left =
+      files.length === 1 ? `${files[0]} is` : `${files.slice(0, -1).join(', ')} and ${files.at(-1)} are`;
     io.stdout.write(
       `done in ${(result.elapsedMs / 1000).toFixed(1)} s, in one transaction\n` +
-        `next: set journal.url to ${result.location} (and journal.password) in the configuration, run docex-agent check, then start the agent; ${JOURNAL_FILE} is left as it was\n`,
+        `next: set journal.url to ${result.location} (and journal.password) in the configuration, run docex-agent check, then start the agent; ${left} left as ${files.length === 1 ? 'it was' : 'they were'}\n`,
     );
     io.setExitCode(0);
   } catch (err) {

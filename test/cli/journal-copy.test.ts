@@ -20,6 +20,7 @@ import { postgresConnection } from '../../src/journal/postgres/pool.js';
 import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { mixedJournal } from '../journal/support/copy-fixtures.js';
 import { UPLOAD_URL, UPLOAD_URL_SIGNATURE } from '../journal/support/journal-harness.js';
+import { fillState } from '../returns/support/state-fixtures.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 import { type CliRun, runCli } from './support/run-cli.js';
 
@@ -86,6 +87,10 @@ describePostgres('docex-agent journal copy', () => {
     );
     expect(run.stdout).toMatch(/done in \d+\.\d s, in one transaction/);
     expect(run.stdout).toContain(`next: set journal.url to ${url}`);
+    // No return path's store in this state folder: nothing of it to copy, said so.
+    expect(run.stdout).toContain(`no returns.sqlite in ${stateDir}: nothing to copy`);
+    expect(run.stdout).toContain(`no inbox.sqlite in ${stateDir}: nothing to copy`);
+    expect(run.stdout).toContain('journal.sqlite is left as it was');
     expectNoSecrets(run);
     // The URL is on PostgreSQL, for the uploader only.
     const journal = await PostgresJournal.open(postgresConnection(url, { tls: { mode: 'disable' } }), {
@@ -98,6 +103,47 @@ describePostgres('docex-agent journal copy', () => {
     } finally {
       await journal.close();
     }
+  });
+
+  it('copies returns.sqlite and inbox.sqlite with the journal, and prints the counts of each', async () => {
+    rmSync(stateDir, { recursive: true });
+    await fillState(stateDir, clock);
+    const url = await testDatabase();
+    const run = await journalCopy(['--to', url, '--config', config(), '--sslmode', 'disable']);
+    expect(run.exitCode, run.stderr).toBe(0);
+    const lines = run.stdout.split('\n');
+    expect(lines[1]).toMatch(
+      /^copied journal\.sqlite \(schema version 3\): 12 items \(9 files, 3 payload rows\)/,
+    );
+    expect(lines.slice(2, 4)).toEqual([
+      'copied returns.sqlite (schema version 2): 4 followed jobs (2 open), 4 source files, 2 sending events (1 final), 4 documents (1 written, 2 to fetch, 1 parked), 1 daily CSVs written',
+      'copied inbox.sqlite (schema version 1): 3 Peppol documents saved, 3 webhook ids seen',
+    ]);
+    expect(run.stdout).not.toContain('nothing to copy');
+    expect(run.stdout).toContain('journal.sqlite, returns.sqlite and inbox.sqlite are left as they were');
+    expectNoSecrets(run);
+    expect(await tables(url)).toEqual([
+      'history',
+      'inbox_meta',
+      'inbox_peppol_saved',
+      'inbox_schema_migrations',
+      'inbox_webhook_seen',
+      'inspections',
+      'items',
+      'returns_csv_days',
+      'returns_documents',
+      'returns_events',
+      'returns_jobs',
+      'returns_meta',
+      'returns_schema_migrations',
+      'returns_sources',
+      'schema_migrations',
+    ]);
+
+    // A second copy into it is refused by its first store already there.
+    const again = await journalCopy(['--to', url, '--config', config(), '--sslmode', 'disable']);
+    expect(again.exitCode).toBe(2);
+    expect(again.stderr).toContain('is not empty: it already has a journal');
   });
 
   it('takes journal.password and the TLS settings from the config when --to is its journal.url', async () => {

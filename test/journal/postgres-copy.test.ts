@@ -17,7 +17,7 @@ import { isDocexError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { Database } from '../../src/core/sqlite.js';
 import { acquireJournalLock } from '../../src/journal/lock.js';
-import { copiedColumns, copyToPostgres } from '../../src/journal/postgres/copy.js';
+import { copiedColumns, copyToPostgres, toBoolean } from '../../src/journal/postgres/copy.js';
 import { PostgresJournal } from '../../src/journal/postgres/journal.js';
 import { postgresConnection } from '../../src/journal/postgres/pool.js';
 import { PostgresJournalReader } from '../../src/journal/postgres/reader.js';
@@ -285,6 +285,14 @@ describePostgres('journal copy: SQLite to PostgreSQL', () => {
     await sql(other, 'CREATE TABLE items (id bigint); INSERT INTO items VALUES (1)');
     expect((await failure(copy(other))).message).toContain('its items table already has rows');
     expect(await tablesOf(other)).toEqual(['items']);
+
+    // A table of the journal, even empty: the copy's CREATE TABLE could not make it.
+    const table = await testDatabase();
+    await sql(table, 'CREATE TABLE inspections (path text)');
+    const refused = await failure(copy(table));
+    expect(refused.code).toBe('DOCEX_CLI_USAGE');
+    expect(refused.message).toContain('it already has a table inspections (empty)');
+    expect(await tablesOf(table)).toEqual(['inspections']);
   });
 
   it('refuses a source at an older or newer schema version, and a missing one', async () => {
@@ -383,5 +391,14 @@ describePostgres('journal copy: SQLite to PostgreSQL', () => {
 describe('journal copy without a server', () => {
   it('names every column of the SQLite journal it copies', () => {
     expect(Object.keys(copiedColumns('journal'))).toEqual(['items', 'history', 'inspections']);
+  });
+
+  it('turns SQLite 0/1 into booleans and refuses anything else rather than guess', () => {
+    expect([0, 1, null].map((v) => toBoolean(v, 'items.allow_duplicates'))).toEqual([false, true, null]);
+    for (const odd of [2, -1, '1', 0.5]) {
+      expect(() => toBoolean(odd, 'items.allow_duplicates')).toThrow(
+        /items\.allow_duplicates holds .* where 0 or 1 is expected: nothing was committed/,
+      );
+    }
   });
 });

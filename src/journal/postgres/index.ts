@@ -4,16 +4,24 @@
  */
 
 export {
+  type AbsentStore,
+  type Column,
   type CopiedStore,
   type CopyCount,
   type CopyOptions,
   type CopyProgress,
   type CopyResult,
   type CopySources,
+  type CountQuery,
+  columns,
   copiedColumns,
   copyToPostgres,
   DEFAULT_BATCH_ROWS,
+  JOURNAL_COPY,
+  occupiedBy,
+  type StoreCopy,
   type StoreName,
+  type TableCopy,
 } from './copy.js';
 export { PostgresJournal } from './journal.js';
 export { APPLICATION_NAME, poolConfig, postgresConnection, sslOptions } from './pool.js';

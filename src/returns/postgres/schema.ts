@@ -180,29 +180,36 @@ async function currentVersion(tx: Tx, component: Component): Promise<number> {
  * (a second agent starting at once waits, then finds nothing to do). Answers the versions applied.
  */
 export function migrateComponent(session: PgSession, component: Component, now: number): Promise<number[]> {
-  return session.transaction(`migrate ${component.what}`, async (tx) => {
-    await tx.one({ text: `SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_SPACE}, ${component.lockKey})` });
-    // Created only when absent: IF NOT EXISTS still needs CREATE on the schema.
-    const exists = await tx.one({ text: `SELECT to_regclass('${component.versions}') IS NOT NULL AS ok` });
-    if (exists?.['ok'] !== true) {
-      await tx.one({
-        text: `CREATE TABLE ${component.versions} (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
-      });
-    }
-    const current = await currentVersion(tx, component);
-    if (current > latestVersionOf(component)) throw newerRefused(component, current);
-    const applied: number[] = [];
-    for (const m of component.migrations) {
-      if (m.version <= current) continue;
-      await tx.one({ text: m.sql });
-      await tx.one({ text: `INSERT INTO ${component.versions} (version, applied_at) VALUES ($1, $2)` }, [
-        m.version,
-        now,
-      ]);
-      applied.push(m.version);
-    }
-    return applied;
-  });
+  return session.transaction(`migrate ${component.what}`, (tx) => migrateWithin(tx, component, now));
+}
+
+/**
+ * migrateComponent's work inside a transaction the caller holds (`journal copy` creates every
+ * store's tables in its one transaction): takes the component's advisory lock (held until that
+ * transaction ends), creates its migration record when absent, applies what is missing.
+ */
+export async function migrateWithin(tx: Tx, component: Component, now: number): Promise<number[]> {
+  await tx.one({ text: `SELECT pg_advisory_xact_lock(${SCHEMA_LOCK_SPACE}, ${component.lockKey})` });
+  // Created only when absent: IF NOT EXISTS still needs CREATE on the schema.
+  const exists = await tx.one({ text: `SELECT to_regclass('${component.versions}') IS NOT NULL AS ok` });
+  if (exists?.['ok'] !== true) {
+    await tx.one({
+      text: `CREATE TABLE ${component.versions} (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)`,
+    });
+  }
+  const current = await currentVersion(tx, component);
+  if (current > latestVersionOf(component)) throw newerRefused(component, current);
+  const applied: number[] = [];
+  for (const m of component.migrations) {
+    if (m.version <= current) continue;
+    await tx.one({ text: m.sql });
+    await tx.one({ text: `INSERT INTO ${component.versions} (version, applied_at) VALUES ($1, $2)` }, [
+      m.version,
+      now,
+    ]);
+    applied.push(m.version);
+  }
+  return applied;
 }
 
 /**
