@@ -14,7 +14,7 @@ const postgresUrl = z
     } catch {
       return false;
     }
-  }, 'write the password in journal.password (${env:NAME}, ${file:PATH} or ${credential:NAME}), not in the URL');
+  }, `write the password in journal.password (\${env:NAME}, \${file:PATH} or \${credential:NAME}), not in the URL`);
 
 export const journalSchema = z
   .strictObject({
@@ -29,7 +29,7 @@ export const journalSchema = z
       .meta({ examples: ['postgres://docex@db.example.net:5432/docex'] }),
     password: secretText()
       .optional()
-      .describe('Password of the URL’s user; ${env:NAME}, ${file:PATH} or ${credential:NAME}.'),
+      .describe(`Password of the URL’s user; \${env:NAME}, \${file:PATH} or \${credential:NAME}.`),
     sslmode: z
       .enum(['disable', 'require', 'verify-ca', 'verify-full'])
       .default('verify-full')

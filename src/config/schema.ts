@@ -22,7 +22,6 @@ import {
   httpsUrl,
   pathText,
   positiveNumber,
-  retention,
   secretText,
 } from './schema-types.js';
 import { withSftpFolderDefaults } from './sftp-source-schema.js';

@@ -16,7 +16,6 @@ import { type CheckLine, failed, formatCheck } from '../../src/cli/check-line.js
 import { runChecks } from '../../src/cli/check-runner.js';
 import { loadConfig } from '../../src/config/index.js';
 import { ManualClock } from '../../src/core/clock.js';
-import { isDocexError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PostgresJournal } from '../../src/journal/postgres/journal.js';
 import { postgresConnection } from '../../src/journal/postgres/pool.js';
