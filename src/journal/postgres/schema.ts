@@ -5,10 +5,20 @@
  * entry's detail is JSON kept as written (json, not jsonb: the keys keep their order). Migrations
  * run in one transaction under an advisory lock, so two agents starting at once migrate once; a
  * database written by a newer agent is refused with DOCEX_JOURNAL_VERSION, as SQLite's is.
+ *
+ * Migration 4 has no SQLite twin: the cluster tables (agents, cluster_tasks) exist only where
+ * several agents can share the journal, and their times are the database's (timestamptz, now()),
+ * never a host's. A migration is flagged `additive` when agents of the previous version keep
+ * working on the migrated schema (new tables or defaulted columns only).
  */
 import { DocexError } from '../../core/errors.js';
 import type { Migration } from '../../core/sqlite-store.js';
 import type { PgSession, Tx } from './pool.js';
+
+/** A PostgreSQL migration; `additive`: agents of the previous version keep working after it. */
+export interface PgMigration extends Migration {
+  additive?: boolean;
+}
 
 /**
  * Advisory locks, in the two-int4 key form (a key space apart from the single-bigint locks other
@@ -26,7 +36,7 @@ export const LOCK_SPACE = {
   history: 0x64637833,
 } as const;
 
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
     sql: `
@@ -103,6 +113,30 @@ export const MIGRATIONS: readonly Migration[] = [
           AND h.to_state = 'creating' AND h.detail::text LIKE '{"note":"orphan job%'),
         lost_answers = (SELECT count(*) FROM history h WHERE h.item_id = items.id
           AND h.to_state = 'creating' AND h.detail::text LIKE '{"note":"orphan job%');
+    `,
+  },
+  {
+    // The cluster: one row per agent start (heartbeats), and the periodic tasks run once across
+    // agents (cluster.ts). New tables only: agents of version 3 never read them.
+    version: 4,
+    additive: true,
+    sql: `
+      CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        version TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        last_seen TIMESTAMPTZ NOT NULL DEFAULT now(),
+        stopped_at TIMESTAMPTZ
+      );
+      CREATE INDEX agents_last_seen ON agents (last_seen);
+      CREATE TABLE cluster_tasks (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        last_run TIMESTAMPTZ NOT NULL
+      );
     `,
   },
 ];
