@@ -1,7 +1,8 @@
 /**
  * The cluster groundwork on a real PostgreSQL server (a fresh database per test): agents' heartbeat
- * rows and their status (alive, stopped, dead) computed with the database's clock, and periodic tasks
- * claimed once across agents per period. Time is moved in SQL (last_seen, last_run set back), never waited for.
+ * rows and their status (alive, stopped, dead) computed with the database's clock, periodic tasks
+ * claimed once across agents per period, and the rolling-upgrade guard of the migrations. Time
+ * is moved in SQL (last_seen, last_run set back), never waited for.
  */
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -17,10 +18,17 @@ import {
 } from '../../src/journal/postgres/cluster.js';
 import { PostgresJournal } from '../../src/journal/postgres/journal.js';
 import { PgSession, postgresConnection } from '../../src/journal/postgres/pool.js';
-import { PG_SCHEMA_VERSION } from '../../src/journal/postgres/schema.js';
+import {
+  MIGRATIONS,
+  migrate,
+  PG_SCHEMA_VERSION,
+  type PgMigration,
+} from '../../src/journal/postgres/schema.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 
 const DEAD_AFTER_MS = 60_000;
+/** A migration after the agent's last, which agents of version 4 would not survive. */
+const BREAKING: PgMigration = { version: PG_SCHEMA_VERSION + 1, sql: 'CREATE TABLE guard_probe (x INTEGER)' };
 
 const identity = (n: number, version = '0.1.0'): AgentIdentity => ({
   id: `agent-${n}-${Math.random().toString(36).slice(2, 8)}`,
@@ -208,6 +216,100 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
       expect(await a.claimPeriodicTask('retention:journal', PERIOD_MS)).toBe(false);
       const err = await a.claimPeriodicTask('x', 0).catch((e: unknown) => e);
       expect(isDocexError(err, 'DOCEX_INTERNAL')).toBe(true);
+    });
+  });
+
+  describe('the rolling-upgrade guard', () => {
+    const session = () => {
+      const s = PgSession.open(postgresConnection(url), { max: 1 });
+      closing.push({ close: () => s.end() });
+      return s;
+    };
+    const version = async () =>
+      (await client.query('SELECT max(version)::int AS v FROM schema_migrations')).rows[0].v as number;
+    const probeTable = async () =>
+      (await client.query("SELECT to_regclass('guard_probe') IS NOT NULL AS ok")).rows[0].ok as boolean;
+
+    it('refuses a migration that is not additive while an agent of an older version is alive, and names it', async () => {
+      const old = agent(7, '0.1.0');
+      await old.heartbeat();
+      const err = await migrate(session(), 0, {
+        deadAfterMs: DEAD_AFTER_MS,
+        migrations: [...MIGRATIONS, BREAKING],
+      }).catch((e: unknown) => e);
+      expect(isDocexError(err, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      const message = (err as Error).message;
+      expect(message).toContain(`the journal has schema version ${PG_SCHEMA_VERSION}`);
+      expect(message).toContain(`would migrate it to ${BREAKING.version}`);
+      expect(message).toContain(`migration ${BREAKING.version} is not additive`);
+      expect(message).toContain('host host-7, pid 1007, version 0.1.0');
+      expect((err as { details?: unknown }).details).toMatchObject({
+        current: PG_SCHEMA_VERSION,
+        known: BREAKING.version,
+        alive: [{ host: 'host-7', pid: 1007, version: '0.1.0' }],
+      });
+      // Nothing was applied.
+      expect(await version()).toBe(PG_SCHEMA_VERSION);
+      expect(await probeTable()).toBe(false);
+    });
+
+    it('migrates once the older agent is dead (no heartbeat for deadAfterMs)', async () => {
+      const old = agent(7);
+      await old.heartbeat();
+      await seenBack(old, DEAD_AFTER_MS + 1_000);
+      expect(
+        await migrate(session(), 0, { deadAfterMs: DEAD_AFTER_MS, migrations: [...MIGRATIONS, BREAKING] }),
+      ).toEqual([BREAKING.version]);
+      expect(await probeTable()).toBe(true);
+    });
+
+    it('migrates once the older agent has stopped', async () => {
+      const old = agent(7);
+      await old.heartbeat();
+      await old.markStopped();
+      expect(
+        await migrate(session(), 0, { deadAfterMs: DEAD_AFTER_MS, migrations: [...MIGRATIONS, BREAKING] }),
+      ).toEqual([BREAKING.version]);
+    });
+
+    it('migrates beside a live older agent when every pending migration is additive', async () => {
+      await agent(7).heartbeat();
+      const additive = { ...BREAKING, additive: true };
+      expect(
+        await migrate(session(), 0, { deadAfterMs: DEAD_AFTER_MS, migrations: [...MIGRATIONS, additive] }),
+      ).toEqual([additive.version]);
+      expect(await probeTable()).toBe(true);
+    });
+
+    it('is not held up by a live agent that already knows the new version', async () => {
+      await client.query(
+        `INSERT INTO agents (id, host, pid, version, schema_version) VALUES ('same', 'h', 1, '0.2.0', $1)`,
+        [BREAKING.version],
+      );
+      expect(
+        await migrate(session(), 0, { deadAfterMs: DEAD_AFTER_MS, migrations: [...MIGRATIONS, BREAKING] }),
+      ).toEqual([BREAKING.version]);
+    });
+
+    it('without deadAfterMs (no configuration), counts every agent not marked stopped as alive', async () => {
+      const old = agent(7);
+      await old.heartbeat();
+      await seenBack(old, 30 * 86_400_000);
+      const err = await migrate(session(), 0, { migrations: [...MIGRATIONS, BREAKING] }).catch(
+        (e: unknown) => e,
+      );
+      expect(isDocexError(err, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+    });
+
+    it('lets the journal open as before: migration 4 is additive, nothing pending is guarded', async () => {
+      await agent(7).heartbeat();
+      const journal = await PostgresJournal.open(postgresConnection(url), {
+        clock: new ManualClock(),
+        log: silentLogger(),
+        deadAfterMs: DEAD_AFTER_MS,
+      });
+      await journal.close();
+      expect(MIGRATIONS.find((m) => m.version === 4)?.additive).toBe(true);
     });
   });
 });
