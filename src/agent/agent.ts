@@ -179,11 +179,17 @@ export class Agent {
       // Read live: a folder added by a reload brings its own managed company.
       companies: () => liveCompanies(this.plan, config.folders),
       maxSleepMs: options.returns?.maxSleepMs,
+      claimTask: this.clusterPart.claim,
     };
     this.follower = new FollowerPart(returnPath);
     this.inboundPart = new InboundPart(returnPath, this.follower);
     // Started after the outputs, so stopped before they close.
-    this.housekeeping = new Housekeeping({ places: () => this.retentionPlaces(), clock, log });
+    this.housekeeping = new Housekeeping({
+      places: () => this.retentionPlaces(),
+      clock,
+      log,
+      claim: this.clusterPart.claim,
+    });
     const configFile = options.configFile;
     this.reloader = configFile
       ? new Opened(
