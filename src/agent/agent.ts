@@ -1,6 +1,6 @@
 /**
  * The agent's controller, composed of parts (the zigbee2mqtt controller's shape): built from one
- * options object, started in order (state lock, journal, service connection, inspector, folders
+ * options object, started in order (state lock, journal, cluster heartbeat, service connection, inspector, folders
  * with the pipeline and its recovery, blocked-file report, return path, housekeeping, reload) and
  * stopped in reverse, gathering failures instead of stopping at the first. A start that fails
  * stops what had started.
@@ -12,6 +12,7 @@ import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import {
   acquireJournalLock,
+  type ClusterStore,
   DEFAULT_UPLOAD_MARGIN_MS,
   type JournalLocation,
   type JournalStore,
@@ -28,6 +29,7 @@ import { liveCompanies } from './company-of.js';
 import { openConnection, type SandboxService } from './connection.js';
 import type { SourceTiming } from './folder-source.js';
 import type { FolderPlan, StoppedFolder, WorkflowFetch } from './folders.js';
+import { ClusterPart } from './heartbeat.js';
 import {
   Housekeeping,
   journalRetentionPlace,
@@ -113,6 +115,8 @@ export class Agent {
   private started: Part[] = [];
   private stopping = false;
   private readonly journalPart: Opened<JournalStore>;
+  /** Heartbeats and once-across-the-agents task claims (alone on a SQLite journal). */
+  private readonly clusterPart: ClusterPart;
   /** Where the journal is (the SQLite file in the state folder, or the PostgreSQL database). */
   readonly journalLocation: JournalLocation;
   /** Absent when the options bring a client. */
@@ -138,9 +142,10 @@ export class Agent {
     );
     this.journalPart = new Opened(
       'journal',
-      () => openJournal(journal, { clock, log }),
+      () => openJournal(journal, { clock, log, deadAfterMs: config.cluster.deadAfterMs }),
       (j) => j.close(),
     );
+    this.clusterPart = new ClusterPart({ location: journal, config: config.cluster, log });
     this.connection = options.client ? undefined : connectionPart(options);
     const inspector = options.inspector
       ? undefined
@@ -174,11 +179,17 @@ export class Agent {
       // Read live: a folder added by a reload brings its own managed company.
       companies: () => liveCompanies(this.plan, config.folders),
       maxSleepMs: options.returns?.maxSleepMs,
+      claimTask: this.clusterPart.claim,
     };
     this.follower = new FollowerPart(returnPath);
     this.inboundPart = new InboundPart(returnPath, this.follower);
     // Started after the outputs, so stopped before they close.
-    this.housekeeping = new Housekeeping({ places: () => this.retentionPlaces(), clock, log });
+    this.housekeeping = new Housekeeping({
+      places: () => this.retentionPlaces(),
+      clock,
+      log,
+      claim: this.clusterPart.claim,
+    });
     const configFile = options.configFile;
     this.reloader = configFile
       ? new Opened(
@@ -192,6 +203,7 @@ export class Agent {
     this.parts = [
       lock,
       this.journalPart,
+      this.clusterPart,
       ...(this.connection ? [this.connection] : []),
       ...(inspector ? [inspector] : []),
       this.folders,
@@ -230,6 +242,11 @@ export class Agent {
 
   get journal(): JournalStore {
     return this.journalPart.value;
+  }
+
+  /** The agents sharing the journal (this one alone on SQLite). */
+  get cluster(): ClusterStore {
+    return this.clusterPart.cluster;
   }
 
   get client(): AgentClient {

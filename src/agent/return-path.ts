@@ -6,7 +6,7 @@
 import type { AgentConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { JournalLocation } from '../journal/index.js';
+import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import type { RetainedOutput } from '../outputs/retention.js';
 import type { Inbound, InboundOptions } from '../returns/inbound.js';
@@ -29,6 +29,8 @@ export interface ReturnPathOptions {
   /** The managed company of a folder's jobs (read live: a reload may add folders). */
   companies: () => CompanyLookup;
   maxSleepMs?: number | undefined;
+  /** Claims a task run once across the agents on the journal (the daily CSV). */
+  claimTask?: TaskClaim;
 }
 
 /** The job follower; without a client that reads sending events the agent only submits. */
@@ -53,6 +55,7 @@ export class FollowerPart implements Part {
       ...this.options.companies(),
       ...(this.options.maxSleepMs ? { maxSleepMs: this.options.maxSleepMs } : {}),
       outputHealth: this.options.outputHealth,
+      ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),
     });
   }
 

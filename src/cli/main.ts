@@ -2,6 +2,7 @@
 import { Command } from 'commander';
 import { packageVersion } from '../core/version.js';
 import { registerAdminCommand } from './admin-command.js';
+import { registerAgentsCommand } from './agents-command.js';
 import { registerCheckCommand } from './check-command.js';
 import { registerCredentialsCommand } from './credentials-command.js';
 import { registerJournalCommand } from './journal-command.js';
@@ -40,6 +41,7 @@ export function buildProgram(): Command {
   registerResendCommand(program);
   registerReturnsCommand(program);
   registerJournalCommand(program);
+  registerAgentsCommand(program);
   return program;
 }
 

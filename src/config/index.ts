@@ -1,3 +1,4 @@
+export type { ClusterConfig } from './cluster-schema.js';
 export { modeForInputSource, resolveFolderMode } from './folder-mode.js';
 export { renderExampleYaml, renderJsonSchema, staleGeneratedFiles, writeGeneratedFiles } from './generate.js';
 export { type InspectionConfig, inspectionSchema } from './inspection-schema.js';

@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import { NAMES_PROFILES } from '../domain/names-profile.js';
+import { clusterSchema } from './cluster-schema.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
 import { inspectionSchema } from './inspection-schema.js';
@@ -162,6 +163,7 @@ export const agentConfigSchema = z
       'On stop, how long work in flight may take to finish before the agent exits anyway.',
     ),
     journal: journalSchema,
+    cluster: clusterSchema,
     log: z
       .strictObject({
         level: z.enum(LOG_LEVELS).default('info').describe('Lowest level written.'),

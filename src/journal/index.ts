@@ -1,4 +1,15 @@
 export {
+  type AgentIdentity,
+  type AgentRecord,
+  type AgentStatus,
+  agentIdentity,
+  type ClusterOptions,
+  type ClusterReader,
+  type ClusterStore,
+  LocalCluster,
+  type TaskClaim,
+} from './cluster.js';
+export {
   deterministicJobName,
   folderTag,
   type JobNameInput,
@@ -24,7 +35,7 @@ export {
   processAlive,
   withJournalLock,
 } from './lock.js';
-export { openJournal, openJournalReader } from './open.js';
+export { openCluster, openClusterReader, openJournal, openJournalReader } from './open.js';
 export { type PruneTotals, pruneJournal } from './prune.js';
 export { stripUrlQueries } from './redact.js';
 export { type JournalItem, SCHEMA_VERSION } from './schema.js';

@@ -3,7 +3,16 @@
  * names a backend: everything else holds a JournalStore or a JournalReader. The PostgreSQL one is
  * loaded only when asked for, so an agent on SQLite never loads its driver.
  */
-import type { JournalLocation } from './location.js';
+import type { Logger } from '../core/logger.js';
+import {
+  agentIdentity,
+  type ClusterOptions,
+  type ClusterReader,
+  type ClusterStore,
+  LocalCluster,
+} from './cluster.js';
+import { describeLocation, type JournalLocation } from './location.js';
+import { SCHEMA_VERSION } from './schema.js';
 import { SqliteJournal } from './sqlite-journal.js';
 import { SqliteJournalReader } from './sqlite-reader.js';
 import type { JournalReader, JournalStore } from './store.js';
@@ -26,4 +35,38 @@ export async function openJournalReader(
   if (location.kind === 'sqlite') return SqliteJournalReader.open(location.file, options);
   const { PostgresJournalReader } = await import('./postgres/index.js');
   return PostgresJournalReader.open(location.connection);
+}
+
+/**
+ * The agents' view of each other where the journal is: the PostgreSQL tables (heartbeats, task
+ * claims), or, for a SQLite journal, this agent alone. Opened after the journal (which migrated
+ * the tables); connects at its first statement.
+ */
+export async function openCluster(
+  location: JournalLocation,
+  options: ClusterOptions,
+  log?: Logger,
+): Promise<ClusterStore> {
+  if (location.kind === 'sqlite') {
+    return new LocalCluster(location.file, options.identity ?? agentIdentity(), SCHEMA_VERSION);
+  }
+  const { PostgresCluster } = await import('./postgres/index.js');
+  return PostgresCluster.open(location.connection, options, log);
+}
+
+/** The agents' rows, read-only (`docex-agent agents`); a SQLite journal has none to share. */
+export async function openClusterReader(
+  location: JournalLocation,
+  options: { deadAfterMs: number },
+): Promise<ClusterReader> {
+  if (location.kind === 'sqlite') {
+    return {
+      shared: false,
+      location: describeLocation(location),
+      agents: async () => [],
+      close: async () => {},
+    };
+  }
+  const { PostgresClusterReader } = await import('./postgres/index.js');
+  return PostgresClusterReader.open(location.connection, options);
 }

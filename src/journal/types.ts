@@ -8,6 +8,12 @@ export interface JournalOptions {
   log: Logger;
   /** Longest time a confirmed upload's URL may stay in the WAL (default 1 s; 0: checkpoint at once). */
   scrubDelayMs?: number;
+  /**
+   * PostgreSQL: cluster.deadAfterMs, for the rolling-upgrade guard of the migrations (an older
+   * agent heard from within it blocks a migration that is not additive). Absent: every agent not
+   * marked stopped counts as alive.
+   */
+  deadAfterMs?: number | undefined;
 }
 
 export interface ClaimInput {

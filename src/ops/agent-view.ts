@@ -41,6 +41,7 @@ export function agentView(
     queueDepth: () => agent.pipeline.size,
     stoppedFolders: () => agent.stoppedFolders,
     retentionRemoved: () => agent.housekeeping?.removed() ?? [],
+    agentsAlive: () => agent.cluster.agentsAlive(),
     ...(agent.outputHealth
       ? {
           failingOutputs: () => agent.outputHealth!.failing(),

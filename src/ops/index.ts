@@ -113,6 +113,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         ...(view.stoppedFolders ? { stoppedFolders: () => view.stoppedFolders!().length } : {}),
         ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),
         ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
+        ...(view.agentsAlive ? { agentsAlive: view.agentsAlive } : {}),
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {

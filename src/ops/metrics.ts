@@ -33,6 +33,8 @@ export interface MetricsSources {
   journalBytes?: () => number | undefined;
   /** Files removed by retention since start, by folder and place (archive, error; outputs: folder empty). */
   retentionRemoved?: () => { folder: string; place: string; files: number }[];
+  /** Agents alive on the journal (heartbeats, by the database's clock); 1 on a SQLite journal. */
+  agentsAlive?: () => Promise<number>;
 }
 
 export interface ReturnsCounts {
@@ -315,6 +317,22 @@ export class AgentMetrics {
           const bytes = s.journalBytes?.();
           if (bytes !== undefined) this.set(bytes);
         });
+      },
+    });
+    new Gauge({
+      name: 'docex_agents_alive',
+      help: 'Agents sharing the journal whose heartbeat is fresh (cluster.deadAfterMs, by the database’s clock); 1 on a SQLite journal (absent: the database did not answer).',
+      registers,
+      async collect() {
+        this.reset();
+        this.remove();
+        const read = sourcesNow()?.agentsAlive;
+        if (!read) return;
+        try {
+          this.set(await read());
+        } catch {
+          // The journal's outage shows in /readyz and its own metrics; no number is better than a wrong one.
+        }
       },
     });
     const buildInfo = new Gauge({

@@ -30,6 +30,8 @@ export interface OpsAgentView {
   outputFailures?: () => Record<string, number>;
   /** Files removed by retention since start. */
   retentionRemoved?: () => { folder: string; place: string; files: number }[];
+  /** Agents alive on the journal (the running agent's heartbeat store; 1 on SQLite). */
+  agentsAlive?: () => Promise<number>;
   /** How long the service has not answered, and how long that is tolerated. */
   unreachable?: Unreachability;
 }

@@ -5,6 +5,12 @@
  * decides which are due), fetches due documents, keeps as many of those in flight as its pacing
  * allows (pacing.ts: grows while answers are good, halves on 429/503, waits out a Retry-After,
  * and `follow.maxCallsPerMinute` when set), then rewrites the status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
+ *
+ * The daily CSV is written by one agent of those sharing a PostgreSQL journal: at a firing of its
+ * schedule an agent that finds days due (csvDaysDue, the shared store's) claims the task
+ * (`claimTask`, by the database's clock) for a window a little shorter than
+ * `follow.maxIntervalMs`; the others look again after that window, when the days are written or,
+ * the claimant having failed, due still, and then one of them claims it.
  */
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
@@ -14,6 +20,7 @@ import { sharedAbortController } from '../core/abort.js';
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { TaskClaim } from '../journal/index.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { CallGate } from './call-gate.js';
 import { type CronPlan, cronPlan } from './cron-next.js';
@@ -59,7 +66,17 @@ export interface FollowerOptions {
   companies?: () => string[];
   /** Longest real sleep of the loop (tests with a ManualClock use a few ms). */
   maxSleepMs?: number;
+  /** Claims a task run once across the agents on the journal (absent: every task is this agent's). */
+  claimTask?: TaskClaim;
 }
+
+/** The cluster task of the daily CSV. */
+export const DAILY_CSV_TASK = 'returns:daily-csv';
+/**
+ * The daily CSV is claimed for this share of follow.maxIntervalMs, the delay after which a
+ * failed write, or an agent that lost the claim, looks again: by then the window is over.
+ */
+const CSV_CLAIM_SHARE = 0.9;
 
 /** How long the last status pass of a stop may write. */
 const STOP_STATUS_BUDGET_MS = 2_000;
@@ -388,6 +405,27 @@ export class Follower {
     );
   }
 
+  /**
+   * The daily CSV when days are due and this agent claims it (always, without claimTask). Answers
+   * when to look again: the next firing, or after the claim's window when another agent has it.
+   */
+  private async dailyCsvStep(now: number): Promise<number> {
+    const claim = this.opts.claimTask;
+    const retryAt = now + this.opts.config.follow.maxIntervalMs;
+    const nextFiring = this.daily.next(now) ?? Number.POSITIVE_INFINITY;
+    if (claim) {
+      // Nothing due, nothing claimed: a claim made for nothing would hold a firing's days back.
+      if ((await this.opts.store.csvDaysDue(utcDay(now))).length === 0) return nextFiring;
+      const window = Math.max(1, Math.floor(this.opts.config.follow.maxIntervalMs * CSV_CLAIM_SHARE));
+      if (!(await claim(DAILY_CSV_TASK, window))) {
+        this.opts.log.debug('daily status file: another agent writes it; looked at again later');
+        return retryAt;
+      }
+    }
+    await this.writeDueCsvs(now);
+    return nextFiring;
+  }
+
   /** One pass of the loop; answers whether it found anything to do (new jobs, tasks, a sweep). */
   private async step(): Promise<boolean> {
     const { clock, store, log } = this.opts;
@@ -408,8 +446,7 @@ export class Follower {
     await this.writeStatuses(now);
     if (now >= this.nextCsvAt) {
       try {
-        await this.writeDueCsvs(now);
-        this.nextCsvAt = this.daily.next(now) ?? Number.POSITIVE_INFINITY;
+        this.nextCsvAt = await this.dailyCsvStep(now);
       } catch (err) {
         this.nextCsvAt = now + this.opts.config.follow.maxIntervalMs;
         log.warn(

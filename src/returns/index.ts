@@ -9,7 +9,7 @@ import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { JournalLocation } from '../journal/index.js';
+import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
@@ -46,6 +46,8 @@ export interface ReturnsOptions {
   maxSleepMs?: number;
   /** Told of every write to the statuses and proofs outputs. */
   outputHealth?: OutputHealth;
+  /** Claims a task run once across the agents on the journal (the daily CSV). */
+  claimTask?: TaskClaim;
 }
 
 export interface Returns {
@@ -92,6 +94,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
       ...(options.companyOf ? { companyOf: options.companyOf } : {}),
       ...(options.companies ? { companies: options.companies } : {}),
       ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
+      ...(options.claimTask ? { claimTask: options.claimTask } : {}),
     });
     follower.start();
     log.info(

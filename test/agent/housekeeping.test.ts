@@ -1,14 +1,24 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Housekeeping, journalRetentionPlace, outputRetentionPlaces } from '../../src/agent/housekeeping.js';
+import {
+  Housekeeping,
+  JOURNAL_RETENTION_TASK,
+  journalRetentionPlace,
+  outputRetentionPlaces,
+} from '../../src/agent/housekeeping.js';
 import { agentConfigSchema } from '../../src/config/schema.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { PostgresCluster } from '../../src/journal/postgres/cluster.js';
+import { PostgresJournal } from '../../src/journal/postgres/journal.js';
+import { postgresConnection } from '../../src/journal/postgres/pool.js';
 import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { captureLogger } from '../api/support/log-capture.js';
+import { describePostgres, testDatabase } from '../support/postgres.js';
 
 const DAY = 86_400_000;
 const dirs: string[] = [];
@@ -186,5 +196,136 @@ describe('retention of archive and error folders', () => {
     });
     expect(config.folders[0]!.retention).toEqual({ archive: undefined, error: undefined });
     expect(config.folders[1]!.retention).toEqual({ archive: 90 * DAY, error: undefined });
+  });
+});
+
+const noFiles = { files: 0, bytes: 0 };
+
+describe('retention once across the agents on one journal', () => {
+  it('runs a shared place only when the claim answers true, a local place always; a failed claim is a warning', async () => {
+    const clock = new ManualClock(Date.parse('2026-11-26T00:00:00Z'));
+    const { log, lines } = captureLogger('debug');
+    const ran: string[] = [];
+    const claims: [string, number][] = [];
+    let answer: boolean | Error = false;
+    const place = (name: string, clusterTask?: string) => ({
+      folder: '',
+      place: name,
+      dir: name,
+      retentionMs: DAY,
+      ...(clusterTask ? { clusterTask } : {}),
+      remove: async () => {
+        ran.push(name);
+        return noFiles;
+      },
+    });
+    const keeping = new Housekeeping({
+      places: () => [place('journal', JOURNAL_RETENTION_TASK), place('local-archive')],
+      clock,
+      log,
+      intervalMs: 6 * 3_600_000,
+      claim: async (name, periodMs) => {
+        claims.push([name, periodMs]);
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+    });
+    await keeping.runOnce();
+    expect(ran).toEqual(['local-archive']);
+    // Claimed for a little less than the interval, so this agent's next pass finds it due.
+    expect(claims).toEqual([[JOURNAL_RETENTION_TASK, 0.9 * 6 * 3_600_000]]);
+    expect(lines().some((l) => l['msg'] === 'retention: another agent runs it')).toBe(true);
+    answer = true;
+    await keeping.runOnce();
+    expect(ran).toEqual(['local-archive', 'journal', 'local-archive']);
+    answer = new Error('database down');
+    await keeping.runOnce();
+    expect(ran).toEqual(['local-archive', 'journal', 'local-archive', 'local-archive']);
+    expect(
+      lines()
+        .filter((l) => l['msg'] === 'retention pass failed')
+        .map((l) => l['place']),
+    ).toEqual(['journal']);
+  });
+
+  it('names a cluster task for the journal and for outputs on an SFTP server, none for a local folder', () => {
+    const target = (description: string) => ({
+      description,
+      write: async () => {},
+      exists: async () => false,
+      removeOlderThan: async () => noFiles,
+      close: async () => {},
+    });
+    const places = outputRetentionPlaces([
+      { place: 'proofs', target: target('sftp://erp@files.example:22/out/proofs'), retentionMs: DAY },
+      { place: 'statuses', target: target('local:/srv/statuses'), retentionMs: DAY },
+    ]);
+    expect(places.map((p) => [p.place, p.clusterTask])).toEqual([
+      ['proofs', 'retention:proofs:sftp://erp@files.example:22/out/proofs'],
+      ['statuses', undefined],
+    ]);
+    const journal = {
+      location: 'postgres://docex@db/docex',
+      pruneFinished: async () => ({ items: 0, rows: 0, history: 0 }),
+    };
+    expect(journalRetentionPlace(journal as never, DAY)[0]?.clusterTask).toBe(JOURNAL_RETENTION_TASK);
+  });
+});
+
+describePostgres('retention of a shared journal by two agents', () => {
+  it('prunes once per period whichever agent passes first, and again once the period is over (database clock)', async () => {
+    const url = await testDatabase();
+    const journal = await PostgresJournal.open(postgresConnection(url), {
+      clock: new ManualClock(),
+      log: silentLogger(),
+    });
+    await journal.close();
+    const clusters = [1, 2].map((n) =>
+      PostgresCluster.open(postgresConnection(url), {
+        deadAfterMs: 60_000,
+        identity: { id: `agent-${n}`, host: `host-${n}`, pid: n, version: '0.1.0' },
+      }),
+    );
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const pruned: string[] = [];
+      const keepers = clusters.map(
+        (cluster, i) =>
+          new Housekeeping({
+            places: () => [
+              {
+                folder: '',
+                place: 'journal',
+                dir: url,
+                retentionMs: DAY,
+                clusterTask: JOURNAL_RETENTION_TASK,
+                remove: async () => {
+                  pruned.push(`agent-${i + 1}`);
+                  return noFiles;
+                },
+              },
+            ],
+            clock: new ManualClock(),
+            log: silentLogger(),
+            claim: (name, periodMs) => cluster.claimPeriodicTask(name, periodMs),
+          }),
+      );
+      await Promise.all(keepers.map((k) => k.runOnce()));
+      expect(pruned).toHaveLength(1);
+      await Promise.all(keepers.map((k) => k.runOnce()));
+      expect(pruned).toHaveLength(1);
+      // Six hours later by the database's clock (last_run set back rather than waited for).
+      await client.query(`UPDATE cluster_tasks SET last_run = last_run - interval '6 hours'`);
+      await Promise.all(keepers.map((k) => k.runOnce()));
+      expect(pruned).toHaveLength(2);
+      const owner = await client.query('SELECT owner FROM cluster_tasks WHERE name = $1', [
+        JOURNAL_RETENTION_TASK,
+      ]);
+      expect(owner.rows[0].owner).toBe(pruned[1]);
+    } finally {
+      await client.end();
+      for (const c of clusters) await c.close();
+    }
   });
 });

@@ -110,6 +110,9 @@ describePostgres('the agent on a PostgreSQL journal', () => {
       await waitFor(async () => (await agent.journal.stats()).files.done === 1);
       const metrics = await (await fetch(`${ops.url}/metrics`)).text();
       expect(metrics).toMatch(/docex_files_taken_total\{folder="pg-ready"\} 1/);
+      // Its own heartbeat, written at start: one agent alive on this journal.
+      expect(metrics).toMatch(/^docex_agents_alive 1$/m);
+      expect((await agent.cluster.agents()).map((a) => [a.pid, a.status])).toEqual([[process.pid, 'alive']]);
 
       await server.stop();
       const down = await ready();

@@ -202,7 +202,8 @@ describePostgres('check: a PostgreSQL journal', () => {
     expect(existing.map((l) => l.ok)).toEqual([false]);
     expect(existing[0]!.detail).toBe(
       `${role} lacks SELECT, INSERT on schema_migrations; SELECT, INSERT, UPDATE, DELETE on items; ` +
-        'SELECT, INSERT, UPDATE, DELETE on history; SELECT, INSERT, UPDATE, DELETE on inspections',
+        'SELECT, INSERT, UPDATE, DELETE on history; SELECT, INSERT, UPDATE, DELETE on inspections; ' +
+        'SELECT, INSERT, UPDATE, DELETE on agents; SELECT, INSERT, UPDATE on cluster_tasks',
     );
     expect(existing[0]!.hint).toBe(
       `as the tables' owner: GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO ${role};`,

@@ -170,6 +170,8 @@ describe('ops endpoints', () => {
     expect(sample(text, 'docex_folders_stopped')).toBe(1);
     expect(sample(text, `docex_build_info{version="9.9.9",node="${process.version}"}`)).toBe(1);
     expect(sample(text, 'docex_journal_size_bytes')).toBeGreaterThan(0);
+    // A SQLite journal is one agent's: it alone is alive.
+    expect(sample(text, 'docex_agents_alive')).toBe(1);
     // Liveness is not readiness.
     expect((await get(`${ops.url}/healthz`)).status).toBe(200);
   });

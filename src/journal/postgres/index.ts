@@ -3,6 +3,7 @@
  * is a SQLite file never loads pg.
  */
 
+export { AGENT_ROWS_KEPT_DAYS, PostgresCluster, PostgresClusterReader } from './cluster.js';
 export {
   type AbsentStore,
   type Column,

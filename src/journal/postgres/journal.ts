@@ -100,7 +100,7 @@ export class PostgresJournal implements JournalStore {
   static async open(connection: PostgresConnection, options: JournalOptions): Promise<PostgresJournal> {
     const db = PgSession.open(connection, {}, options.log);
     try {
-      const migrated = await migrate(db, options.clock.now());
+      const migrated = await migrate(db, options.clock.now(), { deadAfterMs: options.deadAfterMs });
       const journal = new PostgresJournal(db, options.clock, options.log);
       const unfinished = (await journal.unfinished()).length;
       options.log.info(

@@ -17,6 +17,9 @@ export const JOURNAL_TABLE_RIGHTS: Readonly<Record<string, readonly TablePrivile
   items: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   history: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
   inspections: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  // Heartbeats (rows of agents gone for days are deleted) and the claims of periodic tasks.
+  agents: ['SELECT', 'INSERT', 'UPDATE', 'DELETE'],
+  cluster_tasks: ['SELECT', 'INSERT', 'UPDATE'],
 };
 
 export type TablePrivilege = 'SELECT' | 'INSERT' | 'UPDATE' | 'DELETE';

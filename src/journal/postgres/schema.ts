@@ -5,10 +5,23 @@
  * entry's detail is JSON kept as written (json, not jsonb: the keys keep their order). Migrations
  * run in one transaction under an advisory lock, so two agents starting at once migrate once; a
  * database written by a newer agent is refused with DOCEX_JOURNAL_VERSION, as SQLite's is.
+ *
+ * Migration 4 has no SQLite twin: the cluster tables (agents, cluster_tasks) exist only where
+ * several agents can share the journal, and their times are the database's (timestamptz, now()),
+ * never a host's. Rolling upgrades: a migration is flagged `additive` when agents of the previous
+ * version keep working on the migrated schema (new tables or defaulted columns only). A
+ * migration that is not is refused while an agent of an older version is alive (its heartbeat
+ * fresh, by the database's clock): the newer agent says which one, and migrates once it is gone.
  */
 import { DocexError } from '../../core/errors.js';
 import type { Migration } from '../../core/sqlite-store.js';
+import { packageVersion } from '../../core/version.js';
 import type { PgSession, Tx } from './pool.js';
+
+/** A PostgreSQL migration; `additive`: agents of the previous version keep working after it. */
+export interface PgMigration extends Migration {
+  additive?: boolean;
+}
 
 /**
  * Advisory locks, in the two-int4 key form (a key space apart from the single-bigint locks other
@@ -26,7 +39,7 @@ export const LOCK_SPACE = {
   history: 0x64637833,
 } as const;
 
-export const MIGRATIONS: readonly Migration[] = [
+export const MIGRATIONS: readonly PgMigration[] = [
   {
     version: 1,
     sql: `
@@ -105,6 +118,30 @@ export const MIGRATIONS: readonly Migration[] = [
           AND h.to_state = 'creating' AND h.detail::text LIKE '{"note":"orphan job%');
     `,
   },
+  {
+    // The cluster: one row per agent start (heartbeats), and the periodic tasks run once across
+    // agents (cluster.ts). New tables only: agents of version 3 never read them.
+    version: 4,
+    additive: true,
+    sql: `
+      CREATE TABLE agents (
+        id TEXT PRIMARY KEY,
+        host TEXT NOT NULL,
+        pid INTEGER NOT NULL,
+        version TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        started_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+        last_seen TIMESTAMPTZ NOT NULL DEFAULT now(),
+        stopped_at TIMESTAMPTZ
+      );
+      CREATE INDEX agents_last_seen ON agents (last_seen);
+      CREATE TABLE cluster_tasks (
+        name TEXT PRIMARY KEY,
+        owner TEXT NOT NULL,
+        last_run TIMESTAMPTZ NOT NULL
+      );
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -123,11 +160,11 @@ const CREATE_VERSIONS =
   'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)';
 const CURRENT_VERSION = 'SELECT coalesce(max(version), 0) AS v FROM schema_migrations';
 
-function newerRefused(current: number): DocexError {
+function newerRefused(current: number, known = PG_SCHEMA_VERSION): DocexError {
   return new DocexError(
     'DOCEX_JOURNAL_VERSION',
-    `the journal has schema version ${current}; this agent knows up to ${PG_SCHEMA_VERSION}: upgrade the agent`,
-    { details: { current, known: PG_SCHEMA_VERSION } },
+    `the journal has schema version ${current}; this agent knows up to ${known}: upgrade the agent`,
+    { details: { current, known } },
   );
 }
 
@@ -135,11 +172,72 @@ async function currentVersion(tx: Tx): Promise<number> {
   return Number((await tx.one({ text: CURRENT_VERSION }))?.['v'] ?? 0);
 }
 
+export interface MigrateOptions {
+  /**
+   * cluster.deadAfterMs: an agent heard from within it (the database's clock) is alive. Absent
+   * (tools, tests without a configuration): every agent not marked stopped counts as alive.
+   */
+  deadAfterMs?: number | undefined;
+  /** The migrations to apply (default MIGRATIONS; tests bring a later one of their own). */
+  migrations?: readonly PgMigration[];
+}
+
+/** Live agents whose code knows an older schema than `target`, most recently seen first. */
+const OLDER_ALIVE = `SELECT host, pid, version, schema_version,
+    (extract(epoch FROM now() - last_seen) * 1000)::bigint AS ago_ms
+  FROM agents
+  WHERE stopped_at IS NULL AND schema_version < $1
+    AND ($2::float8 IS NULL OR last_seen > now() - make_interval(secs => $2::float8 / 1000))
+  ORDER BY last_seen DESC`;
+
 /**
- * Brings the database to PG_SCHEMA_VERSION in one transaction, under the schema lock (a second
- * agent starting at once waits, then finds nothing to do). Answers the versions it applied.
+ * The rolling-upgrade guard: migrations that are not additive wait until no agent of an older
+ * version is alive. Agents older than the heartbeat (schema 3 and before) write no row and are
+ * not seen.
  */
-export function migrate(session: PgSession, now: number): Promise<number[]> {
+async function refuseWhileOlderAlive(
+  tx: Tx,
+  current: number,
+  target: number,
+  breaking: readonly PgMigration[],
+  deadAfterMs: number | undefined,
+): Promise<void> {
+  const table = await tx.one({ text: "SELECT to_regclass('agents') IS NOT NULL AS ok" });
+  if (table?.['ok'] !== true) return;
+  const alive = await tx.rows({ text: OLDER_ALIVE }, [target, deadAfterMs ?? null]);
+  const first = alive[0];
+  if (!first) return;
+  const seen = Math.round(Number(first['ago_ms']) / 1000);
+  const more = alive.length > 1 ? ` (and ${alive.length - 1} more)` : '';
+  const versions =
+    breaking.length === 1
+      ? `migration ${breaking[0]!.version} is`
+      : `migrations ${breaking.map((m) => m.version).join(', ')} are`;
+  throw new DocexError(
+    'DOCEX_JOURNAL_VERSION',
+    `the journal has schema version ${current} and this agent (version ${packageVersion()}) would migrate it to ${target}, ` +
+      `but ${versions} not additive and an agent of an older version is alive: host ${String(first['host'])}, ` +
+      `pid ${String(first['pid'])}, version ${String(first['version'])}, last seen ${seen} s ago${more}. ` +
+      'Stop the older agents (or wait until they count as dead: no heartbeat for cluster.deadAfterMs), then start this one',
+    {
+      details: {
+        current,
+        known: target,
+        notAdditive: breaking.map((m) => m.version),
+        alive: alive.map((a) => ({ host: a['host'], pid: a['pid'], version: a['version'] })),
+      },
+    },
+  );
+}
+
+/**
+ * Brings the database to the last migration's version in one transaction, under the schema lock
+ * (a second agent starting at once waits, then finds nothing to do), unless the rolling-upgrade
+ * guard refuses. Answers the versions it applied.
+ */
+export function migrate(session: PgSession, now: number, options: MigrateOptions = {}): Promise<number[]> {
+  const migrations = options.migrations ?? MIGRATIONS;
+  const target = migrations[migrations.length - 1]!.version;
   return session.transaction('migrate', async (tx) => {
     await tx.one({ text: `SELECT pg_advisory_xact_lock(${LOCK_SPACE.schema}, 1)` });
     // Created only when absent: IF NOT EXISTS still needs CREATE on the schema, which a role
@@ -147,10 +245,12 @@ export function migrate(session: PgSession, now: number): Promise<number[]> {
     const exists = await tx.one({ text: "SELECT to_regclass('schema_migrations') IS NOT NULL AS ok" });
     if (exists?.['ok'] !== true) await tx.one({ text: CREATE_VERSIONS });
     const current = await currentVersion(tx);
-    if (current > PG_SCHEMA_VERSION) throw newerRefused(current);
+    if (current > target) throw newerRefused(current, target);
+    const pending = migrations.filter((m) => m.version > current);
+    const breaking = pending.filter((m) => m.additive !== true);
+    if (breaking.length > 0) await refuseWhileOlderAlive(tx, current, target, breaking, options.deadAfterMs);
     const applied: number[] = [];
-    for (const m of MIGRATIONS) {
-      if (m.version <= current) continue;
+    for (const m of pending) {
       await tx.one({ text: m.sql });
       await tx.one({ text: 'INSERT INTO schema_migrations (version, applied_at) VALUES ($1, $2)' }, [
         m.version,

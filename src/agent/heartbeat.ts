@@ -1,0 +1,118 @@
+/**
+ * The agent's cluster part, started right after the journal (which migrated the cluster tables):
+ * on a PostgreSQL journal it writes this agent's heartbeat row at start and every
+ * cluster.heartbeatMs, and marks it stopped at a graceful stop, so other agents, `docex-agent
+ * agents` and docex_agents_alive see it; it also answers the claims of tasks run once across the
+ * agents (housekeeping, the daily CSV). On a SQLite journal the agent is alone: nothing is written.
+ *
+ * A heartbeat that fails (the database down) is logged once as a warning, and once more when one
+ * is written again; it never stops the agent: the journal's own outage handling decides what the
+ * agent does meanwhile.
+ */
+import type { ClusterConfig } from '../config/index.js';
+import { isDocexError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import {
+  type AgentIdentity,
+  type ClusterStore,
+  type JournalLocation,
+  openCluster,
+  type TaskClaim,
+} from '../journal/index.js';
+import { madeBy, type Part } from './parts.js';
+
+export interface ClusterPartOptions {
+  location: JournalLocation;
+  config: ClusterConfig;
+  log: Logger;
+  /** This agent (default: a fresh id, this host and pid, the package's version). */
+  identity?: AgentIdentity;
+  /** Opens the store (default: openCluster at `location`; tests bring one that fails on demand). */
+  open?: () => Promise<ClusterStore>;
+}
+
+export class ClusterPart implements Part {
+  readonly name = 'cluster';
+  private store: ClusterStore | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private beating: Promise<void> | undefined;
+  private failing = false;
+  private stopping = false;
+
+  constructor(private readonly options: ClusterPartOptions) {}
+
+  get cluster(): ClusterStore {
+    return madeBy(this.name, this.store);
+  }
+
+  /** Whether this agent should run a once-across-the-agents task now (errors reject). */
+  readonly claim: TaskClaim = (name, periodMs) => this.cluster.claimPeriodicTask(name, periodMs);
+
+  async start(): Promise<void> {
+    const { location, config, log, identity, open } = this.options;
+    this.store = open
+      ? await open()
+      : await openCluster(
+          location,
+          { deadAfterMs: config.deadAfterMs, ...(identity ? { identity } : {}) },
+          log,
+        );
+    if (!this.store.shared) return;
+    await this.beat();
+    const { id, host, pid, version } = this.store.self;
+    log.info(
+      { agentId: id, host, pid, version, heartbeatMs: config.heartbeatMs, deadAfterMs: config.deadAfterMs },
+      'cluster heartbeat started',
+    );
+    this.schedule();
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.beating;
+    const store = this.store;
+    if (!store) return;
+    if (store.shared) {
+      try {
+        await store.markStopped();
+      } catch (err) {
+        this.options.log.warn(
+          { err, code: isDocexError(err) ? err.code : undefined },
+          'cluster: marking this agent stopped failed; other agents count it dead after deadAfterMs',
+        );
+      }
+    }
+    await store.close();
+  }
+
+  private schedule(): void {
+    if (this.stopping) return;
+    // Unref'd: the heartbeat never keeps a stopping process alive; the agent's work does.
+    this.timer = setTimeout(() => {
+      this.beating = this.beat().finally(() => {
+        this.beating = undefined;
+        this.schedule();
+      });
+    }, this.options.config.heartbeatMs).unref();
+  }
+
+  private async beat(): Promise<void> {
+    const { log, config } = this.options;
+    try {
+      await this.cluster.heartbeat();
+      if (this.failing) {
+        this.failing = false;
+        log.info('cluster heartbeat written again');
+      }
+    } catch (err) {
+      if (this.failing) return;
+      this.failing = true;
+      log.warn(
+        { err, code: isDocexError(err) ? err.code : undefined, deadAfterMs: config.deadAfterMs },
+        'cluster heartbeat failed: other agents count this one dead after deadAfterMs; tried again every heartbeatMs',
+      );
+    }
+  }
+}
