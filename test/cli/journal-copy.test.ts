@@ -123,6 +123,8 @@ describePostgres('docex-agent journal copy', () => {
     expect(run.stdout).toContain('journal.sqlite, returns.sqlite and inbox.sqlite are left as they were');
     expectNoSecrets(run);
     expect(await tables(url)).toEqual([
+      'agents',
+      'cluster_tasks',
       'history',
       'inbox_meta',
       'inbox_peppol_saved',
