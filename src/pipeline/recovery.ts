@@ -5,7 +5,7 @@
  * its recorded state, soonest upload deadline first. A file that crashed the agent is tried alone
  * or set aside first (poison-files.ts), so a restart never crash-loops on it.
  */
-import type { JournalItem } from '../journal/index.js';
+import type { JournalItem, RecoveryStep } from '../journal/index.js';
 import { recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected } from './finish.js';
@@ -37,11 +37,14 @@ export interface RecoveryDeps {
 /** Recovers every running folder, or `only` that one. */
 export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Promise<RecoverySummary> {
   const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0, quarantined: 0 };
+  // Read before any file is taken again: a reclaimed file becomes a new item while recovery still
+  // runs (each journal read awaits), and an item in the plan as well would be driven twice.
+  const plan = await unfinishedPlan(deps);
   for (const runtime of deps.folders.values()) {
     if (only !== undefined && runtime.config.name !== only) continue;
     await reclaimProcessing(deps, runtime, summary);
   }
-  await resumeItems(deps, only, summary);
+  resumeItems(deps, plan, only, summary);
   return summary;
 }
 
@@ -80,17 +83,23 @@ async function reclaimProcessing(
   }
 }
 
-/** Every unfinished file item with something to do, in the order its upload window asks. */
-async function resumeItems(
-  deps: RecoveryDeps,
-  only: string | undefined,
-  summary: RecoverySummary,
-): Promise<void> {
-  const { journal, log, uploadMarginMs } = deps.ctx;
-  // Soonest upload deadline first: p-queue priorities only order work that waits, so order the adds too.
-  const plan = (await journal.recoveryPlan({ marginMs: uploadMarginMs })).sort(
+/** Every unfinished item with what to do about it, soonest upload deadline first. */
+async function unfinishedPlan(deps: RecoveryDeps): Promise<RecoveryStep[]> {
+  const { journal, uploadMarginMs } = deps.ctx;
+  // p-queue priorities only order work that waits, so order the adds too.
+  return (await journal.recoveryPlan({ marginMs: uploadMarginMs })).sort(
     (a, b) => (a.item.uploadDeadline ?? Infinity) - (b.item.uploadDeadline ?? Infinity),
   );
+}
+
+/** Every unfinished file item of the plan with something to do, in the plan's order. */
+function resumeItems(
+  deps: RecoveryDeps,
+  plan: readonly RecoveryStep[],
+  only: string | undefined,
+  summary: RecoverySummary,
+): void {
+  const { log } = deps.ctx;
   for (const step of plan) {
     if (step.item.kind !== 'file' || step.action.kind === 'none') continue;
     if (only !== undefined && step.item.folder !== only) continue;

@@ -44,6 +44,23 @@ describe('recoverUnfinished', () => {
     expect(resumed).toEqual([]);
   });
 
+  it('does not also resume the item a reclaimed file became while recovery still ran (one actor per item)', async () => {
+    const world = makePartWorld(['pdf']);
+    worlds.push(world);
+    const resumed: number[] = [];
+    const claimedPath = world.putClaimed('pdf', 'fast.pdf', 'taken again at once');
+    // An intake as fast as the journal answers: the reclaimed file is an item before the plan is read.
+    const summary = await recoverUnfinished({
+      ctx: world.ctx,
+      folders: world.folders,
+      accept: (_folder, file) => void world.recordClaim('pdf', file.claimedPath),
+      resume: (item) => resumed.push(item.id),
+    });
+    expect(summary).toMatchObject({ reclaimed: 1, resumed: 0 });
+    expect(resumed).toEqual([]);
+    expect((await world.journal.byPath(claimedPath)).map((i) => i.state)).toEqual(['claimed']);
+  });
+
   it('takes a file again when the newest item of its path is done, or recorded other content', async () => {
     const { world, accepted, recover } = setUp();
     const done = world.putClaimed('pdf', 'done.pdf', 'sent and archived before');
