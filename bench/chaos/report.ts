@@ -26,8 +26,12 @@ function verdict(r: ScenarioResult): string {
 /** The intake mode of a result; results from before modes existed dropped single PDFs. */
 export const modeOf = (r: ScenarioResult) => r.mode ?? 'pdf';
 
-/** A result's row key: one row per scenario and mode. */
-export const cellKey = (r: ScenarioResult) => `${r.scenario}/${modeOf(r)}`;
+/** The journal of a result; results from before PostgreSQL used SQLite. */
+export const journalOf = (r: ScenarioResult) => r.journal ?? 'sqlite';
+
+/** A result's row key: one row per scenario, mode and journal (SQLite's keys as before PostgreSQL). */
+export const cellKey = (r: ScenarioResult) =>
+  `${r.scenario}/${modeOf(r)}${journalOf(r) === 'sqlite' ? '' : `/${journalOf(r)}`}`;
 
 const dash = (r: ScenarioResult, n: number | undefined) =>
   r.skipped !== undefined || n === undefined ? '–' : String(n);
@@ -38,6 +42,7 @@ export function rows(report: ChaosReport): string[][] {
     [
       'scenario',
       'mode',
+      'journal',
       'fault',
       'injected',
       'files affected',
@@ -53,6 +58,7 @@ export function rows(report: ChaosReport): string[][] {
     out.push([
       r.scenario,
       modeOf(r),
+      journalOf(r),
       r.fault,
       dash(r, r.injected),
       dash(r, r.affected),
@@ -94,7 +100,9 @@ export function markdown(report: ChaosReport): string {
     'plain file is one): every input file is in archive or error exactly once, every document has',
     'exactly one job that holds it (found by its deterministic job name; upload modes count the job',
     'holding the document’s bytes), no output file is partial. "Lost" and "duplicates" count documents',
-    'and must be 0. Modes: see `bench/chaos/modes.ts`.',
+    'and must be 0; a cell that stops making progress (stuck) fails with an error. Modes: see',
+    '`bench/chaos/modes.ts`. Journal: journal.sqlite in the state folder, or a PostgreSQL database on a',
+    'server of the cell’s own (`--journal postgres`; pg-restart and pg-cut always).',
     '',
     `Run: ${m.date}, ${report.quick ? 'quick sizes' : 'full sizes'}, seed ${report.seed}; ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at start ${m.loadAverageAtStart.join(' ')}.`,
     ...(report.merged ?? []).map(
@@ -127,6 +135,8 @@ export function markdown(report: ChaosReport): string {
     '- **disk-full**: drop, archive and error folders on a 16 MiB tmpfs filled by a ballast file, freed after a while; injected = retries logged while full; affected = files named in a warning.',
     '- **sftp-drops**: a real OpenSSH sshd behind a TCP proxy that resets a third of the connections after 150 KiB, and the server dropping every session now and then; 192 KiB files; checked locally and in the remote archive; injected = session drops + connection resets; affected = files named in a warning.',
     '- **clock-jump**: uploads held 1.5 s by the sandbox (concurrency 12) while its clock jumps 2 h 1 min; injected = jumps; affected = files whose job the agent created again (attempt 2 or later).',
+    '- **pg-restart** (PostgreSQL journal): at moments chosen by progress (10–85 % of the sets placed, plus up to 0.4 s), `pg_ctl restart -m fast`, and once an immediate shutdown that lasts until the agent’s /readyz names the journal as not answering (and up to 1.5 s more), then a start; injected = restarts and kills; affected = files named in a warning.',
+    '- **pg-cut** (PostgreSQL journal through a TCP proxy, journal.timeoutMs 3 s): at moments chosen by progress, every connection reset; the proxy down (reset and refusing) for 1–4 s; every byte stalled 6–8 s then the connections reset; or stalled as long then let through late; injected = cuts; affected = files named in a warning.',
     '',
   );
   return out.join('\n');

@@ -61,8 +61,9 @@ describe('the chaos report', () => {
       results: [held, broken, skipped, crashed],
     };
     const table = rows(report);
-    expect(table[0]!.slice(1, 7)).toEqual([
+    expect(table[0]!.slice(1, 8)).toEqual([
       'mode',
+      'journal',
       'fault',
       'injected',
       'files affected',
@@ -71,13 +72,15 @@ describe('the chaos report', () => {
     ]);
     // A result written before modes existed dropped single PDFs.
     expect(table[1]![1]).toBe('pdf');
-    expect(table[1]!.slice(3, 7)).toEqual(['3', '5', '0', '0']);
-    expect(table[2]!.slice(5, 7)).toEqual(['1', '2']);
+    // A result written before PostgreSQL used SQLite.
+    expect(table[1]![2]).toBe('sqlite');
+    expect(table[1]!.slice(4, 8)).toEqual(['3', '5', '0', '0']);
+    expect(table[2]!.slice(6, 8)).toEqual(['1', '2']);
     expect(table[2]!.at(-1)).toBe('FAILED: 1 violations');
     expect(table[3]!.at(-1)).toBe('not run: cannot mount a tmpfs');
     expect(table[4]!.at(-1)).toBe('FAILED: agent start did not happen');
     const md = markdown(report);
-    expect(md).toContain('| kill | pdf | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 10 | 12 s | ok |');
+    expect(md).toContain('| kill | pdf | sqlite | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 10 | 12 s | ok |');
     expect(md).toContain('violation: a.pdf is in neither archive nor error');
   });
 });
