@@ -142,7 +142,7 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
       'synchronous_commit = on',
       'shared_buffers = 128MB',
       "shared_preload_libraries = 'pg_stat_statements'",
-      'pg_stat_statements.track = all',
+      'pg_stat_statements.track = top',
       'pg_stat_statements.max = 5000',
     ],
   });
