@@ -149,6 +149,68 @@ function statementTable(title: string, s: ServerFigures | undefined): string[] {
   ];
 }
 
+/** Where the PostgreSQL journal's time goes, as measured when the scenarios were added (2026-11-27). */
+const PG_TIME = `
+### Where the time goes with PostgreSQL (measured 2026-11-27)
+The machine was shared with other sessions' builds and test runs during these runs (load average
+4.5–9 on two cores), so single figures move by 20–30 % (the SQLite burst's three runs: 66, 82 and
+102 files/s); the ratios are of runs taken in alternation, and the per-file counts below do not
+depend on the load.
+
+**Round trips.** A single PDF costs **37 statements** on the server, each a round trip (measured
+by pg_stat_statements with \`track = top\`, so a statement run inside another, a foreign-key check,
+is not counted). SQLite's journal makes the same four transactions per file in-process. By step:
+
+| step | statements | which |
+|---|---|---|
+| claim + validated + create intent (one transaction) | 13 | BEGIN, claim lock (advisory), same file unfinished?, earlier content?, INSERT item, 2 × (SELECT … FOR UPDATE, SELECT child states, UPDATE), INSERT history, COMMIT |
+| created, uploaded, done (one transaction each) | 3 × 7 | BEGIN, lock parent FOR SHARE, SELECT … FOR UPDATE, SELECT child states, UPDATE, INSERT history, COMMIT |
+| outside transactions | 3 | inspection started (INSERT … ON CONFLICT), inspection ended (DELETE), the upload URL read before the PUT |
+
+Plus 7.2 commits per file (the four transactions and the three autocommitted statements, each a
+WAL flush with synchronous_commit on).
+
+**CPU.** Everything shares two cores, so CPU per file bounds the rate. Agent CPU per file rose from
+7.4–8.0 ms (SQLite) to 9.9–12.4 ms (PostgreSQL), and the server added 3.6–4.2 ms of its own
+(backends, WAL writer): 13.6 ms of agent and sandbox CPU per file with SQLite against 19.7 ms of
+agent, sandbox and server with PostgreSQL in the burst's median runs, a ceiling of about 0.69×
+before any waiting. V8 CPU profiles of the agent (1,000 files each): the socket writes of the
+statements (\`writev\`, one per statement) 1.7 s against 0.36 s, GC 0.91 s against 0.24 s, the pg
+driver's JavaScript 0.89 s (\`addFields\` in pg/lib/result.js, the per-result row parser set-up,
+0.28 s of it; \`cloneQueryConfig\` 0.12 s); better-sqlite3 0.33 s remains (the return path's
+stores) against 1.39 s. On the server the most expensive statement is the history INSERT
+(0.22 ms each, 0.87 ms per file of the 2.7 ms executing: a shared advisory lock, the insert and its
+foreign-key check). The return path's history reader takes the history lock exclusively for its
+horizon about 4.5 times a second (3.1 ms each on average, waiting for the writers in flight, and
+the writers' next shared locks queue behind it): 0.64 s of a 45 s run.
+
+**Waiting.** journal.poolSize defaults to 4 while the folder runs 8 files at once, so files also
+wait for a connection: 1,000 files, two rounds, pool 8: 0.72× SQLite (50.8 against 70.9 files/s),
+where pool 4 gave 0.63× (42.2 against 66.6, one round, with the CPU profiler on in both).
+
+**What would bring it to 0.8× (src/journal/postgres, not changed here).** Fewer round trips per
+move, in order of gain:
+1. One statement per move of an item that is not a payload row's (created, uploaded, done): an
+   \`UPDATE items … WHERE id = $1 AND state = ANY($from) [AND NOT EXISTS (a row not final), for done]
+   RETURNING …\` with the history INSERT and its shared advisory lock in the same statement (a data-
+   modifying CTE), autocommitted: 7 round trips become 1 (−18 per file). The allowed \`from\`
+   states come from states.ts's table; zero rows updated means an illegal move, and only then is
+   the item read to say why.
+2. No child-state read for a move that does not need it: only a payload file's move to done looks
+   at its rows (−5 per file); and no parent lock for an item that has no parent (kind and parent
+   never change: known from the first read, or fold the parent lock into the row's SELECT) (−3).
+3. The claim in two statements: the claim lock, the same-file and earlier-content checks in one
+   SELECT; the INSERT of the item straight in \`creating\` with its three history entries in one
+   statement (the validated and creating moves of an item only this transaction sees need no lock
+   or check): 13 → 4 with BEGIN and COMMIT (−9).
+4. The inspection records: inspectionEnded and the claim in one transaction, or both inspection
+   statements with \`SET LOCAL synchronous_commit = off\` (a record lost in a server crash only
+   forgets that one parse was interrupted): two WAL flushes fewer per file.
+5. journal.poolSize at least the folders' concurrency by default (or documented so).
+Together about 8 round trips per file instead of 37; the agent's pg share (sockets, the driver's
+per-result work, GC of result objects) falls with them.
+`;
+
 export function journalNotes(
   burst: Outcome<BurstJournalsResult>,
   remote: Outcome<BurstJournalsResult>,
@@ -170,6 +232,16 @@ export function journalNotes(
     'only, read once the agent had stopped; per file means per file uploaded. The burst compares the',
     'median run of each journal (rounds alternate which goes first); the backlog runs once each,',
     'PostgreSQL first, each on its own copy of the files.',
+    '',
+    'Commands (the figures above; each scenario alone: `--only burst-pg`, `--only burst-remote-pg`,',
+    '`--only backlog-pg`; `--pg-pool-size N` sets journal.poolSize):',
+    '',
+    '```sh',
+    'npm run bench -- --only burst-pg,burst-remote-pg,backlog-pg --write --merge   # full sizes: 2,000 files × 3 rounds, 100,000-file backlog',
+    'npm run bench -- --quick --only burst-pg --files 1000 --rounds 2 --pg-pool-size 8   # the pool-size comparison below',
+    'BENCH_AGENT_PROF=/tmp/prof npm run bench -- --quick --only burst-pg --files 1000 --rounds 1   # CPU profiles of both agents',
+    '```',
+    PG_TIME,
     ...statementTable('Burst, PostgreSQL journal (the median run)', ok(burst)?.postgres.server),
     ...statementTable('Burst with the service 25 ms away (the median run)', ok(remote)?.postgres.server),
     ...statementTable('Backlog', ok(backlog)?.postgres.server),

@@ -82,7 +82,7 @@ export interface BenchPostgres {
 }
 
 export interface StatementCount {
-  /** The statement as pg_stat_statements normalises it (constants as $n), cut short. */
+  /** The statement as pg_stat_statements normalises it (constants as $n); a long one's start and end. */
   query: string;
   calls: number;
   /** Server-side execution time of all its calls, ms. */
@@ -133,6 +133,11 @@ function readdirSafe(dir: string): string[] {
   }
 }
 
+/** A long statement as its start and its end (the column list in the middle tells statements apart less). */
+function shorten(query: string): string {
+  return query.length <= 200 ? query : `${query.slice(0, 80)} … ${query.slice(-110)}`;
+}
+
 export async function startBenchPostgres(): Promise<BenchPostgres> {
   const server = await startPostgresServer({
     extraConfig: [
@@ -180,7 +185,7 @@ export async function startBenchPostgres(): Promise<BenchPostgres> {
           [database],
         );
         const rows = statements.rows.map((r) => ({
-          query: r.query.replace(/\s+/g, ' ').slice(0, 160),
+          query: shorten(r.query.replace(/\s+/g, ' ')),
           calls: Number(r.calls),
           totalMs: round(r.total, 1),
         }));
