@@ -1,7 +1,7 @@
 /**
  * The agent's connection to its PostgreSQL journal cut and restored (PostgreSQL journal only): the
- * agent's journal.url names a TCP fault proxy in front of the server, and at random moments of the
- * run (by progress) the proxy
+ * agent's journal.url names a TCP fault proxy in front of the server; the sets arrive in batches,
+ * one more than the faults, and once 20–80 % of a batch is placed the proxy
  * - resets every open connection (a blip: new ones go through at once),
  * - goes down: resets them and refuses new ones for 1–4 s,
  * - stalls every byte for longer than the agent's statement timer (journal.timeoutMs 3 s, the
@@ -11,7 +11,7 @@
  * Affected: files named in a warning of the agent.
  */
 import { finish, rng, runInWorld, type Scenario, sleep, within } from '../scenario.js';
-import { outageCounts, placedSets, progressMoments } from './pg-faults.js';
+import { batchedMoments, outageCounts, placedSets } from './pg-faults.js';
 
 const KINDS = ['reset', 'down', 'stall-cut', 'stall-release'] as const;
 type Kind = (typeof KINDS)[number];
@@ -48,9 +48,10 @@ export const pgCutScenario: Scenario = {
         const proxy = world.proxies.journal!;
         const agent = world.startAgent();
         await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
-        world.drop();
+        const { batch, moments } = batchedMoments(random, faults, world.sets.length);
         const counts = new Map<Kind, number>();
-        for (const [i, sets] of progressMoments(random, faults, world.sets.length).entries()) {
+        for (const [i, sets] of moments.entries()) {
+          world.drop(batch);
           await placedSets(world, sets);
           await sleep(Math.floor(random() * 400));
           const kind = kinds[i]!;
@@ -69,6 +70,7 @@ export const pgCutScenario: Scenario = {
             proxy.set({});
           }
         }
+        world.drop();
         await finish(world, 120_000 + files * 200);
         const outages = outageCounts(world);
         const done = KINDS.filter((k) => counts.has(k)).map((k) => `${counts.get(k)}× ${k}`);

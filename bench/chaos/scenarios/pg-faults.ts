@@ -5,13 +5,20 @@ import { sleep } from '../scenario.js';
 import type { World } from '../world.js';
 
 /**
- * `count` moments of the run as set counts, sorted: a fault strikes once that many sets are placed
- * (so it always lands mid-run, whatever the machine's pace), spread over 10–85 % of the sets.
+ * The sets arrive in `faults + 1` batches, and the i-th fault strikes once 20–80 % of the i-th
+ * batch is placed: every fault lands mid-run with work in flight and more waiting (a moment chosen
+ * by progress, not by time, holds on a slow machine too). Answers the set count of each moment.
  */
-export function progressMoments(random: () => number, count: number, sets: number): number[] {
-  return Array.from({ length: count }, () => Math.max(1, Math.floor(sets * (0.1 + random() * 0.75)))).sort(
-    (a, b) => a - b,
+export function batchedMoments(
+  random: () => number,
+  faults: number,
+  sets: number,
+): { batch: number; moments: number[] } {
+  const batch = Math.max(1, Math.ceil(sets / (faults + 1)));
+  const moments = Array.from({ length: faults }, (_, i) =>
+    Math.min(sets, i * batch + Math.max(1, Math.round(batch * (0.2 + random() * 0.6)))),
   );
+  return { batch, moments };
 }
 
 /** Resolves once `sets` sets are placed (the world drops sets that go one at a time meanwhile). */

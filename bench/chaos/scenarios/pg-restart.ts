@@ -1,6 +1,7 @@
 /**
- * The journal's PostgreSQL server restarted under the agent (PostgreSQL journal only): at random
- * moments of the run (by progress, so every fault lands mid-run) `pg_ctl restart -m fast` (every
+ * The journal's PostgreSQL server restarted under the agent (PostgreSQL journal only): the sets
+ * arrive in batches, one more than the faults, and once 20–80 % of a batch is placed (a moment by
+ * progress: it lands mid-run on a slow machine too) `pg_ctl restart -m fast` (every
  * session ended, the server back a moment later), and once an immediate shutdown (a crash as the
  * agent sees it) that lasts until the agent's /readyz names the journal as not answering, then a
  * start. The agent must pause intake, keep its work, resume by itself and end with every document
@@ -8,7 +9,7 @@
  */
 import { JOURNAL_DOWN } from '../processes.js';
 import { finish, rng, runInWorld, type Scenario, sleep, within } from '../scenario.js';
-import { nextLine, outageCounts, placedSets, progressMoments, readyzNamesJournal } from './pg-faults.js';
+import { batchedMoments, nextLine, outageCounts, placedSets, readyzNamesJournal } from './pg-faults.js';
 
 export const pgRestartScenario: Scenario = {
   name: 'pg-restart',
@@ -26,10 +27,11 @@ export const pgRestartScenario: Scenario = {
         const pg = world.postgres!;
         const agent = world.startAgent();
         await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
-        world.drop();
+        const { batch, moments } = batchedMoments(random, faults, world.sets.length);
         const notes: string[] = [];
         let readyzSeen = 0;
-        for (const [i, sets] of progressMoments(random, faults, world.sets.length).entries()) {
+        for (const [i, sets] of moments.entries()) {
+          world.drop(batch);
           await placedSets(world, sets);
           await sleep(Math.floor(random() * 400));
           const at = world.placed();
@@ -52,6 +54,7 @@ export const pgRestartScenario: Scenario = {
             `immediate shutdown at ${at} files placed, down ${Date.now() - t} ms (outage logged: ${logged ? 'yes' : 'no'}; /readyz named the journal: ${readyz.named ? 'yes' : `no (${readyz.body.slice(0, 120)})`})`,
           );
         }
+        world.drop();
         await finish(world, 120_000 + files * 200);
         const outages = outageCounts(world);
         return {
