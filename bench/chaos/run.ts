@@ -66,6 +66,8 @@ if (badJournal.length > 0) {
   process.stderr.write(`unknown journal(s): ${badJournal.join(', ')}; known: sqlite, postgres\n`);
   process.exit(2);
 }
+/** The order of a cell's rows: SQLite's first. */
+const JOURNALS: readonly ChaosJournal[] = ['sqlite', 'postgres'];
 /** A scenario's journals: its own (PostgreSQL-only ones), else those of --journal. */
 const journalsOf = (scenario: Scenario): ChaosJournal[] =>
   scenario.journals ? [...scenario.journals] : (journals as ChaosJournal[]);
@@ -142,7 +144,7 @@ if (values.write || (!sizes.quick && !only)) {
       (a, b) =>
         order.indexOf(a.scenario) - order.indexOf(b.scenario) ||
         modeOrder.indexOf(modeOf(a)) - modeOrder.indexOf(modeOf(b)) ||
-        journalOf(a).localeCompare(journalOf(b)),
+        JOURNALS.indexOf(journalOf(a)) - JOURNALS.indexOf(journalOf(b)),
     );
     const merged = {
       machine: report.machine,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ChaosReport, markdown, passed, rows } from '../../bench/chaos/report.js';
+import { type ChaosReport, cellKey, markdown, passed, rows } from '../../bench/chaos/report.js';
 import type { ScenarioResult } from '../../bench/chaos/scenario.js';
 import { machine } from '../../bench/support/stats.js';
 
@@ -82,5 +82,13 @@ describe('the chaos report', () => {
     const md = markdown(report);
     expect(md).toContain('| kill | pdf | sqlite | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 10 | 12 s | ok |');
     expect(md).toContain('violation: a.pdf is in neither archive nor error');
+  });
+
+  it('keys and shows a PostgreSQL cell apart from its SQLite twin (SQLite keys as before)', () => {
+    const pg: ScenarioResult = { ...held, mode: 'word-csv', journal: 'postgres' };
+    expect(cellKey({ ...held, mode: 'word-csv' })).toBe('kill/word-csv');
+    expect(cellKey(pg)).toBe('kill/word-csv/postgres');
+    const table = rows({ machine: machine(), quick: true, seed: 1, results: [pg] });
+    expect(table[1]!.slice(0, 3)).toEqual(['kill', 'word-csv', 'postgres']);
   });
 });
