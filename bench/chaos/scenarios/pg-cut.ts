@@ -1,7 +1,8 @@
 /**
  * The agent's connection to its PostgreSQL journal cut and restored (PostgreSQL journal only): the
  * agent's journal.url names a TCP fault proxy in front of the server; the sets arrive in batches,
- * one more than the faults, and once 20–80 % of a batch is placed the proxy
+ * one more than the faults, and once 20–80 % of a batch is placed the next batch is dropped and the
+ * proxy
  * - resets every open connection (a blip: new ones go through at once),
  * - goes down: resets them and refuses new ones for 1–4 s,
  * - stalls every byte for longer than the agent's statement timer (journal.timeoutMs 3 s, the
@@ -50,21 +51,25 @@ export const pgCutScenario: Scenario = {
         await within(Promise.race([agent.started, agent.exited]), 60_000, 'agent start');
         const { batch, moments } = batchedMoments(random, faults, world.sets.length);
         const counts = new Map<Kind, number>();
+        world.drop(batch);
         for (const [i, sets] of moments.entries()) {
-          world.drop(batch);
           await placedSets(world, sets);
           await sleep(Math.floor(random() * 400));
           const kind = kinds[i]!;
           counts.set(kind, (counts.get(kind) ?? 0) + 1);
           if (kind === 'reset') {
+            // The next batch arrives with each cut: files to claim while the link is broken.
+            world.drop(batch);
             proxy.resetAll();
           } else if (kind === 'down') {
             proxy.set({ refuse: true });
             proxy.resetAll();
+            world.drop(batch);
             await sleep(1_000 + Math.floor(random() * 3_000));
             proxy.set({});
           } else {
             proxy.set({ stall: true });
+            world.drop(batch);
             await sleep(TIMEOUT_MS + 2_000 + 1_000 + Math.floor(random() * 2_000));
             if (kind === 'stall-cut') proxy.resetAll();
             proxy.set({});

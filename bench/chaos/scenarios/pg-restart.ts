@@ -1,7 +1,8 @@
 /**
  * The journal's PostgreSQL server restarted under the agent (PostgreSQL journal only): the sets
- * arrive in batches, one more than the faults, and once 20–80 % of a batch is placed (a moment by
- * progress: it lands mid-run on a slow machine too) `pg_ctl restart -m fast` (every
+ * arrive in batches, one more than the faults; once 20–80 % of a batch is placed (a moment by
+ * progress: it lands mid-run on a slow machine too) the next batch is dropped and the server is
+ * hit, so the agent has files in flight and new ones to claim: `pg_ctl restart -m fast` (every
  * session ended, the server back a moment later), and once an immediate shutdown (a crash as the
  * agent sees it) that lasts until the agent's /readyz names the journal as not answering, then a
  * start. The agent must pause intake, keep its work, resume by itself and end with every document
@@ -30,13 +31,15 @@ export const pgRestartScenario: Scenario = {
         const { batch, moments } = batchedMoments(random, faults, world.sets.length);
         const notes: string[] = [];
         let readyzSeen = 0;
+        world.drop(batch);
         for (const [i, sets] of moments.entries()) {
-          world.drop(batch);
           await placedSets(world, sets);
           await sleep(Math.floor(random() * 400));
           const at = world.placed();
           if (i !== killAt) {
             const t = Date.now();
+            // The next batch arrives with the fault: files to claim while the server is away.
+            world.drop(batch);
             await pg.restart();
             notes.push(`restart at ${at} files placed (${Date.now() - t} ms)`);
             continue;
@@ -45,6 +48,7 @@ export const pgRestartScenario: Scenario = {
           const t = Date.now();
           const noticed = nextLine(world, JOURNAL_DOWN, 20_000);
           await pg.kill();
+          world.drop(batch);
           const readyz = await readyzNamesJournal(world, 20_000);
           if (readyz.named) readyzSeen++;
           const logged = await noticed;
