@@ -139,5 +139,25 @@ export function markdown(report: ChaosReport): string {
     '- **pg-cut** (PostgreSQL journal through a TCP proxy, journal.timeoutMs 3 s), batches and moments as pg-restart: every connection reset; the proxy down (reset and refusing) for 1–4 s; every byte stalled 6–8 s then the connections reset; or stalled as long then let through late; injected = cuts; affected = files named in a warning.',
     '',
   );
+  if (report.results.some((r) => journalOf(r) === 'postgres')) out.push(POSTGRES_NOTES);
   return out.join('\n');
 }
+
+const POSTGRES_NOTES = `## The PostgreSQL journal
+A cell whose journal is \`postgres\` starts a PostgreSQL server of its own (test/support/postgres.ts:
+initdb into a temp folder, 127.0.0.1, a free port; fsync off, as the test suite runs it) and points
+the agent's \`journal.url\` at a fresh database on it (\`sslmode: disable\`; pg-cut through the TCP
+fault proxy). The same invariants hold as for SQLite. While the database does not answer the agent
+pauses intake and keeps its work (DOCEX_JOURNAL_UNAVAILABLE), and resumes by itself; pg-restart's
+and pg-cut's details count the outages and resumptions the agent logged, the idle connections it
+lost, and whether \`/readyz\` named the journal during the immediate shutdown.
+
+How these rows were run:
+
+\`\`\`sh
+npm run chaos -- --quick --only kill,lost-answers,service-faults,sftp-drops --modes pdf,word-csv,word-xml,pdf-batch,zip-pdfs --journal postgres --write --merge
+npm run chaos -- --quick --only pg-restart,pg-cut --modes pdf,word-csv,word-xml,pdf-batch,zip-pdfs --write --merge
+npm run chaos -- --only pg-restart,pg-cut --modes pdf --write --merge   # full sizes: 600 files, 8 restarts, 12 cuts
+\`\`\`
+Replay a cell with its seed: \`--seed N\` with the same \`--only\`, \`--modes\` and \`--journal\`.
+`;
