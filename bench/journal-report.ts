@@ -153,9 +153,16 @@ function statementTable(title: string, s: ServerFigures | undefined): string[] {
 const PG_TIME = `
 ### Where the time goes with PostgreSQL (measured 2026-11-27)
 The machine was shared with other sessions' builds and test runs during these runs (load average
-4.5–9 on two cores), so single figures move by 20–30 % (the SQLite burst's three runs: 66, 82 and
-102 files/s); the ratios are of runs taken in alternation, and the per-file counts below do not
-depend on the load.
+3–9 on two cores), so single runs move by 20–30 % and the ratio with them. The burst at full size
+(2,000 files, three rounds) was run three times in the same hour:
+
+| journal.poolSize | SQLite files/s (runs) | PostgreSQL files/s (runs) | PostgreSQL/SQLite |
+|---|---|---|---|
+| 4 (first run) | 82.1 (82.1 / 101.9 / 66.1) | 45.1 (45.2 / 35.8 / 45.1) | 0.55× |
+| 4 (second run, in the table above) | 72.7 (66.1 / 82.7 / 72.7) | 56.3 (48.3 / 56.3 / 56.8) | 0.77× |
+| 8 | 77.1 (88.8 / 74.3 / 77.1) | 61.4 (61.4 / 44.9 / 65.1) | 0.80× |
+
+The per-file counts below do not depend on the load, and neither does the CPU arithmetic.
 
 **Round trips.** A single PDF costs **37 statements** on the server, each a round trip (measured
 by pg_stat_statements with \`track = top\`, so a statement run inside another, a foreign-key check,
@@ -170,23 +177,25 @@ is not counted). SQLite's journal makes the same four transactions per file in-p
 Plus 7.2 commits per file (the four transactions and the three autocommitted statements, each a
 WAL flush with synchronous_commit on).
 
-**CPU.** Everything shares two cores, so CPU per file bounds the rate. Agent CPU per file rose from
-7.4–8.0 ms (SQLite) to 9.9–12.4 ms (PostgreSQL), and the server added 3.6–4.2 ms of its own
-(backends, WAL writer): 13.6 ms of agent and sandbox CPU per file with SQLite against 19.7 ms of
-agent, sandbox and server with PostgreSQL in the burst's median runs, a ceiling of about 0.69×
-before any waiting. V8 CPU profiles of the agent (1,000 files each): the socket writes of the
+**CPU.** Everything shares two cores, so CPU per file bounds the rate. In the burst's median runs
+the agent used 7.7 and 9.5 ms of CPU per file with SQLite, 10.5 and 11.5 ms with PostgreSQL, and
+the server added 4.2 and 4.9 ms of its own (backends, WAL writer); with the sandbox's 5.8–5.9 ms,
+a file costs 13.6 and 15.4 ms of the two cores with SQLite against 19.7 and 22.3 ms with
+PostgreSQL: about 0.7× from CPU alone, before any waiting.
+V8 CPU profiles of the agent (1,000 files each, pool 4): the socket writes of the
 statements (\`writev\`, one per statement) 1.7 s against 0.36 s, GC 0.91 s against 0.24 s, the pg
 driver's JavaScript 0.89 s (\`addFields\` in pg/lib/result.js, the per-result row parser set-up,
 0.28 s of it; \`cloneQueryConfig\` 0.12 s); better-sqlite3 0.33 s remains (the return path's
 stores) against 1.39 s. On the server the most expensive statement is the history INSERT
-(0.22 ms each, 0.87 ms per file of the 2.7 ms executing: a shared advisory lock, the insert and its
-foreign-key check). The return path's history reader takes the history lock exclusively for its
+(a shared advisory lock, the insert and its foreign-key check): 0.22 ms each, 0.87 ms per file of
+the 2.7 ms executing in the first pool-4 run; 0.15 ms, 0.59 of 2.3 ms in the second. The return path's history reader takes the history lock exclusively for its
 horizon about 4.5 times a second (3.1 ms each on average, waiting for the writers in flight, and
-the writers' next shared locks queue behind it): 0.64 s of a 45 s run.
+the writers' next shared locks queue behind it): 0.64 s of a 45 s run in the first pool-4 run.
 
 **Waiting.** journal.poolSize defaults to 4 while the folder runs 8 files at once, so files also
-wait for a connection: 1,000 files, two rounds, pool 8: 0.72× SQLite (50.8 against 70.9 files/s),
-where pool 4 gave 0.63× (42.2 against 66.6, one round, with the CPU profiler on in both).
+wait for a connection (a transaction holds its client for 7 to 13 round trips): with pool 8 the
+ratio was 0.80× against 0.55× and 0.77× with pool 4 (table above), and the agent's peak RSS
+204 MiB against 237–241 MiB. Single runs spread too much here to put a number on the pool's share.
 
 **What would bring it to 0.8× (src/journal/postgres, not changed here).** Fewer round trips per
 move, in order of gain:
@@ -207,6 +216,10 @@ move, in order of gain:
    statements with \`SET LOCAL synchronous_commit = off\` (a record lost in a server crash only
    forgets that one parse was interrupted): two WAL flushes fewer per file.
 5. journal.poolSize at least the folders' concurrency by default (or documented so).
+6. The return path's history horizon (PostgresJournalReader): it takes the history lock
+   exclusively 2–5 times a second, 2.5–3.1 ms each, and the writers' history INSERTs queue behind
+   it; taken less often (say only when the feed has caught up with the last horizon), the writers
+   would wait less. A smaller gain than 1–4.
 Together about 8 round trips per file instead of 37; the agent's pg share (sockets, the driver's
 per-result work, GC of result objects) falls with them.
 `;
@@ -238,7 +251,8 @@ export function journalNotes(
     '',
     '```sh',
     'npm run bench -- --only burst-pg,burst-remote-pg,backlog-pg --write --merge   # full sizes: 2,000 files × 3 rounds, 100,000-file backlog',
-    'npm run bench -- --quick --only burst-pg --files 1000 --rounds 2 --pg-pool-size 8   # the pool-size comparison below',
+    'npm run bench -- --only burst-pg --write --merge   # the second pool-4 run of the burst (the table above)',
+    'npm run bench -- --only burst-pg --pg-pool-size 8   # the pool-8 row below (prints only)',
     'BENCH_AGENT_PROF=/tmp/prof npm run bench -- --quick --only burst-pg --files 1000 --rounds 1   # CPU profiles of both agents',
     '```',
     PG_TIME,
