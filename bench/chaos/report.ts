@@ -160,4 +160,26 @@ npm run chaos -- --quick --only pg-restart,pg-cut --modes pdf,word-csv,word-xml,
 npm run chaos -- --only pg-restart,pg-cut --modes pdf --write --merge   # full sizes: 600 files, 8 restarts, 12 cuts
 \`\`\`
 Replay a cell with its seed: \`--seed N\` with the same \`--only\`, \`--modes\` and \`--journal\`.
+
+### Found, though every cell held (2026-11-27, for src/pipeline/recovery.ts)
+At start-up with a PostgreSQL journal, one item is driven by two actors of the same agent process.
+\`recoverUnfinished()\` first reclaims the files of \`.processing/\` that no item stands for and
+schedules each at once (\`deps.accept\`), awaiting a \`journal.byPath()\` per file; then it reads
+\`journal.recoveryPlan()\`. Against PostgreSQL each await is a round trip, so the reclaimed files
+have meanwhile been claimed (a new item) and moved on, and the plan lists those new items as
+unfinished: each is resumed a second time while its first actor still runs. In the full run
+(seed 64676) the kill/pdf/postgres cell had 25 such items (12 resumed with \`finish\`, 9 with
+\`upload\`, 4 with \`lookup-then-create\`), lost-answers/pdf/postgres 4, and 2 more agent processes of the run that
+archived nothing themselves; the same kill cell on
+SQLite (same seed, 1,000 files, 20 kills) had none. What it did here: in agent pid 1790 of the
+kill cell, \`doc-00205.pdf\` (item 73) was \`file taken\` 07:14:51.755, \`job created\` .798,
+\`file uploaded\` .836, \`uploaded\` .865, then \`resuming file\` (action finish) .890 before
+\`recovery planned\` .891; \`file archived\` .913, and the second actor's move failed:
+\`file must wait\` DOCEX_PLACE_FAILED "could not move doc-00205.pdf" .996 (doc-00207.pdf, item 75,
+the same at 07:14:52.027). Four such failed moves, each retried and resolved: no file lost or
+placed twice, one job each. With \`lookup-then-create\` or \`upload\` the two actors could each send
+(the logs show one \`job created\` and one \`file uploaded\` per such file in these runs; the chaos
+checks would not count a second, never-uploaded job, which they allow as an orphan). Reading the
+plan before scheduling the reclaimed files, or leaving out of it the items made by those claims,
+would close it.
 `;
