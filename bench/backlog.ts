@@ -16,6 +16,12 @@ import { JOURNAL_FILE } from '../src/config/index.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { type AgentRun, finishAgentRun, waitFinished } from './support/agent-run.js';
 import {
+  type BenchJournal,
+  journalLocation,
+  journalSection,
+  journalTablesExist,
+} from './support/bench-postgres.js';
+import {
   peakRssMiB as readPeakRss,
   type SandboxInfo,
   startAgentProcess,
@@ -56,6 +62,8 @@ export interface BacklogResult {
     /** VmHWM when the first file was archived: start-up and the folder scan. */
     peakRssAtFirstUploadMiB: number | undefined;
     peakRssMiB: number | undefined;
+    /** Files uploaded before the agent was stopped (the window's and those after it). */
+    uploadedTotal?: number;
   };
   baseline?:
     | {
@@ -72,7 +80,7 @@ export interface BacklogResult {
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** N distinct small PDFs (a trailing comment per file: the agent refuses duplicates). */
-async function writeBacklog(dir: string, files: number): Promise<void> {
+export async function writeBacklog(dir: string, files: number): Promise<void> {
   const doc = await PDFDocument.create();
   doc.addPage([595, 842]);
   const base = Buffer.from(await doc.save());
@@ -83,7 +91,12 @@ async function writeBacklog(dir: string, files: number): Promise<void> {
   }
 }
 
-function writeAgentConfig(dir: string, info: SandboxInfo, concurrency: number): string {
+function writeAgentConfig(
+  dir: string,
+  info: SandboxInfo,
+  concurrency: number,
+  journal: BenchJournal | undefined,
+): string {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
   const configFile = path.join(dir, 'agent.yaml');
   writeFileSync(
@@ -91,6 +104,7 @@ function writeAgentConfig(dir: string, info: SandboxInfo, concurrency: number): 
     stringify({
       ...fragment,
       stateDir: './state',
+      ...journalSection(journal),
       concurrency,
       log: { level: 'warn' },
       ops: { listen: '127.0.0.1:0' },
@@ -165,16 +179,30 @@ async function baselineColumn(
   };
 }
 
-async function agentColumn(dir: string, info: SandboxInfo, options: BacklogOptions) {
-  const configFile = writeAgentConfig(dir, info, options.concurrency);
+/**
+ * The agent on the backlog in `dir/in`. `journal`: SQLite (default) or a PostgreSQL database;
+ * `afterStop`: see finishAgentRun.
+ */
+export async function agentColumn(
+  dir: string,
+  info: SandboxInfo,
+  options: BacklogOptions,
+  journal?: BenchJournal,
+  afterStop?: () => Promise<void>,
+) {
+  const configFile = writeAgentConfig(dir, info, options.concurrency, journal);
   const journalFile = path.join(dir, 'state', JOURNAL_FILE);
   const spawnedAt = Date.now();
-  const child = await startAgentProcess(options.mainJs, configFile, journalFile);
+  const child = await startAgentProcess(
+    options.mainJs,
+    configFile,
+    journal?.kind === 'postgres' ? journalTablesExist(journal.url) : journalFile,
+  );
   const run: AgentRun = {
     inbox: path.join(dir, 'in'),
     staging: dir,
     child,
-    journalFile,
+    journal: journalLocation(journal, journalFile),
     archiveDir: path.join(dir, 'archive'),
     errorDir: path.join(dir, 'error'),
   };
@@ -187,7 +215,7 @@ async function agentColumn(dir: string, info: SandboxInfo, options: BacklogOptio
       await new Promise((r) => setTimeout(r, options.windowSeconds * 1000 - (Date.now() - first.at)));
       drained = (await waitFinished(run, 0, 0)).archived >= options.files;
     }
-    const { peakRssMiB, times } = await finishAgentRun(run);
+    const { peakRssMiB, times } = await finishAgentRun(run, afterStop);
     const created = [...times.values()].flatMap((t) => (t.created === undefined ? [] : [t.created]));
     const uploaded = [...times.values()].flatMap((t) => (t.uploaded === undefined ? [] : [t.uploaded]));
     if (uploaded.length === 0) throw new Error('backlog: the agent uploaded nothing');
@@ -203,6 +231,7 @@ async function agentColumn(dir: string, info: SandboxInfo, options: BacklogOptio
       drained,
       peakRssAtFirstUploadMiB: atFirst && round(atFirst),
       peakRssMiB: peakRssMiB && round(peakRssMiB),
+      uploadedTotal: uploaded.length,
     };
   } finally {
     if (child.exitCode === null) child.kill('SIGKILL');

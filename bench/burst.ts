@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
+import type { BenchJournal } from './support/bench-postgres.js';
 import { cpuMs, type SandboxInfo, startSandboxProcess } from './support/processes.js';
 import { SandboxControl } from './support/sandbox-control.js';
 import { scratchDir } from './support/scratch.js';
@@ -94,15 +95,29 @@ function column(
   };
 }
 
-export async function agentColumn(dir: string, info: SandboxInfo, options: BurstOptions) {
-  const run = await startAgentRun(dir, info, { mainJs: options.mainJs, concurrency: options.concurrency });
+/**
+ * The agent on a burst. `journal`: SQLite in its state folder (default) or a PostgreSQL database;
+ * `afterStop`: see finishAgentRun.
+ */
+export async function agentColumn(
+  dir: string,
+  info: SandboxInfo,
+  options: BurstOptions,
+  journal?: BenchJournal,
+  afterStop?: () => Promise<void>,
+) {
+  const run = await startAgentRun(dir, info, {
+    mainJs: options.mainJs,
+    concurrency: options.concurrency,
+    ...(journal ? { journal } : {}),
+  });
   const { names } = await writePdfs(run.staging, options.files);
   try {
     const cpuAtDrop = cpuMs(run.child.pid);
     const dropped = dropAll(run, names);
     const startedAt = Math.min(...dropped.values());
     await waitFinished(run, names.length, options.timeoutMs);
-    const { peakRssMiB, cpuMs: cpuAtEnd, times } = await finishAgentRun(run);
+    const { peakRssMiB, cpuMs: cpuAtEnd, times } = await finishAgentRun(run, afterStop);
     const doneAt: number[] = [];
     const latencies: number[] = [];
     for (const name of names) {
@@ -192,7 +207,7 @@ function perFile(end: number | undefined, start: number | undefined, files: numb
 }
 
 /** Runs one column and adds what the sandbox process spent on it. */
-async function withSandboxCpu<R extends ColumnResult>(
+export async function withSandboxCpu<R extends ColumnResult>(
   sandbox: { child: { pid?: number | undefined } },
   files: number,
   run: () => Promise<R>,
@@ -210,7 +225,7 @@ type Medians<C extends Record<string, Column>> = { [K in keyof C]: Awaited<Retur
  * sandbox right after the same other one), each run in its own folder. Answers each column's
  * median run by files/s, with the files/s of all its runs: single runs here spread by 15 % and more.
  */
-async function inRounds<C extends Record<string, Column>>(
+export async function inRounds<C extends Record<string, Column>>(
   dir: string,
   rounds: number,
   columns: C,

@@ -9,6 +9,8 @@ import {
 import type { BurstRemoteResult, BurstResult, ColumnResult } from './burst.js';
 import type { IdleResult } from './idle.js';
 import { IDLE_NOTES, idleRows, idleTargets } from './idle-report.js';
+import type { BacklogJournalsResult, BurstJournalsResult } from './journal-compare.js';
+import { journalNotes, journalRows, journalTargets } from './journal-report.js';
 import type { LargeFileResult } from './large-file.js';
 import { MEMORY_NOTES } from './memory-report.js';
 import type { ReturnPathResult } from './return-path.js';
@@ -28,6 +30,10 @@ export interface BenchReport {
   backlog?: BacklogResult | { error: string };
   returnPath?: ReturnPathResult | { error: string };
   idle?: IdleResult | { error: string };
+  /** The burst, remote burst and backlog with the PostgreSQL journal beside SQLite. */
+  burstPg?: BurstJournalsResult | { error: string };
+  burstRemotePg?: BurstJournalsResult | { error: string };
+  backlogPg?: BacklogJournalsResult | { error: string };
   /** Scenarios run again later and merged in (`--write --merge`). */
   merged?: { date: string; scenarios: string[]; node?: string; loadAverageAtStart?: number[] }[];
 }
@@ -127,6 +133,7 @@ export function rows(report: BenchReport): string[][] {
   out.push(...sftpRows(report.sftp));
   out.push(...backlogRows(report.backlog), ...returnPathRows(report.returnPath));
   out.push(...idleRows(report.idle));
+  out.push(...journalRows(report.burstPg, report.burstRemotePg, report.backlogPg));
   return out;
 }
 
@@ -338,6 +345,7 @@ export function targets(report: BenchReport): string[] {
   out.push(...sftpTargets(report.sftp));
   out.push(...backlogReturnFigures(report.backlog, report.returnPath));
   out.push(...idleTargets(report.idle));
+  out.push(...journalTargets(report.burstPg, report.burstRemotePg, report.backlogPg));
   return out;
 }
 
@@ -374,6 +382,9 @@ export function markdown(report: BenchReport): string {
     ...(report.backlog || report.returnPath ? [BACKLOG_RETURN_NOTES] : []),
     ...(report.backlog || report.returnPath ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
+    ...(report.burstPg || report.burstRemotePg || report.backlogPg
+      ? [journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
+      : []),
   ];
   return md.join('\n');
 }

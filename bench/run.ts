@@ -14,6 +14,9 @@
  *   --compare-tuned                  return path: the proofs again with the pre-issue-18 tuned follow settings
  *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
  *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle  a subset
+ *          burst-pg,burst-remote-pg,backlog-pg   the burst, remote burst and backlog with the
+ *                                   PostgreSQL journal beside SQLite (a server of its own, started here)
+ *   --pg-pool-size N                 journal.poolSize of the PostgreSQL runs (default 4, the config's)
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  *   --merge                          with --write: this run's scenarios replace theirs in the saved report
  *                                    (named with their date in the .md), the others are kept
@@ -27,11 +30,13 @@ import { parseArgs } from 'node:util';
 import { benchBacklog } from './backlog.js';
 import { benchBurst, benchBurstRemote } from './burst.js';
 import { benchIdle } from './idle.js';
+import { benchBacklogJournals, benchBurstJournals } from './journal-compare.js';
 import { benchLargeFile } from './large-file.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
 import { benchReturnPath } from './return-path.js';
 import { benchGetJob } from './sandbox-get-job.js';
 import { benchSftpAsAgent } from './sftp.js';
+import { type BenchPostgres, startBenchPostgres } from './support/bench-postgres.js';
 import { buildAgent, removeAgentBuild } from './support/build-agent.js';
 import { removeScratchDirs } from './support/scratch.js';
 import { machine } from './support/stats.js';
@@ -60,6 +65,7 @@ const { values } = parseArgs({
     'idle-settle-seconds': { type: 'string' },
     'idle-window-seconds': { type: 'string' },
     only: { type: 'string' },
+    'pg-pool-size': { type: 'string' },
     render: { type: 'boolean', default: false },
     merge: { type: 'boolean', default: false },
   },
@@ -93,9 +99,14 @@ const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 
 const idleFolders = num(values['idle-folders'], 'BENCH_IDLE_FOLDERS', 10, 10);
 const idleSettleSeconds = num(values['idle-settle-seconds'], 'BENCH_IDLE_SETTLE_SECONDS', 60, 15);
 const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_SECONDS', 60, 10);
+const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', 4, 4);
 const only = new Set(
-  (values.only ?? 'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle').split(','),
+  (
+    values.only ??
+    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,burst-pg,burst-remote-pg,backlog-pg'
+  ).split(','),
 );
+const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg'];
 const timeoutMs = 10 * 60_000;
 
 async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { error: string }> {
@@ -114,9 +125,26 @@ const report: BenchReport = { machine: machine(), quick };
 const givenMainJs = process.env['BENCH_MAIN_JS'];
 const mainJs =
   givenMainJs ??
-  (['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle'].some((s) => only.has(s))
+  (['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle', ...PG_SCENARIOS].some((s) =>
+    only.has(s),
+  )
     ? buildAgent()
     : '');
+// One PostgreSQL server for the journal scenarios, started once (a fresh database per agent run).
+let postgres: BenchPostgres | undefined;
+let postgresError: string | undefined;
+const withPostgres = async <T>(run: (pg: BenchPostgres) => Promise<T>): Promise<T> => {
+  if (postgresError) throw new Error(postgresError);
+  if (!postgres) {
+    try {
+      postgres = await startBenchPostgres();
+    } catch (err) {
+      postgresError = `PostgreSQL did not start: ${(err as Error).message.split('\n')[0]}`;
+      throw new Error(postgresError);
+    }
+  }
+  return run(postgres);
+};
 try {
   if (only.has('burst')) {
     report.burst = await attempt(`burst (${files} files, concurrency ${concurrency}, ${rounds} rounds)`, () =>
@@ -171,6 +199,59 @@ try {
         }),
     );
   }
+  if (only.has('burst-pg')) {
+    report.burstPg = await attempt(
+      `burst, PostgreSQL journal beside SQLite (${files} files, concurrency ${concurrency}, pool ${pgPoolSize}, ${rounds} rounds)`,
+      () =>
+        withPostgres((pg) =>
+          benchBurstJournals({
+            mainJs,
+            files,
+            concurrency,
+            timeoutMs,
+            rounds,
+            postgres: pg,
+            poolSize: pgPoolSize,
+          }),
+        ),
+    );
+  }
+  if (only.has('burst-remote-pg')) {
+    report.burstRemotePg = await attempt(
+      `burst, service ${serviceLatencyMs} ms away, PostgreSQL journal beside SQLite (${files} files, ${rounds} rounds)`,
+      () =>
+        withPostgres((pg) =>
+          benchBurstJournals({
+            mainJs,
+            files,
+            concurrency,
+            timeoutMs,
+            rounds,
+            latencyMs: serviceLatencyMs,
+            postgres: pg,
+            poolSize: pgPoolSize,
+          }),
+        ),
+    );
+  }
+  if (only.has('backlog-pg')) {
+    report.backlogPg = await attempt(
+      `backlog, PostgreSQL journal beside SQLite (${backlogFiles} files at start-up, each)`,
+      () =>
+        withPostgres((pg) =>
+          benchBacklogJournals({
+            mainJs,
+            files: backlogFiles,
+            concurrency,
+            windowSeconds: backlogSeconds,
+            baselineFiles: 0,
+            timeoutMs,
+            postgres: pg,
+            poolSize: pgPoolSize,
+          }),
+        ),
+    );
+  }
   if (only.has('idle')) {
     report.idle = await attempt(
       `idle (${idleFolders} folders, after ${idleSettleSeconds} s, over ${idleWindowSeconds} s)`,
@@ -184,6 +265,7 @@ try {
     );
   }
 } finally {
+  await postgres?.stop();
   if (!givenMainJs) removeAgentBuild();
   removeScratchDirs();
 }
@@ -224,5 +306,8 @@ const failed = [
   report.backlog,
   report.returnPath,
   report.idle,
+  report.burstPg,
+  report.burstRemotePg,
+  report.backlogPg,
 ].some((r) => r && 'error' in r);
 process.exitCode = failed ? 1 : 0;

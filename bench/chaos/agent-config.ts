@@ -26,6 +26,8 @@ export interface ChaosAgentConfigInput {
   folder?: Record<string, unknown>;
   /** Where statuses, proofs and the Peppol inbox are written (checked for partial files). */
   outputsDir: string;
+  /** A PostgreSQL journal (a loopback server, plain TCP) instead of journal.sqlite in stateDir. */
+  journal?: { url: string; timeoutMs?: string } | undefined;
 }
 
 export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, unknown> {
@@ -38,6 +40,15 @@ export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, u
       ...(input.timeouts ? { timeouts: input.timeouts } : {}),
     },
     stateDir: input.stateDir,
+    ...(input.journal
+      ? {
+          journal: {
+            url: input.journal.url,
+            sslmode: 'disable',
+            ...(input.journal.timeoutMs ? { timeoutMs: input.journal.timeoutMs } : {}),
+          },
+        }
+      : {}),
     concurrency: input.concurrency,
     returns: {
       statuses: { target: { type: 'local', path: `${input.outputsDir}/statuses` } },

@@ -88,9 +88,27 @@ export interface AgentProcess {
   seen: Map<string, number>;
   /** The last lines (stdout and stderr), for a failure message. */
   tail: string[];
+  /** The ops endpoints' base URL, once logged (`ops endpoints listening`). */
+  ops: Promise<string>;
+  /** Called with every JSON log line's message as it comes (a scenario waiting for one). */
+  onMessage?: ((msg: string) => void) | undefined;
 }
 
-const COUNTED = new Set(['file taken', 'file archived', 'file refused', 'job created', 'file must wait']);
+/** The journal's outage lines (src/pipeline/journal-outage.ts, src/journal/postgres/pool.ts). */
+export const JOURNAL_DOWN = 'journal not answering: no new files taken until it does';
+export const JOURNAL_BACK = 'journal answers again: intake resumed';
+export const JOURNAL_IDLE_LOST = 'journal idle connection lost';
+
+const COUNTED = new Set([
+  'file taken',
+  'file archived',
+  'file refused',
+  'job created',
+  'file must wait',
+  JOURNAL_DOWN,
+  JOURNAL_BACK,
+  JOURNAL_IDLE_LOST,
+]);
 
 /**
  * `env`: added to this process's environment (a test's crash point). `entry`: a compiled CLI
@@ -119,6 +137,10 @@ export function startAgentProcess(
     tail.push(line.length > 2000 ? `${line.slice(0, 2000)}…` : line);
     if (tail.length > 60) tail.shift();
   };
+  let resolveOps: (url: string) => void = () => {};
+  const ops = new Promise<string>((resolve) => {
+    resolveOps = resolve;
+  });
   let resolveStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => {
     resolveStarted = resolve;
@@ -133,6 +155,7 @@ export function startAgentProcess(
       remotePath?: string;
       code?: string;
       attempt?: number;
+      address?: string;
     };
     try {
       entry = JSON.parse(line) as typeof entry;
@@ -140,6 +163,8 @@ export function startAgentProcess(
       return;
     }
     if (entry.msg === 'agent started') resolveStarted();
+    if (entry.msg === 'ops endpoints listening' && entry.address) resolveOps(entry.address);
+    if (entry.msg) agentProcess.onMessage?.(entry.msg);
     if (entry.msg && COUNTED.has(entry.msg)) seen.set(entry.msg, (seen.get(entry.msg) ?? 0) + 1);
     const named = entry.file ?? (entry.remotePath ? path.posix.basename(entry.remotePath) : undefined);
     if ((entry.level === 'warn' || entry.level === 'error' || entry.level === 'fatal') && named) {
@@ -154,5 +179,6 @@ export function startAgentProcess(
   });
   createInterface({ input: child.stderr! }).on('line', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return { child, started, exited, waited, warned, recreated, seen, tail };
+  const agentProcess: AgentProcess = { child, started, exited, waited, warned, recreated, seen, tail, ops };
+  return agentProcess;
 }

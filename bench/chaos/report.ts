@@ -26,8 +26,12 @@ function verdict(r: ScenarioResult): string {
 /** The intake mode of a result; results from before modes existed dropped single PDFs. */
 export const modeOf = (r: ScenarioResult) => r.mode ?? 'pdf';
 
-/** A result's row key: one row per scenario and mode. */
-export const cellKey = (r: ScenarioResult) => `${r.scenario}/${modeOf(r)}`;
+/** The journal of a result; results from before PostgreSQL used SQLite. */
+export const journalOf = (r: ScenarioResult) => r.journal ?? 'sqlite';
+
+/** A result's row key: one row per scenario, mode and journal (SQLite's keys as before PostgreSQL). */
+export const cellKey = (r: ScenarioResult) =>
+  `${r.scenario}/${modeOf(r)}${journalOf(r) === 'sqlite' ? '' : `/${journalOf(r)}`}`;
 
 const dash = (r: ScenarioResult, n: number | undefined) =>
   r.skipped !== undefined || n === undefined ? '–' : String(n);
@@ -38,6 +42,7 @@ export function rows(report: ChaosReport): string[][] {
     [
       'scenario',
       'mode',
+      'journal',
       'fault',
       'injected',
       'files affected',
@@ -53,6 +58,7 @@ export function rows(report: ChaosReport): string[][] {
     out.push([
       r.scenario,
       modeOf(r),
+      journalOf(r),
       r.fault,
       dash(r, r.injected),
       dash(r, r.affected),
@@ -94,7 +100,9 @@ export function markdown(report: ChaosReport): string {
     'plain file is one): every input file is in archive or error exactly once, every document has',
     'exactly one job that holds it (found by its deterministic job name; upload modes count the job',
     'holding the document’s bytes), no output file is partial. "Lost" and "duplicates" count documents',
-    'and must be 0. Modes: see `bench/chaos/modes.ts`.',
+    'and must be 0; a cell that stops making progress (stuck) fails with an error. Modes: see',
+    '`bench/chaos/modes.ts`. Journal: journal.sqlite in the state folder, or a PostgreSQL database on a',
+    'server of the cell’s own (`--journal postgres`; pg-restart and pg-cut always).',
     '',
     `Run: ${m.date}, ${report.quick ? 'quick sizes' : 'full sizes'}, seed ${report.seed}; ${m.cpu}, ${m.cores} cores, ${m.memoryGiB} GiB, Node ${m.node}, ${m.platform}; load average at start ${m.loadAverageAtStart.join(' ')}.`,
     ...(report.merged ?? []).map(
@@ -127,7 +135,51 @@ export function markdown(report: ChaosReport): string {
     '- **disk-full**: drop, archive and error folders on a 16 MiB tmpfs filled by a ballast file, freed after a while; injected = retries logged while full; affected = files named in a warning.',
     '- **sftp-drops**: a real OpenSSH sshd behind a TCP proxy that resets a third of the connections after 150 KiB, and the server dropping every session now and then; 192 KiB files; checked locally and in the remote archive; injected = session drops + connection resets; affected = files named in a warning.',
     '- **clock-jump**: uploads held 1.5 s by the sandbox (concurrency 12) while its clock jumps 2 h 1 min; injected = jumps; affected = files whose job the agent created again (attempt 2 or later).',
+    '- **pg-restart** (PostgreSQL journal): the sets dropped in batches (one more than the faults), each fault once 20–80 % of its batch is placed (plus up to 0.4 s), the next batch dropped with it: `pg_ctl restart -m fast`, and once an immediate shutdown that lasts until the agent’s /readyz names the journal as not answering (and up to 1.5 s more), then a start; injected = restarts and kills; affected = files named in a warning.',
+    '- **pg-cut** (PostgreSQL journal through a TCP proxy, journal.timeoutMs 3 s), batches and moments as pg-restart: every connection reset; the proxy down (reset and refusing) for 1–4 s; every byte stalled 6–8 s then the connections reset; or stalled as long then let through late; injected = cuts; affected = files named in a warning.',
     '',
   );
+  if (report.results.some((r) => journalOf(r) === 'postgres')) out.push(POSTGRES_NOTES);
   return out.join('\n');
 }
+
+const POSTGRES_NOTES = `## The PostgreSQL journal
+A cell whose journal is \`postgres\` starts a PostgreSQL server of its own (test/support/postgres.ts:
+initdb into a temp folder, 127.0.0.1, a free port; fsync off, as the test suite runs it) and points
+the agent's \`journal.url\` at a fresh database on it (\`sslmode: disable\`; pg-cut through the TCP
+fault proxy). The same invariants hold as for SQLite. While the database does not answer the agent
+pauses intake and keeps its work (DOCEX_JOURNAL_UNAVAILABLE), and resumes by itself; pg-restart's
+and pg-cut's details count the outages and resumptions the agent logged, the idle connections it
+lost, and whether \`/readyz\` named the journal during the immediate shutdown.
+
+How these rows were run:
+
+\`\`\`sh
+npm run chaos -- --quick --only kill,lost-answers,service-faults,sftp-drops --modes pdf,word-csv,word-xml,pdf-batch,zip-pdfs --journal postgres --write --merge
+npm run chaos -- --quick --only pg-restart,pg-cut --modes pdf,word-csv,word-xml,pdf-batch,zip-pdfs --write --merge
+npm run chaos -- --only pg-restart,pg-cut --modes pdf --write --merge   # full sizes: 600 files, 8 restarts, 12 cuts
+\`\`\`
+Replay a cell with its seed: \`--seed N\` with the same \`--only\`, \`--modes\` and \`--journal\`.
+
+### Found, though every cell held (2026-11-27, for src/pipeline/recovery.ts)
+At start-up with a PostgreSQL journal, one item is driven by two actors of the same agent process.
+\`recoverUnfinished()\` first reclaims the files of \`.processing/\` that no item stands for and
+schedules each at once (\`deps.accept\`), awaiting a \`journal.byPath()\` per file; then it reads
+\`journal.recoveryPlan()\`. Against PostgreSQL each await is a round trip, so the reclaimed files
+have meanwhile been claimed (a new item) and moved on, and the plan lists those new items as
+unfinished: each is resumed a second time while its first actor still runs. In the full run
+(seed 64676) the kill/pdf/postgres cell had 25 such items (12 resumed with \`finish\`, 9 with
+\`upload\`, 4 with \`lookup-then-create\`), lost-answers/pdf/postgres 4, and 2 more agent processes of the run that
+archived nothing themselves; the same kill cell on
+SQLite (same seed, 1,000 files, 20 kills) had none. What it did here: in agent pid 1790 of the
+kill cell, \`doc-00205.pdf\` (item 73) was \`file taken\` 07:14:51.755, \`job created\` .798,
+\`file uploaded\` .836, \`uploaded\` .865, then \`resuming file\` (action finish) .890 before
+\`recovery planned\` .891; \`file archived\` .913, and the second actor's move failed:
+\`file must wait\` DOCEX_PLACE_FAILED "could not move doc-00205.pdf" .996 (doc-00207.pdf, item 75,
+the same at 07:14:52.027). Four such failed moves, each retried and resolved: no file lost or
+placed twice, one job each. With \`lookup-then-create\` or \`upload\` the two actors could each send
+(the logs show one \`job created\` and one \`file uploaded\` per such file in these runs; the chaos
+checks would not count a second, never-uploaded job, which they allow as an orphan). Reading the
+plan before scheduling the reclaimed files, or leaving out of it the items made by those claims,
+would close it.
+`;

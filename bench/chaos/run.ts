@@ -2,7 +2,8 @@
  * `npm run chaos [-- options]`: the fault scenarios in a row, a table on stdout, and (a full run,
  * or --write) docs/chaos.md and docs/chaos.json. Exits 1 when any invariant failed.
  *   --quick            small sizes (about a minute or two for all), prints only unless --write
- *   --only a,b         a subset: kill, lost-answers, service-faults, token-down, slow-link, disk-full, clock-jump;
+ *   --only a,b         a subset: kill, lost-answers, service-faults, token-down, slow-link, disk-full, clock-jump,
+ *                      sftp-drops, pg-restart, pg-cut (the last two: PostgreSQL journal only);
  *                      mixed (all faults at a low dose, the test suite's small run) only when named
  *   --modes a,b|all    intake modes (bench/chaos/modes.ts): pdf, zip-pdfs, data-csv, data-xml, ubl,
  *                      word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
@@ -12,6 +13,9 @@
  *   --files N          every scenario's file count (document sets in a mode other than pdf)
  *   --kills K          kills of the kill scenario (default 20; quick 5)
  *   --outage-s S       how long the token endpoint is down (default 60; quick 8)
+ *   --journal a,b      sqlite, postgres or both (default sqlite): the journal of each cell, a column of
+ *                      the matrix. postgres: a PostgreSQL server of the cell's own (test/support/postgres.ts)
+ *   --faults N         restarts of pg-restart, cuts of pg-cut (default quick 3 and 4, full 8 and 12)
  *   --seed N           the random moments (kills, stalls), to replay a failing run
  *   --write            write the docs after a quick or partial run too
  *   --merge            with --write: replace only these scenarios' rows in docs/chaos.json and .md
@@ -20,12 +24,14 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { postgresAvailable } from '../../test/support/postgres.js';
 import { AGENT_BUILD_DIR, buildAgent, removeAgentBuild } from '../support/build-agent.js';
 import { machine } from '../support/stats.js';
 import { CHAOS_MODES, type ChaosMode, modeNamed, setRowsPerSet } from './modes.js';
-import { type ChaosReport, cellKey, consoleTable, markdown, modeOf, passed } from './report.js';
+import { type ChaosReport, cellKey, consoleTable, journalOf, markdown, modeOf, passed } from './report.js';
 import type { ChaosSizes, Scenario } from './scenario.js';
 import { EXTRA_SCENARIOS, SCENARIOS } from './scenarios/index.js';
+import type { ChaosJournal } from './world.js';
 
 const { values } = parseArgs({
   options: {
@@ -38,6 +44,8 @@ const { values } = parseArgs({
     rows: { type: 'string' },
     files: { type: 'string' },
     kills: { type: 'string' },
+    journal: { type: 'string' },
+    faults: { type: 'string' },
     'outage-s': { type: 'string' },
     seed: { type: 'string' },
   },
@@ -50,7 +58,19 @@ const sizes: ChaosSizes = {
   ...(values.files ? { files: num(values.files)! } : {}),
   ...(values.kills ? { kills: num(values.kills)! } : {}),
   ...(values['outage-s'] ? { outageMs: num(values['outage-s'])! * 1000 } : {}),
+  ...(values.faults ? { faults: num(values.faults)! } : {}),
 };
+const journals = (values.journal ?? 'sqlite').split(',').map((j) => j.trim());
+const badJournal = journals.filter((j) => j !== 'sqlite' && j !== 'postgres');
+if (badJournal.length > 0) {
+  process.stderr.write(`unknown journal(s): ${badJournal.join(', ')}; known: sqlite, postgres\n`);
+  process.exit(2);
+}
+/** The order of a cell's rows: SQLite's first. */
+const JOURNALS: readonly ChaosJournal[] = ['sqlite', 'postgres'];
+/** A scenario's journals: its own (PostgreSQL-only ones), else those of --journal. */
+const journalsOf = (scenario: Scenario): ChaosJournal[] =>
+  scenario.journals ? [...scenario.journals] : (journals as ChaosJournal[]);
 const only = values.only?.split(',').map((s) => s.trim());
 const all = [...SCENARIOS, ...EXTRA_SCENARIOS];
 const unknown = only?.filter((name) => !all.some((s) => s.name === name)) ?? [];
@@ -76,17 +96,35 @@ sizes.agentEntry = buildAgent(buildDir);
 const report: ChaosReport = { machine: machine(), quick: sizes.quick, seed: sizes.seed, results: [] };
 for (const scenario of chosen) {
   for (const mode of modes) {
-    // Single PDFs keep each scenario's own size; a set of another mode is several files and jobs.
-    const cellSizes: ChaosSizes =
-      mode.name === 'pdf' ? sizes : { ...sizes, mode, files: sizes.files ?? setFiles };
-    const cell = `${scenario.name}/${mode.name}`;
-    process.stderr.write(`chaos: ${cell} (${scenario.fault}) ...\n`);
-    // A cell a scenario skips (no sshd, a mode it does not offer) still names its mode.
-    const result = { mode: mode.name, ...(await scenario.run(cellSizes)) };
-    report.results.push(result);
-    process.stderr.write(
-      `chaos: ${cell} ${passed(result) ? 'held' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(0)} s\n`,
-    );
+    for (const journal of journalsOf(scenario)) {
+      // Single PDFs keep each scenario's own size; a set of another mode is several files and jobs.
+      const cellSizes: ChaosSizes = {
+        ...(mode.name === 'pdf' ? sizes : { ...sizes, mode, files: sizes.files ?? setFiles }),
+        journal,
+      };
+      const cell = `${scenario.name}/${mode.name}${journal === 'postgres' ? '/postgres' : ''}`;
+      process.stderr.write(`chaos: ${cell} (${scenario.fault}) ...\n`);
+      // A cell a scenario skips (no sshd, a mode it does not offer) still names its mode and journal.
+      const named = { mode: mode.name, ...(journal === 'postgres' ? { journal } : {}) };
+      const result =
+        journal === 'postgres' && !postgresAvailable
+          ? {
+              ...named,
+              scenario: scenario.name,
+              fault: scenario.fault,
+              injected: 0,
+              injectedDetail: '',
+              affected: 0,
+              files: 0,
+              durationMs: 0,
+              skipped: 'PostgreSQL is not installed here (initdb, pg_ctl, postgres)',
+            }
+          : { ...named, ...(await scenario.run(cellSizes)) };
+      report.results.push(result);
+      process.stderr.write(
+        `chaos: ${cell} ${passed(result) ? 'held' : 'FAILED'} in ${(result.durationMs / 1000).toFixed(0)} s\n`,
+      );
+    }
   }
 }
 process.stdout.write(`${consoleTable(report)}\n`);
@@ -105,7 +143,8 @@ if (values.write || (!sizes.quick && !only)) {
     const results = [...kept, ...report.results].sort(
       (a, b) =>
         order.indexOf(a.scenario) - order.indexOf(b.scenario) ||
-        modeOrder.indexOf(modeOf(a)) - modeOrder.indexOf(modeOf(b)),
+        modeOrder.indexOf(modeOf(a)) - modeOrder.indexOf(modeOf(b)) ||
+        JOURNALS.indexOf(journalOf(a)) - JOURNALS.indexOf(journalOf(b)),
     );
     const merged = {
       machine: report.machine,

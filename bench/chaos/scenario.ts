@@ -1,7 +1,7 @@
 /** What a chaos scenario is and answers, and the frame every scenario runs in. */
 import type { InvariantReport } from './invariants.js';
 import type { ChaosMode } from './modes.js';
-import { createWorld, type World, type WorldOptions } from './world.js';
+import { type ChaosJournal, createWorld, type World, type WorldOptions } from './world.js';
 
 export interface ChaosSizes {
   quick: boolean;
@@ -17,12 +17,18 @@ export interface ChaosSizes {
   mode?: ChaosMode;
   /** A compiled agent CLI (buildAgent), where a scenario starts many agents; default tsx. */
   agentEntry?: string;
+  /** Where the agent keeps its journal (default sqlite; the PostgreSQL-only scenarios ignore it). */
+  journal?: ChaosJournal;
+  /** Faults of the pg-restart and pg-cut scenarios (restarts, cuts). */
+  faults?: number;
 }
 
 export interface ScenarioResult {
   scenario: string;
   /** The intake mode (modes.ts); absent in reports written before modes existed: single PDFs. */
   mode?: string;
+  /** The journal's backend; absent: sqlite (reports written before PostgreSQL). */
+  journal?: ChaosJournal;
   fault: string;
   /** How many faults were injected, and of what kind. */
   injected: number;
@@ -41,6 +47,8 @@ export interface ScenarioResult {
 export interface Scenario {
   name: string;
   fault: string;
+  /** The journals it runs with whatever --journal says (pg-restart, pg-cut: PostgreSQL only). */
+  journals?: readonly ChaosJournal[];
   run(sizes: ChaosSizes): Promise<ScenarioResult>;
 }
 
@@ -88,6 +96,7 @@ export async function runInWorld(
   const base = {
     scenario: scenario.name,
     mode: worldOptions.mode?.name ?? 'pdf',
+    ...(worldOptions.journal === 'postgres' ? { journal: 'postgres' as const } : {}),
     fault: scenario.fault,
     files: worldOptions.files,
   };

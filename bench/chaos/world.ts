@@ -19,6 +19,7 @@ import path from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { parse, stringify } from 'yaml';
 import { recipientLines } from '../../test/support/pdf-recipient.js';
+import { startPostgresServer, type TestPostgresServer } from '../../test/support/postgres.js';
 import { chaosAgentConfig, type SftpFolder } from './agent-config.js';
 import {
   checkInvariants,
@@ -37,6 +38,9 @@ import {
   stopChild,
 } from './processes.js';
 import { startTcpProxy, type TcpFaultProxy } from './tcp-proxy.js';
+
+/** Where a world's agent keeps its journal: journal.sqlite in its state folder, or a PostgreSQL database. */
+export type ChaosJournal = 'sqlite' | 'postgres';
 
 export interface WorldOptions {
   name: string;
@@ -59,6 +63,15 @@ export interface WorldOptions {
   mode?: ChaosMode | undefined;
   /** A compiled agent CLI (buildAgent); default the sources under tsx. */
   agentEntry?: string | undefined;
+  /**
+   * postgres: a PostgreSQL server of the world's own (test/support/postgres.ts, so a scenario may
+   * restart or kill it) holds the journal. Default sqlite.
+   */
+  journal?: ChaosJournal | undefined;
+  /** With a PostgreSQL journal: the agent reaches the database through a TCP fault proxy (`proxies.journal`). */
+  journalProxy?: boolean;
+  /** The agent's journal.timeoutMs (e.g. '3s'); default the configuration's. */
+  journalTimeout?: string;
 }
 
 export interface World {
@@ -68,7 +81,9 @@ export interface World {
   errorDir: string;
   sandbox: ChaosSandbox;
   control: ControlClient;
-  proxies: { api?: TcpFaultProxy; auth?: TcpFaultProxy; files?: TcpFaultProxy };
+  proxies: { api?: TcpFaultProxy; auth?: TcpFaultProxy; files?: TcpFaultProxy; journal?: TcpFaultProxy };
+  /** The journal's PostgreSQL server (journal: 'postgres'). */
+  postgres?: TestPostgresServer;
   inputs: InputFile[];
   /** The document sets dropped (a single PDF is a set of one). */
   sets: DocumentSet[];
@@ -134,6 +149,18 @@ export async function createWorld(options: WorldOptions): Promise<World> {
   if (want.api) proxies.api = await startTcpProxy();
   if (want.auth) proxies.auth = await startTcpProxy();
   if (want.files) proxies.files = await startTcpProxy();
+  let postgres: TestPostgresServer | undefined;
+  let journalUrl: string | undefined;
+  if (options.journal === 'postgres') {
+    postgres = await startPostgresServer();
+    journalUrl = await postgres.createDatabase();
+    if (options.journalProxy) {
+      proxies.journal = await startTcpProxy({ target: { host: postgres.host, port: postgres.port } });
+      const url = new URL(journalUrl);
+      url.host = `127.0.0.1:${proxies.journal.port}`;
+      journalUrl = url.toString();
+    }
+  }
   const sandbox = await startChaosSandbox(
     path.join(dir, 'sandbox'),
     proxies.files ? `https://127.0.0.1:${proxies.files.port}` : undefined,
@@ -162,6 +189,14 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     stateDir: path.join(dir, 'state'),
     outputsDir: path.join(dir, 'out'),
+    ...(journalUrl
+      ? {
+          journal: {
+            url: journalUrl,
+            ...(options.journalTimeout ? { timeoutMs: options.journalTimeout } : {}),
+          },
+        }
+      : {}),
     concurrency: options.concurrency ?? 4,
     inbox,
     archiveDir,
@@ -218,6 +253,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     sandbox,
     control,
     proxies,
+    ...(postgres ? { postgres } : {}),
     inputs,
     sets,
     agents,
@@ -315,6 +351,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       await control.close();
       await sandbox.stop();
       for (const proxy of Object.values(proxies)) await proxy?.close();
+      await postgres?.destroy();
       // DOCEX_CHAOS_KEEP=1: the world's folders stay, to look into a failed cell.
       if (process.env['DOCEX_CHAOS_KEEP'] === '1') process.stderr.write(`chaos: kept ${dir}\n`);
       else rmSync(dir, { recursive: true, force: true });

@@ -10,16 +10,19 @@ import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../../src/config/index.js';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
+import type { JournalLocation } from '../../src/journal/location.js';
+import { openJournal } from '../../src/journal/open.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { freePort } from '../../test/support/free-port.js';
+import { type BenchJournal, journalLocation, journalSection, journalTablesExist } from './bench-postgres.js';
 import { cpuMs, peakRssMiB, type SandboxInfo, startAgentProcess, stopChild, waitReady } from './processes.js';
 
 export interface AgentRun {
   inbox: string;
   staging: string;
   child: ChildProcess;
-  journalFile: string;
+  /** Where its journal is: the SQLite file in its state folder, or a PostgreSQL database. */
+  journal: JournalLocation;
   archiveDir: string;
   errorDir: string;
 }
@@ -27,7 +30,7 @@ export interface AgentRun {
 export async function startAgentRun(
   dir: string,
   info: SandboxInfo,
-  options: { mainJs: string; concurrency: number; maxFileBytes?: number },
+  options: { mainJs: string; concurrency: number; maxFileBytes?: number; journal?: BenchJournal },
 ): Promise<AgentRun> {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
   const inbox = path.join(dir, 'in');
@@ -44,6 +47,7 @@ export async function startAgentRun(
       stateDir: './state',
       concurrency: options.concurrency,
       ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
+      ...journalSection(options.journal),
       log: { level: 'warn' },
       ops: { listen: `127.0.0.1:${opsPort}` },
       folders: [
@@ -61,13 +65,18 @@ export async function startAgentRun(
     }),
   );
   const journalFile = path.join(dir, 'state', JOURNAL_FILE);
-  const child = await startAgentProcess(options.mainJs, configFile, journalFile);
+  const journal = options.journal;
+  const child = await startAgentProcess(
+    options.mainJs,
+    configFile,
+    journal?.kind === 'postgres' ? journalTablesExist(journal.url) : journalFile,
+  );
   await waitReady(child, opsPort);
   return {
     inbox,
     staging,
     child,
-    journalFile,
+    journal: journalLocation(journal, journalFile),
     archiveDir: path.join(dir, 'archive'),
     errorDir: path.join(dir, 'error'),
   };
@@ -120,21 +129,34 @@ export interface FileTimes {
   uploaded?: number | undefined;
 }
 
-/** Stops the agent (peak RSS read first) and answers, per file name, when its job was created and uploaded. */
+/**
+ * Stops the agent (peak RSS read first) and answers, per file name, when its job was created and
+ * uploaded. `afterStop` runs once the agent is gone and before the journal is read (a PostgreSQL
+ * server's statistics, which the reading would add to).
+ */
 export async function finishAgentRun(
   run: AgentRun,
+  afterStop?: () => Promise<void>,
 ): Promise<{ peakRssMiB: number | undefined; cpuMs: number | undefined; times: Map<string, FileTimes> }> {
   const peak = peakRssMiB(run.child.pid);
   const cpu = cpuMs(run.child.pid);
   await stopChild(run.child);
-  const journal = SqliteJournal.open(run.journalFile, { clock: systemClock, log: silentLogger() });
+  await afterStop?.();
+  const journal = await openJournal(run.journal, { clock: systemClock, log: silentLogger() });
   try {
     const times = new Map<string, FileTimes>();
-    for (const item of await journal.recent(1_000_000)) {
-      const history = await journal.history(item.id);
-      const at = (state: string) => history.find((h) => h.to === state)?.at;
-      times.set(item.fileName, { created: at('created'), uploaded: at('uploaded') });
-    }
+    const items = await journal.recent(1_000_000);
+    // One history read per file: over a network connection, several at once.
+    let next = 0;
+    const worker = async () => {
+      while (next < items.length) {
+        const item = items[next++]!;
+        const history = await journal.history(item.id);
+        const at = (state: string) => history.find((h) => h.to === state)?.at;
+        times.set(item.fileName, { created: at('created'), uploaded: at('uploaded') });
+      }
+    };
+    await Promise.all(Array.from({ length: run.journal.kind === 'postgres' ? 4 : 1 }, worker));
     return { peakRssMiB: peak, cpuMs: cpu, times };
   } finally {
     await journal.close();

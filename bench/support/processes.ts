@@ -53,7 +53,9 @@ export async function startSandboxProcess(stateDir: string): Promise<SandboxProc
 }
 
 /**
- * The agent from its compiled CLI (`main.js start --config`); resolves once its journal exists.
+ * The agent from its compiled CLI (`main.js start --config`); resolves once its journal exists
+ * (`journal`: the SQLite file to wait for, or a check that answers true once a PostgreSQL journal's
+ * tables are there).
  * BENCH_AGENT_PROF=<dir> writes a CPU profile of the agent there; BENCH_AGENT_STDOUT=<prefix> keeps
  * each agent's stdout (its log, and V8's output of flags such as --trace-gc given through
  * BENCH_AGENT_NODE_FLAGS) in `<prefix>.<epoch ms>`.
@@ -61,7 +63,7 @@ export async function startSandboxProcess(stateDir: string): Promise<SandboxProc
 export async function startAgentProcess(
   mainJs: string,
   configFile: string,
-  journalFile: string,
+  journal: string | (() => Promise<boolean>),
 ): Promise<ChildProcess> {
   const profileDir = process.env['BENCH_AGENT_PROF'];
   const prof = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
@@ -75,7 +77,8 @@ export async function startAgentProcess(
   );
   if (typeof stdout === 'number') closeSync(stdout);
   const deadline = Date.now() + 30_000;
-  while (!existsSync(journalFile)) {
+  const exists = typeof journal === 'string' ? async () => existsSync(journal) : journal;
+  while (!(await exists())) {
     if (child.exitCode !== null) throw new Error(`agent exited early (${child.exitCode})`);
     if (Date.now() > deadline) throw new Error('agent did not start within 30 s');
     await new Promise((r) => setTimeout(r, 25));

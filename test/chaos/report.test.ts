@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type ChaosReport, markdown, passed, rows } from '../../bench/chaos/report.js';
+import { type ChaosReport, cellKey, markdown, passed, rows } from '../../bench/chaos/report.js';
 import type { ScenarioResult } from '../../bench/chaos/scenario.js';
 import { machine } from '../../bench/support/stats.js';
 
@@ -61,8 +61,9 @@ describe('the chaos report', () => {
       results: [held, broken, skipped, crashed],
     };
     const table = rows(report);
-    expect(table[0]!.slice(1, 7)).toEqual([
+    expect(table[0]!.slice(1, 8)).toEqual([
       'mode',
+      'journal',
       'fault',
       'injected',
       'files affected',
@@ -71,13 +72,23 @@ describe('the chaos report', () => {
     ]);
     // A result written before modes existed dropped single PDFs.
     expect(table[1]![1]).toBe('pdf');
-    expect(table[1]!.slice(3, 7)).toEqual(['3', '5', '0', '0']);
-    expect(table[2]!.slice(5, 7)).toEqual(['1', '2']);
+    // A result written before PostgreSQL used SQLite.
+    expect(table[1]![2]).toBe('sqlite');
+    expect(table[1]!.slice(4, 8)).toEqual(['3', '5', '0', '0']);
+    expect(table[2]!.slice(6, 8)).toEqual(['1', '2']);
     expect(table[2]!.at(-1)).toBe('FAILED: 1 violations');
     expect(table[3]!.at(-1)).toBe('not run: cannot mount a tmpfs');
     expect(table[4]!.at(-1)).toBe('FAILED: agent start did not happen');
     const md = markdown(report);
-    expect(md).toContain('| kill | pdf | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 10 | 12 s | ok |');
+    expect(md).toContain('| kill | pdf | sqlite | agent SIGKILLed | 3 | 5 | 0 | 0 | 10 | 10 | 12 s | ok |');
     expect(md).toContain('violation: a.pdf is in neither archive nor error');
+  });
+
+  it('keys and shows a PostgreSQL cell apart from its SQLite twin (SQLite keys as before)', () => {
+    const pg: ScenarioResult = { ...held, mode: 'word-csv', journal: 'postgres' };
+    expect(cellKey({ ...held, mode: 'word-csv' })).toBe('kill/word-csv');
+    expect(cellKey(pg)).toBe('kill/word-csv/postgres');
+    const table = rows({ machine: machine(), quick: true, seed: 1, results: [pg] });
+    expect(table[1]!.slice(0, 3)).toEqual(['kill', 'word-csv', 'postgres']);
   });
 });

@@ -38,7 +38,14 @@ export const clockJumpScenario: Scenario = {
     const wanted = sizes.mode?.oneSetAtATime ? 1 : concurrency / 2;
     return runInWorld(
       this,
-      { name: 'clock', files, mode: sizes.mode, agentEntry: sizes.agentEntry, concurrency },
+      {
+        name: 'clock',
+        files,
+        mode: sizes.mode,
+        agentEntry: sizes.agentEntry,
+        journal: sizes.journal,
+        concurrency,
+      },
       async (world) => {
         const { control } = world;
         await control.call('POST', '/faults', { route: '/upload/:jobId', latencyMs: 1_500 });

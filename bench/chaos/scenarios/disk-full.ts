@@ -72,7 +72,14 @@ export const diskFullScenario: Scenario = {
     try {
       return await runInWorld(
         this,
-        { name: 'disk', files, mode: sizes.mode, agentEntry: sizes.agentEntry, foldersRoot: mount.dir },
+        {
+          name: 'disk',
+          files,
+          mode: sizes.mode,
+          agentEntry: sizes.agentEntry,
+          journal: sizes.journal,
+          foldersRoot: mount.dir,
+        },
         async (world) => {
           world.drop();
           const ballast = path.join(mount.dir, 'ballast');

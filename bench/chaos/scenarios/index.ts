@@ -5,6 +5,8 @@ import { diskFullScenario } from './disk-full.js';
 import { killScenario } from './kill.js';
 import { lostAnswersScenario } from './lost-answers.js';
 import { mixedScenario } from './mixed.js';
+import { pgCutScenario } from './pg-cut.js';
+import { pgRestartScenario } from './pg-restart.js';
 import { serviceFaultsScenario } from './service-faults.js';
 import { sftpDropsScenario } from './sftp-drops.js';
 import { slowLinkScenario } from './slow-link.js';
@@ -19,6 +21,9 @@ export const SCENARIOS: readonly Scenario[] = [
   diskFullScenario,
   clockJumpScenario,
   sftpDropsScenario,
+  // PostgreSQL journal only, whatever --journal says.
+  pgRestartScenario,
+  pgCutScenario,
 ];
 
 /** Not in a default run: the small all-in-one the test suite runs (`--only mixed` runs it here). */

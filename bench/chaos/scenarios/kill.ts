@@ -14,7 +14,7 @@ export const killScenario: Scenario = {
     const random = rng(sizes.seed);
     return runInWorld(
       this,
-      { name: 'kill', files, mode: sizes.mode, agentEntry: sizes.agentEntry },
+      { name: 'kill', files, mode: sizes.mode, agentEntry: sizes.agentEntry, journal: sizes.journal },
       async (world) => {
         const batch = Math.ceil(files / (kills + 1));
         world.drop(batch);

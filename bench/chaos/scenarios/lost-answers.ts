@@ -15,7 +15,13 @@ export const lostAnswersScenario: Scenario = {
     const files = sizes.files ?? (sizes.quick ? 100 : 600);
     const kills = sizes.kills ?? (sizes.quick ? 2 : 6);
     const random = rng(sizes.seed);
-    const world = { name: 'lost', files, mode: sizes.mode, agentEntry: sizes.agentEntry };
+    const world = {
+      name: 'lost',
+      files,
+      mode: sizes.mode,
+      agentEntry: sizes.agentEntry,
+      journal: sizes.journal,
+    };
     return runInWorld(this, world, async (world) => {
       const { control } = world;
       for (const route of CREATES) {

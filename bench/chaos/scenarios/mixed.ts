@@ -13,7 +13,14 @@ export const mixedScenario: Scenario = {
     const random = rng(sizes.seed + 7);
     return runInWorld(
       this,
-      { name: 'mixed', files, mode: sizes.mode, agentEntry: sizes.agentEntry, proxies: { files: true } },
+      {
+        name: 'mixed',
+        files,
+        mode: sizes.mode,
+        agentEntry: sizes.agentEntry,
+        journal: sizes.journal,
+        proxies: { files: true },
+      },
       async (world) => {
         const { control } = world;
         await control.call('POST', '/faults', { route: '*', errorRate: 0.1, status: 503 });

@@ -11,7 +11,7 @@ export const serviceFaultsScenario: Scenario = {
     const files = sizes.files ?? (sizes.quick ? 150 : 1_000);
     return runInWorld(
       this,
-      { name: 'service', files, mode: sizes.mode, agentEntry: sizes.agentEntry },
+      { name: 'service', files, mode: sizes.mode, agentEntry: sizes.agentEntry, journal: sizes.journal },
       async (world) => {
         const { control } = world;
         // Three rules of about 7% each: together about 20% of requests fail.

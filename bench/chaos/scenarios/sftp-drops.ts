@@ -47,6 +47,7 @@ export const sftpDropsScenario: Scenario = {
           name: 'sftp',
           mode: sizes.mode,
           agentEntry: sizes.agentEntry,
+          journal: sizes.journal,
           files,
           padBytes: 192 * 1024,
           sftp: {

@@ -18,6 +18,7 @@ export const slowLinkScenario: Scenario = {
         name: 'link',
         mode: sizes.mode,
         agentEntry: sizes.agentEntry,
+        journal: sizes.journal,
         files,
         padBytes: 48 * 1024,
         proxies: { api: true, files: true },

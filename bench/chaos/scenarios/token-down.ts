@@ -14,7 +14,14 @@ export const tokenDownScenario: Scenario = {
     const outageMs = sizes.outageMs ?? (sizes.quick ? 8_000 : 60_000);
     return runInWorld(
       this,
-      { name: 'token', files, mode: sizes.mode, agentEntry: sizes.agentEntry, proxies: { auth: true } },
+      {
+        name: 'token',
+        files,
+        mode: sizes.mode,
+        agentEntry: sizes.agentEntry,
+        journal: sizes.journal,
+        proxies: { auth: true },
+      },
       async (world) => {
         const auth = world.proxies.auth!;
         const agent = world.startAgent();
