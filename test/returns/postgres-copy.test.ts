@@ -364,7 +364,14 @@ describePostgres('journal copy of the whole state folder: journal, returns store
       { name: 'returns', file: sources().returns },
       { name: 'inbox', file: sources().inbox },
     ]);
-    expect(await tablesOf(url)).toEqual(['agents', 'cluster_tasks', 'history', 'inspections', 'items', 'schema_migrations']);
+    expect(await tablesOf(url)).toEqual([
+      'agents',
+      'cluster_tasks',
+      'history',
+      'inspections',
+      'items',
+      'schema_migrations',
+    ]);
     // The agent creates them at its start, and its follower takes the journal's done job.
     const returns = track(await openReturnsStore(pgLocation(url), stateDir, clock));
     const { follower, feed } = await followerOn(pgLocation(url), returns, stateDir, clock);
