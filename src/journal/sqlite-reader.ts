@@ -4,9 +4,17 @@
  * a read-only connection of its own beside the writing agent (WAL lets it in), its statements
  * prepared once when it opens. The journal's tables are read nowhere else; never the upload URL.
  */
+
 import { DocexError } from '../core/errors.js';
 import { Database } from '../core/sqlite.js';
-import { opt, type SqlRow as Row } from '../core/sqlite-store.js';
+import type { SqlRow as Row } from '../core/sqlite-store.js';
+import {
+  toDoneJobItem,
+  toHistoryStep,
+  toPendingUpload,
+  toUnfinishedFile,
+  toWaitingFiles,
+} from './read-rows.js';
 import { type JournalItem, SCHEMA_VERSION, toItem } from './schema.js';
 import { HISTORY_OF_ITEM, ITEM_BY_ID, ITEM_BY_JOB_ID, ITEMS_BY_PATH, toHistoryEntry } from './statements.js';
 import { UNFINISHED_STATES_SQL } from './states.js';
@@ -109,81 +117,27 @@ export class SqliteJournalReader implements JournalReader {
    * skipped, as an item-id cursor would).
    */
   async doneJobsAfter(cursor: number, limit: number): Promise<DoneJobItem[]> {
-    return (this.reads.doneJobs.all(cursor, limit) as Row[]).map((r) => {
-      const isRow = r['kind'] === 'row' && r['parent_id'] !== null;
-      return {
-        cursor: r['hid'] as number,
-        itemId: r['id'] as number,
-        rowIndex: opt(r['row_index']),
-        label: opt(r['label']),
-        jobId: r['job_id'] as string,
-        jobName: opt(r['job_name']),
-        doneAt: r['done_at'] as number,
-        source: isRow
-          ? {
-              itemId: r['parent_id'] as number,
-              folder: r['p_folder'] as string,
-              fileName: r['p_file_name'] as string,
-              sha256: r['p_sha256'] as string,
-              claimedAt: r['p_created_at'] as number,
-            }
-          : {
-              itemId: r['id'] as number,
-              folder: r['folder'] as string,
-              fileName: r['file_name'] as string,
-              sha256: r['sha256'] as string,
-              claimedAt: r['created_at'] as number,
-            },
-      };
-    });
+    return (this.reads.doneJobs.all(cursor, limit) as Row[]).map(toDoneJobItem);
   }
 
   /** Up to `limit` history entries after the entry `cursor`, oldest first. */
   async historyAfter(cursor: number, limit: number): Promise<HistoryStep[]> {
-    return (this.reads.history.all(cursor, limit) as Row[]).map((r) => ({
-      id: Number(r['id']),
-      from: opt(r['from_state']),
-      to: String(r['to_state']),
-      kind: String(r['kind']),
-      folder: String(r['folder']),
-      rejectCode: opt(r['reject_code']),
-    }));
+    return (this.reads.history.all(cursor, limit) as Row[]).map(toHistoryStep);
   }
 
   /** Jobs created whose upload is not confirmed yet, soonest deadline first. */
   async pendingUploads(): Promise<PendingUpload[]> {
-    return (this.reads.pending.all() as Row[]).map((r) => {
-      const deadline = Number(r['upload_deadline']);
-      return {
-        itemId: Number(r['id']),
-        folder: String(r['folder']),
-        fileName: String(r['file_name']),
-        deadline,
-        openedAt: r['opened_at'] === null ? deadline : Number(r['opened_at']),
-      };
-    });
+    return (this.reads.pending.all() as Row[]).map(toPendingUpload);
   }
 
   /** Files not finished yet, by folder and state. */
   async waiting(): Promise<WaitingFiles[]> {
-    return (this.reads.waiting.all() as Row[]).map((r) => ({
-      folder: String(r['folder']),
-      state: String(r['state']),
-      count: Number(r['n']),
-      oldestAt: Number(r['oldest']),
-    }));
+    return (this.reads.waiting.all() as Row[]).map(toWaitingFiles);
   }
 
   /** Up to `limit` files claimed at or before `cutoff` and not finished, oldest item first. */
   async unfinishedSince(cutoff: number, limit: number): Promise<UnfinishedFile[]> {
-    return (this.reads.unfinishedBefore.all(cutoff, limit) as Row[]).map((r) => ({
-      id: Number(r['id']),
-      folder: String(r['folder']),
-      fileName: String(r['file_name']),
-      state: String(r['state']),
-      claimedAt: Number(r['created_at']),
-      jobId: opt(r['job_id']),
-    }));
+    return (this.reads.unfinishedBefore.all(cutoff, limit) as Row[]).map(toUnfinishedFile);
   }
 
   /**

@@ -10,8 +10,16 @@
  * reader takes that lock exclusively for one statement (it waits for the writers in the middle of
  * their commit, a few ms) and reads the newest id: every id up to it is committed or never will be.
  */
+
 import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../location.js';
+import {
+  toDoneJobItem,
+  toHistoryStep,
+  toPendingUpload,
+  toUnfinishedFile,
+  toWaitingFiles,
+} from '../read-rows.js';
 import type { JournalItem } from '../schema.js';
 import { UNFINISHED_STATES_SQL } from '../states.js';
 import type { JournalReader } from '../store.js';
@@ -25,7 +33,7 @@ import type {
   WaitingFiles,
 } from '../types.js';
 import { PgSession, type Statement } from './pool.js';
-import { historyEntryOf, itemOf, optional } from './rows.js';
+import { historyEntryOf, itemOf } from './rows.js';
 import { checkVersion, LOCK_SPACE } from './schema.js';
 import { STATEMENTS } from './statements.js';
 
@@ -122,79 +130,27 @@ export class PostgresJournalReader implements JournalReader {
   async doneJobsAfter(cursor: number, limit: number): Promise<DoneJobItem[]> {
     const horizon = await this.horizon('doneJobsAfter');
     if (horizon <= cursor) return [];
-    return (await this.db.rows('doneJobsAfter', READS.doneJobs, [cursor, horizon, limit])).map((r) => {
-      const isRow = r['kind'] === 'row' && r['parent_id'] !== null;
-      return {
-        cursor: r['hid'] as number,
-        itemId: r['id'] as number,
-        rowIndex: optional<number>(r['row_index']),
-        label: optional<string>(r['label']),
-        jobId: r['job_id'] as string,
-        jobName: optional<string>(r['job_name']),
-        doneAt: r['done_at'] as number,
-        source: isRow
-          ? {
-              itemId: r['parent_id'] as number,
-              folder: r['p_folder'] as string,
-              fileName: r['p_file_name'] as string,
-              sha256: r['p_sha256'] as string,
-              claimedAt: r['p_created_at'] as number,
-            }
-          : {
-              itemId: r['id'] as number,
-              folder: r['folder'] as string,
-              fileName: r['file_name'] as string,
-              sha256: r['sha256'] as string,
-              claimedAt: r['created_at'] as number,
-            },
-      };
-    });
+    return (await this.db.rows('doneJobsAfter', READS.doneJobs, [cursor, horizon, limit])).map(toDoneJobItem);
   }
 
   async historyAfter(cursor: number, limit: number): Promise<HistoryStep[]> {
     const horizon = await this.horizon('historyAfter');
     if (horizon <= cursor) return [];
-    return (await this.db.rows('historyAfter', READS.history, [cursor, horizon, limit])).map((r) => ({
-      id: Number(r['id']),
-      from: optional<string>(r['from_state']),
-      to: String(r['to_state']),
-      kind: String(r['kind']),
-      folder: String(r['folder']),
-      rejectCode: optional<string>(r['reject_code']),
-    }));
+    return (await this.db.rows('historyAfter', READS.history, [cursor, horizon, limit])).map(toHistoryStep);
   }
 
   async pendingUploads(): Promise<PendingUpload[]> {
-    return (await this.db.rows('pendingUploads', READS.pending)).map((r) => {
-      const deadline = Number(r['upload_deadline']);
-      return {
-        itemId: Number(r['id']),
-        folder: String(r['folder']),
-        fileName: String(r['file_name']),
-        deadline,
-        openedAt: r['opened_at'] === null ? deadline : Number(r['opened_at']),
-      };
-    });
+    return (await this.db.rows('pendingUploads', READS.pending)).map(toPendingUpload);
   }
 
   async waiting(): Promise<WaitingFiles[]> {
-    return (await this.db.rows('waiting', READS.waiting)).map((r) => ({
-      folder: String(r['folder']),
-      state: String(r['state']),
-      count: Number(r['n']),
-      oldestAt: Number(r['oldest']),
-    }));
+    return (await this.db.rows('waiting', READS.waiting)).map(toWaitingFiles);
   }
 
   async unfinishedSince(cutoff: number, limit: number): Promise<UnfinishedFile[]> {
-    return (await this.db.rows('unfinishedSince', READS.unfinishedBefore, [cutoff, limit])).map((r) => ({
-      id: Number(r['id']),
-      folder: String(r['folder']),
-      fileName: String(r['file_name']),
-      state: String(r['state']),
-      claimedAt: Number(r['created_at']),
-      jobId: optional<string>(r['job_id']),
-    }));
+    return (await this.db.rows('unfinishedSince', READS.unfinishedBefore, [cutoff, limit])).map(
+      toUnfinishedFile,
+    );
   }
 
   async fileItemIds(match: FileMatch, limit: number): Promise<number[]> {
