@@ -152,16 +152,24 @@ function statementTable(title: string, s: ServerFigures | undefined): string[] {
 /** Where the PostgreSQL journal's time goes, as measured when the scenarios were added (2026-11-27). */
 const PG_TIME = `
 ### Where the time goes with PostgreSQL (measured 2026-11-27)
-The machine was shared with other sessions' builds and test runs during these runs (load average
-3–9 on two cores), so single runs move by 20–30 % and the ratio with them. The burst at full size
-(2,000 files, three rounds) was run three times in the same hour:
+The machine was shared with other sessions' builds and test runs for most of these runs (load
+average 3–9 on two cores at times, 0.1 at the start of the last one), so single runs move by
+20–30 % and the ratio with them. Every full-size run of the session (burst: 2,000 files, three
+rounds, the median run of each journal; backlog: 100,000 files, 60 s from the first upload):
 
-| journal.poolSize | SQLite files/s (runs) | PostgreSQL files/s (runs) | PostgreSQL/SQLite |
-|---|---|---|---|
-| 4 (first run) | 82.1 (82.1 / 101.9 / 66.1) | 45.1 (45.2 / 35.8 / 45.1) | 0.55× |
-| 4 (second run, in the table above) | 72.7 (66.1 / 82.7 / 72.7) | 56.3 (48.3 / 56.3 / 56.8) | 0.77× |
-| 8 | 77.1 (88.8 / 74.3 / 77.1) | 61.4 (61.4 / 44.9 / 65.1) | 0.80× |
+| run | journal.poolSize | burst | burst, service 25 ms away | backlog | backlog, start → first upload (SQLite, PostgreSQL) |
+|---|---|---|---|---|---|
+| 1 | 4 | 0.55× (45.1 / 82.1) | 0.72× (48.6 / 67.8) | 0.66× (64.2 / 96.8) | 4.2 s, 4.4 s |
+| 2 | 4 | 0.77× (56.3 / 72.7) | – | 0.68× (63.5 / 93.7) | 3.6 s, 5.3 s |
+| 3 | 8 | 0.80× (61.4 / 77.1) | – | 0.80× (72.7 / 90.6) | 4.3 s, 4.9 s |
+| 4 (in the tables above) | 4 | 0.55× (74.2 / 135.4) | 0.73× (66.9 / 91.9) | 0.64× (54.5 / 85.4) | 5.1 s, 5.0 s |
 
+(PostgreSQL / SQLite files/s in brackets.) Run 4 began on a quiet machine and is the one in the
+tables above; runs 1–3 were printed only (\`--pg-pool-size 8\` for run 3). From run 4 on, both
+backlogs are synced to disk before the first agent starts (in run 2 the PostgreSQL agent, first,
+met the write-back of 200,000 new files). The time to the first upload includes about 1 s of
+process start and the default 2 s settle rule: 3.6–5.3 s over the four runs, at the edge of the
+5 s target with either journal.
 The per-file counts below do not depend on the load, and neither does the CPU arithmetic.
 
 **Round trips.** A single PDF costs **37 statements** on the server, each a round trip (measured
@@ -177,25 +185,28 @@ is not counted). SQLite's journal makes the same four transactions per file in-p
 Plus 7.2 commits per file (the four transactions and the three autocommitted statements, each a
 WAL flush with synchronous_commit on).
 
-**CPU.** Everything shares two cores, so CPU per file bounds the rate. In the burst's median runs
-the agent used 7.7 and 9.5 ms of CPU per file with SQLite, 10.5 and 11.5 ms with PostgreSQL, and
-the server added 4.2 and 4.9 ms of its own (backends, WAL writer); with the sandbox's 5.8–5.9 ms,
-a file costs 13.6 and 15.4 ms of the two cores with SQLite against 19.7 and 22.3 ms with
-PostgreSQL: about 0.7× from CPU alone, before any waiting.
+**CPU.** Everything shares two cores, so CPU per file bounds the rate. In run 4's burst (median
+runs) the agent used 7.0 ms of CPU per file with SQLite and 11.0 ms with PostgreSQL, the server
+5.2 ms of its own (backends, WAL writer), the sandbox 5.4 and 6.0 ms: a file cost 12.4 ms of the
+two cores with SQLite and 22.3 ms with PostgreSQL, a ratio of 0.56, which is what that run
+measured (0.55×). In run 1 it was 13.6 against 19.7 ms (0.69). With the database on another
+machine the server's share would leave these two cores; the agent's own 4 ms more per file
+would not.
 V8 CPU profiles of the agent (1,000 files each, pool 4): the socket writes of the
 statements (\`writev\`, one per statement) 1.7 s against 0.36 s, GC 0.91 s against 0.24 s, the pg
 driver's JavaScript 0.89 s (\`addFields\` in pg/lib/result.js, the per-result row parser set-up,
 0.28 s of it; \`cloneQueryConfig\` 0.12 s); better-sqlite3 0.33 s remains (the return path's
 stores) against 1.39 s. On the server the most expensive statement is the history INSERT
 (a shared advisory lock, the insert and its foreign-key check): 0.22 ms each, 0.87 ms per file of
-the 2.7 ms executing in the first pool-4 run; 0.15 ms, 0.59 of 2.3 ms in the second. The return path's history reader takes the history lock exclusively for its
+the 2.7 ms executing in run 1; 0.15 ms, 0.59 of 2.3 ms in run 2. The return path's history reader takes the history lock exclusively for its
 horizon about 4.5 times a second (3.1 ms each on average, waiting for the writers in flight, and
-the writers' next shared locks queue behind it): 0.64 s of a 45 s run in the first pool-4 run.
+the writers' next shared locks queue behind it): 0.64 s of a 45 s run in run 1 (122 times, 0.9 ms each, in run 4).
 
 **Waiting.** journal.poolSize defaults to 4 while the folder runs 8 files at once, so files also
-wait for a connection (a transaction holds its client for 7 to 13 round trips): with pool 8 the
-ratio was 0.80× against 0.55× and 0.77× with pool 4 (table above), and the agent's peak RSS
-204 MiB against 237–241 MiB. Single runs spread too much here to put a number on the pool's share.
+wait for a connection (a transaction holds its client for 7 to 13 round trips). Pool 8 (run 3)
+gave the best ratios of the session, 0.80× in the burst and the backlog, and a lower agent peak
+RSS (204 against 237–245 MiB in the burst); one run each, on a loaded machine, so the pool's share
+is not pinned down.
 
 **What would bring it to 0.8× (src/journal/postgres, not changed here).** Fewer round trips per
 move, in order of gain:
@@ -217,7 +228,7 @@ move, in order of gain:
    forgets that one parse was interrupted): two WAL flushes fewer per file.
 5. journal.poolSize at least the folders' concurrency by default (or documented so).
 6. The return path's history horizon (PostgresJournalReader): it takes the history lock
-   exclusively 2–5 times a second, 2.5–3.1 ms each, and the writers' history INSERTs queue behind
+   exclusively 2–5 times a second, 0.9–3.1 ms each, and the writers' history INSERTs queue behind
    it; taken less often (say only when the feed has caught up with the last horizon), the writers
    would wait less. A smaller gain than 1–4.
 Together about 8 round trips per file instead of 37; the agent's pg share (sockets, the driver's
@@ -250,9 +261,9 @@ export function journalNotes(
     '`--only backlog-pg`; `--pg-pool-size N` sets journal.poolSize):',
     '',
     '```sh',
-    'npm run bench -- --only burst-pg,burst-remote-pg,backlog-pg --write --merge   # full sizes: 2,000 files × 3 rounds, 100,000-file backlog',
-    'npm run bench -- --only burst-pg --write --merge   # the second pool-4 run of the burst (the table above)',
-    'npm run bench -- --only burst-pg --pg-pool-size 8   # the pool-8 row below (prints only)',
+    'npm run bench -- --only burst-pg,burst-remote-pg,backlog-pg --write --merge   # runs 1 and 4: 2,000 files × 3 rounds, 100,000-file backlog',
+    'npm run bench -- --only burst-pg --write --merge && npm run bench -- --only backlog-pg   # run 2 (its burst stood in the tables until run 4)',
+    'npm run bench -- --only burst-pg --pg-pool-size 8 && npm run bench -- --only backlog-pg --pg-pool-size 8   # run 3 (prints only)',
     'BENCH_AGENT_PROF=/tmp/prof npm run bench -- --quick --only burst-pg --files 1000 --rounds 1   # CPU profiles of both agents',
     '```',
     PG_TIME,
