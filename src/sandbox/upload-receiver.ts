@@ -70,6 +70,8 @@ export async function receiveUpload(input: ReceiveUploadInput): Promise<Received
     const sink = (input.createWriteStream ?? ((f) => createWriteStream(f, { mode: 0o600 })))(tmp);
     const written = pipeline(counter, sink);
     body.once('close', onClose);
+    // The client may have gone while the request waited (an injected latency): no close comes again.
+    if (body.closed) onClose();
     body.pipe(counter);
     await written;
     stage = 'store';
