@@ -1,17 +1,20 @@
 /**
  * The agent's controller, composed of parts (the zigbee2mqtt controller's shape): built from one
  * options object, started in order (state lock, journal, cluster heartbeat, service connection, inspector, folders
- * with the pipeline and its recovery, blocked-file report, return path, housekeeping, reload) and
+ * with the pipeline and its recovery, leases, blocked-file report, return path, housekeeping, reload) and
  * stopped in reverse, gathering failures instead of stopping at the first. A start that fails
  * stops what had started.
  */
+import path from 'node:path';
 import type { ApiObserver, DocexClient } from '../api/index.js';
 import { type AgentConfig, journalLocationOf } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import {
+  type AgentIdentity,
   acquireJournalLock,
+  agentIdentity,
   type ClusterStore,
   DEFAULT_UPLOAD_MARGIN_MS,
   type JournalLocation,
@@ -36,6 +39,7 @@ import {
   outputRetentionPlaces,
   type RetentionPlace,
 } from './housekeeping.js';
+import { LeasePart } from './leases.js';
 import { Opened, type Part, type PartFailure, startParts, stopParts } from './parts.js';
 import { ConfigReloader, type ReloadResult } from './reload.js';
 import { FollowerPart, InboundPart, returnPathOutputs } from './return-path.js';
@@ -61,6 +65,8 @@ export interface AgentOptions {
   returns?: { maxSleepMs?: number };
   /** An inspector shared by several agents (tests); otherwise one of config.inspection, stopped with the agent. */
   inspector?: Inspector;
+  /** Who this agent is on a shared journal (default: a fresh id, this host and pid, the state folder). */
+  identity?: AgentIdentity;
 }
 
 /** What the agent calls on the service; a DocexClient fits. */
@@ -117,6 +123,8 @@ export class Agent {
   private readonly journalPart: Opened<JournalStore>;
   /** Heartbeats and once-across-the-agents task claims (alone on a SQLite journal). */
   private readonly clusterPart: ClusterPart;
+  /** The leases of the files this agent holds, and takeovers (PostgreSQL journal only). */
+  readonly leases: LeasePart;
   /** Where the journal is (the SQLite file in the state folder, or the PostgreSQL database). */
   readonly journalLocation: JournalLocation;
   /** Absent when the options bring a client. */
@@ -140,12 +148,20 @@ export class Agent {
       () => acquireJournalLock(config.stateDir),
       (held) => held.release(),
     );
+    const identity = options.identity ?? agentIdentity(path.resolve(config.stateDir));
+    const { cluster } = config;
+    const lease = {
+      agentId: identity.id,
+      place: identity.place,
+      leaseMs: cluster.leaseMs,
+      sendMarginMs: cluster.createMarginMs,
+    };
     this.journalPart = new Opened(
       'journal',
-      () => openJournal(journal, { clock, log, deadAfterMs: config.cluster.deadAfterMs }),
+      () => openJournal(journal, { clock, log, deadAfterMs: cluster.deadAfterMs, lease }),
       (j) => j.close(),
     );
-    this.clusterPart = new ClusterPart({ location: journal, config: config.cluster, log });
+    this.clusterPart = new ClusterPart({ location: journal, config: cluster, log, identity });
     this.connection = options.client ? undefined : connectionPart(options);
     const inspector = options.inspector
       ? undefined
@@ -166,6 +182,14 @@ export class Agent {
       uploadMarginMs: options.uploadMarginMs ?? DEFAULT_UPLOAD_MARGIN_MS,
       retryDelayMs: options.retryDelayMs,
       stopping: () => this.stopping,
+    });
+    this.leases = new LeasePart({
+      location: journal,
+      config: cluster,
+      log,
+      journal: () => this.journal,
+      pipeline: () => this.pipeline,
+      takenOverAtStart: () => this.recovery.takenOver,
     });
     const blocked = new BlockedFiles({ journal, clock, log });
     this.outputHealth = new OutputHealth(clock);
@@ -207,6 +231,7 @@ export class Agent {
       ...(this.connection ? [this.connection] : []),
       ...(inspector ? [inspector] : []),
       this.folders,
+      this.leases,
       { name: 'blocked-files', start: () => blocked.start(), stop: () => blocked.stop() },
       this.follower,
       this.inboundPart,

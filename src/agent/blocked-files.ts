@@ -65,6 +65,7 @@ export class BlockedFiles {
           file: file.fileName,
           state: file.state,
           ...(file.jobId ? { jobId: file.jobId } : {}),
+          ...(file.owner ? { owner: file.owner } : {}),
           waitingForMs: this.options.clock.now() - file.claimedAt,
         },
         'file blocked: not finished long after it was claimed',

@@ -11,6 +11,7 @@ import { journalLocationOf, loadConfig } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
 import {
   type HistoryEntry,
+  isFinal,
   type JournalItem,
   type JournalLocation,
   type JournalReader,
@@ -120,6 +121,12 @@ export function formatItem(item: JournalItem, history: readonly HistoryEntry[]):
     `  sha256 ${item.sha256}${item.size === undefined ? '' : `, ${item.size} bytes`}`,
     ...(item.jobId ? [`  job ${item.jobId} (name ${item.jobName ?? '-'}, attempt ${item.attempt})`] : []),
     ...(item.rejectCode ? [`  refused: ${item.rejectCode}: ${item.rejectReason ?? ''}`] : []),
+    // Several agents on one journal: who drives the file now (`docex-agent agents` names its host).
+    ...(item.owner !== undefined && !isFinal(item.state)
+      ? [
+          `  held by agent ${item.owner} (epoch ${item.epoch}${item.leaseUntil === undefined ? '' : `, lease until ${iso(item.leaseUntil)}`})`,
+        ]
+      : []),
     `  history:`,
     ...history.map(historyLine),
   ];

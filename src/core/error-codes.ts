@@ -335,6 +335,13 @@ export const ERROR_CODES = {
       'the retry policy gave up on a file (3 internal failures in a row, or about a day of a service or disk that stays unwell): it is in the error folder, and its `.error.txt` lists what was sent (job ids, never send again), what may have been sent (job names to look up) and what was not; the rows not sent of a payload-word file are in `<file>.unsent.json`',
     action: 'fix the cause, then drop again what was not sent (`<file>.unsent.json` is ready to drop)',
   },
+  DOCEX_LEASE_LOST: {
+    group: 'files',
+    meaning:
+      'several agents on one journal: this agent no longer holds the file. Its lease ran out (the agent was frozen, or cut off from the journal for longer than `cluster.leaseMs`) and another agent took the file over; this agent stopped touching it at once and changed nothing, the other carries it on',
+    action:
+      'nothing for the file. If it happens often, find what stalls the agent (CPU, swap, the database connection) or raise `cluster.leaseMs`',
+  },
   DOCEX_JOURNAL_TRANSITION: {
     group: 'files',
     meaning: 'a journal invariant was broken: a move to a state not allowed from the current one',

@@ -5,7 +5,8 @@
  * daily CSV) is claimed with one conditional statement on the database's clock. On SQLite the
  * journal is a file of one agent: it is alone, always alive, and every task is its own.
  *
- * This is groundwork only: no file is claimed, leased or fenced through it (docs/high-availability.md).
+ * Files are held through the journal's leases (store.ts: holds, renewLeases, takeOverFiles), which
+ * name the agent by this identity's id (docs/high-availability.md).
  */
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -18,6 +19,11 @@ export interface AgentIdentity {
   pid: number;
   /** The agent's version (package.json). */
   version: string;
+  /**
+   * Host and state folder: one agent at a time runs there (the state folder's lock), so an agent
+   * row of the same place and another id is an earlier start of this agent, dead.
+   */
+  place: string;
 }
 
 /** alive: heard from within deadAfterMs; stopped: said goodbye; dead: neither. */
@@ -72,9 +78,16 @@ export interface ClusterOptions {
   identity?: AgentIdentity;
 }
 
-/** This process as an agent: a random id per start. */
-export function agentIdentity(): AgentIdentity {
-  return { id: randomUUID(), host: os.hostname(), pid: process.pid, version: packageVersion() };
+/** This process as an agent: a random id per start; `stateDir`, the state folder it locked. */
+export function agentIdentity(stateDir = process.cwd()): AgentIdentity {
+  const host = os.hostname();
+  return {
+    id: randomUUID(),
+    host,
+    pid: process.pid,
+    version: packageVersion(),
+    place: `${host}:${stateDir}`,
+  };
 }
 
 /**

@@ -62,7 +62,15 @@ export {
   type TransitionCheck,
   type TransitionSubject,
 } from './states.js';
-export type { FailedTry, JournalReader, JournalStore } from './store.js';
+export type {
+  FailedTry,
+  JournalReader,
+  JournalStore,
+  LeaseRenewal,
+  LostLease,
+  TakenOver,
+  TakeOverScope,
+} from './store.js';
 export type {
   ClaimInput,
   DoneJobItem,

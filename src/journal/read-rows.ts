@@ -57,6 +57,7 @@ export function toPendingUpload(r: ReadRow): PendingUpload {
     fileName: String(r['file_name']),
     deadline,
     openedAt: r['opened_at'] === null ? deadline : Number(r['opened_at']),
+    ...(typeof r['owner'] === 'string' ? { owner: r['owner'] } : {}),
   };
 }
 
@@ -77,5 +78,6 @@ export function toUnfinishedFile(r: ReadRow): UnfinishedFile {
     state: String(r['state']),
     claimedAt: Number(r['created_at']),
     jobId: optional(r['job_id']),
+    ...(typeof r['owner'] === 'string' ? { owner: r['owner'] } : {}),
   };
 }

@@ -146,6 +146,13 @@ export interface JournalItem {
   lostAnswers: number;
   /** Of those, jobs that could not be used (no upload URL) and expire unused: each cost an attempt. */
   orphanJobs: number;
+  /**
+   * Several agents on one PostgreSQL journal: the agent holding the file (its id), the change of
+   * owner it holds it by, and until when (epoch ms, the database's clock). Undefined and 0 on SQLite.
+   */
+  owner: string | undefined;
+  epoch: number;
+  leaseUntil: number | undefined;
 }
 
 /** The columns read for an item: `upload_url IS NOT NULL`, never the URL. */
@@ -190,5 +197,8 @@ export function toItem(row: Row): JournalItem {
     lastFailureCode: opt(row['last_failure_code']),
     lostAnswers: row['lost_answers'] as number,
     orphanJobs: row['orphan_jobs'] as number,
+    owner: opt(row['owner']),
+    epoch: (row['epoch'] as number | undefined) ?? 0,
+    leaseUntil: opt(row['lease_until']),
   };
 }

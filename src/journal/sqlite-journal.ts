@@ -18,7 +18,7 @@ import {
   type RecoveryOptions,
   recoveryAction,
 } from './states.js';
-import type { FailedTry, JournalStore } from './store.js';
+import type { FailedTry, JournalStore, LeaseRenewal, TakenOver } from './store.js';
 import type {
   ClaimInput,
   HistoryEntry,
@@ -345,6 +345,23 @@ export class SqliteJournal implements JournalStore {
       batch.next = upTo < maxId ? upTo : undefined;
       return batch;
     });
+  }
+
+  // Leases: the journal is a file of one agent, which holds every file; nothing to renew or take.
+  holds(): boolean {
+    return true;
+  }
+
+  async renewLeases(): Promise<LeaseRenewal> {
+    return { renewed: 0, lost: [] };
+  }
+
+  async takeOverFiles(): Promise<TakenOver[]> {
+    return [];
+  }
+
+  async leaseForSend(): Promise<number | undefined> {
+    return undefined;
   }
 
   async close(): Promise<void> {

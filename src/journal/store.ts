@@ -32,6 +32,29 @@ export interface FailedTry {
   nextTryAt: number;
 }
 
+/** A file this agent held and lost: another agent took it over (its epoch moved on). */
+export interface LostLease {
+  itemId: number;
+  /** The agent holding it now (undefined: none, the file was released or finished). */
+  owner: string | undefined;
+}
+
+/** Whose files an agent may take: those of the folders it runs, across agents only where shared. */
+export interface TakeOverScope {
+  /** Folders this agent runs: their unowned files, and its previous start's, are taken. */
+  folders: readonly string[];
+  /**
+   * Of those, folders whose claimed files every agent reaches (a local folder on a shared file
+   * system): files whose lease ran out are taken from whichever agent held them.
+   */
+  sharedFolders: readonly string[];
+}
+
+/** A file taken over from another agent (or from this agent's previous start), with what to do now. */
+export interface TakenOver extends RecoveryStep {
+  previousOwner: string | undefined;
+}
+
 export interface JournalStore {
   /** Where the journal is, for logs and messages: a file path, or a URL without its password. */
   readonly location: string;
@@ -72,8 +95,11 @@ export interface JournalStore {
   recent(limit?: number): Promise<JournalItem[]>;
   /** Items neither done nor rejected, oldest first: what a restart must resume. */
   unfinished(): Promise<JournalItem[]>;
-  /** Every unfinished item with what to do about it now (by the injected clock). */
-  recoveryPlan(options?: RecoveryOptions): Promise<RecoveryStep[]>;
+  /**
+   * Every unfinished item with what to do about it now (by the injected clock). With leases: the
+   * files of `scope` this agent takes over now (takeOverFiles), and their rows.
+   */
+  recoveryPlan(options?: RecoveryOptions & { scope?: TakeOverScope }): Promise<RecoveryStep[]>;
   history(itemId: number): Promise<HistoryEntry[]>;
   stats(): Promise<JournalStats>;
 
@@ -90,7 +116,38 @@ export interface JournalStore {
    */
   pruneFinished(cutoffMs: number, afterId: number, scanIds: number): Promise<PruneBatch>;
 
+  /**
+   * Leases (several agents on one PostgreSQL journal, docs/high-availability.md). Whether this agent
+   * holds the file: it claimed or took it over and no other agent took it since. Always true on
+   * SQLite, where the agent is alone. Every write for a file this agent does not hold rejects with
+   * DOCEX_LEASE_LOST and changes nothing.
+   */
+  holds(fileId: number): boolean;
+  /** Extends the lease of every file this agent holds (one statement); answers those it lost. */
+  renewLeases(): Promise<LeaseRenewal>;
+  /**
+   * Takes over up to `limit` unfinished files of `scope` that no agent holds, that this agent's
+   * previous start held, or (shared folders) whose lease ran out by the database's clock, and
+   * answers what to do with each. Files another agent is taking at the same moment are skipped,
+   * never waited for. [] on SQLite.
+   */
+  takeOverFiles(scope: TakeOverScope, options?: RecoveryOptions & { limit?: number }): Promise<TakenOver[]>;
+  /**
+   * Right before an irreversible create for the item (a file or a payload row): renews its file's
+   * lease and answers how long the request may take (ms), so that it ends before the lease could
+   * run out; undefined on SQLite (no bound). Rejects with DOCEX_LEASE_LOST when this agent no
+   * longer holds the file.
+   */
+  leaseForSend(item: Pick<JournalItem, 'id' | 'parentId'>): Promise<number | undefined>;
+
   close(): Promise<void>;
+}
+
+/** What renewLeases did. */
+export interface LeaseRenewal {
+  /** Files whose lease was extended. */
+  renewed: number;
+  lost: LostLease[];
 }
 
 /**

@@ -14,6 +14,22 @@ export interface JournalOptions {
    * marked stopped counts as alive.
    */
   deadAfterMs?: number | undefined;
+  /**
+   * PostgreSQL, an agent (not a tool): files are held by leases and every write for a file is
+   * fenced by the epoch it was taken with (docs/high-availability.md). Absent: no leases.
+   */
+  lease?: LeaseOptions | undefined;
+}
+
+export interface LeaseOptions {
+  /** This agent's id for this start (AgentIdentity.id). */
+  agentId: string;
+  /** Host and state folder (AgentIdentity.place): an earlier start's files are taken back at once. */
+  place: string;
+  /** cluster.leaseMs */
+  leaseMs: number;
+  /** cluster.createMarginMs: a create must end this long before the lease could run out. */
+  sendMarginMs: number;
 }
 
 export interface ClaimInput {
@@ -41,7 +57,9 @@ export type RecordedClaim =
   /**
    * This very file (same folder, path and content) is recorded as claimed but not yet validated: a
    * crash may have come before it was moved to its claimed path, so resume it. Once an item is past
-   * `claimed` its file has been moved, and the same content at the source path is a new drop.
+   * `claimed` its file has been moved, and the same content at the source path is a new drop. With
+   * leases (PostgreSQL, several agents) also an unfinished item at the same claimed path: another
+   * agent on a shared folder recorded the file first, and may hold it (JournalStore.holds).
    */
   | { kind: 'in-progress'; item: JournalItem }
   /** The content was seen before for this folder or workflow: `item` records this drop as rejected. */
@@ -130,6 +148,8 @@ export interface PendingUpload {
   openedAt: number;
   /** When its upload URL stops working, epoch ms. */
   deadline: number;
+  /** The agent holding its file (several agents on one PostgreSQL journal). */
+  owner?: string | undefined;
 }
 
 /** Files claimed and not finished (done or rejected) yet, by folder and state. */
@@ -149,6 +169,8 @@ export interface UnfinishedFile {
   state: string;
   claimedAt: number;
   jobId: string | undefined;
+  /** The agent holding it (several agents on one PostgreSQL journal). */
+  owner?: string | undefined;
 }
 
 /** A file item by its bare name, or by its content (and, when known, where it was placed). */

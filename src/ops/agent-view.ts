@@ -42,6 +42,7 @@ export function agentView(
     stoppedFolders: () => agent.stoppedFolders,
     retentionRemoved: () => agent.housekeeping?.removed() ?? [],
     agentsAlive: () => agent.cluster.agentsAlive(),
+    leases: () => agent.leases.counts,
     ...(agent.outputHealth
       ? {
           failingOutputs: () => agent.outputHealth!.failing(),

@@ -114,6 +114,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),
         ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
         ...(view.agentsAlive ? { agentsAlive: view.agentsAlive } : {}),
+        ...(view.leases ? { leases: view.leases } : {}),
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {

@@ -35,6 +35,15 @@ export interface MetricsSources {
   retentionRemoved?: () => { folder: string; place: string; files: number }[];
   /** Agents alive on the journal (heartbeats, by the database's clock); 1 on a SQLite journal. */
   agentsAlive?: () => Promise<number>;
+  /** Leases since start (several agents on one journal). */
+  leases?: () => LeaseCounts;
+}
+
+/** What the lease part counted since start. */
+export interface LeaseCounts {
+  takenOver: number;
+  lost: number;
+  renewalsFailed: number;
 }
 
 export interface ReturnsCounts {
@@ -335,6 +344,25 @@ export class AgentMetrics {
         }
       },
     });
+    const fromLeases = pulledCounter((s) => s.leases);
+    fromLeases(
+      'docex_files_taken_over_total',
+      'Files this agent took over from another agent (or from its own earlier start) since it started: their lease had run out.',
+      [],
+      (c, counts) => c.inc(counts.takenOver),
+    );
+    fromLeases(
+      'docex_leases_lost_total',
+      'Files this agent held and found taken over by another agent since it started (it stopped touching them).',
+      [],
+      (c, counts) => c.inc(counts.lost),
+    );
+    fromLeases(
+      'docex_lease_renewals_failed_total',
+      'Rounds of lease renewal that failed (the journal’s database did not answer) since the agent started.',
+      [],
+      (c, counts) => c.inc(counts.renewalsFailed),
+    );
     const buildInfo = new Gauge({
       name: 'docex_build_info',
       help: 'Always 1; the agent version and Node.js version as labels.',

@@ -88,9 +88,10 @@ export function uploadWindowCheck(pending: () => Promise<PendingUpload[]>, clock
       const late = lateUploads(all, clock.now());
       if (late.length === 0) return { ok: true, detail: `${all.length} pending` };
       const first = late[0]!;
+      const holder = first.owner === undefined ? '' : ` (held by agent ${first.owner})`;
       return {
         ok: false,
-        detail: `${late.length} upload(s) past ${UPLOAD_WINDOW_ALARM * 100}% of their window, e.g. ${first.folder}/${first.fileName}`,
+        detail: `${late.length} upload(s) past ${UPLOAD_WINDOW_ALARM * 100}% of their window, e.g. ${first.folder}/${first.fileName}${holder}`,
       };
     },
   };

@@ -1,7 +1,7 @@
 /** What the ops endpoints read of a running agent: the seam between the agent and ops. */
 import type { Clock } from '../core/clock.js';
 import type { JournalLocation } from '../journal/index.js';
-import type { ReturnsCounts } from './metrics.js';
+import type { LeaseCounts, ReturnsCounts } from './metrics.js';
 import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
 
 /** What the endpoints read of a running agent (agentView builds it from an Agent). */
@@ -32,6 +32,8 @@ export interface OpsAgentView {
   retentionRemoved?: () => { folder: string; place: string; files: number }[];
   /** Agents alive on the journal (the running agent's heartbeat store; 1 on SQLite). */
   agentsAlive?: () => Promise<number>;
+  /** What the lease part counted since start. */
+  leases?: () => LeaseCounts;
   /** How long the service has not answered, and how long that is tolerated. */
   unreachable?: Unreachability;
 }

@@ -2,10 +2,18 @@ import type { CallOptions } from '../api/index.js';
 import type { JournalItem } from '../journal/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
-/** The API options of an item's calls: the pipeline's signal, the folder's managed company, its log fields. */
-export function callOptions(ctx: StepContext, runtime: FolderRuntime, item?: JournalItem): CallOptions {
+/**
+ * The API options of an item's calls: the pipeline's signal (or `signal`, a create's, which also
+ * ends before the file's lease could), the folder's managed company, its log fields.
+ */
+export function callOptions(
+  ctx: StepContext,
+  runtime: FolderRuntime,
+  item?: JournalItem,
+  signal: AbortSignal = ctx.signal,
+): CallOptions {
   return {
-    signal: ctx.signal,
+    signal,
     ...(item ? { log: itemLog(ctx, item) } : {}),
     ...(runtime.config.managedCompanyId ? { managedCompanyId: runtime.config.managedCompanyId } : {}),
   };

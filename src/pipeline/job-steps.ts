@@ -40,8 +40,8 @@ export interface JobTarget {
   sha256?: string | undefined;
   /** The file's bytes as read at its claim (a small file, this run): uploaded from memory. */
   bytes?: Buffer | undefined;
-  /** The create request; `jobName` is the journal's deterministic name. */
-  create(jobName: string | undefined): Promise<JobCreated>;
+  /** The create request; `jobName` is the journal's deterministic name, `signal` the send gate's. */
+  create(jobName: string | undefined, signal: AbortSignal): Promise<JobCreated>;
   /** Records (and for files, places) a refusal. */
   reject(item: JournalItem, code: string, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
 }
@@ -93,7 +93,7 @@ async function createJob(
 ): Promise<JournalItem> {
   let outcome: SendOutcome<JobCreated>;
   try {
-    outcome = await sendOnce(ctx, runtime, item, (jobName) => target.create(jobName));
+    outcome = await sendOnce(ctx, runtime, item, (jobName, signal) => target.create(jobName, signal));
   } catch (err) {
     if (err instanceof RetryLater) throw err;
     const failure = classifyFailure(err, 'create');

@@ -134,10 +134,10 @@ async function sendRows(
       filePath: pdfPath,
       size: st.size,
       mtimeMs: st.mtimeMs,
-      create: (jobName) =>
+      create: (jobName, signal) =>
         ctx.jobs.createPayloadPdf(
           { ...request, ...(jobName ? { jobName } : {}) },
-          callOptions(ctx, runtime, start),
+          callOptions(ctx, runtime, start, signal),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });

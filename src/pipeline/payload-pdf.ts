@@ -160,10 +160,10 @@ export async function drivePayloadPdf(
       size: item.size,
       mtimeMs: item.mtimeMs,
       sha256: item.sha256,
-      create: (jobName) =>
+      create: (jobName, signal) =>
         ctx.jobs.createPayloadPdf(
           { ...request, ...(jobName ? { jobName } : {}) },
-          callOptions(ctx, runtime, item),
+          callOptions(ctx, runtime, item, signal),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });

@@ -33,8 +33,8 @@ export async function createRow(
   if (item.state === 'creating') {
     let outcome: SendOutcome<{ id: string }>;
     try {
-      outcome = await sendOnce(ctx, runtime, item, (jobName) =>
-        ctx.jobs.createPayloadWord({ ...request, jobName }, callOptions(ctx, runtime, item)),
+      outcome = await sendOnce(ctx, runtime, item, (jobName, signal) =>
+        ctx.jobs.createPayloadWord({ ...request, jobName }, callOptions(ctx, runtime, item, signal)),
       );
     } catch (err) {
       if (err instanceof RetryLater) throw err;

@@ -18,7 +18,14 @@ import { OrphanSidecars } from './orphan-sidecars.js';
 import { parkItem } from './park.js';
 import { drivePayloadPdf } from './payload-pdf.js';
 import { drivePayloadWord } from './payload-word.js';
-import { type RecoverySummary, recoverUnfinished } from './recovery.js';
+import {
+  type RecoveryDeps,
+  type RecoverySummary,
+  reclaimOrphans,
+  recoverUnfinished,
+  resumeTakenOver,
+  takeOverScope,
+} from './recovery.js';
 import { RetryTimers } from './retry-timers.js';
 import { priorityOf, Scheduler } from './scheduler.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
@@ -151,6 +158,7 @@ export class Pipeline {
           throw err;
         }
         try {
+          if (this.heldElsewhere(item)) return;
           await this.drive(runtime, item, false);
         } finally {
           this.held.delete(item.id);
@@ -197,9 +205,19 @@ export class Pipeline {
           if (this.outage.absorb(err, () => this.resumeItem(item, rehash))) return;
           throw err;
         }
-        if (fresh) await this.drive(runtime, fresh, rehash);
+        if (fresh && !this.heldElsewhere(fresh)) await this.drive(runtime, fresh, rehash);
       },
     );
+  }
+
+  /** Several agents on one journal: another agent holds the file, so this one leaves it alone. */
+  private heldElsewhere(item: JournalItem): boolean {
+    if (this.options.journal.holds(item.id)) return false;
+    this.options.log.info(
+      { folder: item.folder, file: item.fileName, itemId: item.id, owner: item.owner },
+      'file held by another agent: left to it',
+    );
+    return true;
   }
 
   /**
@@ -208,17 +226,35 @@ export class Pipeline {
    */
   recover(only?: string): Promise<RecoverySummary> {
     if (only !== undefined) this.scheduler.release(only);
-    return recoverUnfinished(
-      {
-        ctx: this.ctx,
-        folders: this.options.folders,
-        accept: (folder, file) => this.accept(folder, file),
-        resume: (item, rehash) => {
-          if (!this.retries.resumeAt(item)) this.resumeItem(item, rehash);
-        },
+    return recoverUnfinished(this.recoveryDeps(), only);
+  }
+
+  /**
+   * Several agents on one journal: takes over the files of the running folders that no live agent
+   * holds any more (up to `limit`), and the files of shared folders' `.processing/` that no item
+   * stands for and that were moved in `orphanAgeMs` ago or more. Answers the files taken over.
+   */
+  async takeOver(limit: number, orphanAgeMs: number): Promise<{ takenOver: number; orphans: number }> {
+    const { journal, uploadMarginMs } = this.ctx;
+    const items = await journal.takeOverFiles(takeOverScope(this.options.folders.values()), {
+      marginMs: uploadMarginMs,
+      limit,
+    });
+    const deps = this.recoveryDeps();
+    const takenOver = resumeTakenOver(deps, items);
+    const orphans = await reclaimOrphans(deps, orphanAgeMs, Date.now());
+    return { takenOver, orphans };
+  }
+
+  private recoveryDeps(): RecoveryDeps {
+    return {
+      ctx: this.ctx,
+      folders: this.options.folders,
+      accept: (folder, file) => this.accept(folder, file),
+      resume: (item, rehash) => {
+        if (!this.retries.resumeAt(item)) this.resumeItem(item, rehash);
       },
-      only,
-    );
+    };
   }
 
   /** Files queued or running, all folders. */
@@ -285,6 +321,15 @@ export class Pipeline {
       }
     } catch (err) {
       if (this.scheduler.stopping) return;
+      if (isDocexError(err, 'DOCEX_LEASE_LOST')) {
+        // Another agent took the file over (the journal said so): nothing here may touch it again.
+        this.ctx.intents.forget(item.id);
+        this.options.log.info(
+          { folder: item.folder, file: item.fileName, itemId: item.id, code: err.code },
+          'file held by another agent: left to it',
+        );
+        return;
+      }
       // Not the file's failure: it is driven again, from what the journal holds, once it answers.
       if (this.outage.absorb(err, () => this.resume(item.id, rehash))) return;
       if (this.haltUnsafe(item.folder, err)) {

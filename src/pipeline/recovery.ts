@@ -5,8 +5,8 @@
  * its recorded state, soonest upload deadline first. A file that crashed the agent is tried alone
  * or set aside first (poison-files.ts), so a restart never crash-loops on it.
  */
-import type { JournalItem, RecoveryStep } from '../journal/index.js';
-import { recoverProcessing } from '../sources/local/index.js';
+import type { JournalItem, RecoveryStep, TakenOver, TakeOverScope } from '../journal/index.js';
+import { type RecoveredFile, recoverProcessing } from '../sources/local/index.js';
 import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected } from './finish.js';
 import type { IntakeFile } from './intake.js';
@@ -20,6 +20,8 @@ export interface RecoverySummary {
   skipped: number;
   /** Files set aside as poison: their inspection was interrupted by crashes POISON_CRASHES times. */
   quarantined: number;
+  /** Of the resumed, files another agent (or this agent's earlier start) held: taken over. */
+  takenOver: number;
 }
 
 export interface RecoveryDeps {
@@ -34,12 +36,33 @@ export interface RecoveryDeps {
   resume: (item: JournalItem, rehash: boolean) => void;
 }
 
+const emptySummary = (): RecoverySummary => ({
+  resumed: 0,
+  reclaimed: 0,
+  placed: 0,
+  skipped: 0,
+  quarantined: 0,
+  takenOver: 0,
+});
+
+/**
+ * The files whose claimed copies any agent on the journal reaches: local folders (on a shared file
+ * system when several agents run them). An SFTP folder's claimed copies are in one host's spool.
+ */
+export function takeOverScope(folders: Iterable<FolderRuntime>, only?: string): TakeOverScope {
+  const running = [...folders].filter((r) => only === undefined || r.config.name === only);
+  return {
+    folders: running.map((r) => r.config.name),
+    sharedFolders: running.filter((r) => r.config.source.type === 'local').map((r) => r.config.name),
+  };
+}
+
 /** Recovers every running folder, or `only` that one. */
 export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Promise<RecoverySummary> {
-  const summary: RecoverySummary = { resumed: 0, reclaimed: 0, placed: 0, skipped: 0, quarantined: 0 };
+  const summary = emptySummary();
   // Read before any file is taken again: a reclaimed file becomes a new item while recovery still
   // runs (each journal read awaits), and an item in the plan as well would be driven twice.
-  const plan = await unfinishedPlan(deps);
+  const plan = await unfinishedPlan(deps, only);
   for (const runtime of deps.folders.values()) {
     if (only !== undefined && runtime.config.name !== only) continue;
     await reclaimProcessing(deps, runtime, summary);
@@ -48,11 +71,34 @@ export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Prom
   return summary;
 }
 
+/**
+ * Several agents on one journal, while running: files in the `.processing/` of the shared local
+ * folders that no item stands for and that were moved in at least `minAgeMs` ago (the agent that
+ * moved them died before recording them; a younger one is most likely being recorded now, and
+ * should two agents record the same file, the journal answers the second one in-progress).
+ */
+export async function reclaimOrphans(deps: RecoveryDeps, minAgeMs: number, now: number): Promise<number> {
+  const summary = emptySummary();
+  for (const runtime of deps.folders.values()) {
+    if (runtime.config.source.type !== 'local') continue;
+    await reclaimProcessing(deps, runtime, summary, (file) => now - file.ctimeMs >= minAgeMs);
+  }
+  return summary.reclaimed;
+}
+
+/** Files taken over from another agent while running: resumed as recovery resumes them. */
+export function resumeTakenOver(deps: RecoveryDeps, steps: readonly RecoveryStep[]): number {
+  const summary = emptySummary();
+  resumeItems(deps, steps, undefined, summary);
+  return summary.takenOver;
+}
+
 /** The files of one folder's `.processing/` that no unfinished item stands for. */
 async function reclaimProcessing(
   deps: RecoveryDeps,
   runtime: FolderRuntime,
   summary: RecoverySummary,
+  consider: (file: RecoveredFile) => boolean = () => true,
 ): Promise<void> {
   const { journal } = deps.ctx;
   const stability = runtime.config.stability;
@@ -60,6 +106,7 @@ async function reclaimProcessing(
   // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
   const intake = intakeOf(runtime.config);
   for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
+    if (!consider(file)) continue;
     // Before anything else reads it: a file that crashed the agent twice must not a third time.
     if (await setAsideIfPoison(deps.ctx, runtime, file)) {
       summary.quarantined++;
@@ -84,10 +131,11 @@ async function reclaimProcessing(
 }
 
 /** Every unfinished item with what to do about it, soonest upload deadline first. */
-async function unfinishedPlan(deps: RecoveryDeps): Promise<RecoveryStep[]> {
+async function unfinishedPlan(deps: RecoveryDeps, only: string | undefined): Promise<RecoveryStep[]> {
   const { journal, uploadMarginMs } = deps.ctx;
+  const scope = takeOverScope(deps.folders.values(), only);
   // p-queue priorities only order work that waits, so order the adds too.
-  return (await journal.recoveryPlan({ marginMs: uploadMarginMs })).sort(
+  return (await journal.recoveryPlan({ marginMs: uploadMarginMs, scope })).sort(
     (a, b) => (a.item.uploadDeadline ?? Infinity) - (b.item.uploadDeadline ?? Infinity),
   );
 }
@@ -107,15 +155,23 @@ function resumeItems(
       summary.skipped++;
       continue;
     }
-    log.info(
-      {
-        folder: step.item.folder,
-        file: step.item.fileName,
-        jobId: step.item.jobId,
-        action: step.action.kind,
-      },
-      'resuming file',
-    );
+    // Several agents on one journal: a file held before by another agent (or an earlier start).
+    const previousOwner = 'previousOwner' in step ? (step as TakenOver).previousOwner : undefined;
+    const fields = {
+      folder: step.item.folder,
+      file: step.item.fileName,
+      itemId: step.item.id,
+      jobId: step.item.jobId,
+      action: step.action.kind,
+    };
+    if (previousOwner === undefined) log.info(fields, 'resuming file');
+    else {
+      log.info(
+        { ...fields, state: step.item.state, previousOwner, epoch: step.item.epoch },
+        'file taken over',
+      );
+      summary.takenOver++;
+    }
     deps.resume(step.item, step.action.kind === 'validate');
     summary.resumed++;
   }

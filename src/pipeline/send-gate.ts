@@ -5,6 +5,8 @@
  * only between the moment this process recorded it and the moment it sends. Anything else found in `creating` (a crash, a lost
  * answer, an error of our own after the call) may have reached the service, so the job is looked
  * up by its deterministic name, and only a lookup that finds nothing lets the call go out again.
+ * With several agents on one journal, the call goes out only right after the file's lease was
+ * renewed under its epoch, and is aborted before the lease could run out (docs/high-availability.md).
  */
 
 import { crashPoint } from '../core/crash-points.js';
@@ -34,14 +36,15 @@ export type SendOutcome<T> = { kind: 'sent'; answer: T } | { kind: 'found'; job:
 
 /**
  * Sends the create of a `creating` item once, or answers the job the service already has under
- * its name. Throws RetryLater when the lookup fails (nothing is sent then); errors of `send` are
- * the caller's to classify, and whatever they are, the intent is spent: the next call looks up.
+ * its name. Throws RetryLater when the lookup fails, DOCEX_LEASE_LOST when another agent holds the
+ * file now (nothing is sent then); errors of `send` are the caller's to classify, and whatever they
+ * are, the intent is spent: the next call looks up. `send` gets the signal its request must obey.
  */
 export async function sendOnce<T>(
   ctx: StepContext,
   runtime: FolderRuntime,
   item: JournalItem,
-  send: (jobName: string) => Promise<T>,
+  send: (jobName: string, signal: AbortSignal) => Promise<T>,
 ): Promise<SendOutcome<T>> {
   if (item.state !== 'creating' || !item.jobName) {
     throw new RetryLater('DOCEX_INTERNAL', `item ${item.id} in ${item.state} has no intent to send`);
@@ -58,8 +61,11 @@ export async function sendOnce<T>(
   }
   // The intent, and the name to find the job by, are on disk before anything is sent.
   await ctx.journal.flush();
+  const allowedMs = await ctx.journal.leaseForSend(item);
   crashPoint('before-create');
-  const answer = await send(item.jobName);
+  const signal =
+    allowedMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(allowedMs)]);
+  const answer = await send(item.jobName, signal);
   crashPoint('after-create');
   return { kind: 'sent', answer };
 }

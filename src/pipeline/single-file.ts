@@ -25,10 +25,10 @@ export async function driveSingleFile(
     mtimeMs: item.mtimeMs,
     sha256: item.sha256,
     bytes: held,
-    create: (jobName) =>
+    create: (jobName, signal) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },
-        callOptions(ctx, runtime, item),
+        callOptions(ctx, runtime, item, signal),
       ),
     reject: (it, code, reason, extras) => rejectItem(ctx, runtime, it, code, reason, extras),
   });

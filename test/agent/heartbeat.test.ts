@@ -17,8 +17,20 @@ import { captureLogger } from '../api/support/log-capture.js';
 import { waitFor } from '../pipeline/support/agent-harness.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 
-const CONFIG = { heartbeatMs: 20, deadAfterMs: 60_000 };
-const IDENTITY = { id: 'agent-under-test', host: 'host-a', pid: 4242, version: '9.9.9' };
+const CONFIG = {
+  heartbeatMs: 20,
+  deadAfterMs: 60_000,
+  leaseMs: 60_000,
+  renewMs: 20_000,
+  createMarginMs: 10_000,
+};
+const IDENTITY = {
+  id: 'agent-under-test',
+  host: 'host-a',
+  pid: 4242,
+  version: '9.9.9',
+  place: 'host-a:/state',
+};
 
 const parts: ClusterPart[] = [];
 afterEach(async () => {
@@ -131,6 +143,7 @@ describePostgres('the cluster part on a PostgreSQL journal', () => {
         pid: 4242,
         version: '9.9.9',
         heartbeatMs: 20,
+        deadAfterMs: 60_000,
       });
       const row = async () =>
         (

@@ -283,7 +283,13 @@ describePostgres('retention of a shared journal by two agents', () => {
     const clusters = [1, 2].map((n) =>
       PostgresCluster.open(postgresConnection(url), {
         deadAfterMs: 60_000,
-        identity: { id: `agent-${n}`, host: `host-${n}`, pid: n, version: '0.1.0' },
+        identity: {
+          id: `agent-${n}`,
+          host: `host-${n}`,
+          pid: n,
+          version: '0.1.0',
+          place: `host-${n}:/state`,
+        },
       }),
     );
     const client = new pg.Client({ connectionString: url });

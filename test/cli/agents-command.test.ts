@@ -72,7 +72,7 @@ describePostgres('docex-agent agents on a PostgreSQL journal', () => {
   const agent = (n: number, version: string) => {
     const cluster = PostgresCluster.open(postgresConnection(url), {
       deadAfterMs: 60_000,
-      identity: { id: `id-${n}`, host: `host-${n}`, pid: 100 + n, version },
+      identity: { id: `id-${n}`, host: `host-${n}`, pid: 100 + n, version, place: `host-${n}:/state` },
     });
     closing.push(cluster);
     return cluster;

@@ -35,6 +35,7 @@ const identity = (n: number, version = '0.1.0'): AgentIdentity => ({
   host: `host-${n}`,
   pid: 1000 + n,
   version,
+  place: `host-${n}:/state`,
 });
 
 describe('the cluster on a SQLite journal (one agent)', () => {

@@ -222,16 +222,16 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
   });
 
   describe('schema', () => {
-    it('migrates an empty database to the version SQLite has plus the cluster tables, and again finds nothing to do', async () => {
-      // Migration 4 (agents, cluster_tasks) has no SQLite twin: one agent per SQLite journal.
-      expect(PG_SCHEMA_VERSION).toBe(SCHEMA_VERSION + 1);
+    it('migrates an empty database to the version SQLite has plus the cluster tables and leases, and again finds nothing to do', async () => {
+      // Migrations 4 (agents, cluster_tasks) and 5 (leases) have no SQLite twin: one agent per SQLite journal.
+      expect(PG_SCHEMA_VERSION).toBe(SCHEMA_VERSION + 2);
       await open();
       const client = await sql();
       const versions = await client.query(
         'SELECT version, applied_at FROM schema_migrations ORDER BY version',
       );
       expect(versions.rows).toEqual(
-        [1, 2, 3, 4].map((v) => ({ version: v, applied_at: String(h.clock.now()) })),
+        [1, 2, 3, 4, 5].map((v) => ({ version: v, applied_at: String(h.clock.now()) })),
       );
       const tables = await client.query(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
@@ -246,8 +246,8 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
       ]);
       h.clock.advance(1_000);
       await open();
-      expect((await client.query('SELECT count(*)::int AS n FROM schema_migrations')).rows[0].n).toBe(4);
-      expect(h.logText()).toMatch(/"migrated":\[1,2,3,4\]/);
+      expect((await client.query('SELECT count(*)::int AS n FROM schema_migrations')).rows[0].n).toBe(5);
+      expect(h.logText()).toMatch(/"migrated":\[1,2,3,4,5\]/);
       expect(h.logText()).toMatch(/"migrated":\[\]/);
     });
 
@@ -259,6 +259,7 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
         { version: 2 },
         { version: 3 },
         { version: 4 },
+        { version: 5 },
       ]);
     });
 

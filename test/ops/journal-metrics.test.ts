@@ -120,3 +120,20 @@ describe('journal metrics', () => {
     expect(await check.run(signal)).toMatchObject({ ok: true });
   });
 });
+
+describe('the holder of a late upload (several agents on one journal)', () => {
+  it('names the agent holding the first late upload in /readyz', async () => {
+    const late = { itemId: 7, folder: 'invoices', fileName: 'a.pdf', openedAt: 0, deadline: 1_000 };
+    const signal = new AbortController().signal;
+    const at = { now: () => 950 } as typeof clock;
+    const held = uploadWindowCheck(async () => [{ ...late, owner: 'agent-b' }], at);
+    expect(await held.run(signal)).toEqual({
+      ok: false,
+      detail: '1 upload(s) past 90% of their window, e.g. invoices/a.pdf (held by agent agent-b)',
+    });
+    const alone = uploadWindowCheck(async () => [late], at);
+    expect((await alone.run(signal)).detail).toBe(
+      '1 upload(s) past 90% of their window, e.g. invoices/a.pdf',
+    );
+  });
+});

@@ -37,7 +37,14 @@ describe('recoverUnfinished', () => {
   it('takes back, under its drop path, a file moved into .processing whose claim was never recorded', async () => {
     const { world, accepted, resumed, recover } = setUp();
     const claimedPath = world.putClaimed('pdf', 'lost.pdf', 'moved in, then the agent died');
-    expect(await recover()).toEqual({ resumed: 0, reclaimed: 1, placed: 0, skipped: 0, quarantined: 0 });
+    expect(await recover()).toEqual({
+      resumed: 0,
+      reclaimed: 1,
+      placed: 0,
+      skipped: 0,
+      quarantined: 0,
+      takenOver: 0,
+    });
     expect(accepted).toEqual([
       ['pdf', { name: 'lost.pdf', originalPath: path.join(world.dir, 'pdf', 'lost.pdf'), claimedPath }],
     ]);

@@ -37,7 +37,7 @@ const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::big
 const S = {
   heartbeat: q(
     'heartbeat',
-    `INSERT INTO agents (id, host, pid, version, schema_version) VALUES ($1, $2, $3, $4, $5)
+    `INSERT INTO agents (id, host, pid, version, schema_version, place) VALUES ($1, $2, $3, $4, $5, $6)
      ON CONFLICT (id) DO UPDATE SET last_seen = now()`,
   ),
   forget: q('forget', `DELETE FROM agents WHERE last_seen < now() - interval '${AGENT_ROWS_KEPT_DAYS} days'`),
@@ -45,7 +45,7 @@ const S = {
   alive: q('alive', `SELECT count(*) AS n FROM agents WHERE stopped_at IS NULL AND ${seenWithin('$1')}`),
   agents: q(
     'agents',
-    `SELECT id, host, pid, version, schema_version, ${epochMs('started_at')} AS started_at,
+    `SELECT id, host, pid, version, schema_version, place, ${epochMs('started_at')} AS started_at,
        ${epochMs('last_seen')} AS last_seen, ${epochMs('stopped_at')} AS stopped_at,
        greatest(0, ${epochMs('now()')} - ${epochMs('last_seen')}) AS seen_ago_ms,
        CASE WHEN stopped_at IS NOT NULL THEN 'stopped' WHEN ${seenWithin('$1')} THEN 'alive' ELSE 'dead' END
@@ -74,6 +74,7 @@ function recordOf(row: Record<string, unknown>): AgentRecord {
     host: String(row['host']),
     pid: Number(row['pid']),
     version: String(row['version']),
+    place: row['place'] === null ? '' : String(row['place']),
     schemaVersion: Number(row['schema_version']),
     startedAt: Number(row['started_at']),
     lastSeen: Number(row['last_seen']),
@@ -118,8 +119,15 @@ export class PostgresCluster implements ClusterStore {
   }
 
   async heartbeat(): Promise<void> {
-    const { id, host, pid, version } = this.self;
-    await this.session.rows('cluster: heartbeat', S.heartbeat, [id, host, pid, version, PG_SCHEMA_VERSION]);
+    const { id, host, pid, version, place } = this.self;
+    await this.session.rows('cluster: heartbeat', S.heartbeat, [
+      id,
+      host,
+      pid,
+      version,
+      PG_SCHEMA_VERSION,
+      place,
+    ]);
     if (!this.written) {
       this.written = true;
       await this.session.rows('cluster: forget old agents', S.forget);

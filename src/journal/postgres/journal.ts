@@ -12,6 +12,11 @@
  *   then row, so moves cannot deadlock;
  * - history entries are inserted last, under a shared advisory lock held until the commit, so a
  *   reader following history by id never passes an entry that commits late (reader.ts).
+ * Leases (with options.lease, an agent's journal): each unfinished file is held by one agent until
+ * its lease ends by the database's clock; this journal keeps the epoch it holds each file by and
+ * checks it, under the file's row lock, in every write for the file or its rows (a takeover updates
+ * the file row, so it waits for a write in flight and the write after it finds the new epoch): a
+ * write for a file held elsewhere changes nothing and rejects with DOCEX_LEASE_LOST.
  * Commits are durable when they answer (synchronous_commit=on), so flush() only waits for the
  * writes in flight. The upload URL is stored but read only by revealUploadUrl; pg's errors leave
  * as DocexErrors without the password or a URL's query.
@@ -31,12 +36,13 @@ import {
   type RecoveryOptions,
   recoveryAction,
 } from '../states.js';
-import type { FailedTry, JournalStore } from '../store.js';
+import type { FailedTry, JournalStore, LeaseRenewal, LostLease, TakenOver, TakeOverScope } from '../store.js';
 import type {
   ClaimInput,
   HistoryEntry,
   JournalOptions,
   JournalStats,
+  LeaseOptions,
   PruneBatch,
   RecordedClaim,
   RecoveryStep,
@@ -45,7 +51,7 @@ import type {
 } from '../types.js';
 import { detailText, planMove } from './moves.js';
 import { allowing, PgSession, type Tx } from './pool.js';
-import { historyEntryOf, itemOf as item } from './rows.js';
+import { historyEntryOf, itemOf as item, type Row } from './rows.js';
 import { migrate, PG_SCHEMA_VERSION } from './schema.js';
 import { STATEMENTS as S } from './statements.js';
 
@@ -79,6 +85,18 @@ class HistoryBatch {
 /** What each payload row adds to the time addRows' statements may take (a generous bound). */
 const BULK_MS_PER_ROW = 0.2;
 
+/** Files taken over per statement (a takeover at start takes them all, in batches). */
+const TAKE_OVER_BATCH = 500;
+
+function leaseLost(fileId: number, owner: unknown): DocexError {
+  const holder = typeof owner === 'string' ? `agent ${owner}` : 'no agent';
+  return new DocexError(
+    'DOCEX_LEASE_LOST',
+    `this agent no longer holds file item ${fileId}: ${holder} holds it now`,
+    { details: { itemId: fileId, owner: typeof owner === 'string' ? owner : null } },
+  );
+}
+
 function unknownItem(itemId: number): DocexError {
   return new DocexError('DOCEX_JOURNAL_UNKNOWN_ITEM', `no journal item ${itemId}`, { details: { itemId } });
 }
@@ -86,12 +104,15 @@ function unknownItem(itemId: number): DocexError {
 export class PostgresJournal implements JournalStore {
   readonly location: string;
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** The files this agent holds, by id, with the epoch it took each by (leases only). */
+  private readonly held = new Map<number, number>();
   private closed = false;
 
   private constructor(
     private readonly db: PgSession,
     private readonly clock: Clock,
     private readonly log: Logger,
+    private readonly lease: LeaseOptions | undefined,
   ) {
     this.location = db.location;
   }
@@ -101,7 +122,7 @@ export class PostgresJournal implements JournalStore {
     const db = PgSession.open(connection, {}, options.log);
     try {
       const migrated = await migrate(db, options.clock.now(), { deadAfterMs: options.deadAfterMs });
-      const journal = new PostgresJournal(db, options.clock, options.log);
+      const journal = new PostgresJournal(db, options.clock, options.log, options.lease);
       const unfinished = (await journal.unfinished()).length;
       options.log.info(
         { location: db.location, schemaVersion: PG_SCHEMA_VERSION, migrated, unfinished },
@@ -118,7 +139,14 @@ export class PostgresJournal implements JournalStore {
     const now = this.clock.now();
     return this.write('recordClaim', async (tx, history): Promise<RecordedClaim> => {
       await tx.rows(S.claimLock, [input.sha256]);
-      const same = await tx.one(S.sameFileUnfinished, [input.folder, input.sha256, input.sourcePath]);
+      const same = await tx.one(S.sameFileUnfinished, [
+        input.folder,
+        input.sha256,
+        input.sourcePath,
+        input.claimedPath,
+        // Agents sharing a folder: the file at this claimed path may be recorded by another agent.
+        this.lease !== undefined,
+      ]);
       if (same) return { kind: 'in-progress', item: item(same) };
       const earlierRow = input.allowDuplicates
         ? undefined
@@ -141,8 +169,11 @@ export class PostgresJournal implements JournalStore {
         earlier ? duplicateReason(earlier) : null,
         earlier?.id ?? null,
         now,
+        this.lease?.agentId ?? null,
+        this.lease?.leaseMs ?? null,
       ]);
       let recorded = item(inserted!);
+      if (this.lease && state === 'claimed') this.held.set(recorded.id, recorded.epoch);
       const detail = earlier
         ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
         : { size: input.size, sha256: input.sha256 };
@@ -171,6 +202,7 @@ export class PostgresJournal implements JournalStore {
       const parentRow = await tx.one(S.getForUpdate, [fileId]);
       if (!parentRow) throw unknownItem(fileId);
       const parent = item(parentRow);
+      this.fence(parentRow);
       if (parent.kind !== 'file' || parent.state !== 'validated') {
         throw rowsError(
           fileId,
@@ -222,6 +254,7 @@ export class PostgresJournal implements JournalStore {
     const moved = await this.write('transition', (tx, history) =>
       this.applyChecked(tx, history, itemId, to, fields, now, true),
     );
+    if (moved.kind === 'file' && isFinal(moved.state)) this.held.delete(moved.id);
     this.log.debug({ itemId, to, jobId: moved.jobId, attempt: moved.attempt }, 'journal transition');
     return moved;
   }
@@ -249,10 +282,12 @@ export class PostgresJournal implements JournalStore {
     now: number,
     lockFile: boolean,
   ): Promise<JournalItem> {
-    if (lockFile) await tx.rows(S.lockParentOf, [itemId]);
+    const parent = lockFile ? await tx.one(S.lockParentOf, [itemId]) : undefined;
     const row = await tx.one(S.getForUpdate, [itemId]);
     if (!row) throw unknownItem(itemId);
     const current = item(row);
+    if (parent) this.fence(parent);
+    else if (current.kind === 'file') this.fence(row);
     const childStates =
       current.kind === 'file'
         ? (await tx.rows(S.childStates, [itemId])).map((r) => r['state'] as ItemState)
@@ -283,16 +318,151 @@ export class PostgresJournal implements JournalStore {
   recordFailedTry(itemId: number, failure: FailedTry): Promise<JournalItem> {
     return this.track(
       this.db
-        .one('recordFailedTry', S.recordFailedTry, [itemId, failure.nextTryAt, failure.code])
-        .then((row) => {
-          if (!row) throw unknownItem(itemId);
+        .one('recordFailedTry', S.recordFailedTry, [
+          itemId,
+          failure.nextTryAt,
+          failure.code,
+          this.epochOf(itemId),
+        ])
+        .then(async (row) => {
+          if (!row) throw await this.missedWrite(itemId);
           return item(row);
         }),
     );
   }
 
   clearFailedTries(itemId: number): Promise<void> {
-    return this.track(this.db.rows('clearFailedTries', S.clearFailedTries, [itemId]).then(() => undefined));
+    return this.track(
+      this.db
+        .rows('clearFailedTries', S.clearFailedTries, [itemId, this.epochOf(itemId)])
+        .then(async (rows) => {
+          if (rows.length === 0) throw await this.missedWrite(itemId);
+        }),
+    );
+  }
+
+  holds(fileId: number): boolean {
+    return !this.lease || this.held.has(fileId);
+  }
+
+  async renewLeases(): Promise<LeaseRenewal> {
+    if (!this.lease) return { renewed: 0, lost: [] };
+    const { agentId, leaseMs } = this.lease;
+    // Files claimed while the statement runs are not in its answer: only these are judged.
+    const before = new Map(this.held);
+    const rows = await this.db.rows('renewLeases', S.renewLeases, [agentId, leaseMs]);
+    const renewed = new Map(rows.map((r) => [r['id'] as number, r['epoch'] as number]));
+    const lost: LostLease[] = [];
+    for (const [fileId, epoch] of before) {
+      if (renewed.get(fileId) === epoch) continue;
+      const holder = await this.db.one('holderOf', S.holderOf, [fileId]);
+      // Still this agent's by the same epoch: it finished meanwhile (renewal skips finished files).
+      if (holder && holder['owner'] === agentId && holder['epoch'] === epoch) continue;
+      // Gone from `held` already: a write found it first, and said so.
+      if (this.held.get(fileId) !== epoch || !this.letGo(fileId, holder)) continue;
+      lost.push({ itemId: fileId, owner: (holder?.['owner'] as string | null) ?? undefined });
+    }
+    return { renewed: rows.length, lost };
+  }
+
+  async takeOverFiles(
+    scope: TakeOverScope,
+    options: RecoveryOptions & { limit?: number } = {},
+  ): Promise<TakenOver[]> {
+    if (!this.lease) return [];
+    const { agentId, leaseMs, place } = this.lease;
+    const limit = options.limit ?? Number.POSITIVE_INFINITY;
+    const previous = new Map<number, string | undefined>();
+    while (previous.size < limit) {
+      const batch = Math.min(TAKE_OVER_BATCH, limit - previous.size);
+      const taken = await this.db.rows('takeOverFiles', S.takeOver, [
+        agentId,
+        leaseMs,
+        place,
+        batch,
+        scope.folders,
+        scope.sharedFolders,
+      ]);
+      for (const r of taken) {
+        const id = r['id'] as number;
+        this.held.set(id, r['epoch'] as number);
+        previous.set(id, (r['previous_owner'] as string | null) ?? undefined);
+      }
+      if (taken.length < batch) break;
+    }
+    if (previous.size === 0) return [];
+    const steps = await this.planOf([...previous.keys()], options);
+    return steps.map((step) => ({ ...step, previousOwner: previous.get(step.item.id) }));
+  }
+
+  async leaseForSend(target: Pick<JournalItem, 'id' | 'parentId'>): Promise<number | undefined> {
+    if (!this.lease) return undefined;
+    const { agentId, leaseMs, sendMarginMs } = this.lease;
+    const fileId = target.parentId ?? target.id;
+    const itemId = target.id;
+    const asked = performance.now();
+    const rows = await this.db.rows('leaseForSend', S.renewForSend, [
+      agentId,
+      leaseMs,
+      fileId,
+      this.epochOf(fileId),
+    ]);
+    if (rows.length === 0) throw await this.missedWrite(fileId);
+    // The lease ends leaseMs after the database's now(), which came after `asked`: counting from
+    // `asked` on this host's monotonic clock ends the request early, never late.
+    const allowed = Math.floor(leaseMs - sendMarginMs - (performance.now() - asked));
+    if (allowed < sendMarginMs) {
+      throw new DocexError(
+        'DOCEX_JOURNAL_UNAVAILABLE',
+        `the journal took ${Math.round(performance.now() - asked)} ms to renew a lease of ${leaseMs} ms: too slow to send a create safely; tried again later`,
+        { details: { itemId, leaseMs } },
+      );
+    }
+    return allowed;
+  }
+
+  /** The epoch this agent holds the file by, for a fenced statement (null: not fenced; -1: not held). */
+  private epochOf(fileId: number): number | null {
+    if (!this.lease) return null;
+    return this.held.get(fileId) ?? -1;
+  }
+
+  /** A fenced statement changed no row: the lease is lost, or the item does not exist. */
+  private async missedWrite(itemId: number): Promise<DocexError> {
+    const holder = await this.db.one('holderOf', S.holderOf, [itemId]);
+    if (!holder) return unknownItem(itemId);
+    const fileId = holder['id'] as number;
+    this.letGo(fileId, holder);
+    return leaseLost(fileId, holder['owner']);
+  }
+
+  /**
+   * This agent no longer holds the file: it forgets it, and says so once (whichever finds it first,
+   * a renewal or a write). Answers whether it still held it until now.
+   */
+  private letGo(fileId: number, file: Row | undefined): boolean {
+    if (!this.held.delete(fileId)) return false;
+    const owner = file?.['owner'];
+    this.log.warn(
+      {
+        folder: file?.['folder'],
+        file: file?.['file_name'],
+        itemId: fileId,
+        owner: typeof owner === 'string' ? owner : undefined,
+        code: 'DOCEX_LEASE_LOST',
+      },
+      'lease lost: another agent took the file over; this agent stopped touching it',
+    );
+    return true;
+  }
+
+  /** Checks, under the file's row lock, that this agent holds the file by its epoch. */
+  private fence(file: Row): void {
+    if (!this.lease) return;
+    const fileId = file['id'] as number;
+    if (file['owner'] === this.lease.agentId && this.held.get(fileId) === file['epoch']) return;
+    this.letGo(fileId, file);
+    throw leaseLost(fileId, file['owner']);
   }
 
   async get(itemId: number): Promise<JournalItem | undefined> {
@@ -321,13 +491,27 @@ export class PostgresJournal implements JournalStore {
     return (await this.db.rows('unfinished', S.unfinished)).map(item);
   }
 
-  /** The unfinished items and their rows' states from one snapshot. */
-  async recoveryPlan(options: RecoveryOptions = {}): Promise<RecoveryStep[]> {
+  /**
+   * The unfinished items and their rows' states from one snapshot. With leases: the files this
+   * agent takes over now (every file no live agent holds) and their rows.
+   */
+  async recoveryPlan(options: RecoveryOptions & { scope?: TakeOverScope } = {}): Promise<RecoveryStep[]> {
+    if (this.lease) {
+      const { scope, ...rest } = options;
+      return scope ? this.takeOverFiles(scope, rest) : [];
+    }
+    return this.planOf(undefined, options);
+  }
+
+  /** The plan of the files `fileIds` and their rows (undefined: every unfinished item). */
+  private async planOf(only: number[] | undefined, options: RecoveryOptions): Promise<RecoveryStep[]> {
     const now = this.clock.now();
     const { items, children } = await this.db.transaction(
       'recoveryPlan',
       async (tx) => {
-        const items = (await tx.rows(S.unfinished)).map(item);
+        const items = (
+          await (only === undefined ? tx.rows(S.unfinished) : tx.rows(S.unfinishedOf, [only]))
+        ).map(item);
         const fileIds = items.filter((i) => i.kind === 'file').map((i) => i.id);
         const children = new Map<number, ItemState[]>();
         if (fileIds.length > 0) {
@@ -410,11 +594,24 @@ export class PostgresJournal implements JournalStore {
     });
   }
 
-  /** Waits for the writes in flight, then closes the pool. */
+  /**
+   * Waits for the writes in flight, ends the leases of the files this agent holds (another agent
+   * takes them at once; a restart of this one takes them back), then closes the pool.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.flush();
+    if (this.lease) {
+      await this.db
+        .rows('releaseLeases', S.releaseLeases, [this.lease.agentId])
+        .catch((err: unknown) =>
+          this.log.warn(
+            { err },
+            'leases not released: other agents take this agent’s files once they run out',
+          ),
+        );
+    }
     await this.db.end();
   }
 

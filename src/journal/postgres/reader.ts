@@ -7,8 +7,11 @@
  * on a server with concurrent writers, ids are taken when an entry is inserted, not when it
  * commits, so entry 41 may commit after entry 42 and a cursor already past 42 would skip it for
  * good. Writers take their history ids under an advisory lock held shared until they commit; the
- * reader takes that lock exclusively for one statement (it waits for the writers in the middle of
- * their commit, a few ms) and reads the newest id: every id up to it is committed or never will be.
+ * reader tries that lock exclusively for one statement and, when no writer is in the middle of its
+ * commit, reads the newest id: every id up to it is committed or never will be. The reader only
+ * tries, never waits: a waiting exclusive request would queue every writer's shared one behind it,
+ * and a writer frozen before its COMMIT (another agent's process stopped) would then stall every
+ * agent's intake. After a few quick tries it keeps its last horizon (nothing new this round).
  */
 
 import type { Logger } from '../../core/logger.js';
@@ -37,6 +40,9 @@ import { historyEntryOf, itemOf } from './rows.js';
 import { checkVersion, LOCK_SPACE } from './schema.js';
 import { STATEMENTS } from './statements.js';
 
+/** Tries of the history lock per horizon read (waits of 1, 2, 4 … ms between them: about 60 ms). */
+const HORIZON_TRIES = 6;
+
 /** A reader needs few connections: its callers poll. */
 const READER_POOL_SIZE = 2;
 
@@ -49,8 +55,8 @@ const READS = {
   /** The newest history id whose transaction has ended (see the module's comment). */
   horizon: s(
     'horizon',
-    `SELECT coalesce((SELECT max(id) FROM history), 0) AS horizon
-     FROM (SELECT pg_advisory_xact_lock(${LOCK_SPACE.history}, 1)) AS barrier`,
+    `SELECT CASE WHEN pg_try_advisory_xact_lock(${LOCK_SPACE.history}, 1)
+       THEN coalesce((SELECT max(id) FROM history), 0) END AS horizon`,
   ),
   doneJobs: s(
     'done_jobs',
@@ -75,7 +81,7 @@ const READS = {
   ),
   pending: s(
     'pending',
-    `SELECT i.id, i.folder, i.file_name, i.upload_deadline,
+    `SELECT i.id, i.folder, i.file_name, i.upload_deadline, i.owner,
        (SELECT max(h.at) FROM history h WHERE h.item_id = i.id AND h.to_state = 'created') AS opened_at
      FROM items i
      WHERE i.state = 'created' AND i.upload_deadline IS NOT NULL AND i.mode <> 'payload-word'
@@ -83,7 +89,7 @@ const READS = {
   ),
   unfinishedBefore: s(
     'unfinished_before',
-    `SELECT id, folder, file_name, state, created_at, job_id FROM items
+    `SELECT id, folder, file_name, state, created_at, job_id, owner FROM items
      WHERE kind = 'file' AND state IN (${UNFINISHED_STATES_SQL}) AND created_at <= $1 ORDER BY id LIMIT $2`,
   ),
   idsByName: fileIds('ids_by_name', 'file_name = $1', 2),
@@ -98,6 +104,9 @@ const READS = {
 
 export class PostgresJournalReader implements JournalReader {
   readonly location: string;
+
+  /** The last horizon read: kept while writers are in the middle of their commits. */
+  private lastHorizon = 0;
 
   private constructor(private readonly db: PgSession) {
     this.location = db.location;
@@ -122,9 +131,18 @@ export class PostgresJournalReader implements JournalReader {
     }
   }
 
-  /** The newest history id no later commit can come in under. */
+  /** The newest history id no later commit can come in under (or the last one read). */
   private async horizon(doing: string): Promise<number> {
-    return Number((await this.db.one(doing, READS.horizon))?.['horizon'] ?? 0);
+    for (let tried = 0; tried < HORIZON_TRIES; tried++) {
+      const horizon = (await this.db.one(doing, READS.horizon))?.['horizon'];
+      if (horizon !== null && horizon !== undefined) {
+        this.lastHorizon = Math.max(this.lastHorizon, Number(horizon));
+        return this.lastHorizon;
+      }
+      // Commits take a few ms: look again shortly.
+      await new Promise((resolve) => setTimeout(resolve, 2 ** tried));
+    }
+    return this.lastHorizon;
   }
 
   async doneJobsAfter(cursor: number, limit: number): Promise<DoneJobItem[]> {

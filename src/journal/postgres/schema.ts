@@ -142,6 +142,22 @@ export const MIGRATIONS: readonly PgMigration[] = [
       );
     `,
   },
+  {
+    // Leases (leases.ts): each unfinished file is held by one agent (owner), until lease_until by
+    // the database's clock; epoch grows at every change of owner and fences the holder's writes.
+    // Agents record their place (host and state folder) so a restarted agent takes back its own
+    // files at once. Defaulted columns only: an agent of version 4 runs alone (it never shared
+    // folders), ignores them, and its files count as unowned to the next agent.
+    version: 5,
+    additive: true,
+    sql: `
+      ALTER TABLE items ADD COLUMN owner TEXT;
+      ALTER TABLE items ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE items ADD COLUMN lease_until TIMESTAMPTZ;
+      CREATE INDEX items_open_files ON items (owner) WHERE kind = 'file' AND state NOT IN ('done', 'rejected');
+      ALTER TABLE agents ADD COLUMN place TEXT;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -154,7 +170,8 @@ export const PG_ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow
   claimed_path, size, mtime_ms, sha256, allow_duplicates::int AS allow_duplicates, state, attempt, job_name,
   job_id, (upload_url IS NOT NULL)::int AS has_upload_url, upload_deadline, uploaded_md5, label,
   payload_sha256, reject_code, reject_reason, duplicate_of, created_at, updated_at, failed_tries,
-  next_try_at, last_failure_code, lost_answers, orphan_jobs`;
+  next_try_at, last_failure_code, lost_answers, orphan_jobs, owner, epoch,
+  (extract(epoch FROM lease_until) * 1000)::bigint AS lease_until`;
 
 const CREATE_VERSIONS =
   'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)';

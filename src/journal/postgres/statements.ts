@@ -7,6 +7,9 @@ import { PG_ITEM_COLUMNS as C, LOCK_SPACE } from './schema.js';
 
 const OPEN = "state NOT IN ('done', 'rejected')";
 
+/** $n ms from the database's now(): every lease end is the database's time, never a host's. */
+const fromNow = (param: string) => `now() + make_interval(secs => ${param}::float8 / 1000)`;
+
 const s = (name: string, text: string): Statement => ({ name: `docex_journal_${name}`, text });
 
 /** What a move adds to the lost-answer counters ($k, $k+1: 0 or 1 each), in the move's own UPDATE. */
@@ -14,10 +17,14 @@ const counters = (k: number) => `lost_answers = lost_answers + $${k}, orphan_job
 
 export const STATEMENTS = {
   get: s('get', `SELECT ${C} FROM items WHERE id = $1`),
-  /** A row's move locks its file first (shared: the rows of a file move side by side). */
+  /**
+   * A row's move locks its file first (shared: the rows of a file move side by side; a takeover,
+   * which updates the file, waits for them), and reads who holds it.
+   */
   lockParentOf: s(
     'lock_parent_of',
-    'SELECT id FROM items WHERE id = (SELECT parent_id FROM items WHERE id = $1) FOR SHARE',
+    `SELECT id, owner, epoch, folder, file_name FROM items
+     WHERE id = (SELECT parent_id FROM items WHERE id = $1) FOR SHARE`,
   ),
   getForUpdate: s('get_for_update', `SELECT ${C} FROM items WHERE id = $1 FOR UPDATE`),
   byJobId: s('by_job_id', `SELECT ${C} FROM items WHERE job_id = $1 ORDER BY id DESC LIMIT 1`),
@@ -43,7 +50,8 @@ export const STATEMENTS = {
   sameFileUnfinished: s(
     'same_file_unfinished',
     `SELECT ${C} FROM items
-     WHERE kind = 'file' AND folder = $1 AND sha256 = $2 AND source_path = $3 AND state = 'claimed'
+     WHERE kind = 'file' AND folder = $1 AND sha256 = $2
+       AND ((source_path = $3 AND state = 'claimed') OR ($5 AND claimed_path = $4 AND ${OPEN}))
      ORDER BY id LIMIT 1`,
   ),
   // A duplicate is the same content for the same folder or the same workflow, not counting drops
@@ -57,8 +65,11 @@ export const STATEMENTS = {
   insertFile: s(
     'insert_file',
     `INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
-       sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at)
-     VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15)
+       sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
+       owner, epoch, lease_until)
+     VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
+       $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
+       CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END)
      RETURNING ${C}`,
   ),
   /** This transaction's statements may take $1 ms (a file of many rows; reset at its end). */
@@ -109,14 +120,65 @@ export const STATEMENTS = {
     'UPDATE items SET upload_url = NULL, updated_at = $2 WHERE id = $1 AND upload_url IS NOT NULL',
   ),
   uploadUrl: s('upload_url', 'SELECT upload_url FROM items WHERE id = $1'),
+  // A file's retry state, fenced ($e: the epoch this agent holds the file by; NULL: not fenced).
   recordFailedTry: s(
     'record_failed_try',
     `UPDATE items SET failed_tries = failed_tries + 1, next_try_at = $2, last_failure_code = $3
-     WHERE id = $1 RETURNING ${C}`,
+     WHERE id = $1 AND ($4::int IS NULL OR epoch = $4) RETURNING ${C}`,
   ),
   clearFailedTries: s(
     'clear_failed_tries',
-    'UPDATE items SET failed_tries = 0, next_try_at = NULL WHERE id = $1',
+    `UPDATE items SET failed_tries = 0, next_try_at = NULL
+     WHERE id = $1 AND ($2::int IS NULL OR epoch = $2) RETURNING id`,
+  ),
+
+  // Leases: $1 this agent's id, $2 the lease (ms).
+  /** Every unfinished file this agent holds, its lease extended; the ones missing are lost. */
+  renewLeases: s(
+    'renew_leases',
+    `UPDATE items SET lease_until = ${fromNow('$2')}
+     WHERE owner = $1 AND kind = 'file' AND ${OPEN} RETURNING id, epoch`,
+  ),
+  /**
+   * Unfinished files this agent may take, taken with the next epoch. Of the folders $5 (the ones it
+   * runs): files nobody holds, and files a previous start of this agent held (an agent row of the
+   * same place, $3, that is not this one: the state folder's lock makes it dead). Of the folders $6
+   * (those whose files every agent can reach): also files whose lease ran out. SKIP LOCKED: files
+   * another agent is taking (or moving) now are left to it. $4: at most this many.
+   */
+  takeOver: s(
+    'take_over',
+    `WITH takeable AS (
+       SELECT id, owner AS previous_owner FROM items
+       WHERE kind = 'file' AND ${OPEN} AND owner IS DISTINCT FROM $1 AND folder = ANY($5::text[])
+         AND (owner IS NULL OR owner IN (SELECT id FROM agents WHERE place = $3 AND id <> $1)
+           OR (folder = ANY($6::text[]) AND (lease_until IS NULL OR lease_until < now())))
+       ORDER BY id LIMIT $4
+       FOR UPDATE SKIP LOCKED)
+     UPDATE items i SET owner = $1, epoch = i.epoch + 1, lease_until = ${fromNow('$2')}
+     FROM takeable t WHERE i.id = t.id
+     RETURNING i.id, i.epoch, t.previous_owner`,
+  ),
+  /** File $3's lease extended while this agent holds it by epoch $4. */
+  renewForSend: s(
+    'renew_for_send',
+    `UPDATE items SET lease_until = ${fromNow('$2')} WHERE id = $3 AND owner = $1 AND epoch = $4 RETURNING id`,
+  ),
+  /** Who holds the file of item $1 now (a lost lease's message). */
+  holderOf: s(
+    'holder_of',
+    `SELECT id, owner, epoch, folder, file_name FROM items
+     WHERE id = coalesce((SELECT parent_id FROM items WHERE id = $1), $1)`,
+  ),
+  /** A stopping agent's files: their leases end now, so another agent takes them at once. */
+  releaseLeases: s(
+    'release_leases',
+    `UPDATE items SET lease_until = now() WHERE owner = $1 AND kind = 'file' AND ${OPEN} AND lease_until > now()`,
+  ),
+  /** Files $1 and their unfinished rows, for the plan of what to do with them. */
+  unfinishedOf: s(
+    'unfinished_of',
+    `SELECT ${C} FROM items WHERE (id = ANY($1::bigint[]) OR parent_id = ANY($1::bigint[])) AND ${OPEN} ORDER BY id`,
   ),
 
   /**

@@ -78,6 +78,8 @@ export interface RecoveredFile {
   path: string;
   size: number;
   mtimeMs: number;
+  /** When it was moved in (a rename sets ctime), by this host's clock. */
+  ctimeMs: number;
   /** The done-marker moved in with it, if any. */
   markerPath?: string;
 }
@@ -110,7 +112,7 @@ export async function recoverProcessing(
     const p = path.join(dir, entry.name);
     try {
       const st = await fs.lstat(p);
-      files.push({ name: entry.name, path: p, size: st.size, mtimeMs: st.mtimeMs });
+      files.push({ name: entry.name, path: p, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
     } catch (err) {
       if (errnoOf(err) !== 'ENOENT') throw err;
     }

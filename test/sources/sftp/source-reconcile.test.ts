@@ -37,6 +37,9 @@ function item(state: JournalItem['state'], size = 100, mtimeMs = 1_700_000_000_0
     lastFailureCode: undefined,
     lostAnswers: 0,
     orphanJobs: 0,
+    owner: undefined,
+    epoch: 0,
+    leaseUntil: undefined,
   };
 }
 

@@ -1,0 +1,274 @@
+/**
+ * Leases on a real PostgreSQL server: several journals (agents) on one database. A claim is held
+ * by its claimer; a lease that ran out (set in the past by SQL: the database's clock decides, no
+ * test sleeps) is taken over by exactly one agent with the next epoch; every write of the agent
+ * that lost it changes nothing and rejects with DOCEX_LEASE_LOST; a restarted agent takes its own
+ * files back at once; a stopping agent releases its files.
+ */
+import pg from 'pg';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { isDocexError } from '../../src/core/errors.js';
+import { PostgresJournal } from '../../src/journal/postgres/journal.js';
+import { postgresConnection } from '../../src/journal/postgres/pool.js';
+import { PostgresJournalReader } from '../../src/journal/postgres/reader.js';
+import { LOCK_SPACE } from '../../src/journal/postgres/schema.js';
+import type { JournalItem } from '../../src/journal/schema.js';
+import type { TakeOverScope } from '../../src/journal/store.js';
+import type { ClaimInput, LeaseOptions } from '../../src/journal/types.js';
+import { describePostgres, testDatabase } from '../support/postgres.js';
+import { claimInput, type JournalHarness, journalHarness, sha256 } from './support/journal-harness.js';
+
+const LEASE_MS = 60_000;
+const SHARED: TakeOverScope = { folders: ['invoices'], sharedFolders: ['invoices'] };
+
+async function codeOf(work: Promise<unknown>): Promise<string | undefined> {
+  try {
+    await work;
+  } catch (err) {
+    return isDocexError(err) ? err.code : `not a DocexError: ${String(err)}`;
+  }
+  return undefined;
+}
+
+describePostgres('leases of files on a shared PostgreSQL journal', () => {
+  let h: JournalHarness;
+  let url: string;
+  const opened: PostgresJournal[] = [];
+  const clients: pg.Client[] = [];
+
+  beforeEach(async () => {
+    h = journalHarness();
+    url = await testDatabase();
+  });
+
+  afterEach(async () => {
+    for (const journal of opened.splice(0)) await journal.close().catch(() => undefined);
+    for (const client of clients.splice(0)) await client.end().catch(() => undefined);
+    await h.cleanup();
+  });
+
+  async function agent(agentId: string, place = `host-${agentId}:/state`): Promise<PostgresJournal> {
+    const lease: LeaseOptions = { agentId, place, leaseMs: LEASE_MS, sendMarginMs: 10_000 };
+    const journal = await PostgresJournal.open(postgresConnection(url), {
+      clock: h.clock,
+      log: h.log,
+      lease,
+    });
+    opened.push(journal);
+    return journal;
+  }
+
+  async function sql(): Promise<pg.Client> {
+    const client = new pg.Client({ connectionString: url });
+    client.on('error', () => undefined);
+    await client.connect();
+    clients.push(client);
+    return client;
+  }
+
+  /** The lease of file `id` ended a second ago, by the database's clock. */
+  async function expire(id: number): Promise<void> {
+    await (await sql()).query("UPDATE items SET lease_until = now() - interval '1 second' WHERE id = $1", [
+      id,
+    ]);
+  }
+
+  async function claimed(
+    journal: PostgresJournal,
+    overrides: Partial<ClaimInput> = {},
+  ): Promise<JournalItem> {
+    const result = await journal.recordClaim(claimInput(overrides));
+    if (result.kind !== 'claimed') throw new Error(`expected a claim, got ${result.kind}`);
+    return result.item;
+  }
+
+  it('records a claim as held by its claimer, epoch 1, until a lease end set by the database', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const item = await claimed(a);
+    expect(item).toMatchObject({ owner: 'a', epoch: 1 });
+    const row = (
+      await (
+        await sql()
+      ).query('SELECT extract(epoch FROM lease_until - now()) * 1000 AS left_ms FROM items WHERE id = $1', [
+        item.id,
+      ])
+    ).rows[0];
+    expect(Number(row.left_ms)).toBeGreaterThan(LEASE_MS - 5_000);
+    expect(Number(row.left_ms)).toBeLessThanOrEqual(LEASE_MS);
+    expect(a.holds(item.id)).toBe(true);
+    expect(b.holds(item.id)).toBe(false);
+  });
+
+  it('refuses every write of an agent that does not hold the file, and changes nothing', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const item = await claimed(a);
+    const before = await a.history(item.id);
+    expect(await codeOf(b.transition(item.id, 'validated'))).toBe('DOCEX_LEASE_LOST');
+    expect(await codeOf(b.recordFailedTry(item.id, { code: 'DOCEX_NETWORK', nextTryAt: 1 }))).toBe(
+      'DOCEX_LEASE_LOST',
+    );
+    expect(await codeOf(b.clearFailedTries(item.id))).toBe('DOCEX_LEASE_LOST');
+    expect(await codeOf(b.leaseForSend(item))).toBe('DOCEX_LEASE_LOST');
+    expect(await a.history(item.id)).toEqual(before);
+    expect(await a.get(item.id)).toMatchObject({ state: 'claimed', failedTries: 0 });
+  });
+
+  it('leaves a file with a live lease to its holder, and takes one whose lease ran out with the next epoch', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const item = await claimed(a);
+    expect(await b.takeOverFiles(SHARED)).toEqual([]);
+    await expire(item.id);
+    const taken = await b.takeOverFiles(SHARED);
+    expect(taken.map((t) => [t.item.id, t.item.owner, t.item.epoch, t.previousOwner])).toEqual([
+      [item.id, 'b', 2, 'a'],
+    ]);
+    expect(taken[0]!.action.kind).toBe('validate');
+    expect(b.holds(item.id)).toBe(true);
+    // The agent that lost it: its next write changes nothing, its renewal says so.
+    expect(await codeOf(a.transition(item.id, 'validated'))).toBe('DOCEX_LEASE_LOST');
+    expect(a.holds(item.id)).toBe(false);
+    const c = await agent('c');
+    const d = await claimed(c, { fileName: 'other.pdf' });
+    await expire(d.id);
+    await b.takeOverFiles(SHARED);
+    expect(await c.renewLeases()).toEqual({ renewed: 0, lost: [{ itemId: d.id, owner: 'b' }] });
+    // The new holder goes on.
+    expect((await b.transition(item.id, 'validated')).state).toBe('validated');
+  });
+
+  it('keeps holding the files it claims while a renewal runs (none judged lost)', async () => {
+    const a = await agent('a');
+    const claims = Array.from({ length: 30 }, (_, n) => claimed(a, { fileName: `busy-${n}.pdf` }));
+    const renewals = Array.from({ length: 10 }, () => a.renewLeases());
+    const items = await Promise.all(claims);
+    for (const renewal of await Promise.all(renewals)) expect(renewal.lost).toEqual([]);
+    expect(items.every((i) => a.holds(i.id))).toBe(true);
+    expect((await a.renewLeases()).renewed).toBe(30);
+  });
+
+  it('fences a payload row by its file: a row move of an agent that lost the file changes nothing', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const file = await claimed(a, { mode: 'payload-word', fileName: 'rows.csv' });
+    await a.transition(file.id, 'validated');
+    const [row] = await a.addRows(file.id, [{ rowIndex: 0, label: 'INV-1', payloadSha256: sha256('r0') }]);
+    await expire(file.id);
+    await b.takeOverFiles(SHARED);
+    expect(await codeOf(a.transition(row!.id, 'creating'))).toBe('DOCEX_LEASE_LOST');
+    expect(await codeOf(a.leaseForSend(row!))).toBe('DOCEX_LEASE_LOST');
+    expect((await b.get(row!.id))?.state).toBe('validated');
+    expect((await b.transition(row!.id, 'creating')).state).toBe('creating');
+  });
+
+  it('renews the lease before a send and answers a request time that ends before the lease could', async () => {
+    const a = await agent('a');
+    const item = await claimed(a);
+    await (await sql()).query("UPDATE items SET lease_until = now() + interval '5 seconds' WHERE id = $1", [
+      item.id,
+    ]);
+    const allowed = await a.leaseForSend(item);
+    expect(Number.isInteger(allowed)).toBe(true);
+    expect(allowed).toBeGreaterThan(0);
+    expect(allowed).toBeLessThanOrEqual(LEASE_MS - 10_000);
+    const row = (
+      await (
+        await sql()
+      ).query('SELECT extract(epoch FROM lease_until - now()) * 1000 AS left_ms FROM items WHERE id = $1', [
+        item.id,
+      ])
+    ).rows[0];
+    expect(Number(row.left_ms)).toBeGreaterThan(allowed!);
+  });
+
+  it('gives each file whose lease ran out to exactly one of several agents taking over at once', async () => {
+    const a = await agent('a');
+    const ids: number[] = [];
+    for (let n = 0; n < 60; n++) ids.push((await claimed(a, { fileName: `f-${n}.pdf` })).id);
+    await (await sql()).query("UPDATE items SET lease_until = now() - interval '1 second'");
+    const takers = await Promise.all(['b', 'c', 'd'].map((id) => agent(id)));
+    const taken = await Promise.all(takers.map((t) => t.takeOverFiles(SHARED, { limit: 25 })));
+    const all = taken.flat().map((t) => t.item.id);
+    expect(new Set(all).size).toBe(all.length);
+    const rest = await takers[0]!.takeOverFiles(SHARED);
+    expect([...all, ...rest.map((t) => t.item.id)].sort((x, y) => x - y)).toEqual(ids);
+    const owners = await (await sql()).query('SELECT owner, epoch FROM items');
+    expect(owners.rows.every((r) => ['b', 'c', 'd'].includes(r.owner) && r.epoch === 2)).toBe(true);
+  });
+
+  it('takes back at once the files of an earlier start of the same agent (same place), whose lease still runs', async () => {
+    const first = await agent('start-1', 'host-x:/var/lib/docex');
+    const item = await claimed(first);
+    await (await sql()).query(
+      "INSERT INTO agents (id, host, pid, version, schema_version, place) VALUES ('start-1', 'host-x', 1, '0', 5, 'host-x:/var/lib/docex')",
+    );
+    const stranger = await agent('other');
+    expect(await stranger.takeOverFiles(SHARED)).toEqual([]);
+    const second = await agent('start-2', 'host-x:/var/lib/docex');
+    const steps = await second.recoveryPlan({ scope: SHARED });
+    expect(steps.map((s) => [s.item.id, s.item.owner, s.item.epoch])).toEqual([[item.id, 'start-2', 2]]);
+  });
+
+  it('takes files of a folder whose copies only their holder reaches (SFTP spool) from nobody but an earlier start', async () => {
+    const a = await agent('a');
+    const item = await claimed(a, { folder: 'sftp-in' });
+    await expire(item.id);
+    const b = await agent('b');
+    expect(await b.takeOverFiles({ folders: ['sftp-in'], sharedFolders: [] })).toEqual([]);
+    // A folder this agent does not run is never taken, shared or not.
+    expect(await b.takeOverFiles(SHARED)).toEqual([]);
+  });
+
+  it('releases the files of a stopping agent: another takes them at once', async () => {
+    const a = await agent('a');
+    const item = await claimed(a);
+    await a.close();
+    const b = await agent('b');
+    expect((await b.takeOverFiles(SHARED)).map((t) => t.item.id)).toEqual([item.id]);
+  });
+
+  it('answers in-progress to a second agent recording the same file at the same claimed path, held by the first', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const item = await claimed(a);
+    await a.transition(item.id, 'validated');
+    const again = await b.recordClaim(
+      claimInput({ sourcePath: '/srv/erp/in/.processing/invoice-2026-0001.pdf' }),
+    );
+    expect(again.kind).toBe('in-progress');
+    expect(again.item.id).toBe(item.id);
+    expect(b.holds(again.item.id)).toBe(false);
+    expect((await a.stats()).files).toMatchObject({ validated: 1, rejected: 0 });
+  });
+
+  it('lets other agents write while one is stuck before its COMMIT: the feed reader never queues behind it', async () => {
+    const a = await agent('a');
+    await claimed(a, { fileName: 'before.pdf' });
+    const reader = await PostgresJournalReader.open(postgresConnection(url));
+    try {
+      const seen = await reader.historyAfter(0, 100);
+      expect(seen.map((e) => e.to)).toEqual(['claimed']);
+      // Another agent's transaction, stopped between its history insert and its COMMIT.
+      const frozen = await sql();
+      await frozen.query('BEGIN');
+      await frozen.query(`SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1)`);
+      const within = <T>(work: Promise<T>) =>
+        Promise.race([
+          work,
+          new Promise<never>((_, reject) =>
+            setTimeout(() => reject(new Error('stalled behind the stopped transaction')), 5_000).unref(),
+          ),
+        ]);
+      const feed = within(reader.historyAfter(seen.at(-1)!.id, 100));
+      const write = within(claimed(a, { fileName: 'during.pdf' }));
+      expect(await feed).toEqual([]);
+      expect((await write).fileName).toBe('during.pdf');
+      await frozen.query('COMMIT');
+      expect((await reader.historyAfter(seen.at(-1)!.id, 100)).map((e) => e.to)).toEqual(['claimed']);
+    } finally {
+      await reader.close();
+    }
+  });
+});
