@@ -87,6 +87,7 @@ export class InboundPart implements Part {
       log,
       callbacks: followerCallbacks(this.follower.returns?.follower, log),
       outputHealth: this.options.outputHealth,
+      ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),
     });
   }
 

@@ -10,7 +10,10 @@
  * schedule an agent that finds days due (csvDaysDue, the shared store's) claims the task
  * (`claimTask`, by the database's clock) for a window a little shorter than
  * `follow.maxIntervalMs`; the others look again after that window, when the days are written or,
- * the claimant having failed, due still, and then one of them claims it.
+ * the claimant having failed, due still, and then one of them claims it. The same way, each firing
+ * of `follow.schedule` is swept by one agent: the first to claim it polls the jobs due, the others
+ * skip that firing (their nudges, webhooks and catch-up polls still run: a job's own backoff in the
+ * shared store keeps them from polling it again at once).
  */
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
@@ -72,6 +75,10 @@ export interface FollowerOptions {
 
 /** The cluster task of the daily CSV. */
 export const DAILY_CSV_TASK = 'returns:daily-csv';
+/** The cluster task of a firing of follow.schedule: one agent polls the jobs due. */
+export const FOLLOW_SWEEP_TASK = 'returns:follow-sweep';
+/** A firing is claimed for this share of the time to the next one. */
+const SWEEP_CLAIM_SHARE = 0.8;
 /**
  * The daily CSV is claimed for this share of follow.maxIntervalMs, the delay after which a
  * failed write, or an agent that lost the claim, looks again: by then the window is over.
@@ -426,6 +433,22 @@ export class Follower {
     return nextFiring;
   }
 
+  /** Whether this agent sweeps this firing (always without claimTask, or when the claim fails). */
+  private async claimSweep(now: number, next: number): Promise<boolean> {
+    const claim = this.opts.claimTask;
+    if (!claim) return true;
+    const windowMs = Number.isFinite(next)
+      ? Math.max(1, Math.floor((next - now) * SWEEP_CLAIM_SHARE))
+      : 60_000;
+    try {
+      return await claim(FOLLOW_SWEEP_TASK, windowMs);
+    } catch (err) {
+      // The database down: polling twice is better than not at all (a poll only reads).
+      this.opts.log.debug({ err }, 'follow sweep: the claim failed; this agent sweeps');
+      return true;
+    }
+  }
+
   /** One pass of the loop; answers whether it found anything to do (new jobs, tasks, a sweep). */
   private async step(): Promise<boolean> {
     const { clock, store, log } = this.opts;
@@ -438,9 +461,12 @@ export class Follower {
     const now = clock.now();
     await this.catchUp(now);
     if (now >= this.nextSweepAt) {
-      const due = (await store.dueJobs(now, 5000)).map((j) => j.jobId);
-      for (const id of due) this.sweep.add(id);
-      this.nextSweepAt = this.poll.next(now) ?? Number.POSITIVE_INFINITY;
+      const next = this.poll.next(now) ?? Number.POSITIVE_INFINITY;
+      if (await this.claimSweep(now, next)) {
+        const due = (await store.dueJobs(now, 5000)).map((j) => j.jobId);
+        for (const id of due) this.sweep.add(id);
+      }
+      this.nextSweepAt = next;
     }
     await this.fill(now);
     await this.writeStatuses(now);

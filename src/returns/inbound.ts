@@ -12,11 +12,12 @@ import type { PeppolInboxConfig, WebhooksConfig } from '../config/inbound-schema
 import { parseListen } from '../config/inbound-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import type { JournalLocation } from '../journal/index.js';
+import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
 import type { OutputTarget } from '../outputs/types.js';
+import { cronPlan } from './cron-next.js';
 import type { InboxStore } from './inbox-store.js';
 import { openInboxStore } from './open-stores.js';
 import { PeppolPoller, type PeppolSource } from './peppol-poller.js';
@@ -51,7 +52,14 @@ export interface InboundOptions {
   outputHealth?: OutputHealth;
   /** Clock of the webhook timestamp check; real time by default. */
   receiverClock?: Clock;
+  /** Claims a task run once across the agents on the journal (absent: every poll is this agent's). */
+  claimTask?: TaskClaim;
 }
+
+/** The cluster task of a scheduled Peppol inbox poll: one agent polls per firing. */
+export const PEPPOL_POLL_TASK = 'returns:peppol-poll';
+/** A firing is claimed for this share of the time to the next one. */
+const POLL_CLAIM_SHARE = 0.8;
 
 export interface Inbound {
   readonly store: InboxStore;
@@ -121,12 +129,30 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
       poller = p;
       stops.push(() => p.stop());
       const quietMs = config.peppolInbox.quietWhileWebhooksMs;
+      const plan = cronPlan(config.peppolInbox.schedule);
+      // Several agents on one journal: one of them polls at each firing (by the database's clock).
+      const claimed = async (): Promise<boolean> => {
+        const claim = options.claimTask;
+        if (!claim) return true;
+        const now = clock.now();
+        const next = plan.next(now) ?? now + 60_000;
+        try {
+          return await claim(PEPPOL_POLL_TASK, Math.max(1, Math.floor((next - now) * POLL_CLAIM_SHARE)));
+        } catch {
+          return true; // The database down: a second poll only lists again; none would miss documents.
+        }
+      };
+      const pollIfClaimed = () =>
+        void claimed().then((ours) => {
+          if (ours) void p.poll();
+          else log.debug({ part: 'peppol-inbox' }, 'scheduled poll: another agent polls this one');
+        });
       const task = (options.scheduler ?? nodeCronScheduler)(config.peppolInbox.schedule, () => {
-        if (scheduledPollDue(clock.now(), p.lastPass, lastWebhookAt, quietMs)) void p.poll();
+        if (scheduledPollDue(clock.now(), p.lastPass, lastWebhookAt, quietMs)) pollIfClaimed();
         else log.debug({ part: 'peppol-inbox' }, 'scheduled poll skipped: webhooks are arriving');
       });
       stops.push(() => task.stop());
-      void p.poll();
+      pollIfClaimed();
       log.info({ target: target.description, schedule: config.peppolInbox.schedule }, 'peppol inbox started');
     }
 

@@ -84,6 +84,8 @@ function start(statusTarget: OutputTarget, claims: [string, number][], answers: 
     log,
     maxSleepMs: 2,
     claimTask: async (name, periodMs) => {
+      // Each firing of the poll schedule is claimed too: this agent sweeps them all.
+      if (name !== 'returns:daily-csv') return true;
       claims.push([name, periodMs]);
       return answers.shift() ?? false;
     },
