@@ -28,6 +28,8 @@ export interface ChaosAgentConfigInput {
   outputsDir: string;
   /** A PostgreSQL journal (a loopback server, plain TCP) instead of journal.sqlite in stateDir. */
   journal?: { url: string; timeoutMs?: string } | undefined;
+  /** The cluster section (several agents on the journal: leases short enough for a run). */
+  cluster?: Record<string, string> | undefined;
 }
 
 export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, unknown> {
@@ -49,6 +51,7 @@ export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, u
           },
         }
       : {}),
+    ...(input.cluster ? { cluster: input.cluster } : {}),
     concurrency: input.concurrency,
     returns: {
       statuses: { target: { type: 'local', path: `${input.outputsDir}/statuses` } },

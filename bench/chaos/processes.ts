@@ -108,6 +108,10 @@ const COUNTED = new Set([
   JOURNAL_DOWN,
   JOURNAL_BACK,
   JOURNAL_IDLE_LOST,
+  // Several agents on one journal (src/agent/leases.ts, src/pipeline/pipeline.ts).
+  'file taken over',
+  'lease lost: another agent took the file over; this agent stopped touching it',
+  'file held by another agent: left to it',
 ]);
 
 /**

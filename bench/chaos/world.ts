@@ -72,6 +72,8 @@ export interface WorldOptions {
   journalProxy?: boolean;
   /** The agent's journal.timeoutMs (e.g. '3s'); default the configuration's. */
   journalTimeout?: string;
+  /** The agents' cluster section (several agents on one PostgreSQL journal). */
+  cluster?: Record<string, string>;
 }
 
 export interface World {
@@ -90,7 +92,11 @@ export interface World {
   /** Renames staged sets into the drop folder (all still staged when `count` is absent). */
   drop(count?: number): number;
   staged(): number;
-  startAgent(env?: Record<string, string>): AgentProcess;
+  /**
+   * Starts an agent process. `instance`: several agents on one journal, each with a state folder of
+   * its own (`state-<instance>`, another host as far as leases go); default the world's one agent.
+   */
+  startAgent(env?: Record<string, string>, instance?: number): AgentProcess;
   agents: AgentProcess[];
   /** Names of the files claimed and not yet placed (in `.processing/`). */
   inFlight(): string[];
@@ -104,6 +110,8 @@ export interface World {
   affected(): Set<string>;
   /** Stops the running agent with SIGTERM; answers its exit code. */
   stopAgent(): Promise<number | null>;
+  /** Stops every agent still running with SIGTERM; answers their exit codes. */
+  stopAgents(): Promise<(number | null)[]>;
   check(options?: InvariantOptions): Promise<InvariantReport>;
   close(): Promise<void>;
 }
@@ -197,6 +205,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
           },
         }
       : {}),
+    ...(options.cluster ? { cluster: options.cluster } : {}),
     concurrency: options.concurrency ?? 4,
     inbox,
     archiveDir,
@@ -205,6 +214,14 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     ...(options.mode ? { folder: options.mode.folder } : {}),
   });
   writeFileSync(configFile, stringify(config));
+  const configOf = (instance: number | undefined): string => {
+    if (instance === undefined) return configFile;
+    const file = path.join(dir, `agent-${instance}.yaml`);
+    if (!existsSync(file)) {
+      writeFileSync(file, stringify({ ...config, stateDir: path.join(dir, `state-${instance}`) }));
+    }
+    return file;
+  };
 
   const inputs: InputFile[] = [];
   const sets: DocumentSet[] = [];
@@ -244,6 +261,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
         )
       : placedHere();
   const current = () => agents.at(-1);
+  const running = () => agents.filter((a) => a.child.exitCode === null && a.child.signalCode === null);
 
   const world: World = {
     dir,
@@ -265,8 +283,8 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       return n;
     },
     staged: () => sets.length - next,
-    startAgent(env) {
-      const agent = startAgentProcess(configFile, env, options.agentEntry);
+    startAgent(env, instance) {
+      const agent = startAgentProcess(configOf(instance), env, options.agentEntry);
       agents.push(agent);
       return agent;
     },
@@ -293,8 +311,9 @@ export async function createWorld(options: WorldOptions): Promise<World> {
           seen = placed();
           deadline = Date.now() + timeoutMs;
         }
+        // Several agents: stuck only once none runs (a scenario kills and replaces them).
         const agent = current();
-        if (agent && agent.child.exitCode !== null) {
+        if (agent && running().length === 0 && agent.child.exitCode !== null) {
           throw new Error(`agent exited (${agent.child.exitCode}):\n${agent.tail.join('\n')}`);
         }
         if (Date.now() > deadline) {
@@ -315,6 +334,11 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       if (!agent) return null;
       await stopChild(agent.child);
       return agent.exited;
+    },
+    async stopAgents() {
+      const alive = running();
+      await Promise.all(alive.map((a) => stopChild(a.child)));
+      return Promise.all(alive.map((a) => a.exited));
     },
     async check(checkOptions = {}) {
       // An SFTP folder's remote archive and error folders sit inside it.

@@ -2,6 +2,7 @@
 import type { Scenario } from '../scenario.js';
 import { clockJumpScenario } from './clock-jump.js';
 import { diskFullScenario } from './disk-full.js';
+import { haFreezeScenario, haKillScenario } from './ha.js';
 import { killScenario } from './kill.js';
 import { lostAnswersScenario } from './lost-answers.js';
 import { mixedScenario } from './mixed.js';
@@ -24,6 +25,9 @@ export const SCENARIOS: readonly Scenario[] = [
   // PostgreSQL journal only, whatever --journal says.
   pgRestartScenario,
   pgCutScenario,
+  // Several agents on one PostgreSQL journal.
+  haKillScenario,
+  haFreezeScenario,
 ];
 
 /** Not in a default run: the small all-in-one the test suite runs (`--only mixed` runs it here). */

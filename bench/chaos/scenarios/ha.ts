@@ -1,0 +1,180 @@
+/**
+ * Several agents on one PostgreSQL journal and one drop folder (PostgreSQL only), with leases short
+ * enough for a run (HA_CLUSTER: 3 s, renewed every second):
+ * - ha-kill: two agents; one of them, at random, SIGKILLed at random moments and replaced by a new
+ *   agent (another state folder: another host as far as leases go), so its files move to the
+ *   others only once their leases run out;
+ * - ha-freeze: two agents; one of them, at random, frozen (SIGSTOP) for twice the lease, then let
+ *   go (SIGCONT): the other takes its files over meanwhile, and the one let go must not touch them
+ *   again (the sandbox's job list shows any document sent twice).
+ * The sandbox answers every create and upload 300 ms late, so that the agents hold files when a
+ * fault comes; each fault hits an agent that holds one (it logged a file taken and not yet archived
+ * or refused). Affected: files taken over from another agent.
+ */
+
+import type { AgentProcess } from '../processes.js';
+import { rng, runInWorld, type Scenario, sleep, within } from '../scenario.js';
+import type { World } from '../world.js';
+
+/** Leases of 3 s renewed every second: failover within about 4 s. */
+export const HA_CLUSTER = {
+  leaseMs: '3s',
+  renewMs: '1s',
+  createMarginMs: '750ms',
+  heartbeatMs: '1s',
+  deadAfterMs: '3s',
+} as const;
+const LEASE_MS = 3_000;
+/** Added by the sandbox to every create and upload. */
+const SERVICE_LATENCY_MS = 300;
+const CREATE_ROUTES = ['/jobs/single-file', '/jobs/payload-pdf', '/jobs/payload-word'];
+
+async function slowService(world: World): Promise<void> {
+  for (const route of CREATE_ROUTES) {
+    await world.control.call('POST', '/faults', { route, method: 'POST', latencyMs: SERVICE_LATENCY_MS });
+  }
+  await world.control.call('POST', '/faults', {
+    route: '/upload/:jobId',
+    method: 'PUT',
+    latencyMs: SERVICE_LATENCY_MS,
+  });
+}
+
+/** Whether the agent holds a file now, by its log: one taken and not yet archived or refused. */
+const holding = (agent: AgentProcess) =>
+  (agent.seen.get('file taken') ?? 0) >
+  (agent.seen.get('file archived') ?? 0) + (agent.seen.get('file refused') ?? 0);
+
+/**
+ * The agent to hit: waits (up to 15 s) until one of them holds a file, and answers it (the one
+ * `random` picks when both do, or neither does by then).
+ */
+async function holder(agents: readonly AgentProcess[], random: () => number): Promise<number> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const holders = agents.flatMap((agent, i) => (holding(agent) ? [i] : []));
+    if (holders.length === 1) return holders[0]!;
+    if (holders.length > 1 || Date.now() > deadline) return random() < 0.5 ? 0 : 1;
+    await sleep(20);
+  }
+}
+
+/** Starts agent `instance` (a state folder of its own) and waits for its start. */
+async function startInstance(world: World, instance: number): Promise<AgentProcess> {
+  const agent = world.startAgent({}, instance);
+  await within(Promise.race([agent.started, agent.exited]), 60_000, `agent ${instance} start`);
+  if (agent.child.exitCode !== null)
+    throw new Error(`agent ${instance} exited at start:\n${agent.tail.join('\n')}`);
+  return agent;
+}
+
+/** Waits for every file, then stops the agents still running: each must exit 0. */
+async function finishAll(world: World, timeoutMs: number): Promise<void> {
+  await world.waitPlaced(timeoutMs);
+  const codes = await world.stopAgents();
+  if (codes.some((code) => code !== 0)) {
+    throw new Error(
+      `an agent exited ${codes.join(', ')} after SIGTERM:\n${world.agents.at(-1)?.tail.join('\n')}`,
+    );
+  }
+}
+
+/** Lines of every agent of the world with this message. */
+const counted = (world: World, msg: string) =>
+  world.agents.reduce((n, agent) => n + (agent.seen.get(msg) ?? 0), 0);
+
+export const TAKEN_OVER = 'file taken over';
+export const LEASE_LOST = 'lease lost: another agent took the file over; this agent stopped touching it';
+export const HELD_ELSEWHERE = 'file held by another agent: left to it';
+
+export const haKillScenario: Scenario = {
+  name: 'ha-kill',
+  fault: 'one of two agents on one journal SIGKILLed at random moments',
+  journals: ['postgres'],
+  run(sizes) {
+    const files = sizes.files ?? (sizes.quick ? 120 : 800);
+    const kills = Math.max(1, sizes.kills ?? (sizes.quick ? 4 : 12));
+    const random = rng(sizes.seed + 29);
+    return runInWorld(
+      this,
+      {
+        name: 'hakill',
+        files,
+        mode: sizes.mode,
+        agentEntry: sizes.agentEntry,
+        journal: 'postgres',
+        cluster: HA_CLUSTER,
+      },
+      async (world) => {
+        await slowService(world);
+        let instances = 0;
+        const live = [await startInstance(world, instances++), await startInstance(world, instances++)];
+        const batch = Math.ceil(world.sets.length / (kills + 1));
+        world.drop(batch);
+        for (let k = 0; k < kills; k++) {
+          await sleep(200 + Math.floor(random() * 1_500));
+          const victim = await holder(live, random);
+          live[victim]!.child.kill('SIGKILL');
+          await live[victim]!.exited;
+          world.drop(batch);
+          live[victim] = await startInstance(world, instances++);
+        }
+        world.drop();
+        await finishAll(world, 120_000 + files * 200);
+        const takenOver = counted(world, TAKEN_OVER);
+        return {
+          injected: kills,
+          injectedDetail: `${kills} SIGKILL of one of two agents; ${takenOver} files taken over by another agent`,
+          affected: takenOver,
+        };
+      },
+    );
+  },
+};
+
+export const haFreezeScenario: Scenario = {
+  name: 'ha-freeze',
+  fault: 'one of two agents on one journal frozen (SIGSTOP) past its lease, then let go',
+  journals: ['postgres'],
+  run(sizes) {
+    const files = sizes.files ?? (sizes.quick ? 120 : 800);
+    const freezes = Math.max(1, sizes.faults ?? (sizes.quick ? 3 : 8));
+    const random = rng(sizes.seed + 31);
+    return runInWorld(
+      this,
+      {
+        name: 'hafreeze',
+        files,
+        mode: sizes.mode,
+        agentEntry: sizes.agentEntry,
+        journal: 'postgres',
+        cluster: HA_CLUSTER,
+      },
+      async (world) => {
+        await slowService(world);
+        const agents = [await startInstance(world, 0), await startInstance(world, 1)];
+        const batch = Math.ceil(world.sets.length / (freezes + 1));
+        world.drop(batch);
+        for (let f = 0; f < freezes; f++) {
+          await sleep(200 + Math.floor(random() * 1_500));
+          const frozen = agents[await holder(agents, random)]!;
+          frozen.child.kill('SIGSTOP');
+          world.drop(batch);
+          // Past the lease and a renewal round: the other agent takes the frozen one's files.
+          await sleep(2 * LEASE_MS + 1_000);
+          frozen.child.kill('SIGCONT');
+        }
+        world.drop();
+        await finishAll(world, 120_000 + files * 200);
+        const takenOver = counted(world, TAKEN_OVER);
+        const lost = counted(world, LEASE_LOST);
+        const leftAlone = counted(world, HELD_ELSEWHERE);
+        return {
+          injected: freezes,
+          injectedDetail: `${freezes} SIGSTOP for ${(2 * LEASE_MS + 1_000) / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
+          affected: takenOver,
+        };
+      },
+    );
+  },
+};
