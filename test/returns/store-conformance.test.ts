@@ -112,6 +112,19 @@ function conformance(open: () => Promise<Place>): void {
   });
 
   describe('returns store', () => {
+    it('takes the same jobs from two followers at once (several agents on one journal): each once, no conflict', async () => {
+      const [one, two] = [await returns(), await returns()];
+      const jobs = Array.from({ length: 20 }, (_, n) => newJob(`job_${n}`, n + 1, `f${n}.pdf`));
+      const added = await Promise.all([
+        one.addJobs(jobs, 'cursor', '20', T0),
+        two.addJobs(jobs, 'cursor', '20', T0),
+      ]);
+      expect(added[0] + added[1]).toBe(20);
+      expect((await one.dueJobs(T0 + 10, 100)).map((j) => j.jobId).sort()).toEqual(
+        jobs.map((j) => j.jobId).sort(),
+      );
+    });
+
     it('records jobs once, with the feed cursor in the same transaction, and names colliding status files apart', async () => {
       const store = await returns();
       expect(

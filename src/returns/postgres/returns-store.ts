@@ -43,8 +43,9 @@ const S = {
   pathTaken: q('path-taken', 'SELECT 1 FROM returns_sources WHERE status_path = $1'),
   insertSource: q(
     'insert-source',
+    // Another agent following the same feed may add the same source at the same moment.
     `INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
-     VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (item_id) DO NOTHING`,
   ),
   insertJob: q(
     'insert-job',
