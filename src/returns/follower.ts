@@ -441,7 +441,9 @@ export class Follower {
       ? Math.max(1, Math.floor((next - now) * SWEEP_CLAIM_SHARE))
       : 60_000;
     try {
-      return await claim(FOLLOW_SWEEP_TASK, windowMs);
+      const ours = await claim(FOLLOW_SWEEP_TASK, windowMs);
+      if (!ours) this.opts.log.debug('follow sweep: another agent polls this firing');
+      return ours;
     } catch (err) {
       // The database down: polling twice is better than not at all (a poll only reads).
       this.opts.log.debug({ err }, 'follow sweep: the claim failed; this agent sweeps');
