@@ -141,12 +141,41 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
 
   it('keeps holding the files it claims while a renewal runs (none judged lost)', async () => {
     const a = await agent('a');
-    const claims = Array.from({ length: 30 }, (_, n) => claimed(a, { fileName: `busy-${n}.pdf` }));
-    const renewals = Array.from({ length: 10 }, () => a.renewLeases());
+    const claims: Promise<JournalItem>[] = [];
+    const renewals: Promise<unknown>[] = [];
+    // Interleaved: renewals start while claims are in their transactions, and after them.
+    for (let n = 0; n < 30; n++) {
+      claims.push(claimed(a, { fileName: `busy-${n}.pdf` }));
+      renewals.push(a.renewLeases());
+    }
     const items = await Promise.all(claims);
-    for (const renewal of await Promise.all(renewals)) expect(renewal.lost).toEqual([]);
+    for (const renewal of (await Promise.all(renewals)) as { lost: unknown[] }[])
+      expect(renewal.lost).toEqual([]);
     expect(items.every((i) => a.holds(i.id))).toBe(true);
     expect((await a.renewLeases()).renewed).toBe(30);
+  });
+
+  it('does not judge lost a claim whose transaction has not committed when a renewal runs', async () => {
+    const a = await agent('a');
+    // Hold the history lock exclusively: the claim's transaction stops at its last statement,
+    // its item inserted, not committed.
+    const blocker = await sql();
+    await blocker.query('BEGIN');
+    await blocker.query(`SELECT pg_advisory_xact_lock(${LOCK_SPACE.history}, 1)`);
+    const claim = claimed(a, { fileName: 'uncommitted.pdf' });
+    const waiting = await sql();
+    for (;;) {
+      const { rows } = await waiting.query(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted",
+      );
+      if (rows[0].n > 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+    expect(await a.renewLeases()).toEqual({ renewed: 0, lost: [] });
+    await blocker.query('COMMIT');
+    const item = await claim;
+    expect(a.holds(item.id)).toBe(true);
+    expect((await a.transition(item.id, 'validated')).state).toBe('validated');
   });
 
   it('fences a payload row by its file: a row move of an agent that lost the file changes nothing', async () => {

@@ -137,7 +137,7 @@ export class PostgresJournal implements JournalStore {
 
   recordClaim(input: ClaimInput): Promise<RecordedClaim> {
     const now = this.clock.now();
-    return this.write('recordClaim', async (tx, history): Promise<RecordedClaim> => {
+    const claim = this.write('recordClaim', async (tx, history): Promise<RecordedClaim> => {
       await tx.rows(S.claimLock, [input.sha256]);
       const same = await tx.one(S.sameFileUnfinished, [
         input.folder,
@@ -173,7 +173,6 @@ export class PostgresJournal implements JournalStore {
         this.lease?.leaseMs ?? null,
       ]);
       let recorded = item(inserted!);
-      if (this.lease && state === 'claimed') this.held.set(recorded.id, recorded.epoch);
       const detail = earlier
         ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
         : { size: input.size, sha256: input.sha256 };
@@ -192,6 +191,11 @@ export class PostgresJournal implements JournalStore {
         recorded = await this.applyChecked(tx, history, recorded.id, 'creating', {}, now, false);
       }
       return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
+    });
+    // Held once committed: a renewal running meanwhile does not see the row, and must not judge it.
+    return claim.then((recorded) => {
+      if (this.lease && recorded.kind === 'claimed') this.held.set(recorded.item.id, recorded.item.epoch);
+      return recorded;
     });
   }
 
@@ -271,7 +275,8 @@ export class PostgresJournal implements JournalStore {
 
   /**
    * One legal move with its history entry, inside the caller's transaction. `lockFile`: a row's
-   * file is locked (shared) before the row, as every move and addRows lock file before row.
+   * file is locked (shared) before the row, as every move and addRows lock file before row, and
+   * the file is fenced; false only for an item the same transaction inserted (a claim's moves).
    */
   private async applyChecked(
     tx: Tx,
@@ -286,8 +291,9 @@ export class PostgresJournal implements JournalStore {
     const row = await tx.one(S.getForUpdate, [itemId]);
     if (!row) throw unknownItem(itemId);
     const current = item(row);
+    // Not lockFile: an item this very transaction created (a claim's own moves), nothing to fence.
     if (parent) this.fence(parent);
-    else if (current.kind === 'file') this.fence(row);
+    else if (lockFile && current.kind === 'file') this.fence(row);
     const childStates =
       current.kind === 'file'
         ? (await tx.rows(S.childStates, [itemId])).map((r) => r['state'] as ItemState)
