@@ -58,7 +58,7 @@ export interface BurstResult {
 const here = path.dirname(fileURLToPath(import.meta.url));
 
 /** One small PDF, and N distinct copies of it (a trailing comment line; the agent refuses duplicates). */
-async function writePdfs(dir: string, files: number): Promise<{ names: string[]; bytes: number }> {
+export async function writePdfs(dir: string, files: number): Promise<{ names: string[]; bytes: number }> {
   const doc = await PDFDocument.create();
   const page = doc.addPage([595, 842]);
   page.drawText('docex-agent benchmark', {

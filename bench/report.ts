@@ -7,6 +7,8 @@ import {
   returnPathRows,
 } from './backlog-returns-report.js';
 import type { BurstRemoteResult, BurstResult, ColumnResult } from './burst.js';
+import type { ClusterResult } from './cluster.js';
+import { clusterRows, clusterTargets } from './cluster-report.js';
 import type { IdleResult } from './idle.js';
 import { IDLE_NOTES, idleRows, idleTargets } from './idle-report.js';
 import type { BacklogJournalsResult, BurstJournalsResult } from './journal-compare.js';
@@ -34,6 +36,8 @@ export interface BenchReport {
   burstPg?: BurstJournalsResult | { error: string };
   burstRemotePg?: BurstJournalsResult | { error: string };
   backlogPg?: BacklogJournalsResult | { error: string };
+  /** Two agents against one on one PostgreSQL journal, and the failover time. */
+  cluster?: ClusterResult | { error: string };
   /** Scenarios run again later and merged in (`--write --merge`). */
   merged?: { date: string; scenarios: string[]; node?: string; loadAverageAtStart?: number[] }[];
 }
@@ -134,6 +138,7 @@ export function rows(report: BenchReport): string[][] {
   out.push(...backlogRows(report.backlog), ...returnPathRows(report.returnPath));
   out.push(...idleRows(report.idle));
   out.push(...journalRows(report.burstPg, report.burstRemotePg, report.backlogPg));
+  out.push(...clusterRows(report.cluster));
   return out;
 }
 
@@ -346,6 +351,7 @@ export function targets(report: BenchReport): string[] {
   out.push(...backlogReturnFigures(report.backlog, report.returnPath));
   out.push(...idleTargets(report.idle));
   out.push(...journalTargets(report.burstPg, report.burstRemotePg, report.backlogPg));
+  out.push(...clusterTargets(report.cluster));
   return out;
 }
 

@@ -17,6 +17,8 @@
  *          burst-pg,burst-remote-pg,backlog-pg   the burst, remote burst and backlog with the
  *                                   PostgreSQL journal beside SQLite (a server of its own, started here)
  *   --pg-pool-size N                 journal.poolSize of the PostgreSQL runs (default 4, the config's)
+ *          cluster                 two agents on one PostgreSQL journal against one, service L ms away, and
+ *                                   the failover time after a SIGKILL (--lease-seconds S, default 15)
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
  *   --merge                          with --write: this run's scenarios replace theirs in the saved report
  *                                    (named with their date in the .md), the others are kept
@@ -29,6 +31,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { benchBacklog } from './backlog.js';
 import { benchBurst, benchBurstRemote } from './burst.js';
+import { benchCluster } from './cluster.js';
 import { benchIdle } from './idle.js';
 import { benchBacklogJournals, benchBurstJournals } from './journal-compare.js';
 import { benchLargeFile } from './large-file.js';
@@ -49,6 +52,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string' },
     rounds: { type: 'string' },
     'service-latency-ms': { type: 'string' },
+    'lease-seconds': { type: 'string' },
     'large-mib': { type: 'string' },
     requests: { type: 'string' },
     'get-concurrency': { type: 'string' },
@@ -85,6 +89,7 @@ const files = num(values.files, 'BENCH_FILES', 2000, 200);
 const concurrency = num(values.concurrency, 'BENCH_CONCURRENCY', 8, 8);
 const rounds = num(values.rounds, 'BENCH_ROUNDS', 3, 1);
 const serviceLatencyMs = num(values['service-latency-ms'], 'BENCH_SERVICE_LATENCY_MS', 25, 25);
+const leaseSeconds = num(values['lease-seconds'], 'BENCH_LEASE_SECONDS', 15, 6);
 const largeMiB = num(values['large-mib'], 'BENCH_LARGE_MIB', 1024, 128);
 const requests = num(values.requests, 'BENCH_REQUESTS', 5000, 1000);
 const getConcurrency = num(values['get-concurrency'], 'BENCH_GET_CONCURRENCY', 32, 32);
@@ -103,10 +108,10 @@ const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', 4, 4);
 const only = new Set(
   (
     values.only ??
-    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,burst-pg,burst-remote-pg,backlog-pg'
+    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,burst-pg,burst-remote-pg,backlog-pg,cluster'
   ).split(','),
 );
-const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg'];
+const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg', 'cluster'];
 const timeoutMs = 10 * 60_000;
 
 async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { error: string }> {
@@ -252,6 +257,25 @@ try {
         ),
     );
   }
+  if (only.has('cluster')) {
+    report.cluster = await attempt(
+      `cluster: two agents against one on one PostgreSQL journal, service ${serviceLatencyMs} ms away (${files} files, ${rounds} rounds), failover with a lease of ${leaseSeconds} s`,
+      () =>
+        withPostgres((pg) =>
+          benchCluster({
+            mainJs,
+            files,
+            concurrency,
+            timeoutMs,
+            rounds,
+            latencyMs: serviceLatencyMs,
+            postgres: pg,
+            poolSize: pgPoolSize,
+            leaseMs: leaseSeconds * 1000,
+          }),
+        ),
+    );
+  }
   if (only.has('idle')) {
     report.idle = await attempt(
       `idle (${idleFolders} folders, after ${idleSettleSeconds} s, over ${idleWindowSeconds} s)`,
@@ -309,5 +333,6 @@ const failed = [
   report.burstPg,
   report.burstRemotePg,
   report.backlogPg,
+  report.cluster,
 ].some((r) => r && 'error' in r);
 process.exitCode = failed ? 1 : 0;

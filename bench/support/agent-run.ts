@@ -27,14 +27,29 @@ export interface AgentRun {
   errorDir: string;
 }
 
+export interface AgentRunOptions {
+  mainJs: string;
+  concurrency: number;
+  maxFileBytes?: number;
+  journal?: BenchJournal;
+  /** Several agents on one journal: the `cluster` section (leases). */
+  cluster?: Record<string, unknown>;
+  /** A second agent on the folders of this run (its drop, archive and error folders). */
+  sharing?: AgentRun;
+}
+
 export async function startAgentRun(
   dir: string,
   info: SandboxInfo,
-  options: { mainJs: string; concurrency: number; maxFileBytes?: number; journal?: BenchJournal },
+  options: AgentRunOptions,
 ): Promise<AgentRun> {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
-  const inbox = path.join(dir, 'in');
-  const staging = path.join(dir, 'staging');
+  const shared = options.sharing;
+  const inbox = shared?.inbox ?? path.join(dir, 'in');
+  const staging = shared?.staging ?? path.join(dir, 'staging');
+  const archiveDir = shared?.archiveDir ?? path.join(dir, 'archive');
+  const errorDir = shared?.errorDir ?? path.join(dir, 'error');
+  mkdirSync(dir, { recursive: true });
   mkdirSync(inbox, { recursive: true });
   mkdirSync(staging, { recursive: true });
   const configFile = path.join(dir, 'agent.yaml');
@@ -48,15 +63,17 @@ export async function startAgentRun(
       concurrency: options.concurrency,
       ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
       ...journalSection(options.journal),
-      log: { level: 'warn' },
+      ...(options.cluster ? { cluster: options.cluster } : {}),
+      // BENCH_AGENT_LOG_LEVEL=info with BENCH_AGENT_STDOUT: every file's lines, to follow a failed run.
+      log: { level: process.env['BENCH_AGENT_LOG_LEVEL'] ?? 'warn' },
       ops: { listen: `127.0.0.1:${opsPort}` },
       folders: [
         {
           name: 'bench',
-          source: { type: 'local', path: './in' },
+          source: { type: 'local', path: inbox },
           workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
+          archiveDir,
+          errorDir,
           // The producer renames each complete file in: no settle wait (the other columns have none).
           stability: { kind: 'rename-in' },
           concurrency: options.concurrency,
@@ -77,8 +94,8 @@ export async function startAgentRun(
     staging,
     child,
     journal: journalLocation(journal, journalFile),
-    archiveDir: path.join(dir, 'archive'),
-    errorDir: path.join(dir, 'error'),
+    archiveDir,
+    errorDir,
   };
 }
 
