@@ -8,11 +8,11 @@ import {
 } from './backlog-returns-report.js';
 import type { BurstRemoteResult, BurstResult, ColumnResult } from './burst.js';
 import type { ClusterResult } from './cluster.js';
-import { clusterRows, clusterTargets } from './cluster-report.js';
+import { CLUSTER_NOTES, clusterRows, clusterTargets } from './cluster-report.js';
 import type { IdleResult } from './idle.js';
 import { IDLE_NOTES, idleRows, idleTargets } from './idle-report.js';
 import type { BacklogJournalsResult, BurstJournalsResult } from './journal-compare.js';
-import { journalNotes, journalRows, journalTargets } from './journal-report.js';
+import { JOURNAL_COPY_NOTES, journalNotes, journalRows, journalTargets } from './journal-report.js';
 import type { LargeFileResult } from './large-file.js';
 import { MEMORY_NOTES } from './memory-report.js';
 import type { ReturnPathResult } from './return-path.js';
@@ -389,8 +389,9 @@ export function markdown(report: BenchReport): string {
     ...(report.backlog || report.returnPath ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
     ...(report.burstPg || report.burstRemotePg || report.backlogPg
-      ? [journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
+      ? [JOURNAL_COPY_NOTES, journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
       : []),
+    ...(report.cluster ? [CLUSTER_NOTES] : []),
   ];
   return md.join('\n');
 }
