@@ -6,8 +6,8 @@ const isError = (r: Outcome): r is { error: string } => r !== undefined && 'erro
 const mark = (ok: boolean) => (ok ? 'met' : 'NOT met');
 const ofRuns = (runs: readonly number[]) => (runs.length > 1 ? `, median of ${runs.join(' / ')}` : '');
 
-export const TARGET_TWO_VS_ONE = 1.8;
-export const TARGET_FAILOVER_VS_LEASE = 1.5;
+const TARGET_TWO_VS_ONE = 1.8;
+const TARGET_FAILOVER_VS_LEASE = 1.5;
 
 export function clusterRows(r: Outcome): string[][] {
   if (r === undefined) return [];

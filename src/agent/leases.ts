@@ -65,8 +65,8 @@ export class LeasePart implements Part {
     await this.round;
   }
 
-  /** One round now (tests; the timer calls it every renewMs). */
-  async renewAndTakeOver(): Promise<void> {
+  /** One round: renew, then take over (every renewMs). */
+  private async renewAndTakeOver(): Promise<void> {
     const { log, config } = this.options;
     try {
       await this.renew();

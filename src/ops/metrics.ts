@@ -7,6 +7,7 @@
  */
 import { X509Certificate } from 'node:crypto';
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import type { LeaseCounts } from '../agent/leases.js';
 import type { ApiObserver } from '../api/index.js';
 import type { Clock } from '../core/clock.js';
 import type { PendingUpload, WaitingFiles } from '../journal/index.js';
@@ -37,13 +38,6 @@ export interface MetricsSources {
   agentsAlive?: () => Promise<number>;
   /** Leases since start (several agents on one journal). */
   leases?: () => LeaseCounts;
-}
-
-/** What the lease part counted since start. */
-export interface LeaseCounts {
-  takenOver: number;
-  lost: number;
-  renewalsFailed: number;
 }
 
 export interface ReturnsCounts {

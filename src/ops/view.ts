@@ -1,7 +1,9 @@
 /** What the ops endpoints read of a running agent: the seam between the agent and ops. */
+
+import type { LeaseCounts } from '../agent/leases.js';
 import type { Clock } from '../core/clock.js';
 import type { JournalLocation } from '../journal/index.js';
-import type { LeaseCounts, ReturnsCounts } from './metrics.js';
+import type { ReturnsCounts } from './metrics.js';
 import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
 
 /** What the endpoints read of a running agent (agentView builds it from an Agent). */

@@ -57,7 +57,7 @@ export interface InboundOptions {
 }
 
 /** The cluster task of a scheduled Peppol inbox poll: one agent polls per firing. */
-export const PEPPOL_POLL_TASK = 'returns:peppol-poll';
+const PEPPOL_POLL_TASK = 'returns:peppol-poll';
 /** A firing is claimed for this share of the time to the next one. */
 const POLL_CLAIM_SHARE = 0.8;
 

@@ -83,9 +83,9 @@ async function finishAll(world: World, timeoutMs: number): Promise<void> {
 const counted = (world: World, msg: string) =>
   world.agents.reduce((n, agent) => n + (agent.seen.get(msg) ?? 0), 0);
 
-export const TAKEN_OVER = 'file taken over';
-export const LEASE_LOST = 'lease lost: another agent took the file over; this agent stopped touching it';
-export const HELD_ELSEWHERE = 'file held by another agent: left to it';
+const TAKEN_OVER = 'file taken over';
+const LEASE_LOST = 'lease lost: another agent took the file over; this agent stopped touching it';
+const HELD_ELSEWHERE = 'file held by another agent: left to it';
 
 export const haKillScenario: Scenario = {
   name: 'ha-kill',

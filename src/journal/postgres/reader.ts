@@ -40,8 +40,11 @@ import { historyEntryOf, itemOf } from './rows.js';
 import { checkVersion, LOCK_SPACE } from './schema.js';
 import { STATEMENTS } from './statements.js';
 
-/** Tries of the history lock per horizon read (waits of 1, 2, 4 … ms between them: about 60 ms). */
-const HORIZON_TRIES = 6;
+/**
+ * Tries of the history lock per horizon read, with waits of 1, 2, 4 … ms between them (about 1 s
+ * in all): commits hold it for a round trip, so a busy journal lets a try through within a few.
+ */
+const HORIZON_TRIES = 10;
 
 /** A reader needs few connections: its callers poll. */
 const READER_POOL_SIZE = 2;
