@@ -152,7 +152,8 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
         else log.debug({ part: 'peppol-inbox' }, 'scheduled poll skipped: webhooks are arriving');
       });
       stops.push(() => task.stop());
-      pollIfClaimed();
+      // At start always: what a stopped or killed agent left half saved is listed and saved again.
+      void p.poll();
       log.info({ target: target.description, schedule: config.peppolInbox.schedule }, 'peppol inbox started');
     }
 
