@@ -10,10 +10,9 @@
  * (test/journal/postgres-cluster.test.ts), not measured here.
  */
 import path from 'node:path';
-import pg from 'pg';
 import { writePdfs } from './burst.js';
 import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
-import type { BenchPostgres } from './support/bench-postgres.js';
+import { type BenchPostgres, withClient } from './support/bench-postgres.js';
 import { startSandboxProcess, stopChild } from './support/processes.js';
 import { SandboxControl } from './support/sandbox-control.js';
 import { scratchDir } from './support/scratch.js';
@@ -70,17 +69,6 @@ const clusterSection = (leaseMs: number) => ({
   heartbeatMs: Math.max(1_000, Math.floor(leaseMs / 3)),
   deadAfterMs: leaseMs,
 });
-
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url });
-  client.on('error', () => {});
-  await client.connect();
-  try {
-    return await use(client);
-  } finally {
-    await client.end().catch(() => {});
-  }
-}
 
 /** One burst through `agents` agent processes on one drop folder and one fresh database. */
 async function burstThrough(

@@ -45,7 +45,8 @@ export function journalLocation(journal: BenchJournal | undefined, sqliteFile: s
   };
 }
 
-async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
+/** One plain client of `url` for `use`, ended after it. */
+export async function withClient<T>(url: string, use: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: url });
   client.on('error', () => {});
   await client.connect();

@@ -13,7 +13,16 @@
  */
 
 import type { AgentProcess } from '../processes.js';
-import { rng, runInWorld, type Scenario, sleep, within } from '../scenario.js';
+import {
+  type ChaosSizes,
+  type Injected,
+  rng,
+  runInWorld,
+  type Scenario,
+  type ScenarioResult,
+  sleep,
+  within,
+} from '../scenario.js';
 import type { World } from '../world.js';
 
 /** Leases of 3 s renewed every second: failover within about 4 s. */
@@ -87,6 +96,21 @@ const TAKEN_OVER = 'file taken over';
 const LEASE_LOST = 'lease lost: another agent took the file over; this agent stopped touching it';
 const HELD_ELSEWHERE = 'file held by another agent: left to it';
 
+/** A world of this file: PostgreSQL, short leases, the service slow; `body` runs the agents. */
+function runHa(
+  scenario: Scenario,
+  sizes: ChaosSizes,
+  name: string,
+  files: number,
+  body: (world: World) => Promise<Injected>,
+): Promise<ScenarioResult> {
+  const world = { name, files, mode: sizes.mode, agentEntry: sizes.agentEntry, journal: 'postgres' as const };
+  return runInWorld(scenario, { ...world, cluster: HA_CLUSTER }, async (w) => {
+    await slowService(w);
+    return body(w);
+  });
+}
+
 export const haKillScenario: Scenario = {
   name: 'ha-kill',
   fault: 'one of two agents on one journal SIGKILLed at random moments',
@@ -95,40 +119,28 @@ export const haKillScenario: Scenario = {
     const files = sizes.files ?? (sizes.quick ? 120 : 800);
     const kills = Math.max(1, sizes.kills ?? (sizes.quick ? 4 : 12));
     const random = rng(sizes.seed + 29);
-    return runInWorld(
-      this,
-      {
-        name: 'hakill',
-        files,
-        mode: sizes.mode,
-        agentEntry: sizes.agentEntry,
-        journal: 'postgres',
-        cluster: HA_CLUSTER,
-      },
-      async (world) => {
-        await slowService(world);
-        let instances = 0;
-        const live = [await startInstance(world, instances++), await startInstance(world, instances++)];
-        const batch = Math.ceil(world.sets.length / (kills + 1));
+    return runHa(this, sizes, 'hakill', files, async (world) => {
+      let instances = 0;
+      const live = [await startInstance(world, instances++), await startInstance(world, instances++)];
+      const batch = Math.ceil(world.sets.length / (kills + 1));
+      world.drop(batch);
+      for (let k = 0; k < kills; k++) {
+        await sleep(200 + Math.floor(random() * 1_500));
+        const victim = await holder(live, random);
+        live[victim]!.child.kill('SIGKILL');
+        await live[victim]!.exited;
         world.drop(batch);
-        for (let k = 0; k < kills; k++) {
-          await sleep(200 + Math.floor(random() * 1_500));
-          const victim = await holder(live, random);
-          live[victim]!.child.kill('SIGKILL');
-          await live[victim]!.exited;
-          world.drop(batch);
-          live[victim] = await startInstance(world, instances++);
-        }
-        world.drop();
-        await finishAll(world, 120_000 + files * 200);
-        const takenOver = counted(world, TAKEN_OVER);
-        return {
-          injected: kills,
-          injectedDetail: `${kills} SIGKILL of one of two agents; ${takenOver} files taken over by another agent`,
-          affected: takenOver,
-        };
-      },
-    );
+        live[victim] = await startInstance(world, instances++);
+      }
+      world.drop();
+      await finishAll(world, 120_000 + files * 200);
+      const takenOver = counted(world, TAKEN_OVER);
+      return {
+        injected: kills,
+        injectedDetail: `${kills} SIGKILL of one of two agents; ${takenOver} files taken over by another agent`,
+        affected: takenOver,
+      };
+    });
   },
 };
 
@@ -140,41 +152,29 @@ export const haFreezeScenario: Scenario = {
     const files = sizes.files ?? (sizes.quick ? 120 : 800);
     const freezes = Math.max(1, sizes.faults ?? (sizes.quick ? 3 : 8));
     const random = rng(sizes.seed + 31);
-    return runInWorld(
-      this,
-      {
-        name: 'hafreeze',
-        files,
-        mode: sizes.mode,
-        agentEntry: sizes.agentEntry,
-        journal: 'postgres',
-        cluster: HA_CLUSTER,
-      },
-      async (world) => {
-        await slowService(world);
-        const agents = [await startInstance(world, 0), await startInstance(world, 1)];
-        const batch = Math.ceil(world.sets.length / (freezes + 1));
+    return runHa(this, sizes, 'hafreeze', files, async (world) => {
+      const agents = [await startInstance(world, 0), await startInstance(world, 1)];
+      const batch = Math.ceil(world.sets.length / (freezes + 1));
+      world.drop(batch);
+      for (let f = 0; f < freezes; f++) {
+        await sleep(200 + Math.floor(random() * 1_500));
+        const frozen = agents[await holder(agents, random)]!;
+        frozen.child.kill('SIGSTOP');
         world.drop(batch);
-        for (let f = 0; f < freezes; f++) {
-          await sleep(200 + Math.floor(random() * 1_500));
-          const frozen = agents[await holder(agents, random)]!;
-          frozen.child.kill('SIGSTOP');
-          world.drop(batch);
-          // Past the lease and a renewal round: the other agent takes the frozen one's files.
-          await sleep(2 * LEASE_MS + 1_000);
-          frozen.child.kill('SIGCONT');
-        }
-        world.drop();
-        await finishAll(world, 120_000 + files * 200);
-        const takenOver = counted(world, TAKEN_OVER);
-        const lost = counted(world, LEASE_LOST);
-        const leftAlone = counted(world, HELD_ELSEWHERE);
-        return {
-          injected: freezes,
-          injectedDetail: `${freezes} SIGSTOP for ${(2 * LEASE_MS + 1_000) / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
-          affected: takenOver,
-        };
-      },
-    );
+        // Past the lease and a renewal round: the other agent takes the frozen one's files.
+        await sleep(2 * LEASE_MS + 1_000);
+        frozen.child.kill('SIGCONT');
+      }
+      world.drop();
+      await finishAll(world, 120_000 + files * 200);
+      const takenOver = counted(world, TAKEN_OVER);
+      const lost = counted(world, LEASE_LOST);
+      const leftAlone = counted(world, HELD_ELSEWHERE);
+      return {
+        injected: freezes,
+        injectedDetail: `${freezes} SIGSTOP for ${(2 * LEASE_MS + 1_000) / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
+        affected: takenOver,
+      };
+    });
   },
 };
