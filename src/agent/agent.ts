@@ -27,6 +27,7 @@ import type { Pipeline, RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
+import type { SharedClaims } from '../sources/sftp/source.js';
 import { BlockedFiles } from './blocked-files.js';
 import { liveCompanies } from './company-of.js';
 import { openConnection, type SandboxService } from './connection.js';
@@ -44,6 +45,7 @@ import { Opened, type Part, type PartFailure, startParts, stopParts } from './pa
 import { ConfigReloader, type ReloadResult } from './reload.js';
 import { FollowerPart, InboundPart, returnPathOutputs } from './return-path.js';
 import { RunningFolders } from './running-folders.js';
+import { sftpClaims } from './sftp-claims.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -123,6 +125,8 @@ export class Agent {
   private readonly journalPart: Opened<JournalStore>;
   /** Heartbeats and once-across-the-agents task claims (alone on a SQLite journal). */
   private readonly clusterPart: ClusterPart;
+  /** SFTP claim folders, once the cluster part tells the journal is shared. */
+  private claims: SharedClaims | undefined;
   /** The leases of the files this agent holds, and takeovers (PostgreSQL journal only). */
   readonly leases: LeasePart;
   /** Where the journal is (the SQLite file in the state folder, or the PostgreSQL database). */
@@ -182,6 +186,12 @@ export class Agent {
       uploadMarginMs: options.uploadMarginMs ?? DEFAULT_UPLOAD_MARGIN_MS,
       retryDelayMs: options.retryDelayMs,
       stopping: () => this.stopping,
+      sftpClaims: () => {
+        const store = this.clusterPart.cluster;
+        if (!store.shared) return undefined;
+        this.claims ??= sftpClaims(identity.place, () => store.agents());
+        return this.claims;
+      },
     });
     this.leases = new LeasePart({
       location: journal,

@@ -13,6 +13,7 @@ import { rejectEntry } from '../pipeline/reject-entry.js';
 import { isSidecarName, sidecarPathOf, usesSidecars } from '../pipeline/sidecar.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { LocalSource } from '../sources/local/index.js';
+import type { SharedClaims } from '../sources/sftp/source.js';
 import { createSftpFolderSource } from '../sources/sftp/source-factory.js';
 
 /** What the controller needs of any source: lifecycle and backpressure. */
@@ -45,7 +46,9 @@ export interface SourceTiming {
 export interface FolderSourceDeps {
   pipeline: Pipeline;
   /** SFTP folders match what their remote `.processing/` holds against it. */
-  journal: Pick<JournalStore, 'byPath'>;
+  journal: Pick<JournalStore, 'byPath' | 'holds'>;
+  /** Several agents share the journal: SFTP folders claim into a folder of this agent's own. */
+  sftpClaims?: SharedClaims;
   clock: Clock;
   log: Logger;
   timing?: SourceTiming;
@@ -71,6 +74,7 @@ export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDep
         ];
       },
       journal: deps.journal,
+      ...(deps.sftpClaims ? { shared: deps.sftpClaims } : {}),
       clock: deps.clock,
       log: deps.log,
       ...onUnsafe,

@@ -13,6 +13,7 @@ import type { JournalStore } from '../journal/index.js';
 import type { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
+import type { SharedClaims } from '../sources/sftp/source.js';
 import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type WorkflowFetch } from './folders.js';
 import type { RetentionPlace } from './housekeeping.js';
@@ -32,7 +33,11 @@ export interface RunningFoldersOptions {
   retryDelayMs?: ((n: number) => number) | undefined;
   /** True once the agent began to stop: a folder a reload adds then starts nothing. */
   stopping: () => boolean;
+  /** Several agents share the journal: SFTP folders claim into a folder of this agent's own. */
+  sftpClaims?: () => SharedClaims | undefined;
 }
+
+const withSftpClaims = (claims: SharedClaims | undefined) => (claims ? { sftpClaims: claims } : {});
 
 /** A source's intake half (an SFTP source keeps its connection for the items still in flight). */
 function stopIntake(source: FolderSource): Promise<void> {
@@ -202,6 +207,7 @@ export class RunningFolders implements Part {
       log,
       journal: this.options.journal(),
       timing,
+      ...withSftpClaims(this.options.sftpClaims?.()),
       onFolderUnsafe: (name: string, err: DocexError) => this.stopUnsafe(name, err),
     };
   }

@@ -108,11 +108,13 @@ export async function submitFile(options: SubmitOptions): Promise<SubmitResult> 
       (await journal.byPath(filePath)).find(
         (i) => i.folder === SUBMIT_FOLDER && i.sha256 === sha256 && !isFinal(i.state),
       ) ??
-      (await intakeItem(ctx, runtime, {
-        name: path.basename(filePath),
-        originalPath: filePath,
-        claimedPath: filePath,
-      }));
+      (
+        await intakeItem(ctx, runtime, {
+          name: path.basename(filePath),
+          originalPath: filePath,
+          claimedPath: filePath,
+        })
+      ).item;
     const tries = options.tries ?? 3;
     for (let n = 1; ; n++) {
       try {

@@ -360,6 +360,10 @@ export class SqliteJournal implements JournalStore {
     return [];
   }
 
+  async takeOverCopy(): Promise<TakenOver[]> {
+    return [];
+  }
+
   async leaseForSend(): Promise<number | undefined> {
     return undefined;
   }

@@ -133,6 +133,13 @@ export interface JournalStore {
    */
   takeOverFiles(scope: TakeOverScope, options?: RecoveryOptions & { limit?: number }): Promise<TakenOver[]>;
   /**
+   * A remote file's unfinished item (recordClaim answered `same-drop`) taken over with this agent's
+   * copy at `claimedPath`, when no live agent holds it: nobody does, its lease ran out, or this
+   * agent's previous start held it. Answers what to do with it; [] when another agent holds it
+   * (and on SQLite).
+   */
+  takeOverCopy(fileId: number, claimedPath: string, options?: RecoveryOptions): Promise<TakenOver[]>;
+  /**
    * Right before an irreversible create for the item (a file or a payload row): renews its file's
    * lease and answers how long the request may take (ms), so that it ends before the lease could
    * run out; undefined on SQLite (no bound). Rejects with DOCEX_LEASE_LOST when this agent no

@@ -50,6 +50,11 @@ export interface ClaimInput {
    * instead of three. Ignored for a duplicate.
    */
   validatedNote?: string;
+  /**
+   * The claimed path is a local copy of a remote file (an SFTP folder's spool), whose identity is
+   * its source URL, size and mtime: see RecordedClaim's `same-drop`.
+   */
+  remote?: boolean;
 }
 
 export type RecordedClaim =
@@ -62,6 +67,14 @@ export type RecordedClaim =
    * agent on a shared folder recorded the file first, and may hold it (JournalStore.holds).
    */
   | { kind: 'in-progress'; item: JournalItem }
+  /**
+   * With leases, a copy of a remote file (ClaimInput.remote): this very drop (same folder, source
+   * URL, content, size and mtime to the second) is recorded already, as `item`, final or not. A
+   * second copy of it exists when an agent took over the remote file of one that died (or froze)
+   * before or after recording it: the item is taken over with this copy (takeOverCopy), or, final,
+   * left as it is.
+   */
+  | { kind: 'same-drop'; item: JournalItem }
   /** The content was seen before for this folder or workflow: `item` records this drop as rejected. */
   | { kind: 'duplicate'; earlier: JournalItem; item: JournalItem };
 

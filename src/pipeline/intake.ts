@@ -21,12 +21,22 @@ export interface IntakeFile {
   claimedPath: string;
 }
 
-/** Records the claim of a file now in `.processing/`; answers the item to drive (maybe already rejected). */
+export interface Intake {
+  /** The item to drive (maybe already rejected), or the earlier item of this very drop. */
+  item: JournalItem;
+  /**
+   * The file is a copy of a remote file recorded already (RecordedClaim `same-drop`): `item` is
+   * that record, final or held by whichever agent; the copy was not recorded.
+   */
+  sameDrop: boolean;
+}
+
+/** Records the claim of a file now in `.processing/`. */
 export async function intakeItem(
   ctx: StepContext,
   runtime: FolderRuntime,
   file: IntakeFile,
-): Promise<JournalItem> {
+): Promise<Intake> {
   const digest = await readAndHash(file.claimedPath, HOLD_MAX_BYTES);
   const unchanged = digest.statSize === digest.size;
   // A small single file the pipeline drives next is checked now, from memory: one that passes is
@@ -47,23 +57,26 @@ export async function intakeItem(
     mode: runtime.mode,
     allowDuplicates: runtime.config.allowDuplicates,
     ...(checked?.ok ? { validatedNote: checked.kind } : {}),
+    ...(runtime.config.source.type === 'sftp' ? { remote: true } : {}),
   });
+  if (result.kind === 'same-drop') return { item: result.item, sameDrop: true };
   const log = ctx.log.child({ folder: runtime.config.name, file: file.name });
   if (result.kind === 'duplicate') {
     log.warn({ duplicateOf: result.earlier.id, jobId: result.earlier.jobId }, 'duplicate content');
     await placeRejected(ctx, runtime, result.item, {
       details: { earlierFile: result.earlier.fileName, earlierJobId: result.earlier.jobId },
     });
-    return result.item;
+    return { item: result.item, sameDrop: false };
   }
   if (!unchanged) {
-    return rejectItem(
+    const rejected = await rejectItem(
       ctx,
       runtime,
       result.item,
       'DOCEX_SOURCE_CHANGED',
       'the file changed while it was read',
     );
+    return { item: rejected, sameDrop: false };
   }
   let item = result.item;
   if (result.kind === 'claimed') {
@@ -73,7 +86,7 @@ export async function intakeItem(
   }
   crashPoint('after-claim');
   log.info({ itemId: item.id, size: digest.size, sha256: digest.sha256.slice(0, 12) }, 'file taken');
-  return item;
+  return { item, sameDrop: false };
 }
 
 /** `claimed` → `validated` or `rejected`. `rehash`: after a restart, check the file is the one claimed. */

@@ -6,6 +6,7 @@
  * per-file steps are chosen by mode and their outcome handed to the part it concerns, so a crash
  * at any moment loses nothing and submits nothing twice.
  */
+import fs from 'node:fs/promises';
 import { sharedAbortController } from '../core/abort.js';
 import { type DocexError, isDocexError } from '../core/errors.js';
 import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
@@ -150,7 +151,9 @@ export class Pipeline {
       async () => {
         let item: JournalItem;
         try {
-          item = await intakeItem(this.ctx, runtime, file);
+          const intake = await intakeItem(this.ctx, runtime, file);
+          if (intake.sameDrop) return await this.secondCopy(file, intake.item, onLost);
+          item = intake.item;
         } catch (err) {
           // Left in .processing: taken again once the journal answers (or by recovery at start).
           if (this.outage.absorb(err, () => this.accept(folder, file, onLost))) return;
@@ -165,6 +168,38 @@ export class Pipeline {
         }
       },
     );
+  }
+
+  /**
+   * A second copy of a remote file already recorded: the agent that recorded it died or froze after
+   * this one took the remote file over. Final: the copy goes, and the source moves the remote file
+   * on. Unfinished: taken over with this copy once no live agent holds it; until then the copy goes
+   * too (`onLost`), and the source, if it holds the remote file, takes it again at its next poll.
+   */
+  private async secondCopy(
+    file: IntakeFile,
+    recorded: JournalItem,
+    onLost: ((err: unknown) => void) | undefined,
+  ): Promise<void> {
+    const { journal, uploadMarginMs } = this.ctx;
+    const fields = { folder: recorded.folder, file: recorded.fileName, itemId: recorded.id };
+    if (isFinal(recorded.state)) {
+      await fs.rm(file.claimedPath, { force: true });
+      this.options.log.info({ ...fields, state: recorded.state }, 'file recorded before: this copy removed');
+      this.options.onFinished?.(recorded);
+      return;
+    }
+    // This agent drives it already (the copy is the one it holds).
+    if (journal.holds(recorded.id)) return;
+    const steps = await journal.takeOverCopy(recorded.id, file.claimedPath, { marginMs: uploadMarginMs });
+    if (steps.length > 0) {
+      resumeTakenOver(this.recoveryDeps(), steps);
+      return;
+    }
+    // Not kept: the source downloads the file again while it holds the remote file.
+    await fs.rm(file.claimedPath, { force: true });
+    this.options.log.info({ ...fields, owner: recorded.owner }, 'file held by another agent: left to it');
+    onLost?.(undefined);
   }
 
   /** Resumes a journal item (a retry after a wait). */

@@ -250,6 +250,55 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     expect(await b.takeOverFiles(SHARED)).toEqual([]);
   });
 
+  it('answers same-drop to a second copy of a remote file, and hands its item over with the copy once the lease ran out', async () => {
+    const remote = (claimedPath: string): Partial<ClaimInput> => ({
+      folder: 'sftp-in',
+      sourcePath: 'sftp://erp@host:22/outbox/invoice-2026-0001.pdf',
+      claimedPath,
+      mtimeMs: 1_763_700_000_000,
+      remote: true,
+    });
+    const a = await agent('a');
+    const b = await agent('b');
+    const item = await claimed(a, remote('/a/spool/.processing/invoice-2026-0001.pdf'));
+    await a.transition(item.id, 'validated');
+    // The same drop (mtime within the same second), copied by b: not a duplicate, not a new item.
+    const copy = await b.recordClaim(
+      claimInput({ ...remote('/b/spool/.processing/invoice-2026-0001.pdf'), mtimeMs: 1_763_700_000_400 }),
+    );
+    expect(copy).toMatchObject({ kind: 'same-drop', item: { id: item.id, owner: 'a' } });
+    expect(await b.takeOverCopy(item.id, '/b/spool/.processing/invoice-2026-0001.pdf')).toEqual([]);
+    await expire(item.id);
+    const taken = await b.takeOverCopy(item.id, '/b/spool/.processing/invoice-2026-0001.pdf');
+    expect(taken.map((t) => [t.item.owner, t.item.epoch, t.item.claimedPath, t.previousOwner])).toEqual([
+      ['b', 2, '/b/spool/.processing/invoice-2026-0001.pdf', 'a'],
+    ]);
+    expect(b.holds(item.id)).toBe(true);
+    expect(await codeOf(a.transition(item.id, 'creating'))).toBe('DOCEX_LEASE_LOST');
+    // Another drop of the same name and content (a later mtime) is a duplicate, as it always was.
+    const later = await b.recordClaim(
+      claimInput({ ...remote('/c/spool/.processing/invoice-2026-0001.pdf'), mtimeMs: 1_763_700_060_000 }),
+    );
+    expect(later.kind).toBe('duplicate');
+    expect((await a.stats()).files).toMatchObject({ validated: 1, rejected: 1 });
+  });
+
+  it('answers same-drop with the final item to a late copy of a remote file already sent', async () => {
+    const a = await agent('a');
+    const input = {
+      folder: 'sftp-in',
+      sourcePath: 'sftp://erp@host:22/outbox/late.pdf',
+      fileName: 'late.pdf',
+      remote: true,
+    };
+    const item = await claimed(a, { ...input, claimedPath: '/a/late.pdf' });
+    await a.transition(item.id, 'rejected', { code: 'DOCEX_PDF_INVALID', reason: 'not a PDF' });
+    const b = await agent('b');
+    const copy = await b.recordClaim(claimInput({ ...input, claimedPath: '/b/late.pdf' }));
+    expect(copy).toMatchObject({ kind: 'same-drop', item: { id: item.id, state: 'rejected' } });
+    expect(await b.takeOverCopy(item.id, '/b/late.pdf')).toEqual([]);
+  });
+
   it('releases the files of a stopping agent: another takes them at once', async () => {
     const a = await agent('a');
     const item = await claimed(a);

@@ -139,6 +139,17 @@ export class PostgresJournal implements JournalStore {
     const now = this.clock.now();
     const claim = this.write('recordClaim', async (tx, history): Promise<RecordedClaim> => {
       await tx.rows(S.claimLock, [input.sha256]);
+      if (this.lease && input.remote) {
+        const second = Math.floor(input.mtimeMs / 1000) * 1000;
+        const drop = await tx.one(S.sameDrop, [
+          input.folder,
+          input.sourcePath,
+          input.sha256,
+          input.size,
+          second,
+        ]);
+        if (drop) return { kind: 'same-drop', item: item(drop) };
+      }
       const same = await tx.one(S.sameFileUnfinished, [
         input.folder,
         input.sha256,
@@ -399,6 +410,26 @@ export class PostgresJournal implements JournalStore {
     if (previous.size === 0) return [];
     const steps = await this.planOf([...previous.keys()], options);
     return steps.map((step) => ({ ...step, previousOwner: previous.get(step.item.id) }));
+  }
+
+  async takeOverCopy(
+    fileId: number,
+    claimedPath: string,
+    options: RecoveryOptions = {},
+  ): Promise<TakenOver[]> {
+    if (!this.lease) return [];
+    const { agentId, leaseMs, place } = this.lease;
+    const taken = await this.db.one('takeOverCopy', S.takeOverCopy, [
+      agentId,
+      leaseMs,
+      fileId,
+      place,
+      claimedPath,
+    ]);
+    if (!taken) return [];
+    this.held.set(fileId, taken['epoch'] as number);
+    const previousOwner = (taken['previous_owner'] as string | null) ?? undefined;
+    return (await this.planOf([fileId], options)).map((step) => ({ ...step, previousOwner }));
   }
 
   async leaseForSend(target: Pick<JournalItem, 'id' | 'parentId'>): Promise<number | undefined> {

@@ -159,6 +159,33 @@ export const STATEMENTS = {
      FROM takeable t WHERE i.id = t.id
      RETURNING i.id, i.epoch, t.previous_owner`,
   ),
+  /**
+   * The newest item of this very drop of a remote file: folder $1, source URL $2, content $3, size
+   * $4, mtime in the second starting at $5 (SFTP v3 has no finer times).
+   */
+  sameDrop: s(
+    'same_drop',
+    `SELECT ${C} FROM items
+     WHERE kind = 'file' AND folder = $1 AND source_path = $2 AND sha256 = $3 AND size = $4
+       AND mtime_ms >= $5 AND mtime_ms < $5 + 1000
+     ORDER BY id DESC LIMIT 1`,
+  ),
+  /**
+   * File $3 taken over with the copy at $5, when no live agent holds it (as in takeOver: nobody, a
+   * lease run out, a previous start of this agent, $4 its place).
+   */
+  takeOverCopy: s(
+    'take_over_copy',
+    `WITH takeable AS (
+       SELECT id, owner AS previous_owner FROM items
+       WHERE id = $3 AND kind = 'file' AND ${OPEN} AND owner IS DISTINCT FROM $1
+         AND (owner IS NULL OR lease_until IS NULL OR lease_until < now()
+           OR owner IN (SELECT id FROM agents WHERE place = $4 AND id <> $1))
+       FOR UPDATE SKIP LOCKED)
+     UPDATE items i SET owner = $1, epoch = i.epoch + 1, lease_until = ${fromNow('$2')}, claimed_path = $5
+     FROM takeable t WHERE i.id = t.id
+     RETURNING i.id, i.epoch, t.previous_owner`,
+  ),
   /** File $3's lease extended while this agent holds it by epoch $4. */
   renewForSend: s(
     'renew_for_send',

@@ -14,7 +14,7 @@ import type { JournalItem } from '../../journal/index.js';
 import { endpointFromConfig } from '../../sftp/endpoint.js';
 import { openSftpServer } from '../../sftp/server.js';
 import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from '../../sftp/types.js';
-import { SftpSource, type SftpSourceOptions, type SpoolFile } from './source.js';
+import { SftpSource, type SftpSourceOptions, type SharedClaims, type SpoolFile } from './source.js';
 
 export interface SftpSourceDeps {
   /** The pipeline's accept: false when it did not take the file; `onLost` when it failed before the item. */
@@ -24,7 +24,9 @@ export interface SftpSourceDeps {
   companionsOf(name: string): string[];
   /** The reason files written beside a refused file in the remote error folder. */
   errorFiles: SftpSourceOptions['errorFiles'];
-  journal: { byPath(path: string): Promise<JournalItem[]> };
+  journal: SftpSourceOptions['journal'];
+  /** Several agents share the journal: each claims into a folder of its own. */
+  shared?: SharedClaims;
   clock: Clock;
   log: Logger;
   /** Tests: poll period instead of the folder's pollIntervalMs (0: only explicit ticks). */
@@ -92,6 +94,7 @@ export function createSftpFolderSource(folder: FolderConfig, deps: SftpSourceDep
         },
         server: opened,
         journal: deps.journal,
+        ...(deps.shared ? { shared: deps.shared } : {}),
         clock: deps.clock,
         log,
         onReady: (file, onLost) => deps.accept(folder.name, file, onLost),

@@ -8,6 +8,9 @@
  *   - downloaded into the spool, not yet recorded: no item, local copy → leave it, the pipeline's
  *     recovery takes the local copy at start (and records it under the same source URL);
  *   - recorded, not final: the pipeline resumes it from the journal; its end triggers the remote move;
+ *     unless another agent recorded it and is gone (several agents, the file adopted from its claim
+ *     folder): this copy is offered to the pipeline (downloaded first if need be), which takes the
+ *     item over once no live agent holds it;
  *   - final in the journal, remote move not done (or half done): finish the move now.
  * A file is never submitted twice: a second take of the same content is caught by the journal's
  * SHA-256 duplicate check before any job exists, and a final item is never taken again.
@@ -19,7 +22,9 @@ import type { RemoteEntry } from '../../sftp/types.js';
 export type ReconcileDecision =
   | { action: 'finish'; item: JournalItem }
   | { action: 'leave'; why: 'in-pipeline' | 'local-copy' }
-  | { action: 'take' };
+  | { action: 'take' }
+  /** The local copy is offered to the pipeline again (the item is another agent's, maybe gone). */
+  | { action: 'offer' };
 
 /** Same file: same size and the same mtime to the second (the journal keeps the remote mtime). */
 export function sameRemoteFile(item: JournalItem, entry: Pick<RemoteEntry, 'size' | 'mtimeMs'>): boolean {
@@ -33,16 +38,18 @@ export function sameRemoteFile(item: JournalItem, entry: Pick<RemoteEntry, 'size
 /**
  * `newest`: the newest journal item recorded under this file's source URL, if any.
  * `localCopy`: the spool's `.processing/` already holds a file of this name.
+ * `holds`: whether this agent holds the item (always, when it is alone on its journal).
  */
 export function reconcile(
   entry: Pick<RemoteEntry, 'size' | 'mtimeMs'>,
   newest: JournalItem | undefined,
   localCopy: boolean,
+  holds: (item: JournalItem) => boolean = () => true,
 ): ReconcileDecision {
   if (newest && sameRemoteFile(newest, entry)) {
-    return isFinal(newest.state)
-      ? { action: 'finish', item: newest }
-      : { action: 'leave', why: 'in-pipeline' };
+    if (isFinal(newest.state)) return { action: 'finish', item: newest };
+    if (holds(newest)) return { action: 'leave', why: 'in-pipeline' };
+    return localCopy ? { action: 'offer' } : { action: 'take' };
   }
   if (localCopy) return { action: 'leave', why: 'local-copy' };
   return { action: 'take' };

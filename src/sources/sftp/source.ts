@@ -6,6 +6,12 @@
  * size checked, stamped with the remote mtime, fsynced, renamed into `.processing/`) and hand the
  * spool copy to the pipeline like a local file. When the pipeline reports the
  * item final, the remote file goes to the remote archive (or is deleted) or the remote error folder.
+ *
+ * Several agents polling one server (a shared journal) each claim into a folder of their own,
+ * `.processing/<claim folder>/`: the rename decides which agent took a file, and an agent's
+ * reconciliation looks only at its own folder. The files in the folder of an agent that is gone
+ * (no heartbeat: dead, frozen or stopped) are adopted, one rename each, by whichever agent renames
+ * them first, and reconciled as its own: the journal's `same-drop` answer hands their items over.
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -52,10 +58,22 @@ export interface SpoolFile {
   claimedPath: string;
 }
 
+/** Several agents on one journal polling one server: where each claims, and who is gone. */
+export interface SharedClaims {
+  /** This agent's claim folder in `.processing/` (the same across its restarts). */
+  own: string;
+  /** Whether the folder is another agent's claim folder (its name's pattern). */
+  isClaimFolder(name: string): boolean;
+  /** Whether no live agent claims into the folder `name`: its files may be adopted. */
+  abandoned(name: string): Promise<boolean>;
+}
+
 export interface SftpSourceOptions {
   folder: SftpFolderSettings;
   server: SftpServer;
-  journal: { byPath(path: string): Promise<JournalItem[]> };
+  journal: { byPath(path: string): Promise<JournalItem[]>; holds(fileId: number): boolean };
+  /** Several agents share the journal (and so may poll this server): see SharedClaims. */
+  shared?: SharedClaims;
   clock: Clock;
   log: Logger;
   /**
@@ -113,6 +131,8 @@ export class SftpSource {
   /** Listed names no request can reach (not UTF-8 on the server), reported once each. */
   private readonly badNames = new Set<string>();
   private readonly abort = new AbortController();
+  /** `.processing/`, and where this agent claims: the same, or its own folder in it (shared). */
+  private readonly processingRoot: string;
   private readonly processingDir: string;
   private readonly spoolProcessing: string;
   private readonly spoolIncoming: string;
@@ -131,7 +151,9 @@ export class SftpSource {
       folder.stability,
       createNameFilter({ include: folder.include, exclude: folder.exclude }),
     );
-    this.processingDir = remoteJoin(folder.remotePath, REMOTE_PROCESSING_DIR);
+    const processingRoot = remoteJoin(folder.remotePath, REMOTE_PROCESSING_DIR);
+    this.processingRoot = processingRoot;
+    this.processingDir = options.shared ? remoteJoin(processingRoot, options.shared.own) : processingRoot;
     this.spoolProcessing = path.join(folder.spoolDir, PROCESSING_DIR);
     this.spoolIncoming = path.join(folder.spoolDir, SPOOL_INCOMING_DIR);
     this.finisher = new RemoteFinisher(
@@ -241,6 +263,7 @@ export class SftpSource {
 
   /** `.processing/` after a crash (or a download that broke): see source-reconcile.ts. */
   private async reconcileProcessing(): Promise<string[]> {
+    if (this.options.shared) await this.adoptAbandoned(this.options.shared);
     const entries = await this.options.server.list(this.processingDir);
     const listed = entries.map((e) => e.name);
     const suffixes = markerSuffixes(this.options.folder.stability);
@@ -252,16 +275,73 @@ export class SftpSource {
       if (this.options.isCompanion?.(name)) companions.push(entry);
       if (this.options.isCompanion?.(name) || suffixes.some((s) => name.endsWith(s))) continue;
       const remoteFile = remoteJoin(this.processingDir, name);
-      const decision = reconcile(entry, await this.newestItem(name), await this.hasLocalCopy(name));
+      const decision = reconcile(
+        entry,
+        await this.newestItem(name),
+        await this.hasLocalCopy(name),
+        this.holds,
+      );
       if (decision.action === 'finish') {
         await this.finisher.exclusive(name, () => this.finisher.finishItem(decision.item, remoteFile));
       } else if (decision.action === 'take') {
         this.log.info(this.logFields(name, remoteFile), 'taking a claimed file again');
         this.download(entry, remoteFile, undefined);
+      } else if (decision.action === 'offer') {
+        this.offer(name, remoteFile, undefined);
       }
     }
     await this.fetchCompanionsAgain(companions, listed);
     return listed;
+  }
+
+  private readonly holds = (item: JournalItem): boolean => this.options.journal.holds(item.id);
+
+  /**
+   * The files in the claim folders of agents that are gone, each renamed into this agent's folder
+   * (another agent renaming it first wins: the file is gone here). The folder itself stays: an
+   * agent coming back at the same place claims into it again.
+   */
+  private async adoptAbandoned(shared: SharedClaims): Promise<void> {
+    const { server } = this.options;
+    for (const dir of await server.list(this.processingRoot)) {
+      if (this.stopped) return;
+      if (dir.type !== 'dir' || dir.name === shared.own || !shared.isClaimFolder(dir.name)) continue;
+      if (!(await shared.abandoned(dir.name))) continue;
+      const from = remoteJoin(this.processingRoot, dir.name);
+      for (const entry of await server.list(from)) {
+        if (entry.type !== 'file') continue;
+        const target = remoteJoin(this.processingDir, entry.name);
+        // One file per name here: a leftover of the same name is finished first.
+        if ((await server.stat(target)) !== undefined) continue;
+        try {
+          await server.rename(remoteJoin(from, entry.name), target);
+        } catch (err) {
+          if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) continue;
+          throw err;
+        }
+        this.log.info(
+          { ...this.logFields(entry.name, target), from: dir.name },
+          'file adopted from an agent that is gone',
+        );
+      }
+    }
+  }
+
+  /** The spool copy handed to the pipeline again (its item may be taken over with it). */
+  private offer(name: string, remoteFile: string, marker: InFlight['marker']): void {
+    this.inFlight.set(name, { remoteFile, ...(marker ? { marker } : {}) });
+    this.handOver(name);
+  }
+
+  /** The spool copy of `name` to the pipeline; the name stays in flight until it is final or lost. */
+  private handOver(name: string): void {
+    const file = {
+      name,
+      originalPath: this.sourceUrl(name),
+      claimedPath: path.join(this.spoolProcessing, name),
+    };
+    const taken = this.options.onReady(file, (err) => this.lost(name, err));
+    if (taken === false) this.lost(name, undefined);
   }
 
   /**
@@ -398,10 +478,16 @@ export class SftpSource {
 
   /** Journal-only claim: the file stays where the ERP put it; the journal says whether it was taken. */
   private async takeInPlace(entry: RemoteEntry, original: string, marker: InFlight['marker']): Promise<void> {
-    const decision = reconcile(entry, await this.newestItem(entry.name), await this.hasLocalCopy(entry.name));
+    const decision = reconcile(
+      entry,
+      await this.newestItem(entry.name),
+      await this.hasLocalCopy(entry.name),
+      this.holds,
+    );
     if (decision.action === 'finish')
       await this.finisher.exclusive(entry.name, () => this.finisher.finishItem(decision.item, original));
     else if (decision.action === 'take') this.download(entry, original, marker);
+    else if (decision.action === 'offer') this.offer(entry.name, original, marker);
   }
 
   /**
@@ -452,9 +538,7 @@ export class SftpSource {
     }
     this.failures.delete(name);
     this.log.info({ ...this.logFields(name, remoteFile), size: entry.size }, 'file downloaded');
-    const file = { name, originalPath: this.sourceUrl(name), claimedPath: local };
-    const taken = this.options.onReady(file, (err) => this.lost(name, err));
-    if (taken === false) this.lost(name, undefined);
+    this.handOver(name);
   }
 
   /**
@@ -470,6 +554,11 @@ export class SftpSource {
   private async downloadFailed(entry: RemoteEntry, remoteFile: string, err: unknown): Promise<void> {
     const code = isDocexError(err) ? err.code : DOWNLOAD_FAILED;
     this.tracker.forget(entry.name);
+    if (code === 'DOCEX_SFTP_NOT_FOUND') {
+      // Nothing to refuse: another agent adopted it (several agents), or someone removed it.
+      this.log.info({ ...this.logFields(entry.name, remoteFile), code }, 'file gone before its download');
+      return;
+    }
     if (SERVER_FAILURES.has(code)) {
       this.log.warn(
         { ...this.logFields(entry.name, remoteFile), code, err, counted: false },

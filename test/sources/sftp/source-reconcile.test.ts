@@ -57,6 +57,14 @@ describe('reconciliation of a remote file found claimed (crash points)', () => {
     }
   });
 
+  it('hands a file another agent recorded (adopted from its claim folder) to the pipeline: its copy, or a new download', () => {
+    const elsewhere = () => false;
+    expect(reconcile(entry, item('created'), true, elsewhere)).toEqual({ action: 'offer' });
+    expect(reconcile(entry, item('created'), false, elsewhere)).toEqual({ action: 'take' });
+    // Final stays final whoever recorded it.
+    expect(reconcile(entry, item('done'), false, elsewhere)).toMatchObject({ action: 'finish' });
+  });
+
   it('leaves a file whose download reached the spool before the crash (recovery takes the local copy)', () => {
     expect(reconcile(entry, undefined, true)).toEqual({ action: 'leave', why: 'local-copy' });
   });

@@ -81,7 +81,7 @@ function makeSource(overrides: Partial<SftpSourceOptions> = {}, wrap: Wrap = (s)
       pollIntervalMs: 0,
     },
     server,
-    journal: { byPath: async () => [] },
+    journal: { byPath: async () => [], holds: () => true },
     clock: new ManualClock(Date.now()),
     log: captureLogger().log,
     onReady: () => true,
