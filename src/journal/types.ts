@@ -55,6 +55,13 @@ export interface ClaimInput {
    * its source URL, size and mtime: see RecordedClaim's `same-drop`.
    */
   remote?: boolean;
+  /**
+   * With leases: whether the file is still at its claimed path. Asked when the content was sent
+   * before from this very claimed path, size and mtime: gone means another agent took this same
+   * file as an orphan and finished it (the claim is answered `same-drop`), there means a new drop
+   * of the same file (a duplicate, as always).
+   */
+  stillThere?: () => Promise<boolean>;
 }
 
 export type RecordedClaim =
@@ -72,7 +79,8 @@ export type RecordedClaim =
    * URL, content, size and mtime to the second) is recorded already, as `item`, final or not. A
    * second copy of it exists when an agent took over the remote file of one that died (or froze)
    * before or after recording it: the item is taken over with this copy (takeOverCopy), or, final,
-   * left as it is.
+   * left as it is. Also a file of a shared folder recorded late (ClaimInput.stillThere), after
+   * another agent took it as an orphan and finished it: `item` is that agent's, final.
    */
   | { kind: 'same-drop'; item: JournalItem }
   /** The content was seen before for this folder or workflow: `item` records this drop as rejected. */

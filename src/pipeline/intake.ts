@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs/promises';
 import { crashPoint } from '../core/crash-points.js';
+import { existsOrFalse } from '../core/fs.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
@@ -58,6 +59,7 @@ export async function intakeItem(
     allowDuplicates: runtime.config.allowDuplicates,
     ...(checked?.ok ? { validatedNote: checked.kind } : {}),
     ...(runtime.config.source.type === 'sftp' ? { remote: true } : {}),
+    stillThere: () => existsOrFalse(file.claimedPath),
   });
   if (result.kind === 'same-drop') return { item: result.item, sameDrop: true };
   const log = ctx.log.child({ folder: runtime.config.name, file: file.name });

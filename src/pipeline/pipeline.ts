@@ -152,12 +152,20 @@ export class Pipeline {
         let item: JournalItem;
         try {
           const intake = await intakeItem(this.ctx, runtime, file);
-          if (intake.sameDrop) return await this.secondCopy(file, intake.item, onLost);
+          if (intake.sameDrop) return await this.secondCopy(runtime, file, intake.item, onLost);
           item = intake.item;
         } catch (err) {
           // Left in .processing: taken again once the journal answers (or by recovery at start).
           if (this.outage.absorb(err, () => this.accept(folder, file, onLost))) return;
           onLost?.(err);
+          if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
+            // Nothing recorded, nothing here to lose: on a shared folder another agent took it as an orphan.
+            this.options.log.info(
+              { folder, file: file.name },
+              'file gone from .processing before it was recorded: left to whoever moved it',
+            );
+            return;
+          }
           throw err;
         }
         try {
@@ -172,20 +180,27 @@ export class Pipeline {
 
   /**
    * A second copy of a remote file already recorded: the agent that recorded it died or froze after
-   * this one took the remote file over. Final: the copy goes, and the source moves the remote file
-   * on. Unfinished: taken over with this copy once no live agent holds it; until then the copy goes
+   * this one took the remote file over (or a shared folder's file that another agent took as an
+   * orphan and finished while this one could not record it). Final: the copy goes, and the source
+   * moves the remote file on. Unfinished: taken over with this copy once no live agent holds it; until then the copy goes
    * too (`onLost`), and the source, if it holds the remote file, takes it again at its next poll.
    */
   private async secondCopy(
+    runtime: FolderRuntime,
     file: IntakeFile,
     recorded: JournalItem,
     onLost: ((err: unknown) => void) | undefined,
   ): Promise<void> {
     const { journal, uploadMarginMs } = this.ctx;
     const fields = { folder: recorded.folder, file: recorded.fileName, itemId: recorded.id };
+    // A spool copy is this agent's own; a shared folder's path may hold a new drop by now.
+    const ownCopy = runtime.config.source.type === 'sftp';
     if (isFinal(recorded.state)) {
-      await fs.rm(file.claimedPath, { force: true });
-      this.options.log.info({ ...fields, state: recorded.state }, 'file recorded before: this copy removed');
+      if (ownCopy) await fs.rm(file.claimedPath, { force: true });
+      this.options.log.info(
+        { ...fields, state: recorded.state },
+        'file recorded and finished before (the same drop): nothing left to do',
+      );
       this.options.onFinished?.(recorded);
       return;
     }
@@ -197,7 +212,7 @@ export class Pipeline {
       return;
     }
     // Not kept: the source downloads the file again while it holds the remote file.
-    await fs.rm(file.claimedPath, { force: true });
+    if (ownCopy) await fs.rm(file.claimedPath, { force: true });
     this.options.log.info({ ...fields, owner: recorded.owner }, 'file held by another agent: left to it');
     onLost?.(undefined);
   }

@@ -17,6 +17,7 @@ import type { TakeOverScope } from '../../src/journal/store.js';
 import type { ClaimInput, LeaseOptions } from '../../src/journal/types.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 import { claimInput, type JournalHarness, journalHarness, sha256 } from './support/journal-harness.js';
+import { toDone } from './support/steps.js';
 
 const LEASE_MS = 60_000;
 const SHARED: TakeOverScope = { folders: ['invoices'], sharedFolders: ['invoices'] };
@@ -297,6 +298,20 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     const copy = await b.recordClaim(claimInput({ ...input, claimedPath: '/b/late.pdf' }));
     expect(copy).toMatchObject({ kind: 'same-drop', item: { id: item.id, state: 'rejected' } });
     expect(await b.takeOverCopy(item.id, '/b/late.pdf')).toEqual([]);
+  });
+
+  it('answers same-drop to a late claim of a shared file another agent took as an orphan and finished, a duplicate to a new drop of it', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    // b recorded the file that a moved into .processing/ and could not record (cut off), and sent it.
+    const item = await claimed(b);
+    await toDone(b, item.id);
+    const late = await a.recordClaim(claimInput({ stillThere: async () => false }));
+    expect(late).toMatchObject({ kind: 'same-drop', item: { id: item.id, state: 'done' } });
+    // The same name, content and mtime at that path once more: a new drop, refused as a duplicate.
+    const again = await a.recordClaim(claimInput({ stillThere: async () => true }));
+    expect(again.kind).toBe('duplicate');
+    expect((await a.stats()).files).toMatchObject({ done: 1, rejected: 1 });
   });
 
   it('releases the files of a stopping agent: another takes them at once', async () => {

@@ -163,6 +163,9 @@ export class PostgresJournal implements JournalStore {
         ? undefined
         : await tx.one(S.earlierContent, [input.sha256, input.folder, input.workflowId]);
       const earlier = earlierRow ? item(earlierRow) : undefined;
+      if (earlier && this.lease && (await this.sameFileGone(earlier, input))) {
+        return { kind: 'same-drop', item: earlier };
+      }
       const state: ItemState = earlier ? 'rejected' : 'claimed';
       const inserted = await tx.one(S.insertFile, [
         input.folder,
@@ -410,6 +413,15 @@ export class PostgresJournal implements JournalStore {
     if (previous.size === 0) return [];
     const steps = await this.planOf([...previous.keys()], options);
     return steps.map((step) => ({ ...step, previousOwner: previous.get(step.item.id) }));
+  }
+
+  /** The content was sent before from this very file, and the file has gone since (ClaimInput.stillThere). */
+  private async sameFileGone(earlier: JournalItem, input: ClaimInput): Promise<boolean> {
+    const sameFile =
+      earlier.claimedPath === input.claimedPath &&
+      earlier.size === input.size &&
+      earlier.mtimeMs === input.mtimeMs;
+    return sameFile && input.stillThere !== undefined && !(await input.stillThere());
   }
 
   async takeOverCopy(
