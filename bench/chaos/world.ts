@@ -68,8 +68,11 @@ export interface WorldOptions {
    * restart or kill it) holds the journal. Default sqlite.
    */
   journal?: ChaosJournal | undefined;
-  /** With a PostgreSQL journal: the agent reaches the database through a TCP fault proxy (`proxies.journal`). */
-  journalProxy?: boolean;
+  /**
+   * With a PostgreSQL journal: the agent reaches the database through a TCP fault proxy
+   * (`proxies.journal`); 'instance-0': only agent instance 0 does, the others connect directly.
+   */
+  journalProxy?: boolean | 'instance-0';
   /** The agent's journal.timeoutMs (e.g. '3s'); default the configuration's. */
   journalTimeout?: string;
   /** The agents' cluster section (several agents on one PostgreSQL journal). */
@@ -159,9 +162,11 @@ export async function createWorld(options: WorldOptions): Promise<World> {
   if (want.files) proxies.files = await startTcpProxy();
   let postgres: TestPostgresServer | undefined;
   let journalUrl: string | undefined;
+  let directJournalUrl: string | undefined;
   if (options.journal === 'postgres') {
     postgres = await startPostgresServer();
     journalUrl = await postgres.createDatabase();
+    directJournalUrl = journalUrl;
     if (options.journalProxy) {
       proxies.journal = await startTcpProxy({ target: { host: postgres.host, port: postgres.port } });
       const url = new URL(journalUrl);
@@ -218,7 +223,12 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     if (instance === undefined) return configFile;
     const file = path.join(dir, `agent-${instance}.yaml`);
     if (!existsSync(file)) {
-      writeFileSync(file, stringify({ ...config, stateDir: path.join(dir, `state-${instance}`) }));
+      const direct = options.journalProxy === 'instance-0' && instance !== 0;
+      const journal = direct ? { journal: { ...(config['journal'] as object), url: directJournalUrl } } : {};
+      writeFileSync(
+        file,
+        stringify({ ...config, ...journal, stateDir: path.join(dir, `state-${instance}`) }),
+      );
     }
     return file;
   };

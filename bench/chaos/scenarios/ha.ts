@@ -1,6 +1,7 @@
 /**
  * Several agents on one PostgreSQL journal and one drop folder (PostgreSQL only), with leases short
- * enough for a run (HA_CLUSTER: 3 s, renewed every second):
+ * enough for a run (HA_CLUSTER: 3 s, renewed every second), on a local folder or (ha-sftp-kill,
+ * ha-sftp-freeze) an SFTP folder of a real sshd that every agent polls:
  * - ha-kill: two agents; one of them, at random, SIGKILLed at random moments and replaced by a new
  *   agent (another state folder: another host as far as leases go), so its files move to the
  *   others only once their leases run out;
@@ -12,6 +13,9 @@
  * or refused). Affected: files taken over from another agent.
  */
 
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { sshdAvailable, startSshd } from '../../../test/sources/sftp/support/sshd.js';
 import type { AgentProcess } from '../processes.js';
 import {
   type ChaosSizes,
@@ -23,7 +27,8 @@ import {
   sleep,
   within,
 } from '../scenario.js';
-import type { World } from '../world.js';
+import type { World, WorldOptions } from '../world.js';
+import { outageCounts } from './pg-faults.js';
 
 /** Leases of 3 s renewed every second: failover within about 4 s. */
 export const HA_CLUSTER = {
@@ -96,85 +101,241 @@ const TAKEN_OVER = 'file taken over';
 const LEASE_LOST = 'lease lost: another agent took the file over; this agent stopped touching it';
 const HELD_ELSEWHERE = 'file held by another agent: left to it';
 
-/** A world of this file: PostgreSQL, short leases, the service slow; `body` runs the agents. */
-function runHa(
+type Source = 'local' | 'sftp';
+
+/**
+ * A world of this file: PostgreSQL, short leases, the service slow, the drop folder local or on a
+ * real sshd of its own; `body` runs the agents.
+ */
+async function runHa(
   scenario: Scenario,
   sizes: ChaosSizes,
-  name: string,
+  source: Source,
   files: number,
   body: (world: World) => Promise<Injected>,
+  journal: Pick<WorldOptions, 'journalProxy' | 'journalTimeout'> = {},
 ): Promise<ScenarioResult> {
-  const world = { name, files, mode: sizes.mode, agentEntry: sizes.agentEntry, journal: 'postgres' as const };
-  return runInWorld(scenario, { ...world, cluster: HA_CLUSTER }, async (w) => {
-    await slowService(w);
-    return body(w);
-  });
+  const world = {
+    ...journal,
+    name: scenario.name.replaceAll('-', ''),
+    files,
+    mode: sizes.mode,
+    agentEntry: sizes.agentEntry,
+    journal: 'postgres' as const,
+    cluster: HA_CLUSTER,
+  };
+  const run = (w: World) => slowService(w).then(() => body(w));
+  if (source === 'local') return runInWorld(scenario, world, run);
+  const pairing = (sizes.mode?.folder['payloadPdf'] as { pairing?: string } | undefined)?.pairing;
+  const skipped = !sshdAvailable
+    ? 'no /usr/sbin/sshd here (install openssh-server)'
+    : pairing === 'index-csv'
+      ? 'index-csv pairing is not offered on SFTP folders (the configuration refuses it)'
+      : undefined;
+  if (skipped) {
+    return {
+      scenario: scenario.name,
+      fault: scenario.fault,
+      injected: 0,
+      injectedDetail: '',
+      affected: 0,
+      files,
+      durationMs: 0,
+      skipped,
+    };
+  }
+  const sshd = await startSshd();
+  const remotePath = path.join(sshd.files, 'outbox');
+  mkdirSync(remotePath, { recursive: true });
+  try {
+    const sftp = {
+      remotePath,
+      host: sshd.host,
+      port: sshd.port,
+      username: sshd.username,
+      privateKeyFile: sshd.privateKeyPath,
+      hostKeySha256: sshd.hostKeySha256,
+    };
+    return await runInWorld(scenario, { ...world, sftp }, run);
+  } finally {
+    await sshd.stop();
+  }
 }
 
-export const haKillScenario: Scenario = {
-  name: 'ha-kill',
-  fault: 'one of two agents on one journal SIGKILLed at random moments',
+function haKill(name: string, source: Source): Scenario {
+  return {
+    name,
+    fault: `one of two agents on one journal${source === 'sftp' ? ' polling one SFTP folder' : ''} SIGKILLed at random moments`,
+    journals: ['postgres'],
+    run(sizes) {
+      const files = sizes.files ?? (sizes.quick ? 120 : 800);
+      const kills = Math.max(1, sizes.kills ?? (sizes.quick ? 4 : 12));
+      const random = rng(sizes.seed + 29);
+      return runHa(this, sizes, source, files, async (world) => {
+        let instances = 0;
+        const live = [await startInstance(world, instances++), await startInstance(world, instances++)];
+        const batch = Math.ceil(world.sets.length / (kills + 1));
+        world.drop(batch);
+        for (let k = 0; k < kills; k++) {
+          await sleep(200 + Math.floor(random() * 1_500));
+          const victim = await holder(live, random);
+          live[victim]!.child.kill('SIGKILL');
+          await live[victim]!.exited;
+          world.drop(batch);
+          live[victim] = await startInstance(world, instances++);
+        }
+        world.drop();
+        await finishAll(world, 120_000 + files * 200);
+        const takenOver = counted(world, TAKEN_OVER);
+        return {
+          injected: kills,
+          injectedDetail: `${kills} SIGKILL of one of two agents; ${takenOver} files taken over by another agent`,
+          affected: takenOver,
+        };
+      });
+    },
+  };
+}
+
+function haFreeze(name: string, source: Source): Scenario {
+  return {
+    name,
+    fault: `one of two agents on one journal${source === 'sftp' ? ' polling one SFTP folder' : ''} frozen (SIGSTOP) past its lease, then let go`,
+    journals: ['postgres'],
+    run(sizes) {
+      const files = sizes.files ?? (sizes.quick ? 120 : 800);
+      const freezes = Math.max(1, sizes.faults ?? (sizes.quick ? 3 : 8));
+      const random = rng(sizes.seed + 31);
+      return runHa(this, sizes, source, files, async (world) => {
+        const agents = [await startInstance(world, 0), await startInstance(world, 1)];
+        const batch = Math.ceil(world.sets.length / (freezes + 1));
+        world.drop(batch);
+        for (let f = 0; f < freezes; f++) {
+          await sleep(200 + Math.floor(random() * 1_500));
+          const frozen = agents[await holder(agents, random)]!;
+          frozen.child.kill('SIGSTOP');
+          world.drop(batch);
+          // Past the lease and a renewal round: the other agent takes the frozen one's files.
+          await sleep(2 * LEASE_MS + 1_000);
+          frozen.child.kill('SIGCONT');
+        }
+        world.drop();
+        await finishAll(world, 120_000 + files * 200);
+        const takenOver = counted(world, TAKEN_OVER);
+        const lost = counted(world, LEASE_LOST);
+        const leftAlone = counted(world, HELD_ELSEWHERE);
+        return {
+          injected: freezes,
+          injectedDetail: `${freezes} SIGSTOP for ${(2 * LEASE_MS + 1_000) / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
+          affected: takenOver,
+        };
+      });
+    },
+  };
+}
+
+export const haKillScenario = haKill('ha-kill', 'local');
+export const haFreezeScenario = haFreeze('ha-freeze', 'local');
+export const haSftpKillScenario = haKill('ha-sftp-kill', 'sftp');
+export const haSftpFreezeScenario = haFreeze('ha-sftp-freeze', 'sftp');
+
+/**
+ * ha-pg-restart: two agents, the PostgreSQL server restarted under them (`pg_ctl restart -m fast`)
+ * while both hold files. Both pause, keep their steps and go on; leases that ran out meanwhile go
+ * to whichever agent takes them first.
+ */
+export const haPgRestartScenario: Scenario = {
+  name: 'ha-pg-restart',
+  fault: 'PostgreSQL restarted under two agents on one journal',
   journals: ['postgres'],
   run(sizes) {
     const files = sizes.files ?? (sizes.quick ? 120 : 800);
-    const kills = Math.max(1, sizes.kills ?? (sizes.quick ? 4 : 12));
-    const random = rng(sizes.seed + 29);
-    return runHa(this, sizes, 'hakill', files, async (world) => {
-      let instances = 0;
-      const live = [await startInstance(world, instances++), await startInstance(world, instances++)];
-      const batch = Math.ceil(world.sets.length / (kills + 1));
+    const restarts = Math.max(1, sizes.faults ?? (sizes.quick ? 3 : 8));
+    const random = rng(sizes.seed + 37);
+    return runHa(this, sizes, 'local', files, async (world) => {
+      const agents = [await startInstance(world, 0), await startInstance(world, 1)];
+      const batch = Math.ceil(world.sets.length / (restarts + 1));
+      const took: number[] = [];
       world.drop(batch);
-      for (let k = 0; k < kills; k++) {
+      for (let r = 0; r < restarts; r++) {
         await sleep(200 + Math.floor(random() * 1_500));
-        const victim = await holder(live, random);
-        live[victim]!.child.kill('SIGKILL');
-        await live[victim]!.exited;
+        await holder(agents, random);
         world.drop(batch);
-        live[victim] = await startInstance(world, instances++);
+        const t = Date.now();
+        await world.postgres!.restart();
+        took.push(Date.now() - t);
       }
       world.drop();
       await finishAll(world, 120_000 + files * 200);
-      const takenOver = counted(world, TAKEN_OVER);
+      const outages = outageCounts(world);
       return {
-        injected: kills,
-        injectedDetail: `${kills} SIGKILL of one of two agents; ${takenOver} files taken over by another agent`,
-        affected: takenOver,
+        injected: restarts,
+        injectedDetail: `${restarts} restarts (${took.join(', ')} ms); the agents logged ${outages.down} outages and ${outages.back} resumptions; ${counted(world, TAKEN_OVER)} files taken over`,
       };
     });
   },
 };
 
-export const haFreezeScenario: Scenario = {
-  name: 'ha-freeze',
-  fault: 'one of two agents on one journal frozen (SIGSTOP) past its lease, then let go',
+/** The journal's statement timer in ha-pg-cut: a stall outlasts it (plus the client's 2 s grace). */
+const CUT_TIMEOUT_MS = 3_000;
+
+/**
+ * ha-pg-cut: two agents, one of them (instance 0) reaching PostgreSQL through a TCP fault proxy:
+ * its connections are reset, refused for a while, or stalled past its statement timer and then
+ * cut, while the other agent goes on. A cut longer than the lease hands its files to the other
+ * agent; when it comes back it must find them lost and send nothing for them.
+ */
+export const haPgCutScenario: Scenario = {
+  name: 'ha-pg-cut',
+  fault: 'one of two agents cut off from PostgreSQL (TCP proxy) and restored',
   journals: ['postgres'],
   run(sizes) {
     const files = sizes.files ?? (sizes.quick ? 120 : 800);
-    const freezes = Math.max(1, sizes.faults ?? (sizes.quick ? 3 : 8));
-    const random = rng(sizes.seed + 31);
-    return runHa(this, sizes, 'hafreeze', files, async (world) => {
-      const agents = [await startInstance(world, 0), await startInstance(world, 1)];
-      const batch = Math.ceil(world.sets.length / (freezes + 1));
-      world.drop(batch);
-      for (let f = 0; f < freezes; f++) {
-        await sleep(200 + Math.floor(random() * 1_500));
-        const frozen = agents[await holder(agents, random)]!;
-        frozen.child.kill('SIGSTOP');
+    const cuts = Math.max(1, sizes.faults ?? (sizes.quick ? 3 : 8));
+    const random = rng(sizes.seed + 41);
+    return runHa(
+      this,
+      sizes,
+      'local',
+      files,
+      async (world) => {
+        const proxy = world.proxies.journal!;
+        const cutOff = await startInstance(world, 0);
+        await startInstance(world, 1);
+        const batch = Math.ceil(world.sets.length / (cuts + 1));
+        const kinds: string[] = [];
         world.drop(batch);
-        // Past the lease and a renewal round: the other agent takes the frozen one's files.
-        await sleep(2 * LEASE_MS + 1_000);
-        frozen.child.kill('SIGCONT');
-      }
-      world.drop();
-      await finishAll(world, 120_000 + files * 200);
-      const takenOver = counted(world, TAKEN_OVER);
-      const lost = counted(world, LEASE_LOST);
-      const leftAlone = counted(world, HELD_ELSEWHERE);
-      return {
-        injected: freezes,
-        injectedDetail: `${freezes} SIGSTOP for ${(2 * LEASE_MS + 1_000) / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
-        affected: takenOver,
-      };
-    });
+        for (let c = 0; c < cuts; c++) {
+          await sleep(200 + Math.floor(random() * 1_500));
+          // New files first: the agent to cut off holds some of them when the cut comes.
+          world.drop(batch);
+          await holder([cutOff], random);
+          // Every other cut outlasts the lease: the other agent takes the files over meanwhile.
+          const long = c % 2 === 0;
+          const ms = long ? 2 * LEASE_MS + 1_000 : 500 + Math.floor(random() * 1_500);
+          if (random() < 0.5) {
+            proxy.set({ refuse: true });
+            proxy.resetAll();
+            await sleep(ms);
+            kinds.push(`down ${ms} ms`);
+          } else {
+            proxy.set({ stall: true });
+            await sleep(Math.max(ms, CUT_TIMEOUT_MS + 2_000 + 500));
+            proxy.resetAll();
+            kinds.push(`stalled then cut ${Math.max(ms, CUT_TIMEOUT_MS + 2_500)} ms`);
+          }
+          proxy.set({});
+        }
+        world.drop();
+        await finishAll(world, 120_000 + files * 200);
+        const takenOver = counted(world, TAKEN_OVER);
+        return {
+          injected: cuts,
+          injectedDetail: `${kinds.join(', ')}; ${takenOver} files taken over, ${counted(world, LEASE_LOST)} leases found lost`,
+          affected: takenOver,
+        };
+      },
+      { journalProxy: 'instance-0', journalTimeout: `${CUT_TIMEOUT_MS}ms` },
+    );
   },
 };

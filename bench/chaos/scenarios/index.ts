@@ -2,7 +2,14 @@
 import type { Scenario } from '../scenario.js';
 import { clockJumpScenario } from './clock-jump.js';
 import { diskFullScenario } from './disk-full.js';
-import { haFreezeScenario, haKillScenario } from './ha.js';
+import {
+  haFreezeScenario,
+  haKillScenario,
+  haPgCutScenario,
+  haPgRestartScenario,
+  haSftpFreezeScenario,
+  haSftpKillScenario,
+} from './ha.js';
 import { killScenario } from './kill.js';
 import { lostAnswersScenario } from './lost-answers.js';
 import { mixedScenario } from './mixed.js';
@@ -28,6 +35,10 @@ export const SCENARIOS: readonly Scenario[] = [
   // Several agents on one PostgreSQL journal.
   haKillScenario,
   haFreezeScenario,
+  haSftpKillScenario,
+  haSftpFreezeScenario,
+  haPgRestartScenario,
+  haPgCutScenario,
 ];
 
 /** Not in a default run: the small all-in-one the test suite runs (`--only mixed` runs it here). */
