@@ -314,6 +314,26 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     expect((await a.stats()).files).toMatchObject({ done: 1, rejected: 1 });
   });
 
+  it('moves a file from the row it last saw, and decides from the row itself when the row changed behind it', async () => {
+    const a = await agent('a');
+    const item = await claimed(a);
+    const db = await sql();
+    // Moved behind the journal's back: the move it would make from `claimed` must not be made.
+    await db.query("UPDATE items SET state = 'validated' WHERE id = $1", [item.id]);
+    expect((await a.transition(item.id, 'creating')).state).toBe('creating');
+    expect((await a.history(item.id)).map((h) => [h.from, h.to])).toEqual([
+      [undefined, 'claimed'],
+      ['validated', 'creating'],
+    ]);
+    await db.query("UPDATE items SET state = 'done' WHERE id = $1", [item.id]);
+    expect(
+      await codeOf(
+        a.transition(item.id, 'created', { jobId: 'j', uploadUrl: 'https://u', uploadDeadline: 1 }),
+      ),
+    ).toBe('DOCEX_JOURNAL_TRANSITION');
+    expect((await a.get(item.id))?.state).toBe('done');
+  });
+
   it('releases the files of a stopping agent: another takes them at once', async () => {
     const a = await agent('a');
     const item = await claimed(a);

@@ -49,11 +49,11 @@ import type {
   RowInput,
   TransitionFields,
 } from '../types.js';
-import { detailText, planMove } from './moves.js';
+import { detailText, type PlannedMove, planMove } from './moves.js';
 import { allowing, PgSession, type Tx } from './pool.js';
 import { historyEntryOf, itemOf as item, type Row } from './rows.js';
 import { migrate, PG_SCHEMA_VERSION } from './schema.js';
-import { STATEMENTS as S } from './statements.js';
+import { oneStatementMove, STATEMENTS as S } from './statements.js';
 
 /** A transaction's history entries, inserted together as its last statement. */
 class HistoryBatch {
@@ -88,6 +88,9 @@ const BULK_MS_PER_ROW = 0.2;
 /** Files taken over per statement (a takeover at start takes them all, in batches). */
 const TAKE_OVER_BATCH = 500;
 
+/** Unfinished files whose last seen row the journal keeps for one-statement moves, at most. */
+const SEEN_FILES_MAX = 10_000;
+
 function leaseLost(fileId: number, owner: unknown): DocexError {
   const holder = typeof owner === 'string' ? `agent ${owner}` : 'no agent';
   return new DocexError(
@@ -106,6 +109,8 @@ export class PostgresJournal implements JournalStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** The files this agent holds, by id, with the epoch it took each by (leases only). */
   private readonly held = new Map<number, number>();
+  /** Unfinished files as this journal last read or wrote them: their next move may take one statement. */
+  private readonly seen = new Map<number, JournalItem>();
   private closed = false;
 
   private constructor(
@@ -192,23 +197,22 @@ export class PostgresJournal implements JournalStore {
         : { size: input.size, sha256: input.sha256 };
       history.add(recorded.id, undefined, state, now, detail);
       if (state === 'claimed' && input.validatedNote !== undefined) {
-        // A new item only this transaction sees: no file to lock.
-        await this.applyChecked(
+        recorded = await this.applyToNew(
           tx,
           history,
-          recorded.id,
+          recorded,
           'validated',
           { note: input.validatedNote },
           now,
-          false,
         );
-        recorded = await this.applyChecked(tx, history, recorded.id, 'creating', {}, now, false);
+        recorded = await this.applyToNew(tx, history, recorded, 'creating', {}, now);
       }
       return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
     });
     // Held once committed: a renewal running meanwhile does not see the row, and must not judge it.
     return claim.then((recorded) => {
       if (this.lease && recorded.kind === 'claimed') this.held.set(recorded.item.id, recorded.item.epoch);
+      this.saw(recorded.item);
       return recorded;
     });
   }
@@ -269,12 +273,60 @@ export class PostgresJournal implements JournalStore {
 
   async transition(itemId: number, to: ItemState, fields: TransitionFields = {}): Promise<JournalItem> {
     const now = this.clock.now();
-    const moved = await this.write('transition', (tx, history) =>
-      this.applyChecked(tx, history, itemId, to, fields, now, true),
-    );
+    const moved =
+      (await this.moveInOne(itemId, to, fields, now)) ??
+      (await this.write('transition', (tx, history) =>
+        this.applyChecked(tx, history, itemId, to, fields, now),
+      ));
+    this.saw(moved);
     if (moved.kind === 'file' && isFinal(moved.state)) this.held.delete(moved.id);
     this.log.debug({ itemId, to, jobId: moved.jobId, attempt: moved.attempt }, 'journal transition');
     return moved;
+  }
+
+  /**
+   * The move of a file this journal saw last as it still is, in one statement (oneStatementMove);
+   * undefined when the file was not seen, the move needs a look at its rows or its fields are not
+   * right, or the row changed since: the transaction's way then decides, and says why.
+   */
+  private async moveInOne(
+    itemId: number,
+    to: ItemState,
+    fields: TransitionFields,
+    now: number,
+  ): Promise<JournalItem | undefined> {
+    const current = this.seen.get(itemId);
+    const epoch = this.epochOf(itemId);
+    if (!current || epoch === -1 || !checkTransition(current, to).ok) return undefined;
+    let move: PlannedMove;
+    try {
+      move = planMove(current, to, fields, now);
+    } catch {
+      return undefined;
+    }
+    const statement = oneStatementMove(move.statement, move.values.length + 1);
+    const row = await this.track(
+      this.db.one('transition', statement, [
+        ...move.values,
+        current.state,
+        current.attempt,
+        current.jobId ?? null,
+        this.lease?.agentId ?? null,
+        epoch,
+        now,
+        detailText(move.detail),
+      ]),
+    );
+    return row ? item(row) : undefined;
+  }
+
+  /** Kept for the next move: the unfinished files this journal read or wrote, as it saw them. */
+  private saw(file: JournalItem): void {
+    if (file.kind !== 'file') return;
+    this.seen.delete(file.id);
+    if (isFinal(file.state)) return;
+    this.seen.set(file.id, file);
+    if (this.seen.size > SEEN_FILES_MAX) this.seen.delete(this.seen.keys().next().value!);
   }
 
   /** Every commit is durable when it answers (synchronous_commit=on): the same as transition. */
@@ -288,9 +340,8 @@ export class PostgresJournal implements JournalStore {
   }
 
   /**
-   * One legal move with its history entry, inside the caller's transaction. `lockFile`: a row's
-   * file is locked (shared) before the row, as every move and addRows lock file before row, and
-   * the file is fenced; false only for an item the same transaction inserted (a claim's moves).
+   * One legal move with its history entry, inside the caller's transaction: a row's file is locked
+   * (shared) before the row, as every move and addRows lock file before row, and the file is fenced.
    */
   private async applyChecked(
     tx: Tx,
@@ -299,28 +350,52 @@ export class PostgresJournal implements JournalStore {
     to: ItemState,
     fields: TransitionFields,
     now: number,
-    lockFile: boolean,
   ): Promise<JournalItem> {
-    const parent = lockFile ? await tx.one(S.lockParentOf, [itemId]) : undefined;
+    const parent = await tx.one(S.lockParentOf, [itemId]);
     const row = await tx.one(S.getForUpdate, [itemId]);
     if (!row) throw unknownItem(itemId);
     const current = item(row);
-    // Not lockFile: an item this very transaction created (a claim's own moves), nothing to fence.
     if (parent) this.fence(parent);
-    else if (lockFile && current.kind === 'file') this.fence(row);
+    else if (current.kind === 'file') this.fence(row);
     const childStates =
       current.kind === 'file'
         ? (await tx.rows(S.childStates, [itemId])).map((r) => r['state'] as ItemState)
         : [];
-    const check = checkTransition({ ...current, childStates }, to);
+    return this.applyTo(tx, history, { ...current, childStates }, to, fields, now);
+  }
+
+  /**
+   * A move of a file this very transaction inserted (a claim's own moves): its row is locked by the
+   * insert and has no payload rows, and nothing is there to fence.
+   */
+  private applyToNew(
+    tx: Tx,
+    history: HistoryBatch,
+    inserted: JournalItem,
+    to: ItemState,
+    fields: TransitionFields,
+    now: number,
+  ): Promise<JournalItem> {
+    return this.applyTo(tx, history, { ...inserted, childStates: [] }, to, fields, now);
+  }
+
+  private async applyTo(
+    tx: Tx,
+    history: HistoryBatch,
+    current: JournalItem & { childStates: ItemState[] },
+    to: ItemState,
+    fields: TransitionFields,
+    now: number,
+  ): Promise<JournalItem> {
+    const check = checkTransition(current, to);
     if (!check.ok) {
-      throw new DocexError('DOCEX_JOURNAL_TRANSITION', `item ${itemId}: ${check.reason}`, {
-        details: { itemId, from: current.state, to },
+      throw new DocexError('DOCEX_JOURNAL_TRANSITION', `item ${current.id}: ${check.reason}`, {
+        details: { itemId: current.id, from: current.state, to },
       });
     }
     const move = planMove(current, to, fields, now);
     const updated = await tx.one(move.statement, move.values);
-    history.add(itemId, current.state, to, now, move.detail);
+    history.add(current.id, current.state, to, now, move.detail);
     return item(updated!);
   }
 
@@ -516,7 +591,10 @@ export class PostgresJournal implements JournalStore {
 
   async get(itemId: number): Promise<JournalItem | undefined> {
     const row = await this.db.one('get', S.get, [itemId]);
-    return row ? item(row) : undefined;
+    if (!row) return undefined;
+    const read = item(row);
+    this.saw(read);
+    return read;
   }
 
   async byJobId(jobId: string): Promise<JournalItem | undefined> {

@@ -271,3 +271,40 @@ export const STATEMENTS = {
 } as const;
 
 export type Statements = typeof STATEMENTS;
+
+const oneStatement = new Map<string, Statement>();
+
+/**
+ * A file's move as one autocommitted statement: `move` (one of the set* updates above, `WHERE id =
+ * $1`, its values $1..$k-1) applied only while the file is as this journal last saw it (state $k,
+ * attempt $k+1, job id $k+2, no payload rows) and held by this agent ($k+3 its id, $k+4 the epoch;
+ * a NULL id: not fenced), its history entry ($k+5 at, $k+6 detail) inserted in the same statement
+ * under the history lock. One round trip instead of a transaction's seven; no row answered: the
+ * file is not as seen (or not held), and the move takes the transaction's way, which says why.
+ */
+export function oneStatementMove(move: Statement, k: number): Statement {
+  const name = move.name ?? '';
+  const known = oneStatement.get(name);
+  if (known) return known;
+  const at = (i: number) => `$${k + i}`;
+  const where = 'WHERE id = $1 RETURNING';
+  if (!name || !move.text.includes(where)) throw new Error(`${name} is not a move of one item`);
+  const update = move.text.replace(
+    where,
+    `WHERE id = $1 AND state = ${at(0)} AND attempt = ${at(1)} AND job_id IS NOT DISTINCT FROM ${at(2)}::text
+       AND (${at(3)}::text IS NULL OR (owner = ${at(3)} AND epoch = ${at(4)}::int))
+       AND NOT EXISTS (SELECT 1 FROM items c WHERE c.parent_id = $1)
+     RETURNING`,
+  );
+  const statement = s(
+    `${name.replace(/^docex_journal_/, '')}_in_one`,
+    `WITH barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1)),
+     moved AS (${update}),
+     logged AS (
+       INSERT INTO history (item_id, from_state, to_state, at, detail)
+       SELECT moved.id, ${at(0)}, moved.state, ${at(5)}::bigint, ${at(6)}::json FROM moved, barrier)
+     SELECT * FROM moved`,
+  );
+  oneStatement.set(name, statement);
+  return statement;
+}
