@@ -27,6 +27,8 @@ export interface FolderSource {
   tick(): Promise<void>;
   /** An item of this folder became done or rejected (SFTP: the remote file is moved then). */
   finished?(item: JournalItem): void;
+  /** This agent left an item of this folder to another agent (SFTP: its copy is forgotten). */
+  left?(item: JournalItem): void;
   /**
    * SFTP: `stop` in two halves. stopIntake takes no more files; close (after the pipeline let its
    * items finish) closes the connection their remote moves need.

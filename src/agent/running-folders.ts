@@ -98,6 +98,7 @@ export class RunningFolders implements Part {
       },
       ...(this.options.retryDelayMs ? { retryDelayMs: this.options.retryDelayMs } : {}),
       onFinished: (item) => sources.get(item.folder)?.finished?.(item),
+      onLeft: (item) => sources.get(item.folder)?.left?.(item),
       onFolderUnsafe: (name, err) => this.stopUnsafe(name, err),
     });
     this.recovered = await this.pipe.recover();

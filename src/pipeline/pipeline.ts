@@ -48,6 +48,8 @@ export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' 
   retryDelayMs?: (n: number) => number;
   /** Told when a file item became done or rejected (SFTP sources then move the remote file). */
   onFinished?: (item: JournalItem) => void;
+  /** Told when this agent left a file to another agent (an SFTP source then forgets its copy). */
+  onLeft?: (item: JournalItem) => void;
   /**
    * A folder the agent writes into proved not a real directory while running (DOCEX_FOLDER_UNSAFE):
    * the folder's work halts here (it stays in the journal and `.processing/`, taken up again when
@@ -267,6 +269,7 @@ export class Pipeline {
       { folder: item.folder, file: item.fileName, itemId: item.id, owner: item.owner },
       'file held by another agent: left to it',
     );
+    this.options.onLeft?.(item);
     return true;
   }
 
@@ -360,7 +363,7 @@ export class Pipeline {
       else if (item.mode === 'single-file')
         final = await driveSingleFile(this.ctx, runtime, item, { rehash });
       else final = await drivePayloadPdf(this.ctx, runtime, item, { rehash });
-      await this.retries.reset(item);
+      await this.retries.reset(final);
       this.options.log.debug(
         { folder: item.folder, file: item.fileName, state: final.state },
         'file finished',
@@ -378,6 +381,7 @@ export class Pipeline {
           { folder: item.folder, file: item.fileName, itemId: item.id, code: err.code },
           'file held by another agent: left to it',
         );
+        this.options.onLeft?.(item);
         return;
       }
       // Not the file's failure: it is driven again, from what the journal holds, once it answers.

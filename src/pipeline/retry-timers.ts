@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { crashPoint } from '../core/crash-points.js';
 import type { Logger } from '../core/logger.js';
 import { defaultRetryDelay, nextTry, stepFailure } from '../domain/retry-policy.js';
-import type { JournalItem, JournalStore } from '../journal/index.js';
+import { isFinal, type JournalItem, type JournalStore } from '../journal/index.js';
 
 export interface RetryTimersOptions {
   journal: JournalStore;
@@ -39,7 +39,8 @@ export class RetryTimers {
    * starts again. A write only when there is a count to clear (the common path writes nothing).
    */
   async reset(item: JournalItem): Promise<void> {
-    if (item.failedTries === 0 && item.nextTryAt === undefined) return;
+    // A finished file waits no more (and, with leases, is no longer held: the journal would refuse).
+    if (isFinal(item.state) || (item.failedTries === 0 && item.nextTryAt === undefined)) return;
     // Not worth failing a try that succeeded: a count left behind only makes a later wait longer.
     await this.options.journal.clearFailedTries(item.id).catch((err: unknown) => {
       this.options.log.warn(

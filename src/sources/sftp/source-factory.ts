@@ -50,6 +50,7 @@ export interface SftpFolderSource {
   resume(): void;
   tick(): Promise<void>;
   finished(item: JournalItem): void;
+  left(item: JournalItem): void;
 }
 
 export function createSftpFolderSource(folder: FolderConfig, deps: SftpSourceDeps): SftpFolderSource {
@@ -117,6 +118,9 @@ export function createSftpFolderSource(folder: FolderConfig, deps: SftpSourceDep
     finished(item) {
       // Before start (items recovered first): the first poll's reconciliation finishes them.
       void inner?.finished(item);
+    },
+    left(item) {
+      void inner?.left(item);
     },
   };
 }

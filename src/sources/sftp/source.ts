@@ -602,6 +602,27 @@ export class SftpSource {
     );
   }
 
+  /**
+   * Called by the pipeline (through the agent) when it left an item of this folder to another agent
+   * (several agents on one journal): the name is no longer in flight here, and this agent's copy
+   * goes. Should the remote file come back to this agent's claim folder (adopted again), the next
+   * poll takes it like any adopted file.
+   */
+  async left(item: JournalItem): Promise<void> {
+    const name = this.nameOf(item);
+    if (name === undefined || !this.inFlight.delete(name)) return;
+    await fs.rm(path.join(this.spoolProcessing, name), { force: true });
+    this.log.info(this.logFields(name), 'file left to another agent: this copy removed');
+  }
+
+  /** The drop-folder name of an item of this folder (undefined: not one of its files). */
+  private nameOf(item: JournalItem): string | undefined {
+    const prefix = this.sourceUrl('');
+    const name = item.sourcePath?.startsWith(prefix) ? item.sourcePath.slice(prefix.length) : '';
+    const ours = item.kind === 'file' && item.folder === this.options.folder.name;
+    return ours && name !== '' && !name.includes('/') ? name : undefined;
+  }
+
   /** Called by the pipeline (through the agent) when an item of this folder became done or rejected. */
   finished(item: JournalItem): Promise<void> {
     const done = this.finishRemote(item);
@@ -610,16 +631,8 @@ export class SftpSource {
   }
 
   private async finishRemote(item: JournalItem): Promise<void> {
-    const prefix = this.sourceUrl('');
-    const name = item.sourcePath?.startsWith(prefix) ? item.sourcePath.slice(prefix.length) : '';
-    if (
-      item.kind !== 'file' ||
-      item.folder !== this.options.folder.name ||
-      name === '' ||
-      name.includes('/')
-    ) {
-      return;
-    }
+    const name = this.nameOf(item);
+    if (name === undefined) return;
     const flight = this.inFlight.get(name);
     try {
       await this.finisher.exclusive(name, async () => {
