@@ -192,6 +192,9 @@ export class Agent {
         this.claims ??= sftpClaims(identity.place, () => store.agents());
         return this.claims;
       },
+      onTakenOver: (files) => {
+        this.leases.counts.takenOver += files;
+      },
     });
     this.leases = new LeasePart({
       location: journal,
@@ -282,6 +285,11 @@ export class Agent {
   /** The agents sharing the journal (this one alone on SQLite). */
   get cluster(): ClusterStore {
     return this.clusterPart.cluster;
+  }
+
+  /** Claims of the tasks run once across the agents since start (metrics). */
+  get clusterTasks(): ReadonlyMap<string, { ran: number; left: number }> {
+    return this.clusterPart.taskClaims;
   }
 
   get client(): AgentClient {

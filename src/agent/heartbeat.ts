@@ -45,8 +45,18 @@ export class ClusterPart implements Part {
     return madeBy(this.name, this.store);
   }
 
+  /** Claims of once-across-the-agents tasks since start, by task: won (ran here) or left to another. */
+  readonly taskClaims = new Map<string, { ran: number; left: number }>();
+
   /** Whether this agent should run a once-across-the-agents task now (errors reject). */
-  readonly claim: TaskClaim = (name, periodMs) => this.cluster.claimPeriodicTask(name, periodMs);
+  readonly claim: TaskClaim = async (name, periodMs) => {
+    const ours = await this.cluster.claimPeriodicTask(name, periodMs);
+    const tally = this.taskClaims.get(name) ?? { ran: 0, left: 0 };
+    if (ours) tally.ran++;
+    else tally.left++;
+    this.taskClaims.set(name, tally);
+    return ours;
+  };
 
   async start(): Promise<void> {
     const { location, config, log, identity, open } = this.options;

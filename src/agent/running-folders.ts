@@ -35,6 +35,8 @@ export interface RunningFoldersOptions {
   stopping: () => boolean;
   /** Several agents share the journal: SFTP folders claim into a folder of this agent's own. */
   sftpClaims?: () => SharedClaims | undefined;
+  /** Files the pipeline took over from another agent with a copy of their own (SFTP). */
+  onTakenOver?: (files: number) => void;
 }
 
 const withSftpClaims = (claims: SharedClaims | undefined) => (claims ? { sftpClaims: claims } : {});
@@ -99,6 +101,7 @@ export class RunningFolders implements Part {
       ...(this.options.retryDelayMs ? { retryDelayMs: this.options.retryDelayMs } : {}),
       onFinished: (item) => sources.get(item.folder)?.finished?.(item),
       onLeft: (item) => sources.get(item.folder)?.left?.(item),
+      ...(this.options.onTakenOver ? { onTakenOver: this.options.onTakenOver } : {}),
       onFolderUnsafe: (name, err) => this.stopUnsafe(name, err),
     });
     this.recovered = await this.pipe.recover();

@@ -43,6 +43,7 @@ export function agentView(
     retentionRemoved: () => agent.housekeeping?.removed() ?? [],
     agentsAlive: () => agent.cluster.agentsAlive(),
     leases: () => agent.leases.counts,
+    clusterTasks: () => agent.clusterTasks,
     ...(agent.outputHealth
       ? {
           failingOutputs: () => agent.outputHealth!.failing(),

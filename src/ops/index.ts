@@ -115,6 +115,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
         ...(view.agentsAlive ? { agentsAlive: view.agentsAlive } : {}),
         ...(view.leases ? { leases: view.leases } : {}),
+        ...(view.clusterTasks ? { clusterTasks: view.clusterTasks } : {}),
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {

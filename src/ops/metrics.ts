@@ -38,6 +38,8 @@ export interface MetricsSources {
   agentsAlive?: () => Promise<number>;
   /** Leases since start (several agents on one journal). */
   leases?: () => LeaseCounts;
+  /** Claims of the tasks run once across the agents since start, by task. */
+  clusterTasks?: () => ReadonlyMap<string, { ran: number; left: number }>;
 }
 
 export interface ReturnsCounts {
@@ -341,7 +343,7 @@ export class AgentMetrics {
     const fromLeases = pulledCounter((s) => s.leases);
     fromLeases(
       'docex_files_taken_over_total',
-      'Files this agent took over from another agent (or from its own earlier start) since it started: their lease had run out.',
+      'Files this agent took over from another agent (or from its own earlier start) since it started: their lease had run out (an SFTP file: with a copy it downloaded again).',
       [],
       (c, counts) => c.inc(counts.takenOver),
     );
@@ -356,6 +358,17 @@ export class AgentMetrics {
       'Rounds of lease renewal that failed (the journal’s database did not answer) since the agent started.',
       [],
       (c, counts) => c.inc(counts.renewalsFailed),
+    );
+    pulledCounter((s) => s.clusterTasks)(
+      'docex_cluster_tasks_total',
+      'Claims of the tasks run once across the agents (follow sweep, Peppol poll, daily CSV, retention) since start: `ran` here, or `left` to another agent. Summed over the agents, each period has one `ran`.',
+      ['task', 'outcome'],
+      (c, tasks) => {
+        for (const [task, { ran, left }] of tasks) {
+          c.inc({ task, outcome: 'ran' }, ran);
+          c.inc({ task, outcome: 'left' }, left);
+        }
+      },
     );
     const buildInfo = new Gauge({
       name: 'docex_build_info',

@@ -36,6 +36,8 @@ export interface OpsAgentView {
   agentsAlive?: () => Promise<number>;
   /** What the lease part counted since start. */
   leases?: () => LeaseCounts;
+  /** Claims of the tasks run once across the agents since start, by task. */
+  clusterTasks?: () => ReadonlyMap<string, { ran: number; left: number }>;
   /** How long the service has not answered, and how long that is tolerated. */
   unreachable?: Unreachability;
 }

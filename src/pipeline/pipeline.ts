@@ -50,6 +50,8 @@ export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' 
   onFinished?: (item: JournalItem) => void;
   /** Told when this agent left a file to another agent (an SFTP source then forgets its copy). */
   onLeft?: (item: JournalItem) => void;
+  /** Told of files taken over from another agent with a copy of this agent's (SFTP adoption). */
+  onTakenOver?: (files: number) => void;
   /**
    * A folder the agent writes into proved not a real directory while running (DOCEX_FOLDER_UNSAFE):
    * the folder's work halts here (it stays in the journal and `.processing/`, taken up again when
@@ -210,7 +212,7 @@ export class Pipeline {
     if (journal.holds(recorded.id)) return;
     const steps = await journal.takeOverCopy(recorded.id, file.claimedPath, { marginMs: uploadMarginMs });
     if (steps.length > 0) {
-      resumeTakenOver(this.recoveryDeps(), steps);
+      this.options.onTakenOver?.(resumeTakenOver(this.recoveryDeps(), steps));
       return;
     }
     // Not kept: the source downloads the file again while it holds the remote file.

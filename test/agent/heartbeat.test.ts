@@ -77,6 +77,27 @@ describe('the cluster part', () => {
     expect(await part.claim('retention:journal', 1_000)).toBe(true);
   });
 
+  it('tallies each task claim as ran here or left to another agent, by task (docex_cluster_tasks_total)', async () => {
+    const store = flakyStore();
+    store.down = false;
+    const wins = [true, false, false, true];
+    store.claimPeriodicTask = async () => wins.shift() ?? false;
+    const part = new ClusterPart({
+      location: { kind: 'sqlite', file: 'x' },
+      config: CONFIG,
+      log: silentLogger(),
+      open: async () => store,
+    });
+    parts.push(part);
+    await part.start();
+    for (let i = 0; i < 3; i++) await part.claim('returns:follow-sweep', 1_000);
+    await part.claim('retention:journal', 1_000);
+    expect(Object.fromEntries(part.taskClaims)).toEqual({
+      'returns:follow-sweep': { ran: 1, left: 2 },
+      'retention:journal': { ran: 1, left: 0 },
+    });
+  });
+
   it('warns once while heartbeats fail, keeps trying, says so when one is written again, and stops cleanly', async () => {
     const { log, lines } = captureLogger('info');
     const store = flakyStore();

@@ -29,3 +29,23 @@ describe('docex_agents_alive', () => {
     expect(sample((await metrics.render()).text)).toBe('docex_agents_alive 1');
   });
 });
+
+describe('docex_cluster_tasks_total', () => {
+  it('counts each task claim as ran or left, by task, from the cluster part', async () => {
+    const metrics = new AgentMetrics({ processMetrics: false });
+    const claims = new Map([
+      ['returns:follow-sweep', { ran: 4, left: 5 }],
+      ['retention:journal', { ran: 0, left: 1 }],
+    ]);
+    metrics.attach({ clock: new ManualClock(), clusterTasks: () => claims });
+    const lines = (await metrics.render()).text
+      .split('\n')
+      .filter((l) => l.startsWith('docex_cluster_tasks_total{'));
+    expect(lines.sort()).toEqual([
+      'docex_cluster_tasks_total{task="retention:journal",outcome="left"} 1',
+      'docex_cluster_tasks_total{task="retention:journal",outcome="ran"} 0',
+      'docex_cluster_tasks_total{task="returns:follow-sweep",outcome="left"} 5',
+      'docex_cluster_tasks_total{task="returns:follow-sweep",outcome="ran"} 4',
+    ]);
+  });
+});
