@@ -25,6 +25,14 @@ export function clusterRows(r: Outcome): string[][] {
       '',
       `${r.twoVsOne}× one agent (target ≥ ${TARGET_TWO_VS_ONE}×)`,
     ],
+    ...Object.entries(r.twoTasks?.tasks ?? {}).map(([task, { ran, left }]) => [
+      `tasks run once across two agents (${r.twoTasks.overSeconds} s of two-agent runs)`,
+      task,
+      `ran ${ran}, left ${left}`,
+      '',
+      '',
+      `one agent runs each firing, the other leaves it (${r.two.runs.length} run${r.two.runs.length === 1 ? '' : 's'} of two agents)`,
+    ]),
     [
       `failover, lease ${f.leaseMs / 1000} s renewed every ${f.renewMs / 1000} s`,
       'SIGKILL → first of its files held by the other agent',

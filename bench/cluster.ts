@@ -6,12 +6,19 @@
  * - failover: two agents on a burst with leases of `leaseMs`; once the first agent holds files, it
  *   is SIGKILLed; the time from the kill to the first of its files held by the other agent
  *   (polled in the database every 20 ms), against the lease.
- * That a periodic task runs once per period across agents is pinned by the tests
- * (test/journal/postgres-cluster.test.ts), not measured here.
+ * - the tasks run once across the agents: during each two-agent burst, both agents' claims of them
+ *   (docex_cluster_tasks_total, read from their /metrics before they stop), summed: each firing of
+ *   a task is ran by one agent and left by the other.
  */
 import path from 'node:path';
 import { writePdfs } from './burst.js';
-import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
+import {
+  clusterTaskClaims,
+  dropAll,
+  finishAgentRun,
+  startAgentRun,
+  waitFinished,
+} from './support/agent-run.js';
 import { type BenchPostgres, withClient } from './support/bench-postgres.js';
 import { startSandboxProcess, stopChild } from './support/processes.js';
 import { SandboxControl } from './support/sandbox-control.js';
@@ -37,6 +44,13 @@ export interface ClusterThroughput {
   runs: number[];
 }
 
+/** Claims of the tasks run once across the agents, summed over the agents of one run. */
+export interface TaskClaims {
+  /** From the start of the first agent to the reading. */
+  overSeconds: number;
+  tasks: Record<string, { ran: number; left: number }>;
+}
+
 export interface ClusterResult {
   scenario: 'cluster';
   files: number;
@@ -48,6 +62,8 @@ export interface ClusterResult {
   two: ClusterThroughput;
   /** Two agents' files/s over one agent's (target ≥ 1.8). */
   twoVsOne: number;
+  /** The task claims of every two-agent run, summed. */
+  twoTasks: TaskClaims;
   failover: {
     leaseMs: number;
     renewMs: number;
@@ -60,6 +76,11 @@ export interface ClusterResult {
     /** Every file archived once after the failover. */
     archived: number;
   };
+}
+
+function addClaims(into: TaskClaims['tasks'], task: string, claims: { ran: number; left: number }): void {
+  const sum = into[task] ?? { ran: 0, left: 0 };
+  into[task] = { ran: sum.ran + claims.ran, left: sum.left + claims.left };
 }
 
 const clusterSection = (leaseMs: number) => ({
@@ -76,13 +97,14 @@ async function burstThrough(
   options: ClusterOptions,
   info: Parameters<typeof startAgentRun>[1],
   agents: number,
-): Promise<{ filesPerSecond: number; seconds: number }> {
+): Promise<{ filesPerSecond: number; seconds: number; tasks: TaskClaims }> {
   const journal = {
     kind: 'postgres' as const,
     url: await options.postgres.createDatabase(),
     poolSize: options.poolSize,
   };
   const common = { mainJs: options.mainJs, concurrency: options.concurrency, journal };
+  const firstStarted = Date.now();
   const first = await startAgentRun(path.join(dir, 'a'), info, common);
   const others = [];
   for (let n = 1; n < agents; n++) {
@@ -93,6 +115,11 @@ async function burstThrough(
     const dropped = dropAll(first, names);
     const startedAt = Math.min(...dropped.values());
     await waitFinished(first, names.length, options.timeoutMs);
+    const tasks: TaskClaims['tasks'] = {};
+    for (const run of [first, ...others]) {
+      for (const [task, claims] of await clusterTaskClaims(run)) addClaims(tasks, task, claims);
+    }
+    const overSeconds = round((Date.now() - firstStarted) / 1000, 1);
     for (const other of others) await stopChild(other.child);
     const { times } = await finishAgentRun(first);
     const uploaded = names.map((name) => {
@@ -101,7 +128,11 @@ async function burstThrough(
       return at;
     });
     const seconds = (Math.max(...uploaded) - startedAt) / 1000;
-    return { filesPerSecond: round(names.length / seconds), seconds: round(seconds, 2) };
+    return {
+      filesPerSecond: round(names.length / seconds),
+      seconds: round(seconds, 2),
+      tasks: { overSeconds, tasks },
+    };
   } finally {
     for (const run of [first, ...others]) if (run.child.exitCode === null) run.child.kill('SIGKILL');
   }
@@ -181,8 +212,9 @@ export async function benchCluster(options: ClusterOptions): Promise<ClusterResu
   try {
     await control.addFault({ route: '/jobs/single-file', method: 'POST', latencyMs: options.latencyMs });
     await control.addFault({ route: '/upload/:jobId', method: 'PUT', latencyMs: options.latencyMs });
-    const one: { filesPerSecond: number; seconds: number }[] = [];
-    const two: { filesPerSecond: number; seconds: number }[] = [];
+    type Run = Awaited<ReturnType<typeof burstThrough>>;
+    const one: Run[] = [];
+    const two: Run[] = [];
     for (let r = 0; r < options.rounds; r++) {
       // Alternated, so neither always meets the sandbox after the other.
       const order = r % 2 === 0 ? ([1, 2] as const) : ([2, 1] as const);
@@ -191,10 +223,16 @@ export async function benchCluster(options: ClusterOptions): Promise<ClusterResu
         (agents === 1 ? one : two).push(run);
       }
     }
-    const median = (runs: { filesPerSecond: number; seconds: number }[]): ClusterThroughput => ({
-      ...medianRun(runs, (x) => x.filesPerSecond),
-      runs: runs.map((x) => x.filesPerSecond),
-    });
+    const median = (runs: Run[]): ClusterThroughput => {
+      const { filesPerSecond, seconds } = medianRun(runs, (x) => x.filesPerSecond);
+      return { filesPerSecond, seconds, runs: runs.map((x) => x.filesPerSecond) };
+    };
+    // Every two-agent run's claims, summed: more firings than one run has.
+    const twoTasks: TaskClaims = { overSeconds: 0, tasks: {} };
+    for (const { tasks } of two) {
+      twoTasks.overSeconds = round(twoTasks.overSeconds + tasks.overSeconds, 1);
+      for (const [task, claims] of Object.entries(tasks.tasks)) addClaims(twoTasks.tasks, task, claims);
+    }
     const failedOver = await failover(path.join(dir, 'failover'), options, sandbox.info);
     const oneMedian = median(one);
     const twoMedian = median(two);
@@ -207,6 +245,7 @@ export async function benchCluster(options: ClusterOptions): Promise<ClusterResu
       one: oneMedian,
       two: twoMedian,
       twoVsOne: round(twoMedian.filesPerSecond / oneMedian.filesPerSecond, 2),
+      twoTasks,
       failover: failedOver,
     };
   } finally {

@@ -25,6 +25,8 @@ export interface AgentRun {
   journal: JournalLocation;
   archiveDir: string;
   errorDir: string;
+  /** Its ops endpoints (/metrics) on 127.0.0.1, when startAgentRun started it. */
+  opsPort?: number;
 }
 
 export interface AgentRunOptions {
@@ -96,7 +98,23 @@ export async function startAgentRun(
     journal: journalLocation(journal, journalFile),
     archiveDir,
     errorDir,
+    opsPort,
   };
+}
+
+/** The agent's docex_cluster_tasks_total, by task: claims it ran and claims it left to another agent. */
+export async function clusterTaskClaims(run: AgentRun): Promise<Map<string, { ran: number; left: number }>> {
+  if (run.opsPort === undefined) throw new Error('clusterTaskClaims: the run has no ops port');
+  const text = await (await fetch(`http://127.0.0.1:${run.opsPort}/metrics`)).text();
+  const claims = new Map<string, { ran: number; left: number }>();
+  for (const line of text.split('\n')) {
+    const m = /^docex_cluster_tasks_total\{task="([^"]+)",outcome="(ran|left)"\} (\d+)$/.exec(line);
+    if (!m) continue;
+    const tally = claims.get(m[1]!) ?? { ran: 0, left: 0 };
+    tally[m[2] as 'ran' | 'left'] += Number(m[3]);
+    claims.set(m[1]!, tally);
+  }
+  return claims;
 }
 
 /** Renames every staged file into the drop folder; answers each name's drop time (epoch ms). */
