@@ -302,28 +302,39 @@ export class SftpSource {
    * agent coming back at the same place claims into it again.
    */
   private async adoptAbandoned(shared: SharedClaims): Promise<void> {
-    const { server } = this.options;
-    for (const dir of await server.list(this.processingRoot)) {
+    const root = await this.options.server.list(this.processingRoot);
+    // Files claimed straight into `.processing/` (by an agent alone on its journal, before this
+    // one shared it): nobody else reconciles them.
+    const loose = root.filter((e) => e.type === 'file');
+    if (loose.length > 0) await this.adopt(this.processingRoot, loose, '.processing/');
+    for (const dir of root) {
       if (this.stopped) return;
       if (dir.type !== 'dir' || dir.name === shared.own || !shared.isClaimFolder(dir.name)) continue;
       if (!(await shared.abandoned(dir.name))) continue;
       const from = remoteJoin(this.processingRoot, dir.name);
-      for (const entry of await server.list(from)) {
-        if (entry.type !== 'file') continue;
-        const target = remoteJoin(this.processingDir, entry.name);
-        // One file per name here: a leftover of the same name is finished first.
-        if ((await server.stat(target)) !== undefined) continue;
-        try {
-          await server.rename(remoteJoin(from, entry.name), target);
-        } catch (err) {
-          if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) continue;
-          throw err;
-        }
-        this.log.info(
-          { ...this.logFields(entry.name, target), from: dir.name },
-          'file adopted from an agent that is gone',
-        );
+      await this.adopt(from, await this.options.server.list(from), dir.name);
+    }
+  }
+
+  /** The files of `entries` (in `from`), each renamed into this agent's claim folder. */
+  private async adopt(from: string, entries: readonly RemoteEntry[], fromName: string): Promise<void> {
+    const { server } = this.options;
+    for (const entry of entries) {
+      if (this.stopped) return;
+      if (entry.type !== 'file') continue;
+      const target = remoteJoin(this.processingDir, entry.name);
+      // One file per name here: a leftover of the same name is finished first.
+      if ((await server.stat(target)) !== undefined) continue;
+      try {
+        await server.rename(remoteJoin(from, entry.name), target);
+      } catch (err) {
+        if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) continue;
+        throw err;
       }
+      this.log.info(
+        { ...this.logFields(entry.name, target), from: fromName },
+        'file adopted from an agent that is gone',
+      );
     }
   }
 
