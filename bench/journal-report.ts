@@ -162,34 +162,44 @@ rounds, the median run of each journal; backlog: 100,000 files, 60 s from the fi
 | 1 | 4 | 0.55× (45.1 / 82.1) | 0.72× (48.6 / 67.8) | 0.66× (64.2 / 96.8) | 4.2 s, 4.4 s |
 | 2 | 4 | 0.77× (56.3 / 72.7) | – | 0.68× (63.5 / 93.7) | 3.6 s, 5.3 s |
 | 3 | 8 | 0.80× (61.4 / 77.1) | – | 0.80× (72.7 / 90.6) | 4.3 s, 4.9 s |
-| 4 (in the tables above) | 4 | 0.55× (74.2 / 135.4) | 0.73× (66.9 / 91.9) | 0.64× (54.5 / 85.4) | 5.1 s, 5.0 s |
+| 4 | 4 | 0.55× (74.2 / 135.4) | 0.73× (66.9 / 91.9) | 0.64× (54.5 / 85.4) | 5.1 s, 5.0 s |
+| 5: one-statement moves (in the tables above) | 4 | 0.71× (108.7 / 153.7) | 0.81× (85.3 / 105.7) | – | – |
 
-(PostgreSQL / SQLite files/s in brackets.) Run 4 began on a quiet machine and is the one in the
-tables above; runs 1–3 were printed only (\`--pg-pool-size 8\` for run 3). From run 4 on, both
+(PostgreSQL / SQLite files/s in brackets.) Runs 4 and 5 began on a quiet machine; run 5, after
+the moves below became one statement each, is the one in the tables above (its backlog was not
+run); runs 1–3 were printed only (\`--pg-pool-size 8\` for run 3). From run 4 on, both
 backlogs are synced to disk before the first agent starts (in run 2 the PostgreSQL agent, first,
 met the write-back of 200,000 new files). The time to the first upload includes about 1 s of
 process start and the default 2 s settle rule: 3.6–5.3 s over the four runs, at the edge of the
 5 s target with either journal.
 The per-file counts below do not depend on the load, and neither does the CPU arithmetic.
 
-**Round trips.** A single PDF costs **37 statements** on the server, each a round trip (measured
-by pg_stat_statements with \`track = top\`, so a statement run inside another, a foreign-key check,
-is not counted). SQLite's journal makes the same four transactions per file in-process. By step:
+**Round trips.** Until run 4 a single PDF cost **37 statements** on the server, each a round
+trip (measured by pg_stat_statements with \`track = top\`, so a statement run inside another, a
+foreign-key check, is not counted): a claim transaction of 13 (BEGIN, claim lock, same file
+unfinished?, earlier content?, INSERT item, 2 × (SELECT … FOR UPDATE, SELECT child states,
+UPDATE), INSERT history, COMMIT), three moves (created, uploaded, done) of 7 each (BEGIN, lock
+parent FOR SHARE, SELECT … FOR UPDATE, SELECT child states, UPDATE, INSERT history, COMMIT) and
+3 outside transactions. SQLite's journal makes the same four transactions per file in-process.
+Since run 5 the journal's own share is **16** (the rest of the 23–27 per file in the tables below
+are the return path's store, in the same database):
 
 | step | statements | which |
 |---|---|---|
-| claim + validated + create intent (one transaction) | 13 | BEGIN, claim lock (advisory), same file unfinished?, earlier content?, INSERT item, 2 × (SELECT … FOR UPDATE, SELECT child states, UPDATE), INSERT history, COMMIT |
-| created, uploaded, done (one transaction each) | 3 × 7 | BEGIN, lock parent FOR SHARE, SELECT … FOR UPDATE, SELECT child states, UPDATE, INSERT history, COMMIT |
+| claim + validated + create intent (one transaction) | 9 | BEGIN, claim lock (advisory), same file unfinished?, earlier content?, INSERT item, UPDATE (validated), UPDATE (creating), INSERT history, COMMIT: the moves of the item the transaction inserted read nothing back |
+| the lease renewed before the create | 1 | UPDATE … WHERE owner AND epoch |
+| created, uploaded, done | 3 × 1 | one autocommitted statement each: the UPDATE guarded by the state, attempt and job id the journal last saw (and the lease), the history INSERT under the history lock in the same statement ([journal.md](journal.md#a-move-in-one-statement-on-postgresql)) |
 | outside transactions | 3 | inspection started (INSERT … ON CONFLICT), inspection ended (DELETE), the upload URL read before the PUT |
 
-Plus 7.2 commits per file (the four transactions and the three autocommitted statements, each a
-WAL flush with synchronous_commit on).
+Commits rose from 7.2 to 11–13 per file (each autocommitted move is a WAL flush of its own), while
+the round trips fell by 21; the server executes 1.5 ms per file instead of 1.8–2.7.
 
 **CPU.** Everything shares two cores, so CPU per file bounds the rate. In run 4's burst (median
 runs) the agent used 7.0 ms of CPU per file with SQLite and 11.0 ms with PostgreSQL, the server
 5.2 ms of its own (backends, WAL writer), the sandbox 5.4 and 6.0 ms: a file cost 12.4 ms of the
 two cores with SQLite and 22.3 ms with PostgreSQL, a ratio of 0.56, which is what that run
-measured (0.55×). In run 1 it was 13.6 against 19.7 ms (0.69). With the database on another
+measured (0.55×). In run 1 it was 13.6 against 19.7 ms (0.69). In run 5 the agent used 6.0 ms
+with SQLite and 7.6 ms with PostgreSQL, the server 4.0 ms. With the database on another
 machine the server's share would leave these two cores; the agent's own 4 ms more per file
 would not.
 V8 CPU profiles of the agent (1,000 files each, pool 4): the socket writes of the
@@ -208,31 +218,20 @@ gave the best ratios of the session, 0.80× in the burst and the backlog, and a 
 RSS (204 against 237–245 MiB in the burst); one run each, on a loaded machine, so the pool's share
 is not pinned down.
 
-**What would bring it to 0.8× (src/journal/postgres, not changed here).** Fewer round trips per
-move, in order of gain:
-1. One statement per move of an item that is not a payload row's (created, uploaded, done): an
-   \`UPDATE items … WHERE id = $1 AND state = ANY($from) [AND NOT EXISTS (a row not final), for done]
-   RETURNING …\` with the history INSERT and its shared advisory lock in the same statement (a data-
-   modifying CTE), autocommitted: 7 round trips become 1 (−18 per file). The allowed \`from\`
-   states come from states.ts's table; zero rows updated means an illegal move, and only then is
-   the item read to say why.
-2. No child-state read for a move that does not need it: only a payload file's move to done looks
-   at its rows (−5 per file); and no parent lock for an item that has no parent (kind and parent
-   never change: known from the first read, or fold the parent lock into the row's SELECT) (−3).
-3. The claim in two statements: the claim lock, the same-file and earlier-content checks in one
-   SELECT; the INSERT of the item straight in \`creating\` with its three history entries in one
-   statement (the validated and creating moves of an item only this transaction sees need no lock
-   or check): 13 → 4 with BEGIN and COMMIT (−9).
-4. The inspection records: inspectionEnded and the claim in one transaction, or both inspection
-   statements with \`SET LOCAL synchronous_commit = off\` (a record lost in a server crash only
-   forgets that one parse was interrupted): two WAL flushes fewer per file.
-5. journal.poolSize at least the folders' concurrency by default (or documented so).
-6. The return path's history horizon (PostgresJournalReader): it takes the history lock
-   exclusively 2–5 times a second, 0.9–3.1 ms each, and the writers' history INSERTs queue behind
-   it; taken less often (say only when the feed has caught up with the last horizon), the writers
-   would wait less. A smaller gain than 1–4.
-Together about 8 round trips per file instead of 37; the agent's pg share (sockets, the driver's
-per-result work, GC of result objects) falls with them.
+**What is left, in order of gain** (run 4 listed six steps; the first two, a move in one
+statement and no child-state read or parent lock where none is needed, are done):
+1. The claim in fewer statements: the same-file and earlier-content checks in one SELECT; the
+   INSERT of the item straight in \`creating\` with its three history entries in one statement:
+   9 → 4 with BEGIN and COMMIT.
+2. The return path's store (the follower's BEGIN/COMMIT and returns_sources updates, about 9
+   statements per file in the tables below).
+3. The inspection records: both with \`SET LOCAL synchronous_commit = off\` or inside the claim's
+   transaction: two WAL flushes fewer per file.
+4. journal.poolSize at least the folders' concurrency (pool 8 gave 0.80× in run 3).
+5. The return path's history horizon: it takes the history lock exclusively 2–5 times a second;
+   taken only when the feed has caught up, the writers would wait less.
+With the database on another machine (what a site sharing it between agents runs), the server's
+4 ms per file leaves the agent's cores.
 `;
 
 export function journalNotes(
