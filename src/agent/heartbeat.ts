@@ -49,8 +49,8 @@ export class ClusterPart implements Part {
   readonly taskClaims = new Map<string, { ran: number; left: number }>();
 
   /** Whether this agent should run a once-across-the-agents task now (errors reject). */
-  readonly claim: TaskClaim = async (name, periodMs) => {
-    const ours = await this.cluster.claimPeriodicTask(name, periodMs);
+  readonly claim: TaskClaim = async (name, periodMs, firingAt) => {
+    const ours = await this.cluster.claimPeriodicTask(name, periodMs, firingAt);
     const tally = this.taskClaims.get(name) ?? { ran: 0, left: 0 };
     if (ours) tally.ran++;
     else tally.left++;

@@ -42,7 +42,7 @@ export interface AgentRecord extends AgentIdentity {
 }
 
 /** Whether this agent should run a task now: at most one agent gets true per period. */
-export type TaskClaim = (name: string, periodMs: number) => Promise<boolean>;
+export type TaskClaim = (name: string, periodMs: number, firingAt?: number) => Promise<boolean>;
 
 /** The agents' view of each other, read-only (`docex-agent agents`). */
 export interface ClusterReader {
@@ -66,9 +66,12 @@ export interface ClusterStore extends ClusterReader {
   agentsAlive(): Promise<number>;
   /**
    * Whether this agent should run the task `name` now: true for exactly one caller per `periodMs`
-   * across the agents, measured on the database's clock. On SQLite always true.
+   * across the agents, measured on the database's clock. With `firingAt` (the nominal time of a
+   * scheduled firing, epoch ms, the same on every agent), true for exactly one caller per firing,
+   * however late each agent gets to it: no firing is skipped because the one before was claimed
+   * late. On SQLite always true.
    */
-  claimPeriodicTask(name: string, periodMs: number): Promise<boolean>;
+  claimPeriodicTask(name: string, periodMs: number, firingAt?: number): Promise<boolean>;
 }
 
 export interface ClusterOptions {

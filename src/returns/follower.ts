@@ -433,15 +433,20 @@ export class Follower {
     return nextFiring;
   }
 
-  /** Whether this agent sweeps this firing (always without claimTask, or when the claim fails). */
-  private async claimSweep(now: number, next: number): Promise<boolean> {
+  /**
+   * Whether this agent sweeps this firing (always without claimTask, or when the claim fails).
+   * `firingAt`: its nominal time, the same on every agent: claimed per firing, so a firing is never
+   * skipped because the one before was claimed late (a busy agent). The first sweep, at start, is
+   * this agent's own.
+   */
+  private async claimSweep(now: number, next: number, firingAt: number): Promise<boolean> {
     const claim = this.opts.claimTask;
     if (!claim) return true;
     const windowMs = Number.isFinite(next)
       ? Math.max(1, Math.floor((next - now) * SWEEP_CLAIM_SHARE))
       : 60_000;
     try {
-      const ours = await claim(FOLLOW_SWEEP_TASK, windowMs);
+      const ours = await claim(FOLLOW_SWEEP_TASK, windowMs, firingAt);
       if (!ours) this.opts.log.debug('follow sweep: another agent polls this firing');
       return ours;
     } catch (err) {
@@ -464,7 +469,7 @@ export class Follower {
     await this.catchUp(now);
     if (now >= this.nextSweepAt) {
       const next = this.poll.next(now) ?? Number.POSITIVE_INFINITY;
-      if (await this.claimSweep(now, next)) {
+      if (await this.claimSweep(now, next, this.nextSweepAt)) {
         const due = (await store.dueJobs(now, 5000)).map((j) => j.jobId);
         for (const id of due) this.sweep.add(id);
       }

@@ -208,6 +208,20 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
       expect(agents.map((a) => a.self.id)).toContain(owners.rows[0].owner);
     });
 
+    it('gives each firing of a scheduled task to exactly one agent, however late the claims of the one before came', async () => {
+      const agents = [1, 2, 3].map((n) => agent(n));
+      const firing = (at: number) =>
+        Promise.all(agents.map((a) => a.claimPeriodicTask('returns:follow-sweep', 4_000, at)));
+      const t = Date.UTC(2026, 10, 27, 12, 0, 0);
+      expect((await firing(t)).filter(Boolean)).toHaveLength(1);
+      // The next firing 5 s on, right after (the claims of `t` came late): still exactly one.
+      expect((await firing(t + 5_000)).filter(Boolean)).toHaveLength(1);
+      expect((await firing(t + 5_000)).filter(Boolean)).toHaveLength(0);
+      // A late claim of a firing older than the last one claimed: nobody.
+      expect((await firing(t)).filter(Boolean)).toHaveLength(0);
+      expect((await firing(t + 10_000)).filter(Boolean)).toHaveLength(1);
+    });
+
     it('keeps each task apart, and refuses a period that is not positive', async () => {
       const [a, b] = [agent(1), agent(2)];
       expect(await a.claimPeriodicTask('retention:journal', PERIOD_MS)).toBe(true);

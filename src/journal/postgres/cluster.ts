@@ -60,6 +60,14 @@ const S = {
        WHERE cluster_tasks.last_run <= now() - make_interval(secs => $3::float8 / 1000)
      RETURNING owner`,
   ),
+  /** A firing's claim: its nominal time ($3, epoch ms) moves the task's last run forward once. */
+  claimFiring: q(
+    'claim-firing',
+    `INSERT INTO cluster_tasks (name, owner, last_run) VALUES ($1, $2, to_timestamp($3::float8 / 1000))
+     ON CONFLICT (name) DO UPDATE SET owner = EXCLUDED.owner, last_run = EXCLUDED.last_run
+       WHERE cluster_tasks.last_run < EXCLUDED.last_run
+     RETURNING owner`,
+  ),
   hasAgents: q('has-agents', "SELECT to_regclass('agents') IS NOT NULL AS ok"),
 };
 
@@ -146,7 +154,15 @@ export class PostgresCluster implements ClusterStore {
     return Number((await this.session.one('cluster: agents alive', S.alive, [this.deadAfterMs]))?.['n'] ?? 0);
   }
 
-  async claimPeriodicTask(name: string, periodMs: number): Promise<boolean> {
+  async claimPeriodicTask(name: string, periodMs: number, firingAt?: number): Promise<boolean> {
+    if (firingAt !== undefined) {
+      const rows = await this.session.rows(`cluster: claim ${name}`, S.claimFiring, [
+        name,
+        this.self.id,
+        firingAt,
+      ]);
+      return rows.length > 0;
+    }
     if (!(periodMs > 0)) {
       throw new DocexError(
         'DOCEX_INTERNAL',
