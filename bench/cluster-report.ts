@@ -62,9 +62,14 @@ concurrency 8 and its own state folder), three rounds, the median run; then two 
 of 15 s (renewed every 5 s), one SIGKILLed once it holds files, and the time until the other holds
 the first of them (polled in the database every 20 ms).
 
-What limits the ratio here: this machine has 2 cores. The agent spends 13–17 ms of CPU per file
-on a PostgreSQL journal (the burst-pg rows above), so one agent at 79 files/s already needs about
-one core, with the PostgreSQL server and the sandbox on the same two. Two agents find the cores
+The tasks row sums both agents' \`docex_cluster_tasks_total\` over the three two-agent runs: each
+agent sweeps once at its start (its own), then one agent per firing of the follow schedule (every
+5 s) runs the sweep and the other leaves it, so \`ran\` is the firings plus the starts and \`left\`
+the firings both agents saw.
+
+What limits the ratio here: this machine has 2 cores. A file costs the agent 8–9 ms of CPU on a
+PostgreSQL journal and the server 4 ms more (the burst-pg rows above), so one agent at 87 files/s
+already needs about one core of the two, with the sandbox on the same two. Two agents find the cores
 taken, not the service: the 1.8× target needs each agent on a machine of its own (the two-host
 set-up it stands for), which this bench cannot give; the figure is not a measure of that set-up.
 The failover time is when the dead agent's lease runs out (between leaseMs − renewMs and leaseMs
