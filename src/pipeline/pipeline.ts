@@ -183,11 +183,11 @@ export class Pipeline {
   }
 
   /**
-   * A second copy of a remote file already recorded: the agent that recorded it died or froze after
-   * this one took the remote file over (or a shared folder's file that another agent took as an
-   * orphan and finished while this one could not record it). Final: the copy goes, and the source
-   * moves the remote file on. Unfinished: taken over with this copy once no live agent holds it; until then the copy goes
-   * too (`onLost`), and the source, if it holds the remote file, takes it again at its next poll.
+   * A second copy of a drop already recorded: the agent that recorded a remote file died or froze
+   * after this one took the remote file over (or another agent took a shared folder's file as an
+   * orphan and finished it while this one could not record it). Final: nothing left to do but the
+   * remote move. Unfinished: taken over with this copy once no live agent holds it; until then the
+   * copy goes (`onLost`), and the source, if it holds the remote file, takes it again next poll.
    */
   private async secondCopy(
     runtime: FolderRuntime,
