@@ -6,6 +6,7 @@ import { registerAgentsCommand } from './agents-command.js';
 import { registerCheckCommand } from './check-command.js';
 import { registerCredentialsCommand } from './credentials-command.js';
 import { registerJournalCommand } from './journal-command.js';
+import { unsupportedNode } from './node-support.js';
 import { registerReportCommand } from './report-command.js';
 import { registerResendCommand } from './resend-command.js';
 import { registerReturnsCommand } from './returns-command.js';
@@ -45,4 +46,10 @@ export function buildProgram(): Command {
   return program;
 }
 
+// Before any command loads its modules: an old Node fails here with one line, not in a driver.
+const unsupported = unsupportedNode(process.version);
+if (unsupported) {
+  process.stderr.write(`${unsupported}\n`);
+  process.exit(1);
+}
 await buildProgram().parseAsync(process.argv);
