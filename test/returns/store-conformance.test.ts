@@ -112,17 +112,33 @@ function conformance(open: () => Promise<Place>): void {
   });
 
   describe('returns store', () => {
-    it('takes the same jobs from two followers at once (several agents on one journal): each once, no conflict', async () => {
+    it('takes the same jobs from several followers at once (several agents on one journal): each once, no conflict', async () => {
+      const followers = [await returns(), await returns(), await returns()];
+      const all: string[] = [];
+      // Rounds of the same batch from every follower at once: the inserts of one source race.
+      for (let round = 0; round < 8; round++) {
+        const jobs = Array.from({ length: 20 }, (_, n) =>
+          newJob(`job_${round}_${n}`, round * 100 + n + 1, `f${round}_${n}.pdf`),
+        );
+        all.push(...jobs.map((j) => j.jobId));
+        const added = await Promise.all(followers.map((f) => f.addJobs(jobs, 'cursor', String(round), T0)));
+        expect(added.reduce((a, b) => a + b, 0)).toBe(20);
+      }
+      expect((await followers[0]!.dueJobs(T0 + 10, 1000)).map((j) => j.jobId).sort()).toEqual(all.sort());
+    });
+
+    it('names apart two files of one name recorded by two followers at once', async () => {
       const [one, two] = [await returns(), await returns()];
-      const jobs = Array.from({ length: 20 }, (_, n) => newJob(`job_${n}`, n + 1, `f${n}.pdf`));
-      const added = await Promise.all([
-        one.addJobs(jobs, 'cursor', '20', T0),
-        two.addJobs(jobs, 'cursor', '20', T0),
+      await Promise.all([
+        one.addJobs([newJob('job_a', 1, 'same.pdf')], 'cursor', '1', T0),
+        two.addJobs([newJob('job_b', 2, 'same.pdf')], 'cursor', '2', T0),
       ]);
-      expect(added[0] + added[1]).toBe(20);
-      expect((await one.dueJobs(T0 + 10, 100)).map((j) => j.jobId).sort()).toEqual(
-        jobs.map((j) => j.jobId).sort(),
-      );
+      const paths = [(await one.source(1))?.statusPath, (await one.source(2))?.statusPath];
+      // Whichever came first keeps the plain name; the other is numbered by its item.
+      const plain = `${DAY}/same.pdf.status.json`;
+      expect(paths.filter((p) => p === plain)).toHaveLength(1);
+      const other = paths.findIndex((p) => p !== plain);
+      expect(paths[other]).toBe(`${DAY}/same.pdf.${other + 1}.status.json`);
     });
 
     it('records jobs once, with the feed cursor in the same transaction, and names colliding status files apart', async () => {

@@ -43,9 +43,10 @@ const S = {
   pathTaken: q('path-taken', 'SELECT 1 FROM returns_sources WHERE status_path = $1'),
   insertSource: q(
     'insert-source',
-    // Another agent following the same feed may add the same source at the same moment.
+    // Another agent following the same feed may add the same source at the same moment: every
+    // unique index arbitrates (the status path's too, which that agent's insert also holds).
     `INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT (item_id) DO NOTHING`,
+     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1 AS added`,
   ),
   insertJob: q(
     'insert-job',
@@ -293,16 +294,22 @@ export class PostgresReturnsStore implements ReturnsStore {
         const s = job.source;
         if (!(await tx.one(S.hasSource, [s.itemId]))) {
           const plain = job.statusPath(false);
-          const statusPath = (await tx.one(S.pathTaken, [plain])) ? job.statusPath(true) : plain;
-          await tx.rows(S.insertSource, [
-            s.itemId,
-            s.folder,
-            s.fileName,
-            s.sha256,
-            s.claimedAt,
-            s.day,
-            statusPath,
-          ]);
+          const taken = await tx.one(S.pathTaken, [plain]);
+          const source = (statusPath: string) =>
+            tx.one(S.insertSource, [
+              s.itemId,
+              s.folder,
+              s.fileName,
+              s.sha256,
+              s.claimedAt,
+              s.day,
+              statusPath,
+            ]);
+          const added = await source(taken ? job.statusPath(true) : plain);
+          // Not added: another agent added this source meanwhile, or another file took the plain
+          // status path meanwhile (this one then gets its numbered name, as when it was taken before).
+          if (!added && !taken && !(await tx.one(S.hasSource, [s.itemId])))
+            await source(job.statusPath(true));
         }
         const inserted = await tx.one(S.insertJob, [
           job.jobId,
