@@ -5,7 +5,7 @@
  */
 
 /** The oldest major supported. */
-export const OLDEST_SUPPORTED_NODE = 22;
+const OLDEST_SUPPORTED_NODE = 22;
 
 /** The one line said on an unsupported Node (undefined: this one is supported). */
 export function unsupportedNode(version: string): string | undefined {
