@@ -15,7 +15,7 @@
 
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { sshdAvailable, startSshd } from '../../../test/sources/sftp/support/sshd.js';
+import { startSshd } from '../../../test/sources/sftp/support/sshd.js';
 import type { AgentProcess } from '../processes.js';
 import {
   type ChaosSizes,
@@ -29,6 +29,7 @@ import {
 } from '../scenario.js';
 import type { World, WorldOptions } from '../world.js';
 import { outageCounts } from './pg-faults.js';
+import { sftpNotRun } from './sftp-drops.js';
 
 /** Leases of 3 s renewed every second: failover within about 4 s. */
 export const HA_CLUSTER = {
@@ -126,24 +127,8 @@ async function runHa(
   };
   const run = (w: World) => slowService(w).then(() => body(w));
   if (source === 'local') return runInWorld(scenario, world, run);
-  const pairing = (sizes.mode?.folder['payloadPdf'] as { pairing?: string } | undefined)?.pairing;
-  const skipped = !sshdAvailable
-    ? 'no /usr/sbin/sshd here (install openssh-server)'
-    : pairing === 'index-csv'
-      ? 'index-csv pairing is not offered on SFTP folders (the configuration refuses it)'
-      : undefined;
-  if (skipped) {
-    return {
-      scenario: scenario.name,
-      fault: scenario.fault,
-      injected: 0,
-      injectedDetail: '',
-      affected: 0,
-      files,
-      durationMs: 0,
-      skipped,
-    };
-  }
+  const notRun = sftpNotRun(scenario, sizes, files);
+  if (notRun) return notRun;
   const sshd = await startSshd();
   const remotePath = path.join(sshd.files, 'outbox');
   mkdirSync(remotePath, { recursive: true });

@@ -8,8 +8,43 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { sshdAvailable, startSshd } from '../../../test/sources/sftp/support/sshd.js';
-import { finish, rng, runInWorld, type Scenario, type ScenarioResult, sleep, within } from '../scenario.js';
+import {
+  type ChaosSizes,
+  finish,
+  rng,
+  runInWorld,
+  type Scenario,
+  type ScenarioResult,
+  sleep,
+  within,
+} from '../scenario.js';
 import { startTcpProxy } from '../tcp-proxy.js';
+
+/** A cell on an SFTP folder that cannot run here (no sshd, or a mode SFTP folders refuse), said why. */
+export function sftpNotRun(
+  scenario: Pick<Scenario, 'name' | 'fault'>,
+  sizes: ChaosSizes,
+  files: number,
+): ScenarioResult | undefined {
+  const pairing = (sizes.mode?.folder['payloadPdf'] as { pairing?: string } | undefined)?.pairing;
+  const skipped = !sshdAvailable
+    ? 'no /usr/sbin/sshd here (install openssh-server)'
+    : pairing === 'index-csv'
+      ? 'index-csv pairing is not offered on SFTP folders (the configuration refuses it)'
+      : undefined;
+  if (!skipped) return undefined;
+  const { name, fault } = scenario;
+  return {
+    scenario: name,
+    fault,
+    injected: 0,
+    injectedDetail: '',
+    affected: 0,
+    files,
+    durationMs: 0,
+    skipped,
+  };
+}
 
 export const sftpDropsScenario: Scenario = {
   name: 'sftp-drops',
@@ -17,24 +52,8 @@ export const sftpDropsScenario: Scenario = {
   async run(sizes): Promise<ScenarioResult> {
     const files = sizes.files ?? (sizes.quick ? 40 : 200);
     const drops = sizes.quick ? 3 : 10;
-    const pairing = (sizes.mode?.folder['payloadPdf'] as { pairing?: string } | undefined)?.pairing;
-    const skipped = !sshdAvailable
-      ? 'no /usr/sbin/sshd here (install openssh-server)'
-      : pairing === 'index-csv'
-        ? 'index-csv pairing is not offered on SFTP folders (the configuration refuses it)'
-        : undefined;
-    if (skipped) {
-      return {
-        scenario: this.name,
-        fault: this.fault,
-        injected: 0,
-        injectedDetail: '',
-        affected: 0,
-        files,
-        durationMs: 0,
-        skipped,
-      };
-    }
+    const notRun = sftpNotRun(this, sizes, files);
+    if (notRun) return notRun;
     const random = rng(sizes.seed + 11);
     const sshd = await startSshd();
     const proxy = await startTcpProxy({ target: { host: sshd.host, port: sshd.port }, random });

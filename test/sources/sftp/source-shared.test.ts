@@ -17,6 +17,7 @@ import { claimFolderOf, isClaimFolder } from '../../../src/sources/sftp/claim-fo
 import { SftpSource, type SharedClaims, type SpoolFile } from '../../../src/sources/sftp/source.js';
 import { captureLogger } from '../../api/support/log-capture.js';
 import { waitFor } from '../../pipeline/support/agent-harness.js';
+import { faultServerEndpoint } from './support/endpoint.js';
 import { type FaultServer, startFaultServer } from './support/fault-server.js';
 
 let root: string;
@@ -49,18 +50,7 @@ function agentSource(
   ready: SpoolFile[],
   abandoned: (name: string) => boolean = () => false,
 ): SftpSource {
-  const server = openSftpServer(
-    {
-      host: fault.host,
-      port: fault.port,
-      username: fault.username,
-      password: fault.password,
-      hostKey: { sha256: [fault.fingerprint] },
-      keepaliveIntervalMs: 10_000,
-      readyTimeoutMs: 10_000,
-    },
-    { log: captureLogger().log },
-  );
+  const server = openSftpServer(faultServerEndpoint(fault), { log: captureLogger().log });
   const shared: SharedClaims = { own, isClaimFolder, abandoned: async (name) => abandoned(name) };
   const source = new SftpSource({
     folder: {

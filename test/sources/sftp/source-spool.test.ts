@@ -23,6 +23,7 @@ import type { SftpServer } from '../../../src/sftp/types.js';
 import { SftpSource, type SftpSourceOptions, type SpoolFile } from '../../../src/sources/sftp/source.js';
 import { captureLogger } from '../../api/support/log-capture.js';
 import { waitFor } from '../../pipeline/support/agent-harness.js';
+import { faultServerEndpoint } from './support/endpoint.js';
 import { type FaultServer, startFaultServer } from './support/fault-server.js';
 
 let root: string;
@@ -51,20 +52,7 @@ afterEach(async () => {
 type Wrap = (server: SftpServer) => SftpServer;
 
 function makeSource(overrides: Partial<SftpSourceOptions> = {}, wrap: Wrap = (s) => s): SftpSource {
-  const server = wrap(
-    openSftpServer(
-      {
-        host: fault.host,
-        port: fault.port,
-        username: fault.username,
-        password: fault.password,
-        hostKey: { sha256: [fault.fingerprint] },
-        keepaliveIntervalMs: 10_000,
-        readyTimeoutMs: 10_000,
-      },
-      { log: captureLogger().log },
-    ),
-  );
+  const server = wrap(openSftpServer(faultServerEndpoint(fault), { log: captureLogger().log }));
   const source = new SftpSource({
     folder: {
       name: 'remote',
