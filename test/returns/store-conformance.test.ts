@@ -641,3 +641,79 @@ describePostgres('the return path stores in the journal’s PostgreSQL database'
     };
   });
 });
+
+describePostgres('the returns store on PostgreSQL when another agent inserts the same source at once', () => {
+  /** Runs `blocked` while an open transaction holds `sql`'s rows, and commits it once `blocked` waits on them. */
+  async function whileUncommitted<T>(url: string, sql: string, blocked: () => Promise<T>): Promise<T> {
+    const other = new pg.Client({ connectionString: url });
+    const watch = new pg.Client({ connectionString: url });
+    await Promise.all([other.connect(), watch.connect()]);
+    try {
+      await other.query('BEGIN');
+      await other.query(sql);
+      const result = blocked();
+      // The store's statement waits on the unique index for the other transaction's outcome.
+      for (;;) {
+        const { rows } = await watch.query<{ n: number }>(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> $1`,
+          [(other as unknown as { processID: number }).processID],
+        );
+        if (rows[0]!.n > 0) break;
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      await other.query('COMMIT');
+      return await result;
+    } finally {
+      await Promise.all([other.end(), watch.end()]);
+    }
+  }
+
+  let store: ReturnsStore | undefined;
+  afterEach(async () => {
+    await store?.close();
+    store = undefined;
+  });
+
+  const open = async (url: string) => {
+    store = await openReturnsStore(
+      { kind: 'postgres', connection: { url, poolSize: 2, timeoutMs: 10_000 } },
+      '/nonexistent/state',
+      new ManualClock(T0),
+    );
+    return store;
+  };
+
+  it('numbers the status file when another agent took its plain name while the insert waited', async () => {
+    const url = await testDatabase();
+    const returns = await open(url);
+    const plain = `${DAY}/same.pdf.status.json`;
+    const added = await whileUncommitted(
+      url,
+      `INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
+       VALUES (1, 'pdf', 'same.pdf', 'ab', ${T0}, '${DAY}', '${plain}')`,
+      () => returns.addJobs([newJob('job_b', 2, 'same.pdf')], 'cursor', '2', T0),
+    );
+    expect(added).toBe(1);
+    expect((await returns.source(2))?.statusPath).toBe(`${DAY}/same.pdf.2.status.json`);
+    expect((await returns.job('job_b'))?.sourceId).toBe(2);
+    expect(await returns.getMeta('cursor')).toBe('2');
+  });
+
+  it('adds the job to the source another agent inserted while the insert waited, moving its version once', async () => {
+    const url = await testDatabase();
+    const returns = await open(url);
+    const added = await whileUncommitted(
+      url,
+      `INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
+       VALUES (1, 'pdf', 'a.pdf', 'ab', ${T0}, '${DAY}', '${DAY}/a.pdf.status.json')`,
+      () => returns.addJobs([newJob('job_a', 1, 'a.pdf')], 'cursor', '1', T0),
+    );
+    expect(added).toBe(1);
+    const source = await returns.source(1);
+    expect(source?.statusPath).toBe(`${DAY}/a.pdf.status.json`);
+    expect(source?.version).toBe(2);
+    expect((await returns.job('job_a'))?.sourceId).toBe(1);
+    expect(await returns.getMeta('cursor')).toBe('1');
+  });
+});

@@ -5,6 +5,7 @@
  * a poll's page of events and documents is written with one statement each (unnest), not one per
  * row. Reads that need several tables take one statement per table, never one per row.
  */
+import { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../../journal/location.js';
 import { PgSession, type Statement, type Tx } from '../../journal/postgres/pool.js';
@@ -39,20 +40,32 @@ const S = {
     'set-meta',
     'INSERT INTO returns_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value',
   ),
-  hasSource: q('has-source', 'SELECT 1 FROM returns_sources WHERE item_id = $1'),
-  pathTaken: q('path-taken', 'SELECT 1 FROM returns_sources WHERE status_path = $1'),
-  insertSource: q(
-    'insert-source',
-    // Another agent following the same feed may add the same source at the same moment: every
-    // unique index arbitrates (the status path's too, which that agent's insert also holds).
-    `INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path)
-     VALUES ($1, $2, $3, $4, $5, $6, $7) ON CONFLICT DO NOTHING RETURNING 1 AS added`,
-  ),
-  insertJob: q(
-    'insert-job',
-    `INSERT INTO returns_jobs (job_id, source_id, item_id, row_index, label, job_name, recorded_at,
-       next_poll_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-     ON CONFLICT (job_id) DO NOTHING RETURNING 1 AS added`,
+  // A job and, the first time, its source (numbered when its plain status path is taken): the
+  // source row is visible to this statement only once it exists, so a new source starts at the
+  // version its first job gives it. placed is false when the source is neither there nor inserted
+  // (a concurrent insert of it or of its status path won): then nothing is written.
+  addJob: q(
+    'add-job',
+    `WITH src AS (
+       INSERT INTO returns_sources (item_id, folder, file_name, sha256, claimed_at, day, status_path, version)
+       SELECT $1, $2, $3, $4, $5, $6,
+         CASE WHEN EXISTS (SELECT 1 FROM returns_sources WHERE status_path = $7) THEN $8 ELSE $7 END, 2
+       WHERE NOT EXISTS (SELECT 1 FROM returns_sources WHERE item_id = $1)
+       ON CONFLICT DO NOTHING RETURNING 1
+     ), placed AS (
+       SELECT EXISTS (SELECT 1 FROM src) OR EXISTS (SELECT 1 FROM returns_sources WHERE item_id = $1) AS yes
+     ), job AS (
+       INSERT INTO returns_jobs (job_id, source_id, item_id, row_index, label, job_name, recorded_at,
+         next_poll_at, updated_at)
+       SELECT $9, $1, $10, $11, $12, $13, $14, $15, $16 FROM placed WHERE placed.yes
+       ON CONFLICT (job_id) DO NOTHING RETURNING 1
+     ), bump AS (
+       UPDATE returns_sources SET version = version + 1 WHERE item_id = $1 AND EXISTS (SELECT 1 FROM job)
+     ), cursor AS (
+       INSERT INTO returns_meta (key, value) SELECT $18, $19 FROM placed WHERE $17 AND placed.yes
+       ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value
+     )
+     SELECT placed.yes AS placed, (SELECT count(*) FROM job)::int AS added FROM placed`,
   ),
   bumpSource: q('bump-source', 'UPDATE returns_sources SET version = version + 1 WHERE item_id = $1'),
   job: q('job', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = $1`),
@@ -287,46 +300,27 @@ export class PostgresReturnsStore implements ReturnsStore {
     return row ? (row['value'] as string) : undefined;
   }
 
-  addJobs(jobs: readonly NewJob[], cursorKey: string, cursor: string, now: number): Promise<number> {
+  /**
+   * One statement per job: its source the first time, the job, the version bump. A single job, the
+   * feed's usual batch, carries the cursor in the same statement, with no transaction around it.
+   * A statement whose source insert lost a race (another agent inserting the same source, or
+   * taking its plain status path, at that moment) writes nothing; the next one, a new snapshot,
+   * sees what that agent committed.
+   */
+  async addJobs(jobs: readonly NewJob[], cursorKey: string, cursor: string, now: number): Promise<number> {
+    const planned = jobs.map((job) => addJobValues(job, now));
+    if (planned.length === 1) {
+      const row = await this.session.one('returns: addJobs', S.addJob, [
+        ...planned[0]!,
+        true,
+        cursorKey,
+        cursor,
+      ]);
+      if (row?.['placed'] === true) return n(row, 'added');
+    }
     return this.transaction('addJobs', async (tx) => {
       let added = 0;
-      for (const job of jobs) {
-        const s = job.source;
-        if (!(await tx.one(S.hasSource, [s.itemId]))) {
-          const plain = job.statusPath(false);
-          const taken = await tx.one(S.pathTaken, [plain]);
-          const source = (statusPath: string) =>
-            tx.one(S.insertSource, [
-              s.itemId,
-              s.folder,
-              s.fileName,
-              s.sha256,
-              s.claimedAt,
-              s.day,
-              statusPath,
-            ]);
-          const added = await source(taken ? job.statusPath(true) : plain);
-          // Not added: another agent added this source meanwhile, or another file took the plain
-          // status path meanwhile (this one then gets its numbered name, as when it was taken before).
-          if (!added && !taken && !(await tx.one(S.hasSource, [s.itemId])))
-            await source(job.statusPath(true));
-        }
-        const inserted = await tx.one(S.insertJob, [
-          job.jobId,
-          s.itemId,
-          job.itemId,
-          job.rowIndex ?? null,
-          job.label ?? null,
-          job.jobName ?? null,
-          job.recordedAt,
-          job.firstPollAt,
-          now,
-        ]);
-        if (inserted) {
-          added++;
-          await tx.rows(S.bumpSource, [s.itemId]);
-        }
-      }
+      for (const values of planned) added += await addJob(tx, values);
       await tx.rows(S.setMeta, [cursorKey, cursor]);
       return added;
     });
@@ -609,5 +603,45 @@ async function writeEvents(
       documents.map((d) => d.path),
       documents.map((d) => d.nextTryAt),
     ]);
+  }
+}
+
+/** $1–$16 of S.addJob: the source, both status paths, the job. */
+function addJobValues(job: NewJob, now: number): unknown[] {
+  const s = job.source;
+  return [
+    s.itemId,
+    s.folder,
+    s.fileName,
+    s.sha256,
+    s.claimedAt,
+    s.day,
+    job.statusPath(false),
+    job.statusPath(true),
+    job.jobId,
+    job.itemId,
+    job.rowIndex ?? null,
+    job.label ?? null,
+    job.jobName ?? null,
+    job.recordedAt,
+    job.firstPollAt,
+    now,
+  ];
+}
+
+/** Races lost in a row before giving up: each needs another agent's insert of this very source. */
+const ADD_JOB_TRIES = 3;
+
+async function addJob(tx: Tx, values: unknown[]): Promise<number> {
+  for (let tries = 1; ; tries++) {
+    const row = await tx.one(S.addJob, [...values, false, null, null]);
+    if (row?.['placed'] === true) return n(row, 'added');
+    if (tries === ADD_JOB_TRIES) {
+      throw new DocexError(
+        'DOCEX_JOURNAL_UNAVAILABLE',
+        `returns: the source of job ${String(values[8])} was not recorded after ${tries} tries (other agents inserting it)`,
+        { details: { itemId: values[0], jobId: values[8] } },
+      );
+    }
   }
 }
