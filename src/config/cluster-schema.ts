@@ -26,7 +26,7 @@ export const clusterSchema = z
       'How often the agent renews the leases of the files it holds, and looks for files whose lease ran out to take over. At most a third of leaseMs, so two renewals may fail before a lease runs out.',
     ),
     createMarginMs: durationMs(10_000).describe(
-      'A job create is sent only right after its file’s lease was renewed, and aborted this long before the lease could run out: the margin covers the database round trip and a short stall of the process. At most a quarter of leaseMs. See docs/high-availability.md for what it guarantees.',
+      'A job create is sent only within this long after its file’s lease was set (its claim, or a renewal made right before the create), and aborted this long before the lease could run out: the margin covers the database round trip and a short stall of the process. At most a quarter of leaseMs. See docs/high-availability.md for what it guarantees.',
     ),
   })
   .superRefine((cluster, refinement) => {

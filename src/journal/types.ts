@@ -30,6 +30,8 @@ export interface LeaseOptions {
   leaseMs: number;
   /** cluster.createMarginMs: a create must end this long before the lease could run out. */
   sendMarginMs: number;
+  /** This host's monotonic clock in ms (default performance.now), which times each lease. */
+  monotonicNow?: () => number;
 }
 
 export interface ClaimInput {

@@ -20,6 +20,7 @@ import { claimInput, type JournalHarness, journalHarness, sha256 } from './suppo
 import { toDone } from './support/steps.js';
 
 const LEASE_MS = 60_000;
+const MARGIN_MS = 10_000;
 const SHARED: TakeOverScope = { folders: ['invoices'], sharedFolders: ['invoices'] };
 
 async function codeOf(work: Promise<unknown>): Promise<string | undefined> {
@@ -48,8 +49,17 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     await h.cleanup();
   });
 
+  /** The agents' monotonic clock, moved by hand. */
+  let monotonic = 0;
+
   async function agent(agentId: string, place = `host-${agentId}:/state`): Promise<PostgresJournal> {
-    const lease: LeaseOptions = { agentId, place, leaseMs: LEASE_MS, sendMarginMs: 10_000 };
+    const lease: LeaseOptions = {
+      agentId,
+      place,
+      leaseMs: LEASE_MS,
+      sendMarginMs: MARGIN_MS,
+      monotonicNow: () => monotonic,
+    };
     const journal = await PostgresJournal.open(postgresConnection(url), {
       clock: h.clock,
       log: h.log,
@@ -193,9 +203,32 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     expect((await b.transition(row!.id, 'creating')).state).toBe('creating');
   });
 
-  it('renews the lease before a send and answers a request time that ends before the lease could', async () => {
+  it('sends a create within a margin of its claim without a renewal, for the time the claim’s lease leaves', async () => {
     const a = await agent('a');
     const item = await claimed(a);
+    // Shortened behind the agent's back: no renewal reads or changes it.
+    await (await sql()).query("UPDATE items SET lease_until = now() + interval '5 seconds' WHERE id = $1", [
+      item.id,
+    ]);
+    monotonic += 1_000;
+    expect(await a.leaseForSend(item)).toBe(LEASE_MS - MARGIN_MS - 1_000);
+    const left = await (await sql()).query(
+      "SELECT lease_until < now() + interval '6 seconds' AS short FROM items",
+    );
+    expect(left.rows[0].short).toBe(true);
+  });
+
+  it('sends no create once closing has begun, even right after the claim: closing ends the leases', async () => {
+    const a = await agent('a');
+    const item = await claimed(a);
+    await a.close();
+    expect(await codeOf(a.leaseForSend(item))).toBeDefined();
+  });
+
+  it('renews the lease before a send a margin after the claim and answers a request time that ends before the lease could', async () => {
+    const a = await agent('a');
+    const item = await claimed(a);
+    monotonic += MARGIN_MS;
     await (await sql()).query("UPDATE items SET lease_until = now() + interval '5 seconds' WHERE id = $1", [
       item.id,
     ]);

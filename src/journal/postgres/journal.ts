@@ -49,7 +49,14 @@ import type {
   RowInput,
   TransitionFields,
 } from '../types.js';
-import { detailText, type PlannedMove, planMove } from './moves.js';
+import {
+  type ClaimMove,
+  detailText,
+  firstCreate,
+  type PlannedMove,
+  planMove,
+  validatedToCreating,
+} from './moves.js';
 import { allowing, PgSession, type Tx } from './pool.js';
 import { historyEntryOf, itemOf as item, type Row } from './rows.js';
 import { migrate, PG_SCHEMA_VERSION } from './schema.js';
@@ -109,6 +116,11 @@ export class PostgresJournal implements JournalStore {
   private readonly inFlight = new Set<Promise<unknown>>();
   /** The files this agent holds, by id, with the epoch it took each by (leases only). */
   private readonly held = new Map<number, number>();
+  /**
+   * When this agent last set each held file's lease (its claim or a renewal), on this host's
+   * monotonic clock, read before the statement was sent: the lease runs at least leaseMs from then.
+   */
+  private readonly leaseSetAt = new Map<number, number>();
   /** Unfinished files as this journal last read or wrote them: their next move may take one statement. */
   private readonly seen = new Map<number, JournalItem>();
   private closed = false;
@@ -142,7 +154,8 @@ export class PostgresJournal implements JournalStore {
 
   recordClaim(input: ClaimInput): Promise<RecordedClaim> {
     const now = this.clock.now();
-    const claim = this.write('recordClaim', async (tx, history): Promise<RecordedClaim> => {
+    const asked = this.monotonicNow();
+    const claim = this.write('recordClaim', async (tx): Promise<RecordedClaim> => {
       await tx.rows(S.claimLock, [input.sha256]);
       if (this.lease && input.remote) {
         const second = Math.floor(input.mtimeMs / 1000) * 1000;
@@ -155,23 +168,36 @@ export class PostgresJournal implements JournalStore {
         ]);
         if (drop) return { kind: 'same-drop', item: item(drop) };
       }
-      const same = await tx.one(S.sameFileUnfinished, [
+      const found = await tx.rows(S.sameOrEarlier, [
         input.folder,
         input.sha256,
         input.sourcePath,
         input.claimedPath,
         // Agents sharing a folder: the file at this claimed path may be recorded by another agent.
         this.lease !== undefined,
+        input.allowDuplicates === true,
+        input.workflowId,
       ]);
+      const same = found.find((row) => row['found'] === 'same');
       if (same) return { kind: 'in-progress', item: item(same) };
-      const earlierRow = input.allowDuplicates
-        ? undefined
-        : await tx.one(S.earlierContent, [input.sha256, input.folder, input.workflowId]);
+      const earlierRow = found.find((row) => row['found'] === 'earlier');
       const earlier = earlierRow ? item(earlierRow) : undefined;
       if (earlier && this.lease && (await this.sameFileGone(earlier, input))) {
         return { kind: 'same-drop', item: earlier };
       }
       const state: ItemState = earlier ? 'rejected' : 'claimed';
+      const moves: ClaimMove[] = [
+        {
+          from: null,
+          to: state,
+          detail: earlier
+            ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
+            : { size: input.size, sha256: input.sha256 },
+        },
+      ];
+      // Validated before the claim: on to the create intent in the same insert.
+      const create = !earlier && input.validatedNote !== undefined ? firstCreate(input) : undefined;
+      if (create) moves.push(...validatedToCreating(input.validatedNote!, create));
       const inserted = await tx.one(S.insertFile, [
         input.folder,
         input.workflowId,
@@ -183,35 +209,28 @@ export class PostgresJournal implements JournalStore {
         input.mtimeMs,
         input.sha256,
         input.allowDuplicates === true,
-        state,
+        moves[moves.length - 1]!.to,
         earlier ? 'DOCEX_DUPLICATE' : null,
         earlier ? duplicateReason(earlier) : null,
         earlier?.id ?? null,
         now,
         this.lease?.agentId ?? null,
         this.lease?.leaseMs ?? null,
+        moves.map((m) => m.from),
+        moves.map((m) => m.to),
+        moves.map((m) => detailText(m.detail)),
+        create?.attempt ?? 0,
+        create?.jobName ?? null,
       ]);
-      let recorded = item(inserted!);
-      const detail = earlier
-        ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
-        : { size: input.size, sha256: input.sha256 };
-      history.add(recorded.id, undefined, state, now, detail);
-      if (state === 'claimed' && input.validatedNote !== undefined) {
-        recorded = await this.applyToNew(
-          tx,
-          history,
-          recorded,
-          'validated',
-          { note: input.validatedNote },
-          now,
-        );
-        recorded = await this.applyToNew(tx, history, recorded, 'creating', {}, now);
-      }
+      const recorded = item(inserted!);
       return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
     });
     // Held once committed: a renewal running meanwhile does not see the row, and must not judge it.
     return claim.then((recorded) => {
-      if (this.lease && recorded.kind === 'claimed') this.held.set(recorded.item.id, recorded.item.epoch);
+      if (this.lease && recorded.kind === 'claimed') {
+        this.held.set(recorded.item.id, recorded.item.epoch);
+        this.leaseSetAt.set(recorded.item.id, asked);
+      }
       this.saw(recorded.item);
       return recorded;
     });
@@ -279,7 +298,7 @@ export class PostgresJournal implements JournalStore {
         this.applyChecked(tx, history, itemId, to, fields, now),
       ));
     this.saw(moved);
-    if (moved.kind === 'file' && isFinal(moved.state)) this.held.delete(moved.id);
+    if (moved.kind === 'file' && isFinal(moved.state)) this.forgetHold(moved.id);
     this.log.debug({ itemId, to, jobId: moved.jobId, attempt: moved.attempt }, 'journal transition');
     return moved;
   }
@@ -364,21 +383,6 @@ export class PostgresJournal implements JournalStore {
     return this.applyTo(tx, history, { ...current, childStates }, to, fields, now);
   }
 
-  /**
-   * A move of a file this very transaction inserted (a claim's own moves): its row is locked by the
-   * insert and has no payload rows, and nothing is there to fence.
-   */
-  private applyToNew(
-    tx: Tx,
-    history: HistoryBatch,
-    inserted: JournalItem,
-    to: ItemState,
-    fields: TransitionFields,
-    now: number,
-  ): Promise<JournalItem> {
-    return this.applyTo(tx, history, { ...inserted, childStates: [] }, to, fields, now);
-  }
-
   private async applyTo(
     tx: Tx,
     history: HistoryBatch,
@@ -445,11 +449,15 @@ export class PostgresJournal implements JournalStore {
     const { agentId, leaseMs } = this.lease;
     // Files claimed while the statement runs are not in its answer: only these are judged.
     const before = new Map(this.held);
+    const asked = this.monotonicNow();
     const rows = await this.db.rows('renewLeases', S.renewLeases, [agentId, leaseMs]);
     const renewed = new Map(rows.map((r) => [r['id'] as number, r['epoch'] as number]));
     const lost: LostLease[] = [];
     for (const [fileId, epoch] of before) {
-      if (renewed.get(fileId) === epoch) continue;
+      if (renewed.get(fileId) === epoch) {
+        if (this.held.get(fileId) === epoch) this.leaseSetAt.set(fileId, asked);
+        continue;
+      }
       const holder = await this.db.one('holderOf', S.holderOf, [fileId]);
       // Still this agent's by the same epoch: it finished meanwhile (renewal skips finished files).
       if (holder && holder['owner'] === agentId && holder['epoch'] === epoch) continue;
@@ -524,7 +532,13 @@ export class PostgresJournal implements JournalStore {
     const { agentId, leaseMs, sendMarginMs } = this.lease;
     const fileId = target.parentId ?? target.id;
     const itemId = target.id;
-    const asked = performance.now();
+    // Set within the last margin (a create right after its claim, a file's rows one after another):
+    // the lease still has more than it would leave a create after a renewal less a margin.
+    // Not once closing has begun: close() ends the leases.
+    const setAt = this.held.has(fileId) && !this.closed ? this.leaseSetAt.get(fileId) : undefined;
+    const since = setAt === undefined ? Number.POSITIVE_INFINITY : this.monotonicNow() - setAt;
+    if (since < sendMarginMs) return Math.floor(leaseMs - sendMarginMs - since);
+    const asked = this.monotonicNow();
     const rows = await this.db.rows('leaseForSend', S.renewForSend, [
       agentId,
       leaseMs,
@@ -532,17 +546,27 @@ export class PostgresJournal implements JournalStore {
       this.epochOf(fileId),
     ]);
     if (rows.length === 0) throw await this.missedWrite(fileId);
+    this.leaseSetAt.set(fileId, asked);
     // The lease ends leaseMs after the database's now(), which came after `asked`: counting from
     // `asked` on this host's monotonic clock ends the request early, never late.
-    const allowed = Math.floor(leaseMs - sendMarginMs - (performance.now() - asked));
+    const allowed = Math.floor(leaseMs - sendMarginMs - (this.monotonicNow() - asked));
     if (allowed < sendMarginMs) {
       throw new DocexError(
         'DOCEX_JOURNAL_UNAVAILABLE',
-        `the journal took ${Math.round(performance.now() - asked)} ms to renew a lease of ${leaseMs} ms: too slow to send a create safely; tried again later`,
+        `the journal took ${Math.round(this.monotonicNow() - asked)} ms to renew a lease of ${leaseMs} ms: too slow to send a create safely; tried again later`,
         { details: { itemId, leaseMs } },
       );
     }
     return allowed;
+  }
+
+  private monotonicNow(): number {
+    return this.lease?.monotonicNow?.() ?? performance.now();
+  }
+
+  private forgetHold(fileId: number): boolean {
+    this.leaseSetAt.delete(fileId);
+    return this.held.delete(fileId);
   }
 
   /** The epoch this agent holds the file by, for a fenced statement (null: not fenced; -1: not held). */
@@ -565,7 +589,7 @@ export class PostgresJournal implements JournalStore {
    * a renewal or a write). Answers whether it still held it until now.
    */
   private letGo(fileId: number, file: Row | undefined): boolean {
-    if (!this.held.delete(fileId)) return false;
+    if (!this.forgetHold(fileId)) return false;
     const owner = file?.['owner'];
     this.log.warn(
       {

@@ -3,7 +3,7 @@
  * makes, and the history detail it records. The details are SQLite's, key for key: only non-secret
  * fields (never the upload URL), any URL in free text without its query.
  */
-import { deterministicJobName } from '../job-name.js';
+import { deterministicJobName, type JobNameInput } from '../job-name.js';
 import { fieldsError } from '../moves.js';
 import { stripUrlQueries } from '../redact.js';
 import type { JournalItem } from '../schema.js';
@@ -72,6 +72,29 @@ export function planMove(current: JournalItem, to: ItemState, f: TransitionField
         detail: { ...base, ...(to === 'done' && current.jobId ? { jobId: current.jobId } : {}) },
       };
   }
+}
+
+/** One history entry of the moves a claim makes on the file it inserts. */
+export interface ClaimMove {
+  from: ItemState | null;
+  to: ItemState;
+  detail: Record<string, unknown>;
+}
+
+/** The create intent of a file's first job: what planMove's 'creating' sets on a new file. */
+export function firstCreate(file: Pick<JobNameInput, 'folder' | 'fileName' | 'sha256'>): {
+  attempt: number;
+  jobName: string;
+} {
+  return { attempt: 1, jobName: deterministicJobName({ ...file, attempt: 1 }) };
+}
+
+/** A claimed file validated and on to its create intent, as planMove records both moves. */
+export function validatedToCreating(note: string, create: { attempt: number; jobName: string }): ClaimMove[] {
+  return [
+    { from: 'claimed', to: 'validated', detail: note ? { note: stripUrlQueries(note) } : {} },
+    { from: 'validated', to: 'creating', detail: { ...create } },
+  ];
 }
 
 /** A detail as SQLite stores it: JSON text, or NULL for an empty one. */

@@ -47,30 +47,46 @@ export const STATEMENTS = {
 
   /** Claims of one content one at a time, across agents; held until the claim commits. */
   claimLock: s('claim_lock', `SELECT pg_advisory_xact_lock(${LOCK_SPACE.claim}, hashtext($1))`),
-  sameFileUnfinished: s(
-    'same_file_unfinished',
-    `SELECT ${C} FROM items
-     WHERE kind = 'file' AND folder = $1 AND sha256 = $2
-       AND ((source_path = $3 AND state = 'claimed') OR ($5 AND claimed_path = $4 AND ${OPEN}))
-     ORDER BY id LIMIT 1`,
+  /**
+   * What a claim must know, in one read (after the claim lock, so a claim of the same content that
+   * committed meanwhile is seen): 'same', this very file already recorded and unfinished (another
+   * agent's, when agents share the folder: $5); else 'earlier', the same content for the same
+   * folder or workflow, not counting rejected drops (a fixed configuration may take the same file
+   * again), unless duplicates are allowed ($6).
+   */
+  sameOrEarlier: s(
+    'same_or_earlier',
+    `(SELECT 'same' AS found, ${C} FROM items
+       WHERE kind = 'file' AND folder = $1 AND sha256 = $2
+         AND ((source_path = $3 AND state = 'claimed') OR ($5 AND claimed_path = $4 AND ${OPEN}))
+       ORDER BY id LIMIT 1)
+     UNION ALL
+     (SELECT 'earlier' AS found, ${C} FROM items
+       WHERE NOT $6 AND kind = 'file' AND sha256 = $2 AND (folder = $1 OR workflow_id = $7) AND state <> 'rejected'
+       ORDER BY id LIMIT 1)`,
   ),
-  // A duplicate is the same content for the same folder or the same workflow, not counting drops
-  // that were rejected (a fixed configuration may take the same file again).
-  earlierContent: s(
-    'earlier_content',
-    `SELECT ${C} FROM items
-     WHERE kind = 'file' AND sha256 = $1 AND (folder = $2 OR workflow_id = $3) AND state <> 'rejected'
-     ORDER BY id LIMIT 1`,
-  ),
+  /**
+   * A claimed file inserted in the state its claim leaves it in (claimed, rejected as a duplicate,
+   * or on to creating with its first job name), with its history entries ($18 from states, $19 to
+   * states, $20 details, all at $15) in the same statement under the history lock.
+   */
   insertFile: s(
     'insert_file',
-    `INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
-       sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
-       owner, epoch, lease_until)
-     VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
-       $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
-       CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END)
-     RETURNING ${C}`,
+    `WITH barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1)),
+     inserted AS (
+       INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
+         sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
+         owner, epoch, lease_until, attempt, job_name)
+       VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
+         $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
+         CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22)
+       RETURNING ${C}),
+     logged AS (
+       INSERT INTO history (item_id, from_state, to_state, at, detail)
+       SELECT inserted.id, e.from_state, e.to_state, $15, e.detail::json
+       FROM inserted, barrier, unnest($18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS e (from_state, to_state, detail, n)
+       ORDER BY e.n)
+     SELECT * FROM inserted`,
   ),
   /** This transaction's statements may take $1 ms (a file of many rows; reset at its end). */
   allowLonger: s('allow_longer', "SELECT set_config('statement_timeout', $1, true)"),

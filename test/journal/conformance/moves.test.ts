@@ -110,11 +110,12 @@ describeEachBackend('journal moves', (backend) => {
     const item = await claimed(journal, { validatedNote: 'pdf' });
     expect(item).toMatchObject({ state: 'creating', attempt: 1 });
     expect(parseJobName(item.jobName!)).toMatchObject({ sha12: item.sha256.slice(0, 12), attempt: 1 });
-    expect((await journal.history(item.id)).map((e) => [e.from, e.to, e.at, e.detail?.['note']])).toEqual([
-      [undefined, 'claimed', t.clock.now(), undefined],
-      ['claimed', 'validated', t.clock.now(), 'pdf'],
-      ['validated', 'creating', t.clock.now(), undefined],
+    expect((await journal.history(item.id)).map((e) => [e.from, e.to, e.at, e.detail])).toEqual([
+      [undefined, 'claimed', t.clock.now(), { size: item.size, sha256: item.sha256 }],
+      ['claimed', 'validated', t.clock.now(), { note: 'pdf' }],
+      ['validated', 'creating', t.clock.now(), { attempt: 1, jobName: item.jobName }],
     ]);
+    expect(item.updatedAt).toBe(item.createdAt);
     // The same content again is still a duplicate, refused at its claim, never validated.
     const again = await journal.recordClaim(
       claimInput({ sourcePath: '/drop/again.pdf', validatedNote: 'pdf' }),
