@@ -10,6 +10,9 @@ const OPEN = "state NOT IN ('done', 'rejected')";
 /** $n ms from the database's now(): every lease end is the database's time, never a host's. */
 const fromNow = (param: string) => `now() + make_interval(secs => ${param}::float8 / 1000)`;
 
+/** A CTE that makes its statement's own commit asynchronous (synchronous_commit off, local to it). */
+const UNSYNCED = "unsynced AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true))";
+
 const s = (name: string, text: string): Statement => ({ name: `docex_journal_${name}`, text });
 
 /** What a move adds to the lost-answer counters ($k, $k+1: 0 or 1 each), in the move's own UPDATE. */
@@ -274,12 +277,17 @@ export const STATEMENTS = {
   ),
   maxId: s('max_id', 'SELECT max(id) AS id FROM items'),
 
+  // Inspection records need to outlive the agent's crash, not the server's (as on SQLite, where
+  // they are not synced either): committed without waiting for the WAL flush.
   inspectionStarting: s(
     'inspection_starting',
-    `INSERT INTO inspections (path, started_at) VALUES ($1, $2)
+    `WITH ${UNSYNCED} INSERT INTO inspections (path, started_at) SELECT $1, $2 FROM unsynced
      ON CONFLICT (path) DO UPDATE SET interrupted = inspections.interrupted + 1, started_at = excluded.started_at`,
   ),
-  inspectionEnded: s('inspection_ended', 'DELETE FROM inspections WHERE path = $1'),
+  inspectionEnded: s(
+    'inspection_ended',
+    `WITH ${UNSYNCED} DELETE FROM inspections WHERE path = $1 AND EXISTS (SELECT 1 FROM unsynced)`,
+  ),
   interruptedInspections: s(
     'interrupted_inspections',
     'SELECT interrupted + 1 AS n FROM inspections WHERE path = $1',
