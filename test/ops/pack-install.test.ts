@@ -83,7 +83,7 @@ function launch(args: string[]) {
 }
 
 describe('npm pack and a global install of the tarball', () => {
-  it('packs dist/, the example config, its JSON Schema, systemd/, README and LICENSE, and no tests, bench, sources or source maps', () => {
+  it('packs dist/, the example config, its JSON Schema, systemd/, docs/, README and LICENSE, and no tests, bench, sources or source maps', () => {
     for (const file of [
       'package.json',
       'README.md',
@@ -94,6 +94,9 @@ describe('npm pack and a global install of the tarball', () => {
       'config/agent.schema.json',
       'systemd/docex-agent.service',
       'systemd/README.md',
+      // What the README links to (scripts/check-doc-links.mjs checks every link of a packed page).
+      'docs/install.md',
+      'docs/operations.md',
     ]) {
       expect(packed, file).toContain(file);
     }
