@@ -117,6 +117,7 @@ if [ -z "$build" ]; then
 fi
 install -d -m 0755 "$OPT"
 cp -r "$build/package.json" "$build/dist" "$build/node_modules" "$build/systemd" "$OPT/"
+install -D -m 0644 -t "$OPT/config" "$build/config/agent.example.yaml" "$build/config/agent.schema.json"
 # A Node.js the service user can run (the one on PATH may live in root's home).
 install -D -m 0755 "$NODE" "$OPT/bin/node"
 NODE=$OPT/bin/node
@@ -158,6 +159,8 @@ agent credentials check --cert "$ETC/credentials/client.pem" --key "$ETC/credent
   --ca "$ETC/credentials/ca.pem"
 
 say "5. configuration (the guide's own agent.yaml)"
+# The example the guide points at, copied in step 2.
+[ -s "$OPT/config/agent.example.yaml" ] || fail "no $OPT/config/agent.example.yaml (step 5 points at it)"
 config="$ETC/agent.yaml"
 awk '/^## 5\./ { s = 1 } s && /^```yaml$/ { y = 1; next } y && /^```$/ { exit } y { print }' \
   "$repo/systemd/README.md" >"$config"
