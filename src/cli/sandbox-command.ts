@@ -50,7 +50,11 @@ export function registerSandboxCommand(program: Command): void {
       ]);
       const log = createLogger({ name: 'docex-sandbox' });
       // Handlers go in before anything is announced: a supervisor may signal as soon as it reads the banner.
-      const signalled = waitForStopSignal();
+      const signalled = waitForStopSignal({
+        onRepeat: (signal, outcome) => {
+          if (outcome === 'forced') log.warn({ signal }, 'second stop signal: exiting now');
+        },
+      });
       const sandbox = await startSandbox({
         stateDir: opts.stateDir,
         host: opts.host,

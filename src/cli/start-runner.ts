@@ -16,7 +16,7 @@ import { packageVersion } from '../core/version.js';
 import type { AgentMetrics, RunningOps } from '../ops/index.js';
 import { sandboxStarter } from './builtin-sandbox.js';
 import { installFatalLogging } from './fatal-logging.js';
-import { onReloadSignal, waitForStopSignal } from './signals.js';
+import { onReloadSignal, signalExitCode, waitForStopSignal } from './signals.js';
 
 /** What a started agent offers its caller besides the Agent itself. */
 export interface StartedControl {
@@ -55,7 +55,19 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   // From here on the agent speaks JSON lines only (a test passing its own logger keeps the process's handlers).
   const fatal = deps.log ? undefined : installFatalLogging(log);
   // Handlers first: a supervisor may signal as soon as the agent says it started.
-  const stopSignal = deps.stopSignal ?? waitForStopSignal();
+  const stopSignal =
+    deps.stopSignal ??
+    waitForStopSignal({
+      onRepeat: (signal, outcome) => {
+        if (outcome === 'repeated')
+          log.debug({ signal }, 'stop signal repeated (passed on by npm or a shell): ignored');
+        else log.warn({ signal }, 'second stop signal: exiting now, without waiting for the stop to finish');
+      },
+      force: (signal) => {
+        log.flush();
+        process.exit(signalExitCode(signal));
+      },
+    });
   let running: Agent | undefined;
   let reloadPending = false;
   let stopping = false;

@@ -26,10 +26,11 @@ describe('launchers', () => {
     expect(flagsBefore(args, /dist\/cli\/main\.js$/)).toEqual(AGENT_NODE_FLAGS);
   });
 
-  it('npm start runs tsx with the agent flags', () => {
+  it("npm start runs node itself with tsx's loader and the agent flags", () => {
     const pkg = JSON.parse(readFileSync('package.json', 'utf8')) as { scripts: Record<string, string> };
     const args = pkg.scripts['start']!.split(/\s+/);
-    expect(args[0]).toBe('tsx');
-    expect(flagsBefore(args, /src\/cli\/main\.ts$/)).toEqual(AGENT_NODE_FLAGS);
+    // Not tsx's runner: its parent process passes a Ctrl-C on to the agent a second time.
+    expect(args.slice(0, 3)).toEqual(['node', '--import', 'tsx']);
+    expect(flagsBefore(args, /src\/cli\/main\.ts$/).slice(2)).toEqual(AGENT_NODE_FLAGS);
   });
 });
