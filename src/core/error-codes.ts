@@ -313,6 +313,13 @@ export const ERROR_CODES = {
     meaning: 'the claim rename failed for another reason than a lost race',
     action: 'check permissions and the disk of the drop folder',
   },
+  DOCEX_SOURCE_FILE_UNREADABLE: {
+    group: 'files',
+    meaning:
+      'logged once per file, as a warning: a complete file in a drop folder that the agent cannot read, stat or move (permissions); it waits there untouched, counted by `docex_files_unreadable` and listed by /readyz and `docex-agent status`',
+    action:
+      "the line's `fix`: usually the ERP's account writes with umask 077 or outside the agent's group (umask 007 or 027, group membership, or a default ACL: systemd/README.md); once fixed (`chmod g+r`) the file is taken",
+  },
   DOCEX_PLACE_FAILED: {
     group: 'files',
     meaning: 'moving a file to archive or error failed; it stays in `.processing/` and is retried',

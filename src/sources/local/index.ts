@@ -8,6 +8,7 @@ export {
   releaseClaim,
 } from './claim.js';
 export { LocalSource, type LocalSourceOptions, type RejectedEntry } from './local-source.js';
+export { canOpen, type ProbeReadable } from './observe-file.js';
 export {
   DEFAULT_MARKER_SUFFIXES,
   DEFAULT_SETTLE_MS,
@@ -18,3 +19,11 @@ export {
   type StabilityState,
 } from './stability.js';
 export type { ClaimedFile, LocalFolderConfig } from './types.js';
+export {
+  describeUnreadable,
+  octalMode,
+  UNREADABLE_CODE,
+  type UnreadableCause,
+  type UnreadableFile,
+  unreadableLine,
+} from './unreadable.js';

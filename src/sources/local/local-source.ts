@@ -7,14 +7,14 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
 import { DocexError, isDocexError } from '../../core/errors.js';
-import type { RenameFn } from '../../core/fs.js';
+import { errnoOf, type RenameFn } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import { createNameFilter } from '../glob.js';
 import { claimFile, PROCESSING_DIR, releaseClaim } from './claim.js';
 import { type DirWatcher, watchDirectory } from './dir-watcher.js';
 import { entryPath, readEntries } from './entry-name.js';
-import { lookAt, type ProbeReadable } from './observe-file.js';
+import { type FileAccess, type FileLook, type LstatFn, lookAt, type ProbeReadable } from './observe-file.js';
 import {
   dataNameOfMarker,
   isCandidateName,
@@ -24,6 +24,13 @@ import {
   type StabilityState,
 } from './stability.js';
 import type { ClaimedFile, LocalFolderConfig } from './types.js';
+import {
+  agentAccount,
+  describeUnreadable,
+  UNREADABLE_CODE,
+  type UnreadableCause,
+  type UnreadableFile,
+} from './unreadable.js';
 
 export type { ClaimedFile, LocalFolderConfig } from './types.js';
 
@@ -42,6 +49,16 @@ export interface LocalSourceOptions {
   /** Default true; false = start-up scan and rescans only. */
   watch?: boolean;
   probeReadable?: ProbeReadable;
+  /** The stat of a pending file (tests inject EACCES here: root may stat anything). */
+  lstat?: LstatFn;
+  /**
+   * How long a complete file must stay unreadable (or unstat-able) before it is reported: a
+   * producer that chmods after writing is not reported. Default 5 s. A file that cannot be moved
+   * is reported at once.
+   */
+  unreadableGraceMs?: number;
+  /** The files reported as unreadable changed (one more, or one taken or gone). */
+  onUnreadableChange?: () => void;
   /**
    * A link or a special file (FIFO, socket, device) in the drop folder: never opened or followed,
    * handed over to be moved to the error folder. Without it such entries are only logged.
@@ -104,6 +121,16 @@ interface Pending {
   retryAt?: number;
 }
 
+/** A pending file found unreadable, unstat-able or unmovable: since when, and once reported, what was said. */
+interface Blocked {
+  cannot: UnreadableCause;
+  since: number;
+  reported?: UnreadableFile;
+}
+
+const UNREADABLE_GRACE_MS = 5_000;
+const PERMISSION_ERRNOS = new Set(['EACCES', 'EPERM']);
+
 const CLAIM_RETRY_MS = 30_000;
 /**
  * Names looked at per pass while intake is paused: the ones next in line keep their settle
@@ -119,6 +146,10 @@ export class LocalSource {
   private readonly accepts: (name: string) => boolean;
   private readonly pending = new Map<string, Pending>();
   private readonly warned = new Set<string>();
+  /** Pending names the agent cannot read, stat or move (bounded by `pending`). */
+  private readonly blocked = new Map<string, Blocked>();
+  /** The drop folder's group (its setgid bit gives it to new files): named in the fix. */
+  private dirGid: number | undefined;
   private readonly maxPending: number;
   private readonly timers: NodeJS.Timeout[] = [];
   private statTimer: NodeJS.Timeout | undefined;
@@ -160,6 +191,7 @@ export class LocalSource {
         },
       );
     }
+    this.dirGid = st.gid;
     this.stopped = false;
     const { folder } = this.options;
     if (!folder.usePolling && (this.options.watch ?? true)) {
@@ -207,6 +239,11 @@ export class LocalSource {
 
   get pendingCount(): number {
     return this.pending.size;
+  }
+
+  /** The files reported as ones the agent cannot read, stat or move, still waiting in the folder. */
+  unreadableFiles(): UnreadableFile[] {
+    return [...this.blocked.values()].flatMap((b) => (b.reported ? [b.reported] : []));
   }
 
   /** Whether the stat loop's timer is running (only while names are pending or a scan is due). */
@@ -334,18 +371,86 @@ export class LocalSource {
     const now = this.options.clock.now();
     if (entry.retryAt !== undefined && now < entry.retryAt) return;
     const { stability } = this.options.folder;
-    const look = await lookAt(this.dir, name, stability, this.options.probeReadable);
+    let look: FileLook;
+    try {
+      look = await lookAt(this.dir, name, stability, this.options.probeReadable, this.options.lstat);
+    } catch (err) {
+      const errno = errnoOf(err);
+      if (errno === undefined || !PERMISSION_ERRNOS.has(errno)) throw err;
+      this.noteBlocked(name, { cannot: 'stat', errno }, now);
+      return;
+    }
     if (look.kind !== 'file') {
       this.pending.delete(name);
+      this.unblock(name, 'gone');
       if (look.kind === 'symlink' || look.kind === 'special') await this.reject(name, look.kind);
       return;
     }
     const { obs } = look;
     const { state, verdict } = observe(entry.state, obs, now, stability);
     entry.state = state;
-    if (verdict === 'stable' && !this.paused && !this.stopped) {
-      await this.claimAndHandOver(name, path.join(this.dir, name), obs, entry);
+    if (verdict === 'unreadable') {
+      this.noteBlocked(
+        name,
+        { cannot: 'read', errno: look.openError ?? 'unknown', access: look.access },
+        now,
+      );
+      return;
     }
+    // Changing again (the ERP rewrites it): the grace starts over once it is complete.
+    if (verdict === 'wait' && this.blocked.get(name)?.reported === undefined) this.blocked.delete(name);
+    if (verdict === 'stable' && !this.paused && !this.stopped) {
+      await this.claimAndHandOver(name, path.join(this.dir, name), obs, entry, look.access);
+    }
+  }
+
+  /**
+   * A complete file the agent cannot read, stat or move: reported once (one warning, the gauge,
+   * /readyz) when the state has lasted the grace (a move failure at once); it stays where it is.
+   */
+  private noteBlocked(
+    name: string,
+    cause: { cannot: UnreadableCause; errno: string; access?: FileAccess },
+    now: number,
+  ): void {
+    let blocked = this.blocked.get(name);
+    if (blocked === undefined || blocked.cannot !== cause.cannot) {
+      blocked = { cannot: cause.cannot, since: now };
+      this.blocked.set(name, blocked);
+    }
+    if (blocked.reported) return;
+    const graceMs = this.options.unreadableGraceMs ?? UNREADABLE_GRACE_MS;
+    if (cause.cannot !== 'move' && now - blocked.since < graceMs) return;
+    const file = describeUnreadable({
+      folder: this.folderName,
+      dir: this.dir,
+      name,
+      ...cause,
+      dirGid: this.dirGid,
+      since: blocked.since,
+    });
+    blocked.reported = file;
+    const { folder, since: _since, name: _name, ...facts } = file;
+    this.log.warn(
+      { code: UNREADABLE_CODE, folder, file: name, ...facts, agent: agentAccount() },
+      `file the agent cannot ${file.cannot}: it waits in the drop folder, untouched`,
+    );
+    this.options.onUnreadableChange?.();
+  }
+
+  /** A blocked file is taken now, or gone: said when it had been reported. */
+  private unblock(name: string, why: 'taken' | 'gone'): void {
+    const blocked = this.blocked.get(name);
+    if (blocked === undefined) return;
+    this.blocked.delete(name);
+    if (!blocked.reported) return;
+    this.log.info(
+      { folder: this.folderName, file: name, cannot: blocked.cannot },
+      why === 'taken'
+        ? `file the agent could not ${blocked.cannot} is taken now`
+        : `file the agent could not ${blocked.cannot} is gone from the drop folder`,
+    );
+    this.options.onUnreadableChange?.();
   }
 
   private async reject(
@@ -386,18 +491,28 @@ export class LocalSource {
     filePath: string,
     obs: Observation,
     entry: Pending,
+    access: FileAccess,
   ): Promise<void> {
     const where = { folder: this.folderName, file: name };
     let result: Awaited<ReturnType<typeof claimFile>>;
     try {
       result = await claimFile(filePath, this.processingDir, obs, this.options.rename);
     } catch (err) {
-      entry.retryAt = this.options.clock.now() + CLAIM_RETRY_MS;
+      const now = this.options.clock.now();
+      entry.retryAt = now + CLAIM_RETRY_MS;
+      const errno = isDocexError(err, 'DOCEX_SOURCE_CLAIM_FAILED') ? err.details?.['errno'] : undefined;
+      if (typeof errno === 'string' && PERMISSION_ERRNOS.has(errno)) {
+        // Reported once; tried again every CLAIM_RETRY_MS without a line each time.
+        this.noteBlocked(name, { cannot: 'move', errno, access }, now);
+        this.log.debug({ ...where, err }, 'claim refused by permissions: tried again later');
+        return;
+      }
       this.log.error({ ...where, err, code: isDocexError(err) ? err.code : undefined }, 'claim failed');
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
     this.pending.delete(name);
+    this.unblock(name, result.outcome === 'lost' ? 'gone' : 'taken');
     if (result.outcome === 'lost') {
       this.log.info(where, 'file taken by another claimer');
       return;

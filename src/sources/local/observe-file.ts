@@ -1,10 +1,20 @@
 /** One stat of a pending file, turned into the plain observation the stability core decides on. */
+import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { markerNamesFor, markerSuffixes, type Observation, type StabilityRule } from './stability.js';
 
+/** Who may read a file: its owner, group and permission bits, as the agent sees them. */
+export interface FileAccess {
+  uid: number;
+  gid: number;
+  /** The permission bits (mode & 0o7777). */
+  mode: number;
+}
+
 export type FileLook =
-  | { kind: 'file'; obs: Observation }
+  /** `openError`: why it could not be opened for reading (EACCES …) when `obs.readable` is false. */
+  | { kind: 'file'; obs: Observation; access: FileAccess; openError?: string }
   | { kind: 'gone' }
   /** Never followed: a link would let anyone who can write the drop folder submit any file we can read. */
   | { kind: 'symlink' }
@@ -13,10 +23,16 @@ export type FileLook =
   /** FIFO, socket, device: never opened (opening a FIFO would block). */
   | { kind: 'special' };
 
-export type ProbeReadable = (filePath: string) => Promise<boolean>;
+/** true when the file can be opened for reading; otherwise the errno why not (EACCES …), or false. */
+export type ProbeReadable = (filePath: string) => Promise<boolean | string>;
 
-/** Can we open it for reading right now? O_NOFOLLOW/O_NONBLOCK so a swapped-in link or FIFO cannot fool or stall us. */
-export async function canOpen(filePath: string): Promise<boolean> {
+export type LstatFn = (filePath: string) => Promise<Stats>;
+
+/**
+ * Can we open it for reading right now? O_NOFOLLOW/O_NONBLOCK so a swapped-in link or FIFO cannot
+ * fool or stall us. Answers true, or the errno of the failed open.
+ */
+export async function canOpen(filePath: string): Promise<true | string> {
   try {
     const handle = await fs.open(
       filePath,
@@ -24,39 +40,48 @@ export async function canOpen(filePath: string): Promise<boolean> {
     );
     await handle.close();
     return true;
-  } catch {
-    return false;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code ?? 'EIO';
   }
 }
 
-export async function lstatOrUndefined(p: string) {
+export async function lstatOrUndefined(p: string, lstat: LstatFn = fs.lstat) {
   try {
-    return await fs.lstat(p);
+    return await lstat(p);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw err;
   }
 }
 
+/** A stat of the file itself that fails other than with ENOENT (EACCES: no search permission on the folder) throws. */
 export async function lookAt(
   dir: string,
   name: string,
   rule: StabilityRule,
   probeReadable: ProbeReadable = canOpen,
+  lstat: LstatFn = fs.lstat,
 ): Promise<FileLook> {
   const filePath = path.join(dir, name);
-  const st = await lstatOrUndefined(filePath);
+  const st = await lstatOrUndefined(filePath, lstat);
   if (st === undefined) return { kind: 'gone' };
   if (st.isSymbolicLink()) return { kind: 'symlink' };
   if (st.isDirectory()) return { kind: 'directory' };
   if (!st.isFile()) return { kind: 'special' };
-  const obs: Observation = { size: st.size, mtimeMs: st.mtimeMs, readable: await probeReadable(filePath) };
+  const probed = await probeReadable(filePath);
+  const obs: Observation = { size: st.size, mtimeMs: st.mtimeMs, readable: probed === true };
+  const access: FileAccess = { uid: st.uid, gid: st.gid, mode: st.mode & 0o7777 };
   for (const marker of markerNamesFor(name, markerSuffixes(rule))) {
-    const ms = await lstatOrUndefined(path.join(dir, marker));
+    const ms = await lstatOrUndefined(path.join(dir, marker), lstat);
     if (ms?.isFile()) {
       obs.marker = { name: marker, mtimeMs: ms.mtimeMs };
       break;
     }
   }
-  return { kind: 'file', obs };
+  return {
+    kind: 'file',
+    obs,
+    access,
+    ...(probed === true ? {} : { openError: typeof probed === 'string' ? probed : 'unknown' }),
+  };
 }

@@ -31,7 +31,11 @@ export interface StabilityState {
   since: number;
 }
 
-export type Verdict = 'wait' | 'stable';
+/**
+ * `unreadable`: complete by the rule, but it cannot be opened for reading (the ERP's umask or
+ * group): the shell reports it once the state lasts, and keeps waiting.
+ */
+export type Verdict = 'wait' | 'stable' | 'unreadable';
 
 export interface ObserveResult {
   state: StabilityState;
@@ -44,9 +48,10 @@ export interface ObserveResult {
  */
 export const EMPTY_SETTLE_FACTOR = 15;
 
-/** Unreadable files are never complete: a chmod-after-write producer is still busy. */
-function usable(obs: Observation): boolean {
-  return obs.readable;
+/** Unreadable files are never taken: a chmod-after-write producer may still be busy, or the mode shuts the agent out. */
+function verdictOf(complete: boolean, obs: Observation): Verdict {
+  if (!complete) return 'wait';
+  return obs.readable ? 'stable' : 'unreadable';
 }
 
 /**
@@ -66,16 +71,16 @@ export function observe(
     case 'settle': {
       const settleMs = obs.size === 0 ? rule.settleMs * EMPTY_SETTLE_FACTOR : rule.settleMs;
       const settled = same && now - next.since >= settleMs;
-      return { state: next, verdict: settled && usable(obs) ? 'stable' : 'wait' };
+      return { state: next, verdict: verdictOf(settled, obs) };
     }
     case 'done-marker': {
       // A marker older than the data means the data was rewritten after the marker (or the marker
       // is left over from an earlier file of the same name): not ready.
       const marked = obs.marker !== undefined && obs.marker.mtimeMs >= obs.mtimeMs;
-      return { state: next, verdict: marked && usable(obs) ? 'stable' : 'wait' };
+      return { state: next, verdict: verdictOf(marked, obs) };
     }
     case 'rename-in':
-      return { state: next, verdict: usable(obs) ? 'stable' : 'wait' };
+      return { state: next, verdict: verdictOf(true, obs) };
   }
 }
 

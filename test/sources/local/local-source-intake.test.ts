@@ -278,7 +278,7 @@ describe('LocalSource: claiming', () => {
       {
         rename: async (from, to) => {
           calls++;
-          if (calls === 1) throw Object.assign(new Error('denied'), { code: 'EACCES' });
+          if (calls === 1) throw Object.assign(new Error('I/O error'), { code: 'EIO' });
           await fs.rename(from, to);
         },
       },

@@ -93,15 +93,16 @@ describe('observe: settle rule', () => {
     ).toEqual(['wait', 'wait', 'wait', 'wait', 'stable']);
   });
 
-  it('waits while the file is unreadable and takes it at the first readable observation', () => {
+  it('says unreadable once an unreadable file has settled, and takes it at the first readable observation', () => {
     const unreadable = { ...ok(), readable: false };
     expect(
       run(settle, [
         [0, unreadable],
+        [1_000, unreadable],
         [2_500, unreadable],
         [2_600, ok()],
       ]),
-    ).toEqual(['wait', 'wait', 'stable']);
+    ).toEqual(['wait', 'wait', 'unreadable', 'stable']);
   });
 });
 
@@ -129,9 +130,10 @@ describe('observe: done-marker rule', () => {
     expect(run(marker, [[0, withMarker(999)]])).toEqual(['wait']);
   });
 
-  it('takes an empty file with its marker (refused later as empty) but waits on an unreadable one', () => {
+  it('takes an empty file with its marker (refused later as empty) but not an unreadable one', () => {
     expect(run(marker, [[0, withMarker(2_000, 0)]])).toEqual(['stable']);
-    expect(run(marker, [[0, { ...withMarker(2_000), readable: false }]])).toEqual(['wait']);
+    expect(run(marker, [[0, { ...withMarker(2_000), readable: false }]])).toEqual(['unreadable']);
+    expect(run(marker, [[0, { ...ok(), readable: false }]])).toEqual(['wait']);
   });
 });
 
@@ -140,9 +142,9 @@ describe('observe: rename-in rule', () => {
     expect(run(renameIn, [[0, ok()]])).toEqual(['stable']);
   });
 
-  it('takes an empty file at once (refused later as empty) but waits on an unreadable one', () => {
+  it('takes an empty file at once (refused later as empty) but not an unreadable one', () => {
     expect(run(renameIn, [[0, ok(0)]])).toEqual(['stable']);
-    expect(run(renameIn, [[0, { ...ok(), readable: false }]])).toEqual(['wait']);
+    expect(run(renameIn, [[0, { ...ok(), readable: false }]])).toEqual(['unreadable']);
   });
 });
 
