@@ -44,8 +44,9 @@ import { LeasePart } from './leases.js';
 import { Opened, type Part, type PartFailure, startParts, stopParts } from './parts.js';
 import { ConfigReloader, type ReloadResult } from './reload.js';
 import { FollowerPart, InboundPart, returnPathOutputs } from './return-path.js';
-import { RunningFolders } from './running-folders.js';
+import { type FolderUnreadable, RunningFolders } from './running-folders.js';
 import { sftpClaims } from './sftp-claims.js';
+import { UnreadableReport } from './unreadable-report.js';
 
 export interface AgentOptions {
   config: AgentConfig;
@@ -134,6 +135,8 @@ export class Agent {
   /** Absent when the options bring a client. */
   private readonly connection: Opened<Connection> | undefined;
   private readonly folders: RunningFolders;
+  /** `<stateDir>/unreadable-files.json`, for `docex-agent status`. */
+  private readonly unreadableReport: UnreadableReport;
   private readonly follower: FollowerPart;
   private readonly inboundPart: InboundPart;
   private readonly reloader: Opened<ConfigReloader> | undefined;
@@ -195,6 +198,13 @@ export class Agent {
       onTakenOver: (files) => {
         this.leases.counts.takenOver += files;
       },
+      onUnreadableChange: () => this.unreadableReport.changed(),
+    });
+    this.unreadableReport = new UnreadableReport({
+      stateDir: config.stateDir,
+      files: () => this.unreadableFiles().flatMap((f) => f.files),
+      clock,
+      log,
     });
     this.leases = new LeasePart({
       location: journal,
@@ -243,6 +253,11 @@ export class Agent {
       this.clusterPart,
       ...(this.connection ? [this.connection] : []),
       ...(inspector ? [inspector] : []),
+      {
+        name: 'unreadable-report',
+        start: () => this.unreadableReport.start(),
+        stop: () => this.unreadableReport.stop(),
+      },
       this.folders,
       this.leases,
       { name: 'blocked-files', start: () => blocked.start(), stop: () => blocked.stop() },
@@ -315,6 +330,11 @@ export class Agent {
 
   get stoppedFolders(): StoppedFolder[] {
     return this.plan.stopped;
+  }
+
+  /** Each running local folder with the files in it the agent cannot read, stat or move. */
+  unreadableFiles(): FolderUnreadable[] {
+    return this.folders.unreadableFiles();
   }
 
   /** The job follower (webhooks nudge it); undefined when returns.enabled is false. */

@@ -12,7 +12,7 @@ import type { Pipeline } from '../pipeline/pipeline.js';
 import { rejectEntry } from '../pipeline/reject-entry.js';
 import { isSidecarName, sidecarPathOf, usesSidecars } from '../pipeline/sidecar.js';
 import type { FolderRuntime } from '../pipeline/types.js';
-import { LocalSource } from '../sources/local/index.js';
+import { LocalSource, type ProbeReadable, type UnreadableFile } from '../sources/local/index.js';
 import type { SharedClaims } from '../sources/sftp/source.js';
 import { createSftpFolderSource } from '../sources/sftp/source-factory.js';
 
@@ -35,6 +35,8 @@ export interface FolderSource {
    */
   stopIntake?(): Promise<void>;
   close?(): Promise<void>;
+  /** Local folders: the files reported as ones the agent cannot read, stat or move. */
+  unreadableFiles?(): UnreadableFile[];
 }
 
 export interface SourceTiming {
@@ -43,6 +45,8 @@ export interface SourceTiming {
   watch?: boolean;
   /** SFTP folders: poll period instead of their pollIntervalMs (tests). */
   sftpPollIntervalMs?: number;
+  /** Local folders: whether a file can be opened for reading (tests inject EACCES: root reads any file). */
+  probeReadable?: ProbeReadable;
 }
 
 export interface FolderSourceDeps {
@@ -56,6 +60,8 @@ export interface FolderSourceDeps {
   timing?: SourceTiming;
   /** Its `.processing/` (or spool) proved not a real directory while running: the folder must stop. */
   onFolderUnsafe?: (folder: string, err: DocexError) => void;
+  /** A local folder's list of files the agent cannot read, stat or move changed. */
+  onUnreadableChange?: () => void;
 }
 
 export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDeps): FolderSource {
@@ -114,11 +120,13 @@ export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDep
       deps.log.warn({ folder: folder.name, file: entry.name, code: entry.code, placed }, 'entry refused');
     },
     ...onUnsafe,
+    ...(deps.onUnreadableChange ? { onUnreadableChange: deps.onUnreadableChange } : {}),
     ownDirs: [folder.archiveDir, folder.errorDir]
       .filter((dir) => path.dirname(path.resolve(dir)) === path.resolve(source.path))
       .map((dir) => path.basename(dir)),
     ...(timing.statIntervalMs === undefined ? {} : { statIntervalMs: timing.statIntervalMs }),
     ...(timing.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: timing.rescanIntervalMs }),
     ...(timing.watch === undefined ? {} : { watch: timing.watch }),
+    ...(timing.probeReadable ? { probeReadable: timing.probeReadable } : {}),
   });
 }

@@ -13,6 +13,7 @@ import type { JournalStore } from '../journal/index.js';
 import type { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
+import type { UnreadableFile } from '../sources/local/index.js';
 import type { SharedClaims } from '../sources/sftp/source.js';
 import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
 import { ensureFolderDirs, type FolderPlan, planFolders, type WorkflowFetch } from './folders.js';
@@ -37,6 +38,14 @@ export interface RunningFoldersOptions {
   sftpClaims?: () => SharedClaims | undefined;
   /** Files the pipeline took over from another agent with a copy of their own (SFTP). */
   onTakenOver?: (files: number) => void;
+  /** The files some local folder cannot read, stat or move changed (or a folder left with its list). */
+  onUnreadableChange?: () => void;
+}
+
+/** A running local folder and the files it reports the agent cannot read, stat or move (often none). */
+export interface FolderUnreadable {
+  folder: string;
+  files: UnreadableFile[];
 }
 
 const withSftpClaims = (claims: SharedClaims | undefined) => (claims ? { sftpClaims: claims } : {});
@@ -162,6 +171,13 @@ export class RunningFolders implements Part {
     this.options.log.info({ folder: name }, 'folder stopped by reload');
   }
 
+  /** Every running local folder, with the files in it the agent cannot read, stat or move. */
+  unreadableFiles(): FolderUnreadable[] {
+    return [...this.sources].flatMap(([folder, source]) =>
+      source.unreadableFiles ? [{ folder, files: source.unreadableFiles() }] : [],
+    );
+  }
+
   /** The archive and error folders of the running folders that have a retention. */
   retentionPlaces(): RetentionPlace[] {
     const places: RetentionPlace[] = [];
@@ -213,6 +229,7 @@ export class RunningFolders implements Part {
       timing,
       ...withSftpClaims(this.options.sftpClaims?.()),
       onFolderUnsafe: (name: string, err: DocexError) => this.stopUnsafe(name, err),
+      ...(this.options.onUnreadableChange ? { onUnreadableChange: this.options.onUnreadableChange } : {}),
     };
   }
 
@@ -236,6 +253,7 @@ export class RunningFolders implements Part {
     await this.pipeline.folderIdle(name);
     // Only now: items that finished while the folder drained still told their source (remote moves).
     if (this.sources.get(name) === source) this.sources.delete(name);
+    if (source?.unreadableFiles?.().length) this.options.onUnreadableChange?.();
     await source?.close?.();
     this.plan.running.delete(name);
   }

@@ -9,7 +9,7 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status <nameOrPathOrJobId>')
     .description(
-      'what the agent knows of a file (bare name, drop, archived or error path) or a job (id): journal history, sending events, proofs',
+      'what the agent knows of a file (bare name, drop, archived or error path) or a job (id): journal history, sending events, proofs; a file still in a drop folder with its mode, owner and what keeps it there',
     )
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)
     .action(async (query: string, opts: { config: string }) => {

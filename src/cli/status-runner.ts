@@ -5,9 +5,11 @@
  * (SQLite WAL lets a reader in); never shows an upload URL (the journal never hands one out here).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { journalLocationOf, loadConfig } from '../config/index.js';
+import { readUnreadableReport } from '../agent/unreadable-report.js';
+import { type AgentConfig, journalLocationOf, loadConfig } from '../config/index.js';
+import { describeGroup, describeUser } from '../core/accounts.js';
 import { isDocexError } from '../core/errors.js';
 import {
   type HistoryEntry,
@@ -19,6 +21,7 @@ import {
   openJournalReader,
 } from '../journal/index.js';
 import { openReturnsReader } from '../returns/open-stores.js';
+import { octalMode } from '../sources/local/index.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -163,6 +166,65 @@ export async function statusText(
   }
 }
 
+/** The local drop folders' copies of `query` (a bare name, or a path in a drop folder) that are there now. */
+function inDropFolders(
+  config: Pick<AgentConfig, 'folders'>,
+  query: string,
+): { folder: string; file: string }[] {
+  const bare = !query.includes('/') && !query.includes(path.sep);
+  const found: { folder: string; file: string }[] = [];
+  for (const folder of config.folders) {
+    if (folder.source.type !== 'local') continue;
+    const dir = path.resolve(folder.source.path);
+    const file = bare ? path.join(dir, query) : path.resolve(query);
+    if (path.dirname(file) !== dir) continue;
+    try {
+      if (lstatSync(file).isFile()) found.push({ folder: folder.name, file });
+    } catch {
+      // not there (or not visible to whoever runs status)
+    }
+  }
+  return found;
+}
+
+/**
+ * What is known of a file still in a drop folder, not taken: its mode and owner (as this command
+ * sees them), and what the agent reported of it (`<stateDir>/unreadable-files.json`): that it
+ * cannot read, stat or move it, and the fix. Undefined when no drop folder holds it.
+ */
+export function waitingText(
+  config: Pick<AgentConfig, 'folders' | 'stateDir'>,
+  query: string,
+): string | undefined {
+  const found = inDropFolders(config, query);
+  if (found.length === 0) return undefined;
+  const report = readUnreadableReport(config.stateDir);
+  const blocks = found.map(({ folder, file }) => {
+    const st = lstatSync(file);
+    const lines = [
+      `${path.basename(file)}  [waiting in the drop folder: not taken]`,
+      `  folder ${folder}: ${file}`,
+      `  mode ${octalMode(st.mode & 0o7777)}, owner ${describeUser(st.uid)}, group ${describeGroup(st.gid)}, ${st.size} bytes, modified ${iso(st.mtimeMs)}`,
+    ];
+    const reported = report?.files.find((f) => f.path === file);
+    const asOf = report
+      ? `the agent's report of ${report.writtenAt}, pid ${report.pid}`
+      : 'no report from the agent';
+    if (reported) {
+      lines.push(
+        `  the agent cannot ${reported.cannot} it (${reported.errno}) since ${iso(reported.since)} (${asOf})`,
+        `  fix: ${reported.fix}`,
+      );
+    } else {
+      lines.push(
+        `  not reported unreadable (${asOf}): the agent takes a file once it is complete by the folder's rule; if it stays, see the agent's log`,
+      );
+    }
+    return `${lines.join('\n')}\n`;
+  });
+  return blocks.join('\n');
+}
+
 /** The `status` command, loaded when it runs. */
 export async function statusCommand(query: string, opts: { config: string }): Promise<void> {
   try {
@@ -172,8 +234,12 @@ export async function statusCommand(query: string, opts: { config: string }): Pr
       stateDir: config.stateDir,
       ...(proofs.type === 'local' ? { proofsRoot: proofs.path } : {}),
     });
-    (found ? process.stdout : process.stderr).write(text);
-    process.exitCode = found ? 0 : 1;
+    // A copy still in a drop folder (one the agent cannot read, or not complete yet) is shown too.
+    const waiting = waitingText(config, query);
+    if (found) process.stdout.write(waiting ? `${text}\n${waiting}` : text);
+    else if (waiting) process.stdout.write(waiting);
+    else process.stderr.write(text);
+    process.exitCode = found || waiting ? 0 : 1;
   } catch (err) {
     process.stderr.write(
       `docex-agent status: ${isDocexError(err) ? `${err.code}: ${err.message}` : String(err)}\n`,

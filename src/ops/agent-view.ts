@@ -40,6 +40,7 @@ export function agentView(
       })),
     queueDepth: () => agent.pipeline.size,
     stoppedFolders: () => agent.stoppedFolders,
+    unreadableFiles: () => agent.unreadableFiles(),
     retentionRemoved: () => agent.housekeeping?.removed() ?? [],
     agentsAlive: () => agent.cluster.agentsAlive(),
     leases: () => agent.leases.counts,

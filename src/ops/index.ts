@@ -21,6 +21,7 @@ import {
   stoppedFoldersCheck,
   tokenCheck,
   toleratingOutage,
+  unreadableFilesCheck,
   uploadWindowCheck,
 } from './readiness.js';
 import type { OpsAgentView } from './view.js';
@@ -70,6 +71,10 @@ function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] 
   if (view.pingApi) checks.push(service(apiCheck(view.pingApi)));
   checks.push(foldersCheck(view.folders));
   if (view.stoppedFolders) checks.push(stoppedFoldersCheck(view.stoppedFolders));
+  if (view.unreadableFiles) {
+    const list = view.unreadableFiles;
+    checks.push(unreadableFilesCheck(() => list().flatMap((f) => f.files)));
+  }
   if (view.failingOutputs) checks.push(outputsCheck(view.failingOutputs, view.clock));
   checks.push(journalCheck(view.journal, view.pingJournal));
   checks.push(uploadWindowCheck(() => reader.pendingUploads(), view.clock));
@@ -111,6 +116,12 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         waiting: () => journal.waiting(),
         ...journalBytes(view.journal),
         ...(view.stoppedFolders ? { stoppedFolders: () => view.stoppedFolders!().length } : {}),
+        ...(view.unreadableFiles
+          ? {
+              unreadableFiles: () =>
+                view.unreadableFiles!().map(({ folder, files }) => ({ folder, count: files.length })),
+            }
+          : {}),
         ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),
         ...(view.retentionRemoved ? { retentionRemoved: view.retentionRemoved } : {}),
         ...(view.agentsAlive ? { agentsAlive: view.agentsAlive } : {}),

@@ -28,6 +28,8 @@ export interface MetricsSources {
   waiting?: () => Promise<WaitingFiles[]>;
   /** Configured folders the agent did not start. */
   stoppedFolders?: () => number;
+  /** Each running local folder and how many files in it the agent cannot read, stat or move. */
+  unreadableFiles?: () => { folder: string; count: number }[];
   /** Failed writes to output targets since start, by output. */
   outputFailures?: () => Record<string, number>;
   /** Bytes of the journal file and its WAL. */
@@ -283,6 +285,18 @@ export class AgentMetrics {
       registers,
       collect() {
         pull((s) => this.set(s.stoppedFolders?.() ?? 0));
+      },
+    });
+    new Gauge({
+      name: 'docex_files_unreadable',
+      help: 'Complete files in a drop folder that the agent cannot read, stat or move (permissions: the ERP’s umask or group), per running local folder; they wait there untouched until fixed.',
+      labelNames: ['folder'],
+      registers,
+      collect() {
+        this.reset();
+        pull((s) => {
+          for (const { folder, count } of s.unreadableFiles?.() ?? []) this.set({ folder }, count);
+        });
       },
     });
     const outputFailures = new Counter({

@@ -16,6 +16,7 @@ import {
   journalFiles,
   type PendingUpload,
 } from '../journal/index.js';
+import { type UnreadableFile, unreadableLine } from '../sources/local/index.js';
 
 export interface CheckResult {
   ok: boolean;
@@ -192,6 +193,31 @@ export function stoppedFoldersCheck(stopped: () => StoppedFolderView[]): Readine
       const list = stopped();
       if (list.length === 0) return { ok: true };
       return { ok: false, detail: list.map((f) => `${f.name}: ${f.code}: ${f.reason}`).join('; ') };
+    },
+  };
+}
+
+/** Files named in the /readyz detail at most; the rest are counted. */
+const UNREADABLE_NAMED = 5;
+
+/**
+ * Files the agent cannot read, stat or move (the ERP's umask or group): always ok, with the files
+ * and the fix in its detail. Ready all the same: every other file is taken, and an orchestrator or a
+ * failover acting on "not ready" would not help (another agent, or this one restarted, cannot read
+ * them either); docex_files_unreadable and its alert call the operator, the detail says what to fix.
+ */
+export function unreadableFilesCheck(files: () => UnreadableFile[]): ReadinessCheck {
+  return {
+    name: 'unreadableFiles',
+    run: async () => {
+      const list = files();
+      if (list.length === 0) return { ok: true };
+      const named = list.slice(0, UNREADABLE_NAMED).map(unreadableLine);
+      const more = list.length > UNREADABLE_NAMED ? [`and ${list.length - UNREADABLE_NAMED} more`] : [];
+      return {
+        ok: true,
+        detail: `${list.length} file(s) the agent cannot read, stat or move wait untouched: ${[...named, ...more].join('; ')}. Fix: ${list[0]!.fix}`,
+      };
     },
   };
 }

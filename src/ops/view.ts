@@ -3,6 +3,7 @@
 import type { LeaseCounts } from '../agent/leases.js';
 import type { Clock } from '../core/clock.js';
 import type { JournalLocation } from '../journal/index.js';
+import type { UnreadableFile } from '../sources/local/index.js';
 import type { ReturnsCounts } from './metrics.js';
 import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
 
@@ -26,6 +27,8 @@ export interface OpsAgentView {
   returns?: () => ReturnsCounts;
   /** Configured folders the agent did not start. */
   stoppedFolders?: () => StoppedFolderView[];
+  /** Each running local folder with the files in it the agent cannot read, stat or move. */
+  unreadableFiles?: () => { folder: string; files: UnreadableFile[] }[];
   /** Output targets whose last write failed. */
   failingOutputs?: () => FailingOutputView[];
   /** Failed writes since start, by output. */

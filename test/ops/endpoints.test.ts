@@ -1,16 +1,19 @@
-import { readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent, AgentClient } from '../../src/agent/agent.js';
 import { transportError } from '../../src/api/errors.js';
 import { DocexClient } from '../../src/api/index.js';
+import { waitingText } from '../../src/cli/status-runner.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentMetrics, agentView, type RunningOps, startOps } from '../../src/ops/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
+import { canOpen } from '../../src/sources/local/index.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
 import {
   clientWith,
   type Harness,
+  listFiles,
   makeHarness,
   makePdf,
   waitFor,
@@ -115,6 +118,7 @@ describe('ops endpoints', () => {
       'outputs',
       'stoppedFolders',
       'token',
+      'unreadableFiles',
       'uploadWindows',
     ]);
     for (const check of Object.values(report.checks)) expect(check).toMatchObject({ ok: true });
@@ -122,6 +126,62 @@ describe('ops endpoints', () => {
     expect((await get(`${url}/nothing`)).status).toBe(404);
     expect((await fetch(`${url}/healthz`, { method: 'POST' })).status).toBe(405);
   });
+
+  it('a file the agent cannot read: one warning, the gauge, /readyz detail (still ready), the status file; taken once readable', async () => {
+    let locked = true;
+    const probeReadable = async (p: string) =>
+      locked && p.endsWith('erp-umask-077.pdf') ? 'EACCES' : canOpen(p);
+    const { url, agent } = await startWithOps({
+      agentOptions: { source: { statIntervalMs: 10, rescanIntervalMs: 200, watch: true, probeReadable } },
+    });
+    const config = h.config([{ name: 'invoices', workflowId: SEED.workflows.pdfEmail }]);
+    const dropped = h.drop('invoices', 'erp-umask-077.pdf', await makePdf('dropped with umask 077'));
+    chmodSync(dropped, 0o600);
+    const warning = 'file the agent cannot read: it waits in the drop folder, untouched';
+    // The grace (5 s) runs on the agent's clock: moved on until the warning comes.
+    await waitFor(async () => {
+      await h.advance(1_000);
+      return h.logs.some((l) => l['msg'] === warning) || undefined;
+    }, 20_000);
+    for (let i = 0; i < 5; i++) await h.advance(1_000);
+    expect(h.logs.filter((l) => l['msg'] === warning)).toHaveLength(1);
+    expect(readdirSync(h.folderPath('invoices'))).toContain('erp-umask-077.pdf');
+
+    const metrics = await get(`${url}/metrics`);
+    expect(sample(metrics.text, 'docex_files_unreadable{folder="invoices"}')).toBe(1);
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    const check = JSON.parse(ready.text).checks.unreadableFiles;
+    expect(check.ok).toBe(true);
+    expect(check.detail).toMatch(
+      /^1 file\(s\) the agent cannot read, stat or move wait untouched: invoices\/erp-umask-077\.pdf: cannot read \(EACCES\), mode 0600, owner .*uid 0.*Fix: the ERP's account must write files/,
+    );
+    // What `docex-agent status erp-umask-077.pdf` prints, from the agent's report in its state folder.
+    await waitFor(
+      () =>
+        waitingText(config, 'erp-umask-077.pdf')?.includes('the agent cannot read it (EACCES)') || undefined,
+    );
+    expect(waitingText(config, 'erp-umask-077.pdf')).toMatch(
+      /\[waiting in the drop folder: not taken\]\n.*\n {2}mode 0600, owner root \(uid 0\)/,
+    );
+
+    // The ERP's side fixed: the file is taken as any other, the gauge drops, the detail goes.
+    chmodSync(dropped, 0o640);
+    locked = false;
+    await waitFor(
+      () =>
+        listFiles(path.join(h.dir, 'archive', 'invoices')).some((f) => f.endsWith('erp-umask-077.pdf')) ||
+        undefined,
+      20_000,
+    );
+    expect(sample((await get(`${url}/metrics`)).text, 'docex_files_unreadable{folder="invoices"}')).toBe(0);
+    expect(JSON.parse((await get(`${url}/readyz`)).text).checks.unreadableFiles).toEqual({
+      ok: true,
+      ms: expect.any(Number),
+    });
+    expect(agent.unreadableFiles()).toEqual([{ folder: 'invoices', files: [] }]);
+    await waitFor(() => waitingText(config, 'erp-umask-077.pdf') === undefined || undefined);
+  }, 60_000);
 
   it('answers /readyz 503 naming the api check once the service is gone', async () => {
     const { url } = await startWithOps();
