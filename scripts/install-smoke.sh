@@ -5,7 +5,9 @@
 # agent.yaml, `check` as the service user and as root, then the unit's ExecStart= as its User= with
 # its UMask=, Environment= and a $CREDENTIALS_DIRECTORY holding its LoadCredential= files. An ERP
 # account of the docex-agent group drops a PDF; the script waits for its status file, its delivery
-# proof and the Peppol inbox under /srv/docex/out, readable by that account.
+# proof and the Peppol inbox under /srv/docex/out, readable by that account. Then it drops one with
+# umask 077: the agent must warn once (DOCEX_SOURCE_FILE_UNREADABLE), count it in
+# docex_files_unreadable, leave it where it is and show it in `status`, and take it after chmod g+r.
 #
 # systemd is not PID 1 here (CI, containers), so the script does what the unit asks systemd to do:
 # StateDirectory= (/var/lib/docex-agent, 0700), LoadCredential= (copies, mode 0400, owned by the
@@ -228,6 +230,27 @@ for output in statuses proofs peppol-inbox; do
   file=$(find "$SRV/out/$output" -type f ! -name '.*' | head -n 1)
   runuser -u "$ERP_USER" -- cat "$file" >/dev/null || fail "the ERP account cannot read $file"
 done
+
+say "the ERP drops a file with umask 077: the agent cannot read it, says so once, and takes it once fixed"
+runuser -u "$ERP_USER" -- sh -c "umask 077; cp '$work/invoice.pdf' '$SRV/invoices/.umask-077.pdf.part' \
+  && mv '$SRV/invoices/.umask-077.pdf.part' '$SRV/invoices/umask-077.pdf'"
+mode=$(stat -c %a "$SRV/invoices/umask-077.pdf")
+[ "$mode" = 600 ] || fail "the ERP's umask 077 file is $mode, not 600"
+unreadable_warning() { grep '"code":"DOCEX_SOURCE_FILE_UNREADABLE"' "$work/agent.log" | grep '"file":"umask-077.pdf"'; }
+wait_for "$WAIT_OUTPUT" "warning about the unreadable file" eval 'unreadable_warning >/dev/null'
+unreadable_warning
+ops_url=$(sed -n 's/.*"address":"\(http[^"]*\)".*"msg":"ops endpoints listening".*/\1/p' "$work/agent.log" | head -n 1)
+metric() { "$NODE" -e 'fetch(process.argv[1] + "/metrics").then((r) => r.text()).then((t) => process.stdout.write(t))' "$ops_url" | grep "^$1 "; }
+metric 'docex_files_unreadable{folder="invoices"}' | grep -q ' 1$' || fail "docex_files_unreadable is not 1: $(metric 'docex_files_unreadable{folder="invoices"}')"
+[ -f "$SRV/invoices/umask-077.pdf" ] || fail "the unreadable file left the drop folder"
+env CREDENTIALS_DIRECTORY="$ETC/credentials" "$NODE" "$OPT/dist/cli/main.js" status umask-077.pdf --config "$config" \
+  | tee "$work/status-unreadable.txt"
+grep -q 'the agent cannot read it (EACCES)' "$work/status-unreadable.txt" || fail "status does not say the agent cannot read the file"
+# The ERP's side fixed for this file (the guide: chmod g+r); it is taken like any other.
+runuser -u "$ERP_USER" -- chmod g+r "$SRV/invoices/umask-077.pdf"
+wait_for "$WAIT_OUTPUT" "archived umask-077.pdf" found ../invoices/.archive 'umask-077.pdf'
+metric 'docex_files_unreadable{folder="invoices"}' | grep -q ' 0$' || fail "docex_files_unreadable did not drop to 0"
+[ "$(unreadable_warning | wc -l)" = 1 ] || fail "not exactly one warning for the unreadable file"
 
 say "stop (SIGTERM, as systemctl stop)"
 kill -TERM "$agent_pid"
