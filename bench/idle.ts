@@ -98,6 +98,7 @@ export async function benchIdle(options: IdleOptions): Promise<IdleResult> {
         folders: Array.from({ length: options.folders }, (_, i) => ({
           name: `folder-${i}`,
           source: { type: 'local', path: `./in/folder-${i}` },
+          create: true,
           workflowId: SEED.workflows.pdfEmail,
           archiveDir: `./archive/folder-${i}`,
           errorDir: `./error/folder-${i}`,

@@ -8,6 +8,9 @@
 # proof and the Peppol inbox under /srv/docex/out, readable by that account. Then it drops one with
 # umask 077: the agent must warn once (DOCEX_SOURCE_FILE_UNREADABLE), count it in
 # docex_files_unreadable, leave it where it is and show it in `status`, and take it after chmod g+r.
+# A second folder with a mistyped path (/srv/docx/invoices, issue 28) must fail `check` with "does
+# not exist", as root and as the service user, and stop that folder alone at start, logged with its
+# key, never made.
 #
 # systemd is not PID 1 here (CI, containers), so the script does what the unit asks systemd to do:
 # StateDirectory= (/var/lib/docex-agent, 0700), LoadCredential= (copies, mode 0400, owned by the
@@ -36,6 +39,7 @@ ERP_USER=docex-erp
 OPT=/opt/docex-agent
 ETC=/etc/docex-agent
 SRV=/srv/docex
+TYPO=/srv/docx
 STATE=/var/lib/docex-agent
 CREDS=/run/credentials/docex-agent.service
 MARKER=$ETC/.install-smoke
@@ -69,7 +73,7 @@ remove_install() {
       work) rm -rf "$value" ;;
     esac
   done <"$MARKER"
-  rm -rf "$OPT" "$ETC" "$SRV" "$STATE" "$CREDS"
+  rm -rf "$OPT" "$ETC" "$SRV" "$TYPO" "$STATE" "$CREDS"
   id -u "$ERP_USER" >/dev/null 2>&1 && userdel "$ERP_USER"
   id -u "$SERVICE_USER" >/dev/null 2>&1 && userdel "$SERVICE_USER"
   return 0
@@ -78,7 +82,7 @@ if ours; then
   say "removing the leftovers of an earlier run"
   remove_install
 fi
-for path in "$OPT" "$ETC" "$SRV" "$STATE"; do
+for path in "$OPT" "$ETC" "$SRV" "$TYPO" "$STATE"; do
   [ -e "$path" ] && fail "$path exists and is not from this script: refusing to touch a real install"
 done
 id -u "$SERVICE_USER" >/dev/null 2>&1 && fail "user $SERVICE_USER exists and is not from this script"
@@ -172,6 +176,8 @@ sed -i -e "s|^  apiUrl: https://….*|  apiUrl: $api_url|" -e "s|^  authUrl: htt
 grep -q '…' "$config" && fail "the guide's agent.yaml has a placeholder this script does not fill: $(grep '…' "$config")"
 printf 'ops: { listen: "127.0.0.1:0" }\n' >>"$config"
 chown root:"$SERVICE_USER" "$config" && chmod 0640 "$config"
+# "Make each drop folder yourself": the agent makes none.
+install -d -o "$SERVICE_USER" -g "$SERVICE_USER" -m 2770 "$SRV/invoices"
 
 # What the unit asks of systemd, read from the unit itself.
 unit="$OPT/systemd/docex-agent.service"
@@ -191,10 +197,34 @@ as_service() {
 
 say "6. check, as root against the source files: it must make nothing"
 env CREDENTIALS_DIRECTORY="$ETC/credentials" "$NODE" "$OPT/dist/cli/main.js" check --config "$config"
-[ -e "$SRV/invoices" ] && fail "check run as root made $SRV/invoices"
+[ -e "$SRV/out" ] && fail "check run as root made $SRV/out"
 
 say "6. check, as the service user with its credentials"
 as_service "$NODE" "$OPT/dist/cli/main.js" check --config "$config"
+
+say "a mistyped drop folder ($TYPO/invoices): check fails it, start stops it alone and makes nothing"
+awk -v path="$TYPO/invoices" '{ print } !added && /^    workflowId: wf_pdf_email$/ {
+  print "  - name: mistyped"; print "    source: { type: local, path: " path " }"; print "    workflowId: wf_pdf_email"
+  added = 1 }' "$config" >"$work/agent-typo.yaml"
+grep -q 'name: mistyped' "$work/agent-typo.yaml" || fail "the mistyped folder was not added to the configuration"
+cat "$work/agent-typo.yaml" >"$config" # the same file: its owner and mode stay
+# typo_check WHO OUTPUT: check failed, on that folder, with "does not exist" and the guide's command.
+typo_check() {
+  grep -F "FAIL folder mistyped source: $TYPO/invoices does not exist (folders[1].source.path)" <<<"$2" ||
+    fail "check as $1 did not say $TYPO/invoices does not exist: $(grep -F 'folder mistyped' <<<"$2")"
+  grep -qF "install -d -o docex-agent -g docex-agent -m 2770 $TYPO/invoices" <<<"$2" ||
+    fail "check as $1 did not give the command that makes $TYPO/invoices"
+  [ -e "$TYPO" ] && fail "check as $1 made $TYPO"
+  return 0
+}
+if out=$(env CREDENTIALS_DIRECTORY="$ETC/credentials" "$NODE" "$OPT/dist/cli/main.js" check --config "$config"); then
+  fail "check as root passed with a mistyped drop folder"
+fi
+typo_check root "$out"
+if out=$(as_service "$NODE" "$OPT/dist/cli/main.js" check --config "$config"); then
+  fail "check as $SERVICE_USER passed with a mistyped drop folder"
+fi
+typo_check "$SERVICE_USER" "$out"
 
 say "6. start: the unit's ExecStart= as its User=, UMask=$(unit_value UMask)"
 read -r -a exec_start <<<"$(unit_value ExecStart)"
@@ -206,6 +236,10 @@ exec_start[0]=$NODE
 agent_pid=$!
 echo "pid $agent_pid" >>"$MARKER"
 wait_for "$WAIT_START" "'agent started' in the agent's log" grep -q '"msg":"agent started"' "$work/agent.log"
+grep '"msg":"folder stopped"' "$work/agent.log" | grep '"folder":"mistyped"' |
+  grep '"code":"DOCEX_SOURCE_FOLDER_MISSING"' | grep -F '"at":"folders[1].source.path"' ||
+  fail "start did not log the mistyped folder stopped with its code and key"
+[ -e "$TYPO" ] && fail "start made $TYPO"
 
 say "the ERP drops a PDF"
 mode=$(stat -c %a "$SRV/invoices")

@@ -367,9 +367,9 @@ export class Agent {
     return this.reloader.value.reload();
   }
 
-  /** Starts a folder at run time (a reload). */
-  addFolder(runtime: FolderRuntime): Promise<void> {
-    return this.folders.add(runtime);
+  /** Starts a folder at run time (a reload); `at` is its key in the configuration read (`folders[2]`). */
+  addFolder(runtime: FolderRuntime, at?: string): Promise<void> {
+    return this.folders.add(runtime, at);
   }
 
   /** Stops a folder at run time (a reload): no new files are taken; files in flight finish first. */

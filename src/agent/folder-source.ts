@@ -62,6 +62,8 @@ export interface FolderSourceDeps {
   onFolderUnsafe?: (folder: string, err: DocexError) => void;
   /** A local folder's list of files the agent cannot read, stat or move changed. */
   onUnreadableChange?: () => void;
+  /** The folder's key in the configuration (`folders[2]`): a missing remote drop folder names it. */
+  at?: string;
 }
 
 export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDeps): FolderSource {
@@ -87,6 +89,7 @@ export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDep
       log: deps.log,
       ...onUnsafe,
       ...(timing.sftpPollIntervalMs === undefined ? {} : { pollIntervalMs: timing.sftpPollIntervalMs }),
+      ...(deps.at === undefined ? {} : { at: deps.at }),
     });
   }
   const source = folder.source;

@@ -2,12 +2,14 @@
  * Fetches each enabled folder's workflow once (cached by id), checks it, and answers the folders
  * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW).
  */
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isApiError } from '../api/index.js';
 import type { FolderConfig } from '../config/index.js';
+import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { ensureRealDir } from '../core/real-dir.js';
-import { makeSharedDir } from '../core/shared-dir.js';
+import { GUIDE_MODES, installDirCommand, makeSharedDir } from '../core/shared-dir.js';
 import type { Workflow } from '../domain/wire.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { PROCESSING_DIR } from '../sources/local/index.js';
@@ -73,20 +75,73 @@ export async function planFolders(
   return { running, stopped };
 }
 
+export const SOURCE_FOLDER_MISSING_CODE = 'DOCEX_SOURCE_FOLDER_MISSING';
+
+/** Where a folder stands in the configuration (`folders[2]`): errors name its keys from it. */
+export function folderKey(folders: readonly Pick<FolderConfig, 'name'>[], name: string): string {
+  const at = folders.findIndex((f) => f.name === name);
+  return at < 0 ? `folders[name=${name}]` : `folders[${at}]`;
+}
+
 /**
- * The drop, processing, archive and error folders (created when missing, as the ERP may not have
- * yet), each with its parent's group and group access (core/shared-dir.ts). Those the agent writes
- * into must be real directories: a symbolic link (a drop folder's `.error` replaced by whoever can
- * write there) throws DOCEX_FOLDER_UNSAFE. A local drop folder itself is the operator's choice and
- * may be a link.
+ * A drop folder that is not there: the folder stops (the others run), and the message names the
+ * folder, the path, the config key and the two ways out. `at` is the folder's key (`folders[2]`).
  */
-export async function ensureFolderDirs(folder: FolderConfig): Promise<void> {
-  // An SFTP folder's drop folder is remote (its source creates what it needs there); its spool is local.
+export function missingDropFolder(
+  folder: Pick<FolderConfig, 'name'>,
+  dir: string,
+  at: string,
+  what: 'does not exist' | 'is not a folder' = 'does not exist',
+): DocexError {
+  const key = `${at}.source.path`;
+  const fix =
+    what === 'does not exist'
+      ? `create it for the agent's user and the ERP's group (${installDirCommand(dir, GUIDE_MODES.shared)}, systemd/README.md step 5) or correct ${key}, then reload; or set ${at}.create: true to let the agent make it`
+      : `put a folder there or correct ${key}, then reload`;
+  return new DocexError(
+    SOURCE_FOLDER_MISSING_CODE,
+    `folder ${folder.name}: drop folder ${dir} (${key}) ${what}; the agent makes no drop folder unless the folder says create: true. Fix: ${fix}`,
+    { details: { folder: folder.name, path: dir, at: key } },
+  );
+}
+
+export interface FolderDirsOptions {
+  /** The folder's key in the configuration (`folders[2]`), named when its drop folder is missing. */
+  at: string;
+  /** Told of each folder made (info): nothing is made without a line. */
+  log?: Logger;
+}
+
+/**
+ * The drop, processing, archive and error folders, each with its parent's group and group access
+ * (core/shared-dir.ts). The drop folder is the operator's: it must exist (DOCEX_SOURCE_FOLDER_MISSING,
+ * nothing made) unless the folder says `create: true`. The others are the agent's own and are made
+ * when missing, once the drop folder is there. Those the agent writes into must be real
+ * directories: a symbolic link (a drop folder's `.error` replaced by whoever can write there)
+ * throws DOCEX_FOLDER_UNSAFE. A local drop folder itself may be a link.
+ */
+export async function ensureFolderDirs(folder: FolderConfig, options: FolderDirsOptions): Promise<void> {
+  const { at, log } = options;
+  const created: string[] = [];
+  // An SFTP folder's drop folder is remote (its source checks it at each poll until it is there); its spool is local.
   let written: string[];
   if (folder.source.type === 'sftp') written = [folder.source.spoolDir];
   else {
-    await makeSharedDir(folder.source.path);
-    written = [path.join(folder.source.path, PROCESSING_DIR)];
+    const dir = folder.source.path;
+    const found = await fs.stat(dir).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === 'ENOENT') return undefined;
+      throw err;
+    });
+    if (found && !found.isDirectory()) throw missingDropFolder(folder, dir, at, 'is not a folder');
+    if (!found) {
+      // A configuration built without the schema (tests) has no `create`: off, as the default.
+      if (folder.create !== true) throw missingDropFolder(folder, dir, at);
+      created.push(...(await makeSharedDir(dir)));
+    }
+    written = [path.join(dir, PROCESSING_DIR)];
   }
-  for (const dir of [...written, folder.archiveDir, folder.errorDir]) await ensureRealDir(dir);
+  for (const dir of [...written, folder.archiveDir, folder.errorDir])
+    created.push(...(await ensureRealDir(dir)));
+  // One line per folder that made any: a folder appearing on the disk is never silent.
+  if (created.length > 0) log?.info({ folder: folder.name, created }, 'folders created');
 }

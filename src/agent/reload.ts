@@ -9,7 +9,7 @@ import { type AgentConfig, type FolderConfig, type LoadedConfig, loadConfig } fr
 import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { FolderRuntime } from '../pipeline/types.js';
-import { planFolders, type StoppedFolder, type WorkflowFetch } from './folders.js';
+import { folderKey, planFolders, type StoppedFolder, type WorkflowFetch } from './folders.js';
 
 export interface FolderDiff {
   added: FolderConfig[];
@@ -43,7 +43,8 @@ export function restartOnlyChanges(before: AgentConfig, after: AgentConfig): str
 /** What the reload acts on: an Agent fits. */
 export interface ReloadTarget {
   readonly plan: { running: Map<string, FolderRuntime>; stopped: StoppedFolder[] };
-  addFolder(runtime: FolderRuntime): Promise<void>;
+  /** `at`: the folder's key in the configuration read (`folders[2]`), for the errors that name it. */
+  addFolder(runtime: FolderRuntime, at: string): Promise<void>;
   removeFolder(name: string): Promise<void>;
 }
 
@@ -142,7 +143,7 @@ export class ConfigReloader {
     const starts = toStart.map(async (folder) => {
       await Promise.allSettled([stopping.get(folder.name), ...stoppingAt(placeOf(folder))]);
       const runtime = plan.running.get(folder.name);
-      if (runtime) await target.addFolder(runtime);
+      if (runtime) await target.addFolder(runtime, folderKey(next.folders, folder.name));
     });
     const outcomes = await Promise.allSettled([...stopping.values(), ...starts]);
     for (const outcome of outcomes) {

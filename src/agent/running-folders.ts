@@ -4,7 +4,7 @@
  * first, then the pipeline lets work in flight finish (up to shutdownGraceMs), then the sources'
  * connections close. A reload adds and removes folders while it runs.
  */
-import type { AgentConfig } from '../config/index.js';
+import type { AgentConfig, FolderConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { type DocexError, isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -16,7 +16,15 @@ import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { UnreadableFile } from '../sources/local/index.js';
 import type { SharedClaims } from '../sources/sftp/source.js';
 import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
-import { ensureFolderDirs, type FolderPlan, planFolders, type WorkflowFetch } from './folders.js';
+import {
+  ensureFolderDirs,
+  type FolderPlan,
+  folderKey,
+  planFolders,
+  SOURCE_FOLDER_MISSING_CODE,
+  type StoppedFolder,
+  type WorkflowFetch,
+} from './folders.js';
 import type { RetentionPlace } from './housekeeping.js';
 import { madeBy, type Part } from './parts.js';
 
@@ -50,6 +58,16 @@ export interface FolderUnreadable {
 
 const withSftpClaims = (claims: SharedClaims | undefined) => (claims ? { sftpClaims: claims } : {});
 
+/** Errors of a folder's directories that stop that folder only (the others run). */
+const stopsTheFolder = (err: unknown): err is DocexError =>
+  isDocexError(err, FOLDER_UNSAFE_CODE) || isDocexError(err, SOURCE_FOLDER_MISSING_CODE);
+
+/** The path and config key a folder error names (a missing drop folder), as log fields. */
+function placeFields(err: DocexError): { path?: unknown; at?: unknown } {
+  const { path, at } = (err.details ?? {}) as { path?: unknown; at?: unknown };
+  return { ...(path === undefined ? {} : { path }), ...(at === undefined ? {} : { at }) };
+}
+
 /** A source's intake half (an SFTP source keeps its connection for the items still in flight). */
 function stopIntake(source: FolderSource): Promise<void> {
   return source.stopIntake ? source.stopIntake() : source.stop();
@@ -64,6 +82,8 @@ export class RunningFolders implements Part {
   private readonly sources = new Map<string, FolderSource>();
   /** The sources still taking files, in start order. */
   private readonly intakes: { name: string; source: FolderSource }[] = [];
+  /** Each started folder's key in the configuration it came from (`folders[2]`), for the errors that name it. */
+  private readonly keys = new Map<string, string>();
   /** Whether the pipeline's last stop saw every item in flight finish within the grace. */
   drained = true;
 
@@ -144,17 +164,31 @@ export class RunningFolders implements Part {
 
   /**
    * Starts a folder at run time (a reload): its directories, the pipeline's folder map (read live),
-   * recovery of what it left in `.processing/` and the journal, then its source.
+   * recovery of what it left in `.processing/` and the journal, then its source. `at` is its key in
+   * the configuration read (`folders[2]`); a missing drop folder stops it, as at start.
    */
-  async add(runtime: FolderRuntime): Promise<void> {
+  async add(
+    runtime: FolderRuntime,
+    at = folderKey(this.options.config.folders, runtime.config.name),
+  ): Promise<void> {
     const name = runtime.config.name;
     // A reload that ends after stop() began starts nothing: nothing would stop it.
     if (this.options.stopping()) return;
-    await ensureFolderDirs(runtime.config);
+    try {
+      await ensureFolderDirs(runtime.config, { at, log: this.options.log });
+    } catch (err) {
+      if (!stopsTheFolder(err)) throw err;
+      this.plan.stopped = [
+        ...this.plan.stopped.filter((s) => s.name !== name),
+        this.stoppedBy(runtime.config, err),
+      ];
+      return;
+    }
     this.plan.running.set(name, runtime);
     this.plan.stopped = this.plan.stopped.filter((s) => s.name !== name);
+    this.keys.set(name, at);
     const recovered = await this.pipeline.recover(name);
-    const source = createFolderSource(runtime, this.sourceDeps());
+    const source = createFolderSource(runtime, this.sourceDeps(name));
     await source.start();
     if (this.options.stopping()) {
       await source.stop();
@@ -192,22 +226,30 @@ export class RunningFolders implements Part {
     return places;
   }
 
-  /** The enabled folders' directories (one found unsafe stops that folder only), then their workflow checks. */
+  /** A folder stopped by its directories, with one error line naming it, the code and (missing) the path and key. */
+  private stoppedBy(folder: FolderConfig, err: DocexError): StoppedFolder {
+    this.options.log.error(
+      { folder: folder.name, code: err.code, ...placeFields(err), reason: err.message },
+      'folder stopped',
+    );
+    return { name: folder.name, workflowId: folder.workflowId, code: err.code, reason: err.message };
+  }
+
+  /**
+   * The enabled folders' directories (a drop folder missing, or one found unsafe, stops that folder
+   * only), then their workflow checks.
+   */
   private async planStart(): Promise<FolderPlan> {
     const { config, log } = this.options;
     const unsafe: FolderPlan['stopped'] = [];
-    for (const folder of config.folders.filter((f) => f.enabled)) {
+    for (const [i, folder] of config.folders.entries()) {
+      if (!folder.enabled) continue;
+      this.keys.set(folder.name, `folders[${i}]`);
       try {
-        await ensureFolderDirs(folder);
+        await ensureFolderDirs(folder, { at: `folders[${i}]`, log });
       } catch (err) {
-        if (!isDocexError(err, FOLDER_UNSAFE_CODE)) throw err;
-        unsafe.push({
-          name: folder.name,
-          workflowId: folder.workflowId,
-          code: err.code,
-          reason: err.message,
-        });
-        log.error({ folder: folder.name, code: err.code, reason: err.message }, 'folder stopped');
+        if (!stopsTheFolder(err)) throw err;
+        unsafe.push(this.stoppedBy(folder, err));
       }
     }
     const plan = await planFolders(
@@ -219,9 +261,11 @@ export class RunningFolders implements Part {
     return plan;
   }
 
-  private sourceDeps() {
+  private sourceDeps(name: string) {
     const { clock, log, timing } = this.options;
+    const at = this.keys.get(name);
     return {
+      ...(at === undefined ? {} : { at }),
       pipeline: this.pipeline,
       clock,
       log,
@@ -234,7 +278,7 @@ export class RunningFolders implements Part {
   }
 
   private async startSource(runtime: FolderRuntime): Promise<void> {
-    const source = createFolderSource(runtime, this.sourceDeps());
+    const source = createFolderSource(runtime, this.sourceDeps(runtime.config.name));
     await source.start();
     this.register(runtime.config.name, source);
   }

@@ -5,7 +5,7 @@
 import { constants, statSync } from 'node:fs';
 import { access, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
-import { makeSharedDir, nearestExisting } from '../core/shared-dir.js';
+import { GUIDE_MODES, installDirCommand, makeSharedDir, nearestExisting } from '../core/shared-dir.js';
 import type { CheckLine } from './check-line.js';
 
 const MIB = 1024 * 1024;
@@ -73,6 +73,38 @@ export async function writableLine(
     detail: problem ? `${dir} is not writable (${problem})` : `${dir} writable`,
     hint: `create ${dir} and give the agent user read/write access`,
   };
+}
+
+/**
+ * A local drop folder: the operator makes it (the agent does not, unless the folder says
+ * `create: true`), so a missing one fails, as root too, with the command that makes it as
+ * systemd/README.md does. `at` is the folder's key (`folders[2]`).
+ */
+export async function dropFolderLine(
+  what: string,
+  dir: string,
+  at: string,
+  create: boolean,
+  asRoot = process.getuid?.() === 0,
+): Promise<CheckLine> {
+  const found = await stat(dir).catch((err: unknown) => errorCode(err));
+  if (found === 'ENOENT' && !create) {
+    return {
+      ok: false,
+      what,
+      detail: `${dir} does not exist (${at}.source.path); the agent makes no drop folder unless the folder says create: true`,
+      hint: `create it for the agent's user and the ERP's group (systemd/README.md, step 5): ${installDirCommand(dir, GUIDE_MODES.shared)}; or correct ${at}.source.path; or set ${at}.create: true`,
+    };
+  }
+  if (typeof found !== 'string' && !found.isDirectory()) {
+    return {
+      ok: false,
+      what,
+      detail: `${dir} is not a folder (${at}.source.path)`,
+      hint: `put a folder there (${installDirCommand(dir, GUIDE_MODES.shared)}) or correct ${at}.source.path`,
+    };
+  }
+  return writableLine(what, dir, asRoot);
 }
 
 /**

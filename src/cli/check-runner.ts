@@ -4,6 +4,8 @@
  * API key, each folder's workflow, folders writable and free disk. One line per check with a mark
  * and a hint to fix it; exit 1 when any check fails (warnings alone pass).
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { clientOptionsFromService } from '../agent/connection.js';
 import { planFolders, type WorkflowFetch } from '../agent/folders.js';
 import { DocexClient, isApiError, type MtlsMaterial } from '../api/index.js';
@@ -13,7 +15,7 @@ import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { openCommandConnection } from './builtin-sandbox.js';
-import { diskLines, keyFileLine, writableLine } from './check-files.js';
+import { diskLines, dropFolderLine, keyFileLine, writableLine } from './check-files.js';
 import { journalLines } from './check-journal.js';
 import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.js';
 import { checkHandshake, type HandshakeOptions } from './check-tls.js';
@@ -29,6 +31,12 @@ export interface CheckOptions {
   asRoot?: boolean;
   /** This host's clock, compared with a PostgreSQL journal's (tests shift it). */
   journalClock?: Clock;
+}
+
+/** Whether `dir` is `root` or lies below it. */
+function isInside(root: string, dir: string): boolean {
+  const rel = path.relative(root, dir);
+  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
 }
 
 const text = (err: unknown) => (isDocexError(err) ? `${err.code}: ${err.message}` : String(err));
@@ -196,14 +204,28 @@ export async function runChecks(config: AgentConfig, options: CheckOptions = {})
       }
     }
     const enabled = config.folders.filter((f) => f.enabled);
-    for (const folder of enabled) {
+    for (const [i, folder] of config.folders.entries()) {
+      if (!folder.enabled) continue;
       // A remote (SFTP) source is checked by its own connection, not as a local folder.
-      const local = folder.source.type === 'local' ? [['source', folder.source.path] as const] : [];
+      let missingDrop: string | undefined;
+      if (folder.source.type === 'local') {
+        const drop = folder.source.path;
+        const line = await dropFolderLine(
+          `folder ${folder.name} source`,
+          drop,
+          `folders[${i}]`,
+          folder.create,
+          asRoot,
+        );
+        lines.push(line);
+        if (!line.ok && !existsSync(drop)) missingDrop = drop;
+      }
       for (const [label, dir] of [
-        ...local,
         ['archive', folder.archiveDir] as const,
         ['error', folder.errorDir] as const,
       ]) {
+        // Made with the drop folder once it is there: not checked (nor made) under a missing one.
+        if (missingDrop !== undefined && isInside(missingDrop, dir)) continue;
         lines.push(await writableLine(`folder ${folder.name} ${label}`, dir, asRoot));
       }
     }

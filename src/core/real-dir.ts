@@ -27,13 +27,15 @@ export async function assertRealDir(dir: string): Promise<void> {
 
 /**
  * mkdir -p (a shared folder takes its parent's group and access: shared-dir.ts), then the check:
- * a folder made by someone else in between is judged too.
+ * a folder made by someone else in between is judged too. Answers the shared folders it made.
  */
-export async function ensureRealDir(dir: string, privateMode?: number): Promise<void> {
+export async function ensureRealDir(dir: string, privateMode?: number): Promise<string[]> {
   // A folder of the agent's own (a batch being unpacked) keeps `privateMode`.
-  if (privateMode === undefined) await makeSharedDir(dir);
+  let made: string[] = [];
+  if (privateMode === undefined) made = await makeSharedDir(dir);
   else await fs.mkdir(dir, { recursive: true, mode: privateMode });
   await assertRealDir(dir);
+  return made;
 }
 
 /**

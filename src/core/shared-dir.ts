@@ -10,6 +10,22 @@ import path from 'node:path';
 
 const errno = (err: unknown) => (err as NodeJS.ErrnoException).code;
 
+/**
+ * The modes of systemd/README.md and the unit: the drop folders and what the ERP reads back are
+ * the agent user's and its group's, 2770 (step 3); the state folder is the agent's alone, 0700
+ * (`StateDirectoryMode=`).
+ */
+export const GUIDE_MODES = { shared: '2770', state: '0700' } as const;
+
+/** `'a b'` for a shell; plain paths as they are. */
+const shellWord = (text: string) =>
+  /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
+
+/** The command that makes `dir` for the agent's user and group of the guide (`docex-agent`). */
+export function installDirCommand(dir: string, mode: string): string {
+  return `install -d -o docex-agent -g docex-agent -m ${mode} ${shellWord(dir)}`;
+}
+
 /** The mode of a folder made inside a folder of mode `parentMode`. */
 export function sharedDirMode(parentMode: number): number {
   return 0o700 | (parentMode & 0o070) | (parentMode & 0o2000);
@@ -21,8 +37,11 @@ export function sharedDirMode(parentMode: number): number {
  */
 let queue: Promise<unknown> = Promise.resolve();
 
-/** `mkdir -p` where each folder made takes its mode and group from its parent (see above). */
-export async function makeSharedDir(dir: string): Promise<void> {
+/**
+ * `mkdir -p` where each folder made takes its mode and group from its parent (see above). Answers
+ * the folders it made, outermost first (none when `dir` was there).
+ */
+export async function makeSharedDir(dir: string): Promise<string[]> {
   const target = path.resolve(dir);
   // The common case, a folder that exists, needs no turn in the queue.
   if (
@@ -31,7 +50,7 @@ export async function makeSharedDir(dir: string): Promise<void> {
       () => false,
     )
   )
-    return;
+    return [];
   const run = queue.then(() => makeMissing(target));
   queue = run.catch(() => undefined);
   return run;
@@ -52,8 +71,9 @@ export async function nearestExisting(dir: string): Promise<string> {
   }
 }
 
-async function makeMissing(target: string): Promise<void> {
+async function makeMissing(target: string): Promise<string[]> {
   const missing: string[] = [];
+  const made: string[] = [];
   const existing = await nearestExisting(target);
   for (let folder = target; folder !== existing; folder = path.dirname(folder)) missing.unshift(folder);
   for (const folder of missing) {
@@ -70,5 +90,7 @@ async function makeMissing(target: string): Promise<void> {
     // The parent's group even without setgid on it; only possible for a member of that group (or root).
     await fs.chown(folder, -1, parent.gid).catch(() => {});
     await fs.chmod(folder, mode);
+    made.push(folder);
   }
+  return made;
 }

@@ -43,6 +43,7 @@ function writeConfig(folders: FolderSpec[]): void {
           name,
           workflowId: SEED.workflows.pdfEmail,
           source: { type: 'local', path: h.folderPath(name) },
+          create: true,
           archiveDir: path.join(h.dir, 'archive', name),
           errorDir: path.join(h.dir, 'error', name),
           stability: { kind: 'rename-in' },

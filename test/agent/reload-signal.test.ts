@@ -21,6 +21,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const folder = (name: string) => ({
   name,
   source: { type: 'local', path: `./in/${name}` },
+  create: true,
   workflowId: SEED.workflows.pdfEmail,
   stability: { kind: 'settle', settleMs: 50 },
 });

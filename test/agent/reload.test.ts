@@ -1,4 +1,4 @@
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -36,6 +36,7 @@ function folderInput(spec: FolderSpec, root = h.dir): Record<string, unknown> {
     name,
     workflowId: SEED.workflows.pdfEmail,
     source: { type: 'local', path: path.join(root, 'in', name) },
+    create: true,
     archiveDir: path.join(root, 'archive', name),
     errorDir: path.join(root, 'error', name),
     stability: { kind: 'rename-in' },
@@ -90,6 +91,32 @@ describe('configuration reload', () => {
     await waitFor(archived('orders', 'order-1.pdf'));
     expect((await h.jobs()).map((j) => j.filename)).toEqual(['order-1.pdf']);
     expect(h.logs.some((l) => l['msg'] === 'folder started' && l['folder'] === 'orders')).toBe(true);
+  });
+
+  it('stops a folder added with a missing drop folder (not made, one error line with its key), and starts it at the reload after the folder is made', async () => {
+    writeConfig(['invoices']);
+    const { agent, reloader } = await startFromFile();
+    const drop = path.join(h.dir, 'in', 'typo');
+    writeConfig(['invoices', { name: 'typo', create: false }]);
+    await reloader.reload();
+    expect(existsSync(drop)).toBe(false);
+    expect([...agent.plan.running.keys()]).toEqual(['invoices']);
+    expect(agent.stoppedFolders.map((s) => s.code)).toEqual(['DOCEX_SOURCE_FOLDER_MISSING']);
+    expect(h.logs.filter((l) => l['msg'] === 'folder stopped')).toEqual([
+      expect.objectContaining({
+        folder: 'typo',
+        code: 'DOCEX_SOURCE_FOLDER_MISSING',
+        path: drop,
+        at: 'folders[1].source.path',
+      }),
+    ]);
+
+    mkdirSync(drop);
+    await reloader.reload();
+    expect([...agent.plan.running.keys()].sort()).toEqual(['invoices', 'typo']);
+    expect(agent.stoppedFolders).toEqual([]);
+    h.drop('typo', 'late.pdf', await makePdf('after the folder was made'));
+    await waitFor(archived('typo', 'late.pdf'));
   });
 
   it('stops a folder removed from the file after its file in flight is finished, and takes no new file from it', async () => {

@@ -136,6 +136,7 @@ describe('secret grep over an end-to-end run', () => {
           {
             name: 'invoices',
             source: { type: 'local', path: './in/invoices' },
+            create: true,
             workflowId: SEED.workflows.pdfEmail,
             stability: { kind: 'settle', settleMs: 50 },
           },

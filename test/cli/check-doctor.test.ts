@@ -29,19 +29,32 @@ afterAll(async () => {
 });
 
 let n = 0;
-/** A config with the sandbox's service block (changed by `edit`) and the given folders. */
+/**
+ * A config with the sandbox's service block (changed by `edit`) and the given folders, whose drop
+ * folders the operator made (unless `missing`).
+ */
 function config(
-  folders: Array<{ name: string; workflowId: string; mode?: string }> = [],
+  folders: Array<{
+    name: string;
+    workflowId: string;
+    mode?: string;
+    missing?: boolean;
+    create?: boolean;
+  }> = [],
   edit: (s: typeof service) => typeof service = (s) => s,
 ) {
   const name = `doctor-${++n}`;
   const file = path.join(dir, `${name}.yaml`);
+  for (const f of folders) if (!f.missing) mkdirSync(path.join(dir, name, 'in', f.name), { recursive: true });
   writeFileSync(
     file,
     stringify({
       service: edit(structuredClone(service)),
       stateDir: `./${name}/state`,
-      folders: folders.map((f) => ({ ...f, source: { type: 'local', path: `./${name}/in/${f.name}` } })),
+      folders: folders.map(({ missing: _, ...f }) => ({
+        ...f,
+        source: { type: 'local', path: `./${name}/in/${f.name}` },
+      })),
     }),
   );
   return loadConfig(file).config;
@@ -103,7 +116,9 @@ describe('docex-agent check (the doctor)', () => {
   });
 
   it('as root, makes no folder and tests no access: it reports each folder with a warning and how to check as the agent user', async () => {
-    const cfg = config([{ name: 'rooted', workflowId: SEED.workflows.pdfEmail }]);
+    const cfg = config([
+      { name: 'rooted', workflowId: SEED.workflows.pdfEmail, missing: true, create: true },
+    ]);
     const lines = await runChecks(cfg, { ...fast, asRoot: true });
     for (const made of [
       cfg.stateDir,
@@ -120,6 +135,35 @@ describe('docex-agent check (the doctor)', () => {
     expect(by(lines, 'folder rooted source')).toMatchObject({ ok: true, warn: true });
     expect(by(lines, 'output proofs')).toMatchObject({ ok: true, warn: true });
     expect(by(lines, 'key file permissions')?.ok).toBe(true);
+  });
+
+  it('fails a missing drop folder with "does not exist", its key and the command that makes it as the guide does, and makes nothing (as the agent user and as root)', async () => {
+    for (const asRoot of [false, true]) {
+      const cfg = config([
+        { name: 'present', workflowId: SEED.workflows.pdfEmail },
+        { name: 'typo', workflowId: SEED.workflows.pdfEmail, missing: true },
+      ]);
+      const drop = cfg.folders[1]!.source.type === 'local' ? cfg.folders[1]!.source.path : '';
+      const lines = await runChecks(cfg, { ...fast, asRoot });
+      expect(existsSync(drop), `${drop} made (asRoot ${asRoot})`).toBe(false);
+      expect(by(lines, 'folder typo source')).toEqual({
+        ok: false,
+        what: 'folder typo source',
+        detail: `${drop} does not exist (folders[1].source.path); the agent makes no drop folder unless the folder says create: true`,
+        hint: `create it for the agent's user and the ERP's group (systemd/README.md, step 5): install -d -o docex-agent -g docex-agent -m 2770 ${drop}; or correct folders[1].source.path; or set folders[1].create: true`,
+      });
+      // Its archive and error folders lie in it: made with it, not reported on their own.
+      expect(by(lines, 'folder typo archive')).toBeUndefined();
+      expect(by(lines, 'folder typo error')).toBeUndefined();
+      expect(by(lines, 'folder present source')?.ok).toBe(true);
+    }
+  });
+
+  it('makes a missing drop folder as the agent would when the folder says create: true (as the agent user)', async () => {
+    const cfg = config([{ name: 'made', workflowId: SEED.workflows.pdfEmail, missing: true, create: true }]);
+    const lines = await runChecks(cfg, { ...fast, asRoot: false });
+    expect(by(lines, 'folder made source')).toMatchObject({ ok: true });
+    expect(by(lines, 'folder made source')?.warn).toBeFalsy();
   });
 
   it('fails on a private key readable by others, with the chmod that fixes it', async () => {

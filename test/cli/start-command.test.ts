@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -24,7 +24,7 @@ afterAll(async () => {
 });
 
 describe('docex-agent start', () => {
-  it('creates the folders, submits a dropped file, logs file/folder/jobId, and exits 0 on the stop signal', async () => {
+  it('creates the folders (create: true), submits a dropped file, logs file/folder/jobId, and exits 0 on the stop signal', async () => {
     const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
     const configFile = path.join(dir, 'agent.yaml');
     writeFileSync(
@@ -36,6 +36,7 @@ describe('docex-agent start', () => {
           {
             name: 'invoices',
             source: { type: 'local', path: './in/invoices' },
+            create: true,
             workflowId: SEED.workflows.pdfEmail,
             stability: { kind: 'settle', settleMs: 50 },
           },
@@ -89,6 +90,7 @@ describe('docex-agent start', () => {
           {
             name: 'ubl',
             source: { type: 'local', path: './own-in/ubl' },
+            create: true,
             workflowId: SEED.workflows.ubl,
             stability: { kind: 'settle', settleMs: 50 },
           },
@@ -114,6 +116,72 @@ describe('docex-agent start', () => {
     await waitFor(async () => (await agent?.journal.stats())?.files.done === 1);
     stop('SIGINT');
     expect(await exit).toBe(0);
+  });
+
+  it('does not make a missing drop folder: that folder stops with one error line naming it, its path, key and code, and the other folder runs', async () => {
+    const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
+    const configFile = path.join(dir, 'typo.yaml');
+    mkdirSync(path.join(dir, 'typo-in', 'invoices'), { recursive: true });
+    const folder = (name: string, drop: string) => ({
+      name,
+      source: { type: 'local', path: drop },
+      workflowId: SEED.workflows.pdfEmail,
+      stability: { kind: 'settle', settleMs: 50 },
+    });
+    writeFileSync(
+      configFile,
+      stringify({
+        ...fragment,
+        stateDir: './typo-state',
+        folders: [folder('invoices', './typo-in/invoices'), folder('typo', './no-such-parent/invoices')],
+      }),
+    );
+    const logs: Array<Record<string, unknown>> = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _enc, done) {
+          logs.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
+    let stop: (signal: string) => void = () => {};
+    const stopSignal = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    let agent: Agent | undefined;
+    const exit = runStart(configFile, { stopSignal, log, onStarted: (a) => (agent = a) });
+    await waitFor(() => agent);
+
+    const missing = path.join(dir, 'no-such-parent', 'invoices');
+    expect(existsSync(path.join(dir, 'no-such-parent'))).toBe(false);
+    const stopped = logs.filter((l) => l['msg'] === 'folder stopped');
+    expect(stopped).toEqual([
+      expect.objectContaining({
+        level: 50,
+        folder: 'typo',
+        code: 'DOCEX_SOURCE_FOLDER_MISSING',
+        path: missing,
+        at: 'folders[1].source.path',
+      }),
+    ]);
+    expect(String(stopped[0]?.['reason'])).toBe(
+      `folder typo: drop folder ${missing} (folders[1].source.path) does not exist; the agent makes no drop folder unless the folder says create: true. Fix: create it for the agent's user and the ERP's group (install -d -o docex-agent -g docex-agent -m 2770 ${missing}, systemd/README.md step 5) or correct folders[1].source.path, then reload; or set folders[1].create: true to let the agent make it`,
+    );
+    expect(agent?.stoppedFolders.map((s) => [s.name, s.code])).toEqual([
+      ['typo', 'DOCEX_SOURCE_FOLDER_MISSING'],
+    ]);
+
+    writeFileSync(
+      path.join(dir, 'typo-in', 'invoices', 'kept-running.pdf'),
+      await makePdf('the other folder'),
+    );
+    const archive = path.join(dir, 'typo-in', 'invoices', '.archive');
+    await waitFor(() => listFiles(archive).some((f) => f.endsWith('kept-running.pdf.result.json')));
+    stop('SIGTERM');
+    expect(await exit).toBe(0);
+    expect(existsSync(path.join(dir, 'no-such-parent'))).toBe(false);
   });
 
   it('exits 2 with the configuration error when the file is invalid', async () => {

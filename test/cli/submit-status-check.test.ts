@@ -88,6 +88,7 @@ describe('docex-agent submit (one-shot, with a config holding only the service c
 
 describe('docex-agent check', () => {
   it('passes token, service, workflow and folder checks, and names a disabled workflow with a fix', async () => {
+    for (const drop of ['good', 'off']) mkdirSync(path.join(dir, 'check-in', drop), { recursive: true });
     const file = writeConfig('check', {
       stateDir: './check-state',
       folders: [

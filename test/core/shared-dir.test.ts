@@ -82,15 +82,20 @@ describe('folders the agent makes', () => {
     expect(mode(path.join(root, 'a')).toString(8)).toBe('770');
   });
 
-  it("are a drop folder's source, archive and error folders made at start, and an output target's day folders", async () => {
+  it("are a drop folder's source (create: true), archive and error folders made at start, and an output target's day folders", async () => {
     const root = dropRoot();
     const config = agentConfigSchema.parse({
       sandbox: { enabled: true },
       folders: [
-        { name: 'invoices', source: { type: 'local', path: path.join(root, 'invoices') }, workflowId: 'wf' },
+        {
+          name: 'invoices',
+          source: { type: 'local', path: path.join(root, 'invoices') },
+          workflowId: 'wf',
+          create: true,
+        },
       ],
     });
-    await ensureFolderDirs(config.folders[0]!);
+    await ensureFolderDirs(config.folders[0]!, { at: 'folders[0]' });
     for (const made of ['invoices', 'invoices/.archive', 'invoices/.error']) {
       expect(mode(path.join(root, made)).toString(8), made).toBe('2770');
     }

@@ -31,6 +31,7 @@ export function spawnCli(
 export const PDF_FOLDER = {
   name: 'pdf',
   source: { type: 'local', path: './in' },
+  create: true,
   workflowId: SEED.workflows.pdfEmail,
   archiveDir: './archive',
   errorDir: './error',

@@ -31,6 +31,8 @@ export interface SftpSourceDeps {
   log: Logger;
   /** Tests: poll period instead of the folder's pollIntervalMs (0: only explicit ticks). */
   pollIntervalMs?: number;
+  /** The folder's key in the configuration (`folders[2]`), named when its remote drop folder is missing. */
+  at?: string;
   /** Tests inject a wrapped server. */
   openServer?: (endpoint: SftpEndpoint, options: OpenSftpServerOptions) => SftpServer;
   /** The spool proved not a real directory while running: the folder must stop. */
@@ -92,6 +94,9 @@ export function createSftpFolderSource(folder: FolderConfig, deps: SftpSourceDep
           remoteErrorDir: source.remoteErrorDir,
           spoolDir: source.spoolDir,
           pollIntervalMs: deps.pollIntervalMs ?? source.pollIntervalMs,
+          // A configuration built without the schema (tests) has no `create`: off, as the default.
+          create: folder.create === true,
+          ...(deps.at === undefined ? {} : { at: deps.at }),
         },
         server: opened,
         journal: deps.journal,

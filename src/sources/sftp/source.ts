@@ -17,7 +17,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
-import { type DocexError, isDocexError } from '../../core/errors.js';
+import { DocexError, isDocexError } from '../../core/errors.js';
 import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
@@ -49,6 +49,10 @@ export interface SftpFolderSettings {
   spoolDir: string;
   /** 0: no timer (tests call `tick()`). */
   pollIntervalMs: number;
+  /** Make the remote drop folder when it is missing (the folder's `create`); otherwise it is reported. */
+  create?: boolean;
+  /** The folder's key in the configuration (`folders[2]`), named when the drop folder is missing. */
+  at?: string;
 }
 
 /** What a spool copy is handed to the pipeline as (pipeline.accept's file). */
@@ -103,6 +107,7 @@ interface InFlight {
 }
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
+const SOURCE_FOLDER_MISSING = 'DOCEX_SOURCE_FOLDER_MISSING';
 /**
  * Failures that say nothing of the file: the server could not be reached, logged into, or kept
  * connected. They never count towards refusing it; the file is tried again when the server is back.
@@ -244,6 +249,7 @@ export class SftpSource {
     if (this.stopped) return;
     try {
       if (!this.dirsReady) {
+        await this.dropFolderThere();
         if (this.options.folder.claim === 'rename') await this.options.server.mkdirp(this.processingDir);
         this.dirsReady = true;
       }
@@ -259,6 +265,28 @@ export class SftpSource {
       if (code !== this.lastProblem) this.log.error({ ...this.logFields(), code, err }, 'sftp poll failed');
       this.lastProblem = code;
     }
+  }
+
+  /**
+   * The remote drop folder is the operator's: a missing one is made only when the folder says
+   * `create: true`, else each poll fails with DOCEX_SOURCE_FOLDER_MISSING (logged once, like an
+   * unreachable server) until it is there. A mistyped path never becomes a folder on the server.
+   */
+  private async dropFolderThere(): Promise<void> {
+    const { server, folder } = this.options;
+    if ((await server.stat(folder.remotePath)) !== undefined) return;
+    if (folder.create) {
+      await server.mkdirp(folder.remotePath);
+      this.log.info({ ...this.logFields(), created: [folder.remotePath] }, 'folders created');
+      return;
+    }
+    const at = folder.at ?? `folders[name=${folder.name}]`;
+    const key = `${at}.source.path`;
+    throw new DocexError(
+      SOURCE_FOLDER_MISSING,
+      `folder ${folder.name}: remote drop folder ${folder.remotePath} on ${server.description} (${key}) does not exist; the agent makes no drop folder unless the folder says create: true. Fix: create it on the server, writable by the ERP's account and the agent's login, or correct ${key}; or set ${at}.create: true. Each poll looks again`,
+      { details: { folder: folder.name, path: folder.remotePath, at: key } },
+    );
   }
 
   /** `.processing/` after a crash (or a download that broke): see source-reconcile.ts. */

@@ -184,6 +184,8 @@ export async function makeHarness(
         shutdownGraceMs: 2000,
         folders: folders.map((f) => ({
           source: { type: 'local', path: folderPath(f.name) },
+          // The drop folders of a test are made at start, as the sample configuration's are.
+          create: true,
           archiveDir: path.join(dir, 'archive', f.name),
           errorDir: path.join(dir, 'error', f.name),
           stability: { kind: 'rename-in' },

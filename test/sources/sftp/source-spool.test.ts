@@ -20,7 +20,12 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { openSftpServer } from '../../../src/sftp/server.js';
 import type { SftpServer } from '../../../src/sftp/types.js';
-import { SftpSource, type SftpSourceOptions, type SpoolFile } from '../../../src/sources/sftp/source.js';
+import {
+  type SftpFolderSettings,
+  SftpSource,
+  type SftpSourceOptions,
+  type SpoolFile,
+} from '../../../src/sources/sftp/source.js';
 import { captureLogger } from '../../api/support/log-capture.js';
 import { waitFor } from '../../pipeline/support/agent-harness.js';
 import { faultServerEndpoint } from './support/endpoint.js';
@@ -51,7 +56,11 @@ afterEach(async () => {
 
 type Wrap = (server: SftpServer) => SftpServer;
 
-function makeSource(overrides: Partial<SftpSourceOptions> = {}, wrap: Wrap = (s) => s): SftpSource {
+function makeSource(
+  overrides: Partial<SftpSourceOptions> = {},
+  wrap: Wrap = (s) => s,
+  settings: Partial<SftpFolderSettings> = {},
+): SftpSource {
   const server = wrap(openSftpServer(faultServerEndpoint(fault), { log: captureLogger().log }));
   const source = new SftpSource({
     folder: {
@@ -67,6 +76,7 @@ function makeSource(overrides: Partial<SftpSourceOptions> = {}, wrap: Wrap = (s)
       remoteErrorDir: path.join(remote, '.error'),
       spoolDir: spool,
       pollIntervalMs: 0,
+      ...settings,
     },
     server,
     journal: { byPath: async () => [], holds: () => true },
@@ -128,6 +138,53 @@ describe('sftp source spool', () => {
     expect(unsafe).toEqual(['DOCEX_FOLDER_UNSAFE']);
     expect(ready).toEqual([]);
     expect(listDir(outside)).toEqual([]);
+  });
+
+  it('does not make a missing remote drop folder: each poll fails with DOCEX_SOURCE_FOLDER_MISSING, said once with the folder, path and key, until it is there', async () => {
+    rmSync(remote, { recursive: true });
+    const { log, lines } = captureLogger();
+    const ready: SpoolFile[] = [];
+    const source = makeSource(
+      {
+        log,
+        onReady: (file) => {
+          ready.push(file);
+          return true;
+        },
+      },
+      undefined,
+      { at: 'folders[3]' },
+    );
+    await source.start();
+    await source.tick();
+    await source.tick();
+    expect(existsSync(remote)).toBe(false);
+    const failed = lines().filter((l) => l['msg'] === 'sftp poll failed');
+    expect(failed).toEqual([
+      expect.objectContaining({ level: 'error', code: 'DOCEX_SOURCE_FOLDER_MISSING' }),
+    ]);
+    const message = String((failed[0]?.['err'] as { message?: unknown } | undefined)?.message);
+    expect(message).toContain(`folder remote: remote drop folder ${remote} on sftp://`);
+    expect(message).toContain('(folders[3].source.path) does not exist');
+    expect(message).toContain('or set folders[3].create: true');
+
+    // Made by its owner: the next poll takes its files, and says the folder is back.
+    mkdirSync(remote);
+    writeFileSync(path.join(remote, 'a.pdf'), 'remote bytes');
+    await source.tick();
+    await waitFor(() => ready.length === 1, 10_000);
+    expect(lines().some((l) => l['msg'] === 'sftp folder reachable again')).toBe(true);
+  });
+
+  it('makes a missing remote drop folder when the folder says create: true', async () => {
+    rmSync(remote, { recursive: true });
+    const { log, lines } = captureLogger();
+    const source = makeSource({ log }, undefined, { create: true });
+    await source.start();
+    await source.tick();
+    expect(listDir(remote)).toEqual(['.processing']);
+    expect(lines().find((l) => l['msg'] === 'folders created')).toMatchObject({ created: [remote] });
+    expect(lines().filter((l) => l['msg'] === 'sftp poll failed')).toEqual([]);
   });
 
   it('empties .incoming when it starts (partial downloads of a killed run)', async () => {
