@@ -3,7 +3,7 @@
  * free disk space. Each returns check lines; I/O only through node:fs.
  */
 import { constants, statSync } from 'node:fs';
-import { access, stat, statfs } from 'node:fs/promises';
+import { access, mkdir, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
 import { GUIDE_MODES, installDirCommand, makeSharedDir, nearestExisting } from '../core/shared-dir.js';
 import type { CheckLine } from './check-line.js';
@@ -19,39 +19,50 @@ const errorCode = (err: unknown) => (err as NodeJS.ErrnoException).code ?? Strin
 const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 
 /**
- * Root passes every access test, so a check run as root proves nothing about the agent's user and
- * must not make folders that user then cannot write: it reports what is there and how to check.
+ * Root passes every access test, so a check run as root proves nothing of the agent's user and
+ * must not make folders that user then could not write. It says so once (this line), and each
+ * folder line only says what is there.
  */
-async function asRootLine(what: string, dir: string): Promise<CheckLine> {
-  const hint = `run check as the agent's user (systemd/README.md, step 6); or create ${dir} for it: install -d -o docex-agent -g docex-agent -m 2770 ${dir}`;
+export const ROOT_NOTICE: CheckLine = {
+  ok: true,
+  warn: true,
+  what: 'folder access',
+  detail:
+    "not tested: check runs as root, and root may read and write any folder, so a pass would prove nothing of the agent's user; folders are only looked at, none is made",
+  hint: "run check as the agent's user to test its access (systemd/README.md, step 6: systemd-run -p User=docex-agent …, or sudo -u docex-agent)",
+};
+
+/** How the agent makes a folder of its own, and the mode the guide and the unit give it. */
+export interface OwnFolder {
+  /** `0700` (the state folder, and anything under it) or `2770` (shared with the ERP's group). */
+  mode: string;
+  /** When the agent makes it: `at start`, `at its first write`. */
+  madeWhen: string;
+  /** Makes it as the agent would (default: its parent's group and group access, shared-dir.ts). */
+  make?: (dir: string) => Promise<unknown>;
+}
+
+/** What is there, as root sees it (no access tested). */
+async function lookedAt(what: string, dir: string, missing: string, hint: string): Promise<CheckLine> {
   try {
     const found = await stat(dir);
     return {
       ok: true,
-      warn: true,
       what,
-      detail: `${dir} exists (uid ${found.uid}, gid ${found.gid}, mode ${octal(found.mode)}); not tested: check runs as root`,
-      hint,
+      detail: `${dir} exists (uid ${found.uid}, gid ${found.gid}, mode ${octal(found.mode)})`,
     };
   } catch (err) {
-    if (errorCode(err) !== 'ENOENT') {
-      return { ok: false, what, detail: `${dir}: ${errorCode(err)}`, hint };
-    }
-    const parent = await nearestExisting(dir).catch(() => undefined);
-    return {
-      ok: true,
-      warn: true,
-      what,
-      detail: `${dir} does not exist; not created and not tested: check runs as root (the agent makes it at start, if its user can write ${parent ?? '/'})`,
-      hint,
-    };
+    if (errorCode(err) === 'ENOENT') return { ok: true, what, detail: `${dir} ${missing}` };
+    return { ok: false, what, detail: `${dir}: ${errorCode(err)}`, hint };
   }
 }
 
-async function writableProblem(dir: string): Promise<string | undefined> {
+async function writableProblem(
+  dir: string,
+  make: (dir: string) => Promise<unknown>,
+): Promise<string | undefined> {
   try {
-    // As the agent would at start: the parent's group and group access (core/shared-dir.ts).
-    await makeSharedDir(dir);
+    await make(dir);
     await access(dir, constants.W_OK | constants.R_OK | constants.X_OK);
     return undefined;
   } catch (err) {
@@ -59,20 +70,41 @@ async function writableProblem(dir: string): Promise<string | undefined> {
   }
 }
 
-/** Whether the agent (this process's user) can write `dir`, made as the agent makes it when missing. */
+/** The fix for a folder the agent's user cannot use: the guide's owner and mode (install -d also fixes one that exists). */
+const accessHint = (dir: string, mode: string) =>
+  `give it to the agent's user and group with the mode of systemd/README.md: ${installDirCommand(dir, mode)}`;
+
+/**
+ * Whether the agent (this process's user) can write a folder of its own, made as the agent makes
+ * it when missing. As root: only what is there (see ROOT_NOTICE).
+ */
 export async function writableLine(
   what: string,
   dir: string,
   asRoot = process.getuid?.() === 0,
+  own: OwnFolder = { mode: GUIDE_MODES.shared, madeWhen: 'at start' },
 ): Promise<CheckLine> {
-  if (asRoot) return asRootLine(what, dir);
-  const problem = await writableProblem(dir);
+  const hint = accessHint(dir, own.mode);
+  if (asRoot) return lookedAt(what, dir, `does not exist yet; the agent makes it ${own.madeWhen}`, hint);
+  const problem = await writableProblem(dir, own.make ?? makeSharedDir);
   return {
     ok: problem === undefined,
     what,
     detail: problem ? `${dir} is not writable (${problem})` : `${dir} writable`,
-    hint: `create ${dir} and give the agent user read/write access`,
+    hint,
   };
+}
+
+/**
+ * The state folder: the agent's alone, 0700 (the unit's StateDirectoryMode=, which systemd makes;
+ * the agent makes it so at start too, journal/lock.ts).
+ */
+export function stateFolderLine(dir: string, asRoot = process.getuid?.() === 0): Promise<CheckLine> {
+  return writableLine('state folder', dir, asRoot, {
+    mode: GUIDE_MODES.state,
+    madeWhen: 'at start (systemd makes it first: StateDirectory=)',
+    make: (d) => mkdir(d, { recursive: true, mode: 0o700 }),
+  });
 }
 
 /**
@@ -104,7 +136,10 @@ export async function dropFolderLine(
       hint: `put a folder there (${installDirCommand(dir, GUIDE_MODES.shared)}) or correct ${at}.source.path`,
     };
   }
-  return writableLine(what, dir, asRoot);
+  return writableLine(what, dir, asRoot, {
+    mode: GUIDE_MODES.shared,
+    madeWhen: `at start (${at}.create: true)`,
+  });
 }
 
 /**
@@ -133,7 +168,7 @@ export function keyFileLine(
       detail: open
         ? `${keyFile} is readable by group or others (mode ${text})`
         : `${keyFile} mode ${text}, readable by its owner only${systemdCopy}`,
-      hint: `chmod 600 ${keyFile} (owned by the agent's user)`,
+      hint: `chmod 600 ${keyFile} (readable by its owner only: root under systemd/README.md, whose LoadCredential= hands the service a copy; else the agent's user)`,
     };
   } catch (err) {
     return {

@@ -13,9 +13,17 @@ import { type AgentConfig, loadConfig, readTlsMaterial } from '../config/index.j
 import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
+import { GUIDE_MODES } from '../core/shared-dir.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { openCommandConnection } from './builtin-sandbox.js';
-import { diskLines, dropFolderLine, keyFileLine, writableLine } from './check-files.js';
+import {
+  diskLines,
+  dropFolderLine,
+  keyFileLine,
+  ROOT_NOTICE,
+  stateFolderLine,
+  writableLine,
+} from './check-files.js';
 import { journalLines } from './check-journal.js';
 import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.js';
 import { checkHandshake, type HandshakeOptions } from './check-tls.js';
@@ -167,7 +175,14 @@ function localOutputs(config: AgentConfig): Array<readonly [string, string]> {
 /** Every check of a loaded configuration, in the order they are best fixed. */
 export async function runChecks(config: AgentConfig, options: CheckOptions = {}): Promise<CheckLine[]> {
   const asRoot = options.asRoot ?? process.getuid?.() === 0;
-  const lines: CheckLine[] = [await writableLine('state folder', config.stateDir, asRoot)];
+  // As root, once: access is not tested (ROOT_NOTICE); the folder lines then say what is there.
+  const lines: CheckLine[] = asRoot ? [ROOT_NOTICE] : [];
+  lines.push(await stateFolderLine(config.stateDir, asRoot));
+  // The guide's mode of a folder the agent makes: private under the state folder, else the ERP group's.
+  const own = (dir: string, madeWhen: string) => ({
+    mode: isInside(config.stateDir, dir) ? GUIDE_MODES.state : GUIDE_MODES.shared,
+    madeWhen,
+  });
   lines.push(...(await journalLines(config, options.journalClock)));
   lines.push(...tlsFileLines(config, options.now ?? new Date()));
 
@@ -226,11 +241,13 @@ export async function runChecks(config: AgentConfig, options: CheckOptions = {})
       ]) {
         // Made with the drop folder once it is there: not checked (nor made) under a missing one.
         if (missingDrop !== undefined && isInside(missingDrop, dir)) continue;
-        lines.push(await writableLine(`folder ${folder.name} ${label}`, dir, asRoot));
+        lines.push(await writableLine(`folder ${folder.name} ${label}`, dir, asRoot, own(dir, 'at start')));
       }
     }
     const outputs = localOutputs(config);
-    for (const [label, dir] of outputs) lines.push(await writableLine(`output ${label}`, dir, asRoot));
+    for (const [label, dir] of outputs) {
+      lines.push(await writableLine(`output ${label}`, dir, asRoot, own(dir, 'at its first write')));
+    }
     lines.push(
       ...(await diskLines([
         config.stateDir,
