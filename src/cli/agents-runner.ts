@@ -11,6 +11,7 @@ import { isDocexError } from '../core/errors.js';
 import { type AgentRecord, describeLocation, openClusterReader } from '../journal/index.js';
 import { type CliIo, processIo } from './output/cli-io.js';
 import { renderTable } from './output/render.js';
+import { READ_ONLY_SECRETS } from './read-only.js';
 
 export interface AgentsCliDeps {
   io?: CliIo;
@@ -58,7 +59,10 @@ function summary(agents: readonly AgentRecord[]): string {
 export async function agentsCommand(opts: AgentsOptions, deps: AgentsCliDeps = {}): Promise<void> {
   const io = deps.io ?? processIo();
   try {
-    const { config } = loadConfig(opts.config, { env: deps.env ?? process.env });
+    const { config } = loadConfig(opts.config, {
+      env: deps.env ?? process.env,
+      secretsOnlyUnder: READ_ONLY_SECRETS.agents,
+    });
     const location = journalLocationOf(config);
     if (location.kind === 'sqlite') {
       io.stdout.write(

@@ -12,6 +12,7 @@ import { loadConfig, readTlsMaterial } from '../config/index.js';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { type CheckLine, failed, formatCheck, plainOutput } from './check-line.js';
 import { inspectTlsMaterial, type TlsMaterialText } from './credentials-inspect.js';
+import { READ_ONLY_SECRETS } from './read-only.js';
 import { DEFAULT_CONFIG_FILE } from './start-command.js';
 
 /**
@@ -139,7 +140,10 @@ export interface CheckOptions {
 function materialFiles(opts: CheckOptions): { ca: string; cert: string; key: string } {
   const allGiven = opts.cert && opts.key && opts.ca;
   const configFile = opts.config ?? (allGiven ? undefined : DEFAULT_CONFIG_FILE);
-  const tls = configFile ? loadConfig(configFile).config.service?.tls : undefined;
+  // Only the TLS files are read: the service's other secrets are not needed here.
+  const tls = configFile
+    ? loadConfig(configFile, { secretsOnlyUnder: READ_ONLY_SECRETS['credentials check'] }).config.service?.tls
+    : undefined;
   const files = {
     ca: opts.ca ?? tls?.caFile,
     cert: opts.cert ?? tls?.certFile,

@@ -16,6 +16,7 @@ import { INBOX_FILE } from '../returns/inbox-store.js';
 import { RETURNS_FILE } from '../returns/store.js';
 import { type CliIo, processIo } from './output/cli-io.js';
 import { type ProgressLine, progressLine } from './output/progress.js';
+import { READ_ONLY_SECRETS } from './read-only.js';
 
 export interface JournalCliDeps {
   io?: CliIo;
@@ -120,7 +121,7 @@ export async function journalCopyCommand(opts: JournalCopyOptions, deps: Journal
   try {
     // The URL first: a password in it is refused before anything else is read or printed.
     targetUrl(opts.to);
-    const { config } = loadConfig(opts.config, { env });
+    const { config } = loadConfig(opts.config, { env, secretsOnlyUnder: READ_ONLY_SECRETS['journal copy'] });
     const connection = copyTarget(config, opts, env);
     const journalFile = path.join(config.stateDir, JOURNAL_FILE);
     const { copyStateToPostgres } = await import('../returns/postgres/copy.js');

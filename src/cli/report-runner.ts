@@ -12,6 +12,7 @@ import { silentLogger } from '../core/logger.js';
 import { openExistingReturnsStore, openTarget } from '../returns/index.js';
 import { csvFileName, writeDailyCsv } from '../returns/status-csv.js';
 import { type ProgressLine, progressLine } from './output/progress.js';
+import { READ_ONLY_SECRETS } from './read-only.js';
 
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
@@ -60,7 +61,7 @@ export async function reportCommand(opts: { date: string; config: string }): Pro
   // On a terminal only: rows read of the day's total, rewritten in place.
   let progress: ProgressLine | undefined;
   try {
-    const { config } = loadConfig(opts.config);
+    const { config } = loadConfig(opts.config, { secretsOnlyUnder: READ_ONLY_SECRETS.report });
     const result = await rebuildDailyCsv(config, opts.date, systemClock, (rows, total) => {
       progress ??= progressLine(process.stderr, {
         label: `report ${opts.date}`,

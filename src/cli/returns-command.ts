@@ -13,15 +13,21 @@ export function registerReturnsCommand(program: Command): void {
     .description('download now the proofs whose download failed, instead of after their backoff')
     .option('-c, --config <file>', 'configuration file', DEFAULT_CONFIG_FILE)
     .action(async (opts: { config: string }) => {
-      const [{ journalLocationOf, loadConfig }, { openReturnsStore }, { isDocexError }, { systemClock }] =
-        await Promise.all([
-          import('../config/index.js'),
-          import('../returns/open-stores.js'),
-          import('../core/errors.js'),
-          import('../core/clock.js'),
-        ]);
+      const [
+        { journalLocationOf, loadConfig },
+        { openReturnsStore },
+        { isDocexError },
+        { systemClock },
+        { READ_ONLY_SECRETS },
+      ] = await Promise.all([
+        import('../config/index.js'),
+        import('../returns/open-stores.js'),
+        import('../core/errors.js'),
+        import('../core/clock.js'),
+        import('./read-only.js'),
+      ]);
       try {
-        const { config } = loadConfig(opts.config);
+        const { config } = loadConfig(opts.config, { secretsOnlyUnder: READ_ONLY_SECRETS['returns retry'] });
         const store = await openReturnsStore(journalLocationOf(config), config.stateDir, systemClock);
         try {
           const n = await store.retryFailedDocumentsNow(Date.now());

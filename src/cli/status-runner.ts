@@ -22,6 +22,7 @@ import {
 } from '../journal/index.js';
 import { openReturnsReader } from '../returns/open-stores.js';
 import { octalMode } from '../sources/local/index.js';
+import { READ_ONLY_SECRETS } from './read-only.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
 
@@ -228,7 +229,8 @@ export function waitingText(
 /** The `status` command, loaded when it runs. */
 export async function statusCommand(query: string, opts: { config: string }): Promise<void> {
   try {
-    const { config } = loadConfig(opts.config);
+    // The journal alone: its PostgreSQL password, if any, is the one secret read (not the service's).
+    const { config } = loadConfig(opts.config, { secretsOnlyUnder: READ_ONLY_SECRETS.status });
     const proofs = config.returns.proofs.target;
     const { found, text } = await statusText(journalLocationOf(config), query, {
       stateDir: config.stateDir,

@@ -19,6 +19,11 @@ export interface LoadedConfig {
   file: string;
   /** Things that work but should change, e.g. a secret written inline. */
   warnings: string[];
+  /**
+   * Config paths whose secret was left unread (`secretsOnlyUnder`): their value is a placeholder
+   * (`<unread credential:api-key>`), never to be used.
+   */
+  unread: string[];
 }
 
 export interface ParseConfigDeps {
@@ -29,6 +34,13 @@ export interface ParseConfigDeps {
   readSecretFile(file: string, at: string): string;
   /** Shown in error messages. */
   file?: string;
+  /** See LoadConfigOptions.secretsOnlyUnder. */
+  secretsOnlyUnder?: readonly string[];
+}
+
+/** Whether config path `at` is `prefix` or lies under it (`journal` holds `journal.password`). */
+function isUnder(at: string, prefix: string): boolean {
+  return at === prefix || at.startsWith(`${prefix}.`) || at.startsWith(`${prefix}[`);
 }
 
 /** Config paths of secret-named keys (see SECRET_CONFIG_KEYS) that hold a text value. */
@@ -61,11 +73,13 @@ export function parseConfig(text: string, deps: ParseConfigDeps): LoadedConfig {
   }
   const raw: unknown = doc.toJS() ?? {};
 
+  const only = deps.secretsOnlyUnder;
   const substitution: SubstitutionDeps = {
     env: deps.env,
     readFile: (ref, at) => deps.readSecretFile(path.resolve(deps.baseDir, ref), at),
+    ...(only ? { reads: (at: string) => only.some((prefix) => isUnder(at, prefix)) } : {}),
   };
-  const { value, referenced } = substituteReferences(raw, substitution);
+  const { value, referenced, unread } = substituteReferences(raw, substitution);
 
   const parsed = agentConfigSchema.safeParse(value, { error: configErrorText });
   if (!parsed.success) throw invalid(file, formatIssues(parsed.error.issues));
@@ -81,7 +95,7 @@ export function parseConfig(text: string, deps: ParseConfigDeps): LoadedConfig {
   const warnings = secretPaths(parsed.data)
     .filter((at) => !referenced.has(at))
     .map((at) => `${at} is written inline; use \${env:NAME} or \${file:PATH} to keep it out of the file`);
-  return { config, file, warnings };
+  return { config, file, warnings, unread: [...unread] };
 }
 
 /**
@@ -121,6 +135,14 @@ export function readSecretFile(file: string, at: string): string {
 export interface LoadConfigOptions {
   /** Defaults to process.env. */
   env?: Readonly<Record<string, string | undefined>>;
+  /**
+   * For a command that does not call the service: the config paths whose secrets it uses
+   * (`journal`, `returns.statuses.target`). Elsewhere no `${credential:}` is read, nor any
+   * reference of a secret-named key (`clientSecret`, `apiKey`, `password`, …), nor an unset
+   * `${env:CREDENTIALS_DIRECTORY}`: they are left as placeholders (LoadedConfig.unread). Without
+   * it (start, check, the service commands) every reference is read.
+   */
+  secretsOnlyUnder?: readonly string[];
 }
 
 /** Reads, substitutes and validates the configuration file. Throws DocexError DOCEX_CONFIG_*. */
@@ -141,5 +163,6 @@ export function loadConfig(configFile: string, options: LoadConfigOptions = {}):
     env: options.env ?? process.env,
     readSecretFile,
     file,
+    ...(options.secretsOnlyUnder ? { secretsOnlyUnder: options.secretsOnlyUnder } : {}),
   });
 }

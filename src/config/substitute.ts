@@ -3,21 +3,34 @@
  * $CREDENTIALS_DIRECTORY, see LoadCredential=) in text values of the parsed YAML, so secrets stay
  * out of the file. Pure: the environment and the file reader are passed in. Errors name the config
  * path and the variable, credential or file, never a value.
+ *
+ * A command that does not call the service (status, report, …) reads only the secrets of the
+ * config paths it uses (`reads`): elsewhere a credential, a secret-named key's reference and an
+ * unset `${env:CREDENTIALS_DIRECTORY}` are left unread, their text a placeholder that holds no
+ * value, so such a command runs without the service's credentials (outside systemd, by hand).
  */
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
+import { SECRET_CONFIG_KEYS } from '../core/log-redact.js';
 
 export interface SubstitutionDeps {
   env: Readonly<Record<string, string | undefined>>;
   /** Content of a referenced file; throws DocexError (DOCEX_CONFIG_FILE, …) when it cannot. */
   readFile(ref: string, at: string): string;
+  /** Whether the secrets of this config path are read (default: all are). */
+  reads?(at: string): boolean;
 }
 
 export interface SubstitutionResult {
   value: unknown;
   /** Config paths (`service.apiKey`) whose value used a reference: the others were written inline. */
   referenced: Set<string>;
+  /** Config paths whose secret reference was left unread (`reads`): their value is a placeholder. */
+  unread: Set<string>;
 }
+
+/** The stand-in of a reference left unread: names it, holds no value. */
+export const unreadReference = (kind: string, arg: string) => `<unread ${kind}:${arg}>`;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // systemd credential names are file names: no `/`, and `.`/`..` are not names.
@@ -64,14 +77,31 @@ function readCredential(name: string, at: string, deps: SubstitutionDeps): strin
   }
 }
 
-function substituteText(text: string, at: string, deps: SubstitutionDeps): { text: string; used: boolean } {
+/** Whether a reference is left unread where its secrets are not: see the file's comment. */
+function leftUnread(kind: string, arg: string, secretKey: boolean, deps: SubstitutionDeps): boolean {
+  if (kind === 'credential' || (secretKey && ['env', 'file'].includes(kind))) return true;
+  return kind === 'env' && arg === 'CREDENTIALS_DIRECTORY' && deps.env[arg] === undefined;
+}
+
+function substituteText(
+  text: string,
+  at: string,
+  deps: SubstitutionDeps,
+  secretKey: boolean,
+): { text: string; used: boolean; unread: boolean } {
   let used = false;
+  let unread = false;
+  const readsHere = deps.reads?.(at) ?? true;
   const out = text.replace(TOKEN, (token, inner: string | undefined) => {
     if (token === '$${') return '${';
     used = true;
     const colon = (inner ?? '').indexOf(':');
     const kind = colon < 0 ? '' : (inner ?? '').slice(0, colon);
     const arg = colon < 0 ? '' : (inner ?? '').slice(colon + 1).trim();
+    if (!readsHere && leftUnread(kind, arg, secretKey, deps)) {
+      unread = true;
+      return unreadReference(kind, arg);
+    }
     if (kind === 'env') {
       if (!ENV_NAME.test(arg)) {
         throw new DocexError('DOCEX_CONFIG_ENV', `${at}: "${arg}" is not an environment variable name`, {
@@ -98,17 +128,21 @@ function substituteText(text: string, at: string, deps: SubstitutionDeps): { tex
       { details: { at } },
     );
   });
-  return { text: out, used };
+  return { text: out, used, unread };
 }
 
 /** Replaces references in every text value (keys are left alone); one pass, so values are never re-read. */
 export function substituteReferences(value: unknown, deps: SubstitutionDeps): SubstitutionResult {
   const referenced = new Set<string>();
+  const unread = new Set<string>();
   const walk = (node: unknown, parts: PropertyKey[]): unknown => {
     if (typeof node === 'string') {
       const at = formatConfigPath(parts);
-      const { text, used } = substituteText(node, at, deps);
+      const key = parts.at(-1);
+      const secretKey = typeof key === 'string' && SECRET_CONFIG_KEYS.has(key);
+      const { text, used, unread: left } = substituteText(node, at, deps, secretKey);
       if (used) referenced.add(at);
+      if (left) unread.add(at);
       return text;
     }
     if (Array.isArray(node)) return node.map((item, i) => walk(item, [...parts, i]));
@@ -120,5 +154,5 @@ export function substituteReferences(value: unknown, deps: SubstitutionDeps): Su
     }
     return node;
   };
-  return { value: walk(value, []), referenced };
+  return { value: walk(value, []), referenced, unread };
 }

@@ -94,3 +94,79 @@ describe('${credential:NAME} (systemd LoadCredential=)', () => {
     expect(JSON.stringify(err.toJSON())).not.toContain('readable-by-all');
   });
 });
+
+describe('commands that do not call the service (secretsOnlyUnder)', () => {
+  /** The guide's service block (systemd/README.md, step 5), and a journal whose password is `password`. */
+  function guideConfig(password?: string): string {
+    const file = path.join(dir, 'guide.yaml');
+    writeFileSync(
+      file,
+      `service:
+  apiUrl: https://api.example.test/v1
+  authUrl: https://auth.example.test
+  clientId: agent-client
+  clientSecret: \${credential:client-secret}
+  apiKey: \${credential:api-key}
+  tls:
+    caFile: \${env:CREDENTIALS_DIRECTORY}/ca.pem
+    certFile: \${env:CREDENTIALS_DIRECTORY}/client.pem
+    keyFile: \${env:CREDENTIALS_DIRECTORY}/client.key
+stateDir: ./state
+${password === undefined ? '' : `journal: { url: "postgres://docex@db.example.test/docex", password: "${password}" }\n`}`,
+      { mode: 0o600 },
+    );
+    return file;
+  }
+
+  it('load without CREDENTIALS_DIRECTORY: the service credentials are left unread (placeholders, listed), the rest is read', () => {
+    const { config, unread, warnings } = loadConfig(guideConfig(), {
+      env: {},
+      secretsOnlyUnder: ['journal'],
+    });
+    expect(unread.sort()).toEqual([
+      'service.apiKey',
+      'service.clientSecret',
+      'service.tls.caFile',
+      'service.tls.certFile',
+      'service.tls.keyFile',
+    ]);
+    expect(config.service?.clientSecret).toBe('<unread credential:client-secret>');
+    expect(config.service?.tls.keyFile).toBe(
+      path.join(dir, '<unread env:CREDENTIALS_DIRECTORY>', 'client.key'),
+    );
+    expect(config.stateDir).toBe(path.join(dir, 'state'));
+    expect(warnings).toEqual([]);
+  });
+
+  it('read no credential outside the paths they use, even where CREDENTIALS_DIRECTORY has them', () => {
+    credential('client-secret', 'secret-from-systemd');
+    credential('api-key', 'key-from-systemd');
+    const { config } = loadConfig(guideConfig(), {
+      env: { CREDENTIALS_DIRECTORY: credentials },
+      secretsOnlyUnder: ['journal'],
+    });
+    expect(JSON.stringify(config)).not.toMatch(/secret-from-systemd|key-from-systemd/);
+    // Set, the credentials folder is a path like any other.
+    expect(config.service?.tls.caFile).toBe(path.join(credentials, 'ca.pem'));
+  });
+
+  it('still read the credentials of the paths they use: a journal password asked for without CREDENTIALS_DIRECTORY fails, naming it', () => {
+    const err = thrownDocex(() =>
+      loadConfig(guideConfig('${credential:docex-db-password}'), { env: {}, secretsOnlyUnder: ['journal'] }),
+    );
+    expect(err.code).toBe('DOCEX_CONFIG_CREDENTIAL');
+    expect(err.message).toMatch(/^journal\.password: credential docex-db-password asked for/);
+    credential('docex-db-password', 'db-secret');
+    const { config, unread } = loadConfig(guideConfig('${credential:docex-db-password}'), {
+      env: { CREDENTIALS_DIRECTORY: credentials },
+      secretsOnlyUnder: ['journal'],
+    });
+    expect(config.journal.password).toBe('db-secret');
+    expect(unread).not.toContain('journal.password');
+  });
+
+  it('the service commands (no secretsOnlyUnder) read every credential, as before', () => {
+    const err = thrownDocex(() => loadConfig(guideConfig(), { env: {} }));
+    expect(err.code).toBe('DOCEX_CONFIG_CREDENTIAL');
+  });
+});
