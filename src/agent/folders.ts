@@ -91,16 +91,18 @@ export function missingDropFolder(
   folder: Pick<FolderConfig, 'name'>,
   dir: string,
   at: string,
-  what: 'does not exist' | 'is not a folder' = 'does not exist',
+  what: 'does not exist' | 'is not a folder' | `cannot be reached (${string})` = 'does not exist',
 ): DocexError {
   const key = `${at}.source.path`;
   const fix =
     what === 'does not exist'
       ? `create it for the agent's user and the ERP's group (${installDirCommand(dir, GUIDE_MODES.shared)}, systemd/README.md step 5) or correct ${key}, then reload; or set ${at}.create: true to let the agent make it`
-      : `put a folder there or correct ${key}, then reload`;
+      : what === 'is not a folder'
+        ? `put a folder there or correct ${key}, then reload`
+        : `let the agent's user enter every folder above it, or correct ${key}, then reload`;
   return new DocexError(
     SOURCE_FOLDER_MISSING_CODE,
-    `folder ${folder.name}: drop folder ${dir} (${key}) ${what}; the agent makes no drop folder unless the folder says create: true. Fix: ${fix}`,
+    `folder ${folder.name}: drop folder ${dir} (${key}) ${what}${what === 'does not exist' ? '; the agent makes no drop folder unless the folder says create: true' : ''}. Fix: ${fix}`,
     { details: { folder: folder.name, path: dir, at: key } },
   );
 }
@@ -130,7 +132,8 @@ export async function ensureFolderDirs(folder: FolderConfig, options: FolderDirs
     const dir = folder.source.path;
     const found = await fs.stat(dir).catch((err: NodeJS.ErrnoException) => {
       if (err.code === 'ENOENT') return undefined;
-      throw err;
+      // A parent the agent's user may not enter (EACCES), a file on the way (ENOTDIR), …
+      throw missingDropFolder(folder, dir, at, `cannot be reached (${err.code ?? err.message})`);
     });
     if (found && !found.isDirectory()) throw missingDropFolder(folder, dir, at, 'is not a folder');
     if (!found) {

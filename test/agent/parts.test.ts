@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,8 +95,9 @@ describe('agent parts', () => {
   it('an agent whose folders fail to start releases the state lock it took', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'docex-parts-'));
     const stateDir = path.join(dir, 'state');
-    // A drop folder below a plain file cannot be created (ENOTDIR): the folders part fails.
+    // An archive folder below a plain file cannot be made (ENOTDIR): the folders part fails.
     writeFileSync(path.join(dir, 'plain-file'), 'not a folder');
+    mkdirSync(path.join(dir, 'in'));
     const config = agentConfigSchema.parse({
       sandbox: { enabled: true },
       stateDir,
@@ -104,8 +105,8 @@ describe('agent parts', () => {
         {
           name: 'invoices',
           workflowId: 'wf-1',
-          source: { type: 'local', path: path.join(dir, 'plain-file', 'in') },
-          archiveDir: path.join(dir, 'archive'),
+          source: { type: 'local', path: path.join(dir, 'in') },
+          archiveDir: path.join(dir, 'plain-file', 'archive'),
           errorDir: path.join(dir, 'error'),
         },
       ],

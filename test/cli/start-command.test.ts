@@ -184,6 +184,57 @@ describe('docex-agent start', () => {
     expect(existsSync(path.join(dir, 'no-such-parent'))).toBe(false);
   });
 
+  it('stops a drop folder it cannot reach (a file on its path; EACCES alike) with the folder, path, key and reason, and runs on', async () => {
+    const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
+    const configFile = path.join(dir, 'unreachable.yaml');
+    writeFileSync(path.join(dir, 'a-plain-file'), 'not a folder');
+    writeFileSync(
+      configFile,
+      stringify({
+        ...fragment,
+        stateDir: './unreachable-state',
+        folders: [
+          {
+            name: 'behind-a-file',
+            source: { type: 'local', path: './a-plain-file/invoices' },
+            workflowId: SEED.workflows.pdfEmail,
+          },
+        ],
+      }),
+    );
+    const logs: Array<Record<string, unknown>> = [];
+    const log = pino(
+      { level: 'info' },
+      new Writable({
+        write(chunk, _enc, done) {
+          logs.push(JSON.parse(String(chunk)));
+          done();
+        },
+      }),
+    );
+    let stop: (signal: string) => void = () => {};
+    const stopSignal = new Promise<string>((resolve) => {
+      stop = resolve;
+    });
+    let agent: Agent | undefined;
+    const exit = runStart(configFile, { stopSignal, log, onStarted: (a) => (agent = a) });
+    await waitFor(() => agent);
+    const unreachable = path.join(dir, 'a-plain-file', 'invoices');
+    expect(logs.filter((l) => l['msg'] === 'folder stopped')).toEqual([
+      expect.objectContaining({
+        folder: 'behind-a-file',
+        code: 'DOCEX_SOURCE_FOLDER_MISSING',
+        path: unreachable,
+        at: 'folders[0].source.path',
+        reason: expect.stringContaining(
+          `drop folder ${unreachable} (folders[0].source.path) cannot be reached (ENOTDIR)`,
+        ),
+      }),
+    ]);
+    stop('SIGTERM');
+    expect(await exit).toBe(0);
+  });
+
   it('exits 2 with the configuration error when the file is invalid', async () => {
     const configFile = path.join(dir, 'bad.yaml');
     writeFileSync(configFile, 'folders: 3\n');
