@@ -266,7 +266,9 @@ for output in statuses proofs peppol-inbox; do
 done
 
 say "the ERP drops a file with umask 077: the agent cannot read it, says so once, and takes it once fixed"
-runuser -u "$ERP_USER" -- sh -c "umask 077; cp '$work/invoice.pdf' '$SRV/invoices/.umask-077.pdf.part' \
+# Another document than the first drop's (the same content would be refused as a duplicate).
+install -m 0644 "$repo/samples/managed-pdf-email/statement-2026-11.pdf" "$work/statement.pdf"
+runuser -u "$ERP_USER" -- sh -c "umask 077; cp '$work/statement.pdf' '$SRV/invoices/.umask-077.pdf.part' \
   && mv '$SRV/invoices/.umask-077.pdf.part' '$SRV/invoices/umask-077.pdf'"
 mode=$(stat -c %a "$SRV/invoices/umask-077.pdf")
 [ "$mode" = 600 ] || fail "the ERP's umask 077 file is $mode, not 600"
