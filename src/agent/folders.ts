@@ -6,7 +6,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isApiError } from '../api/index.js';
 import type { FolderConfig } from '../config/index.js';
-import { DocexError } from '../core/errors.js';
+import { DocexError, isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { ensureRealDir } from '../core/real-dir.js';
 import { GUIDE_MODES, installDirCommand, makeSharedDir } from '../core/shared-dir.js';
@@ -83,6 +83,13 @@ export function folderKey(folders: readonly Pick<FolderConfig, 'name'>[], name: 
   return at < 0 ? `folders[name=${name}]` : `folders[${at}]`;
 }
 
+/** What keeps a drop folder from being used; the error's message and fix follow from it. */
+export type DropFolderTrouble =
+  | 'does not exist'
+  | 'is not a folder'
+  | `cannot be reached (${string})`
+  | `cannot be written (${string})`;
+
 /**
  * A drop folder that is not there: the folder stops (the others run), and the message names the
  * folder, the path, the config key and the two ways out. `at` is the folder's key (`folders[2]`).
@@ -91,15 +98,17 @@ export function missingDropFolder(
   folder: Pick<FolderConfig, 'name'>,
   dir: string,
   at: string,
-  what: 'does not exist' | 'is not a folder' | `cannot be reached (${string})` = 'does not exist',
+  what: DropFolderTrouble = 'does not exist',
 ): DocexError {
   const key = `${at}.source.path`;
   const fix =
     what === 'does not exist'
       ? `create it for the agent's user and the ERP's group (${installDirCommand(dir, GUIDE_MODES.shared)}, systemd/README.md step 5) or correct ${key}, then reload; or set ${at}.create: true to let the agent make it`
-      : what === 'is not a folder'
-        ? `put a folder there or correct ${key}, then reload`
-        : `let the agent's user enter every folder above it, or correct ${key}, then reload`;
+      : what === 'is not a folder' || what === 'cannot be reached (ENOTDIR)'
+        ? `put a folder there (a file stands on its path) or correct ${key}, then reload`
+        : what.startsWith('cannot be reached')
+          ? `let the agent's user enter every folder above it, or correct ${key}, then reload`
+          : `give it the guide's owner and mode (${installDirCommand(dir, GUIDE_MODES.shared)}, systemd/README.md step 5) so the agent's user may make its .processing, archive and error folders, then reload`;
   return new DocexError(
     SOURCE_FOLDER_MISSING_CODE,
     `folder ${folder.name}: drop folder ${dir} (${key}) ${what}${what === 'does not exist' ? '; the agent makes no drop folder unless the folder says create: true' : ''}. Fix: ${fix}`,
@@ -123,28 +132,51 @@ export interface FolderDirsOptions {
  * throws DOCEX_FOLDER_UNSAFE. A local drop folder itself may be a link.
  */
 export async function ensureFolderDirs(folder: FolderConfig, options: FolderDirsOptions): Promise<void> {
-  const { at, log } = options;
-  const created: string[] = [];
+  const { source } = folder;
+  const own = (first: string) => makeOwnDirs([first, folder.archiveDir, folder.errorDir]);
   // An SFTP folder's drop folder is remote (its source checks it at each poll until it is there); its spool is local.
-  let written: string[];
-  if (folder.source.type === 'sftp') written = [folder.source.spoolDir];
-  else {
-    const dir = folder.source.path;
-    const found = await fs.stat(dir).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === 'ENOENT') return undefined;
-      // A parent the agent's user may not enter (EACCES), a file on the way (ENOTDIR), …
-      throw missingDropFolder(folder, dir, at, `cannot be reached (${err.code ?? err.message})`);
-    });
-    if (found && !found.isDirectory()) throw missingDropFolder(folder, dir, at, 'is not a folder');
-    if (!found) {
-      // A configuration built without the schema (tests) has no `create`: off, as the default.
-      if (folder.create !== true) throw missingDropFolder(folder, dir, at);
-      created.push(...(await makeSharedDir(dir)));
-    }
-    written = [path.join(dir, PROCESSING_DIR)];
-  }
-  for (const dir of [...written, folder.archiveDir, folder.errorDir])
-    created.push(...(await ensureRealDir(dir)));
+  const created =
+    source.type === 'sftp'
+      ? await own(source.spoolDir)
+      : await ensureDropFolder(folder, source.path, options.at, () =>
+          own(path.join(source.path, PROCESSING_DIR)),
+        );
   // One line per folder that made any: a folder appearing on the disk is never silent.
-  if (created.length > 0) log?.info({ folder: folder.name, created }, 'folders created');
+  if (created.length > 0) options.log?.info({ folder: folder.name, created }, 'folders created');
+}
+
+async function makeOwnDirs(dirs: readonly string[]): Promise<string[]> {
+  const created: string[] = [];
+  for (const dir of dirs) created.push(...(await ensureRealDir(dir)));
+  return created;
+}
+
+/** The local drop folder checked (made only with `create: true`), then the agent's own folders by `own`. */
+async function ensureDropFolder(
+  folder: FolderConfig,
+  dir: string,
+  at: string,
+  own: () => Promise<string[]>,
+): Promise<string[]> {
+  const found = await fs.stat(dir).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return undefined;
+    // A parent the agent's user may not enter (EACCES), a file on the way (ENOTDIR), …
+    throw missingDropFolder(folder, dir, at, `cannot be reached (${err.code ?? err.message})`);
+  });
+  if (found && !found.isDirectory()) throw missingDropFolder(folder, dir, at, 'is not a folder');
+  // A configuration built without the schema (tests) has no `create`: off, as the default.
+  if (!found && folder.create !== true) throw missingDropFolder(folder, dir, at);
+  try {
+    return [...(found ? [] : await makeSharedDir(dir)), ...(await own())];
+  } catch (err) {
+    // A drop folder the agent's user may not write in (the ERP made it 0755, say): that folder stops.
+    if (isDocexError(err)) throw err;
+    const { code, path: where } = err as NodeJS.ErrnoException;
+    throw missingDropFolder(
+      folder,
+      dir,
+      at,
+      `cannot be written (${code ?? String(err)}${where ? ` at ${where}` : ''})`,
+    );
+  }
 }

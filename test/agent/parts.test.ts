@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -95,9 +95,9 @@ describe('agent parts', () => {
   it('an agent whose folders fail to start releases the state lock it took', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'docex-parts-'));
     const stateDir = path.join(dir, 'state');
-    // An archive folder below a plain file cannot be made (ENOTDIR): the folders part fails.
+    // An SFTP folder's local spool below a plain file cannot be made (ENOTDIR): the folders part
+    // fails (a local drop folder that cannot be written stops that folder alone).
     writeFileSync(path.join(dir, 'plain-file'), 'not a folder');
-    mkdirSync(path.join(dir, 'in'));
     const config = agentConfigSchema.parse({
       sandbox: { enabled: true },
       stateDir,
@@ -105,8 +105,16 @@ describe('agent parts', () => {
         {
           name: 'invoices',
           workflowId: 'wf-1',
-          source: { type: 'local', path: path.join(dir, 'in') },
-          archiveDir: path.join(dir, 'plain-file', 'archive'),
+          source: {
+            type: 'sftp',
+            host: '127.0.0.1',
+            username: 'erp',
+            password: 'pw',
+            hostKey: { sha256: ['SHA256:47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU'] },
+            path: '/outbox',
+            spoolDir: path.join(dir, 'plain-file', 'spool'),
+          },
+          archiveDir: path.join(dir, 'archive'),
           errorDir: path.join(dir, 'error'),
         },
       ],

@@ -184,10 +184,11 @@ describe('docex-agent start', () => {
     expect(existsSync(path.join(dir, 'no-such-parent'))).toBe(false);
   });
 
-  it('stops a drop folder it cannot reach (a file on its path; EACCES alike) with the folder, path, key and reason, and runs on', async () => {
+  it('stops a drop folder it cannot reach (a file on its path; EACCES alike) or cannot make its own folders in, with the folder, path, key and reason, and runs on', async () => {
     const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
     const configFile = path.join(dir, 'unreachable.yaml');
     writeFileSync(path.join(dir, 'a-plain-file'), 'not a folder');
+    mkdirSync(path.join(dir, 'letters'), { recursive: true });
     writeFileSync(
       configFile,
       stringify({
@@ -197,6 +198,12 @@ describe('docex-agent start', () => {
           {
             name: 'behind-a-file',
             source: { type: 'local', path: './a-plain-file/invoices' },
+            workflowId: SEED.workflows.pdfEmail,
+          },
+          {
+            name: 'archive-behind-a-file',
+            source: { type: 'local', path: './letters' },
+            archiveDir: './a-plain-file/archive',
             workflowId: SEED.workflows.pdfEmail,
           },
         ],
@@ -228,6 +235,14 @@ describe('docex-agent start', () => {
         at: 'folders[0].source.path',
         reason: expect.stringContaining(
           `drop folder ${unreachable} (folders[0].source.path) cannot be reached (ENOTDIR)`,
+        ),
+      }),
+      expect.objectContaining({
+        folder: 'archive-behind-a-file',
+        code: 'DOCEX_SOURCE_FOLDER_MISSING',
+        at: 'folders[1].source.path',
+        reason: expect.stringContaining(
+          `cannot be written (ENOTDIR at ${path.join(dir, 'a-plain-file', 'archive')})`,
         ),
       }),
     ]);
