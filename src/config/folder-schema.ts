@@ -138,7 +138,7 @@ export const folderSchema = z
     enabled: flag(true).describe('false keeps the folder configured but not watched.'),
     source: sourceSchema,
     create: flag(false).describe(
-      'Make the drop folder (source.path, local or remote) at start when it does not exist. Off by default: a missing drop folder stops this folder with DOCEX_SOURCE_FOLDER_MISSING (a mistyped path must not become a folder nobody drops into); the agent makes its own folders (.processing, archive, error) in any case.',
+      'Make the drop folder (source.path) when it does not exist: a local one at the folder’s start, a remote one at the first poll that reaches the server. Off by default: a missing drop folder stops this folder with DOCEX_SOURCE_FOLDER_MISSING (a mistyped path must not become a folder nobody drops into); the agent makes its own folders (.processing, archive, error) in any case.',
     ),
     workflowId: z
       .string()

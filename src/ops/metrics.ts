@@ -281,7 +281,7 @@ export class AgentMetrics {
     });
     new Gauge({
       name: 'docex_folders_stopped',
-      help: 'Configured folders the agent did not start (unknown workflow id, managed company not allowed).',
+      help: 'Configured folders the agent did not start or stopped (drop folder missing or not writable, a link where the agent writes, unknown workflow id, managed company not allowed).',
       registers,
       collect() {
         pull((s) => this.set(s.stoppedFolders?.() ?? 0));
