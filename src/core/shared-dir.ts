@@ -18,7 +18,7 @@ const errno = (err: unknown) => (err as NodeJS.ErrnoException).code;
 export const GUIDE_MODES = { shared: '2770', state: '0700' } as const;
 
 /** `'a b'` for a shell; plain paths as they are. */
-const shellWord = (text: string) =>
+export const shellWord = (text: string) =>
   /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", `'\\''`)}'`;
 
 /** The command that makes `dir` for the agent's user and group of the guide (`docex-agent`). */

@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { describeGroup, describeUser, groupName, isUnmappedId } from '../../core/accounts.js';
+import { GUIDE_MODES, shellWord } from '../../core/shared-dir.js';
 import type { FileAccess } from './observe-file.js';
 
 export const UNREADABLE_CODE = 'DOCEX_SOURCE_FILE_UNREADABLE';
@@ -64,18 +65,23 @@ function groupText(gid: number): string {
 }
 
 function fixFor(facts: UnreadableFacts, filePath: string): string {
-  const { dir, cannot, access, dirGid } = facts;
+  const { cannot, access, dirGid } = facts;
+  // Paths and names are the ERP's (`a.pdf; rm -rf ~` is a valid file name): quoted for the shell the fix is pasted into.
+  const dir = shellWord(facts.dir);
+  const file = shellWord(filePath);
   if (cannot === 'stat') {
-    return `the agent cannot look at the files of ${dir}: give its group search permission on the folder (chmod 2770 ${dir}); see ${ERP_GUIDE}`;
+    return `the agent cannot look at the files of ${dir}: give its group search permission on the folder (chmod ${GUIDE_MODES.shared} ${dir}); see ${ERP_GUIDE}`;
   }
   if (cannot === 'move') {
-    return `the agent cannot move files out of ${dir}: the folder must be writable by its group and without the sticky bit (chmod 2770 ${dir}); see ${ERP_GUIDE}`;
+    return `the agent cannot move files out of ${dir}: the folder must be writable by its group and without the sticky bit (chmod ${GUIDE_MODES.shared} ${dir}); see ${ERP_GUIDE}`;
   }
   const group = dirGid === undefined ? undefined : (groupName(dirGid) ?? String(dirGid));
   const otherGroup = access !== undefined && dirGid !== undefined && access.gid !== dirGid;
-  const thisFile = `${otherGroup && group ? `chgrp ${group} ${filePath} && ` : ''}chmod g+r ${filePath}`;
+  const thisFile = `${otherGroup && group ? `chgrp ${shellWord(group)} ${file} && ` : ''}chmod g+r ${file}`;
   const who = group ? `the ${group} group` : "the agent's group";
-  const acl = group ? ` or a default ACL on the folder (setfacl -d -m g:${group}:rw ${dir})` : '';
+  const acl = group
+    ? ` or a default ACL on the folder (setfacl -d -m ${shellWord(`g:${group}:rw`)} ${dir})`
+    : '';
   return `the ERP's account must write files ${who} can read: umask 007 or 027 as a member of that group${acl ? `,${acl}` : ''}; for this file: ${thisFile}; see ${ERP_GUIDE}`;
 }
 

@@ -180,6 +180,27 @@ describe('describeUnreadable: the fix it gives', () => {
     expect(other.group).toBe('gid 4242');
   });
 
+  it("quotes the paths it puts in a command: a drop name is the ERP's choice, the fix may be pasted under sudo", () => {
+    const hostile = describeUnreadable({
+      ...base,
+      dir: "/srv/docex/it's in",
+      name: 'a.pdf; rm -rf ~',
+      cannot: 'read',
+      access: { uid: 0, gid: 4242, mode: 0o600 },
+      dirGid: 0,
+    });
+    expect(hostile.path).toBe("/srv/docex/it's in/a.pdf; rm -rf ~");
+    expect(hostile.fix).toContain(
+      `for this file: chgrp root '/srv/docex/it'\\''s in/a.pdf; rm -rf ~' && chmod g+r '/srv/docex/it'\\''s in/a.pdf; rm -rf ~';`,
+    );
+    expect(hostile.fix).toContain(`(setfacl -d -m g:root:rw '/srv/docex/it'\\''s in')`);
+    for (const cannot of ['stat', 'move'] as const) {
+      expect(describeUnreadable({ ...base, dir: '/srv/a b; x', cannot }).fix).toContain(
+        "(chmod 2770 '/srv/a b; x')",
+      );
+    }
+  });
+
   it('stat and move: the folder mode of the guide', () => {
     expect(describeUnreadable({ ...base, cannot: 'stat' }).fix).toMatch(
       /^the agent cannot look at the files of \/srv\/docex\/invoices: .*chmod 2770/,
