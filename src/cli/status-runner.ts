@@ -5,7 +5,7 @@
  * (SQLite WAL lets a reader in); never shows an upload URL (the journal never hands one out here).
  */
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, type Stats, statSync } from 'node:fs';
 import path from 'node:path';
 import { readUnreadableReport } from '../agent/unreadable-report.js';
 import { type AgentConfig, journalLocationOf, loadConfig } from '../config/index.js';
@@ -171,16 +171,18 @@ export async function statusText(
 function inDropFolders(
   config: Pick<AgentConfig, 'folders'>,
   query: string,
-): { folder: string; file: string }[] {
+): { folder: string; file: string; st: Stats }[] {
   const bare = !query.includes('/') && !query.includes(path.sep);
-  const found: { folder: string; file: string }[] = [];
+  const found: { folder: string; file: string; st: Stats }[] = [];
   for (const folder of config.folders) {
     if (folder.source.type !== 'local') continue;
     const dir = path.resolve(folder.source.path);
     const file = bare ? path.join(dir, query) : path.resolve(query);
     if (path.dirname(file) !== dir) continue;
     try {
-      if (lstatSync(file).isFile()) found.push({ folder: folder.name, file });
+      // Its stats are kept: a file claimed meanwhile is shown as it was, not an ENOENT.
+      const st = lstatSync(file);
+      if (st.isFile()) found.push({ folder: folder.name, file, st });
     } catch {
       // not there (or not visible to whoever runs status)
     }
@@ -200,8 +202,7 @@ export function waitingText(
   const found = inDropFolders(config, query);
   if (found.length === 0) return undefined;
   const report = readUnreadableReport(config.stateDir);
-  const blocks = found.map(({ folder, file }) => {
-    const st = lstatSync(file);
+  const blocks = found.map(({ folder, file, st }) => {
     const lines = [
       `${path.basename(file)}  [waiting in the drop folder: not taken]`,
       `  folder ${folder}: ${file}`,
