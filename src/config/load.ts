@@ -19,11 +19,6 @@ export interface LoadedConfig {
   file: string;
   /** Things that work but should change, e.g. a secret written inline. */
   warnings: string[];
-  /**
-   * Config paths whose secret was left unread (`secretsOnlyUnder`): their value is a placeholder
-   * (`<unread credential:api-key>`), never to be used.
-   */
-  unread: string[];
 }
 
 export interface ParseConfigDeps {
@@ -79,7 +74,7 @@ export function parseConfig(text: string, deps: ParseConfigDeps): LoadedConfig {
     readFile: (ref, at) => deps.readSecretFile(path.resolve(deps.baseDir, ref), at),
     ...(only ? { reads: (at: string) => only.some((prefix) => isUnder(at, prefix)) } : {}),
   };
-  const { value, referenced, unread } = substituteReferences(raw, substitution);
+  const { value, referenced } = substituteReferences(raw, substitution);
 
   const parsed = agentConfigSchema.safeParse(value, { error: configErrorText });
   if (!parsed.success) throw invalid(file, formatIssues(parsed.error.issues));
@@ -95,7 +90,7 @@ export function parseConfig(text: string, deps: ParseConfigDeps): LoadedConfig {
   const warnings = secretPaths(parsed.data)
     .filter((at) => !referenced.has(at))
     .map((at) => `${at} is written inline; use \${env:NAME} or \${file:PATH} to keep it out of the file`);
-  return { config, file, warnings, unread: [...unread] };
+  return { config, file, warnings };
 }
 
 /**
@@ -139,8 +134,8 @@ export interface LoadConfigOptions {
    * For a command that does not call the service: the config paths whose secrets it uses
    * (`journal`, `returns.statuses.target`). Elsewhere no `${credential:}` is read, nor any
    * reference of a secret-named key (`clientSecret`, `apiKey`, `password`, …), nor an unset
-   * `${env:CREDENTIALS_DIRECTORY}`: they are left as placeholders (LoadedConfig.unread). Without
-   * it (start, check, the service commands) every reference is read.
+   * `${env:CREDENTIALS_DIRECTORY}`: they are left as placeholders (`<unread credential:api-key>`),
+   * never to be used. Without it (start, check, the service commands) every reference is read.
    */
   secretsOnlyUnder?: readonly string[];
 }

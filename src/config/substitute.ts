@@ -25,12 +25,10 @@ export interface SubstitutionResult {
   value: unknown;
   /** Config paths (`service.apiKey`) whose value used a reference: the others were written inline. */
   referenced: Set<string>;
-  /** Config paths whose secret reference was left unread (`reads`): their value is a placeholder. */
-  unread: Set<string>;
 }
 
 /** The stand-in of a reference left unread: names it, holds no value. */
-export const unreadReference = (kind: string, arg: string) => `<unread ${kind}:${arg}>`;
+const unreadReference = (kind: string, arg: string) => `<unread ${kind}:${arg}>`;
 
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 // systemd credential names are file names: no `/`, and `.`/`..` are not names.
@@ -88,9 +86,8 @@ function substituteText(
   at: string,
   deps: SubstitutionDeps,
   secretKey: boolean,
-): { text: string; used: boolean; unread: boolean } {
+): { text: string; used: boolean } {
   let used = false;
-  let unread = false;
   const readsHere = deps.reads?.(at) ?? true;
   const out = text.replace(TOKEN, (token, inner: string | undefined) => {
     if (token === '$${') return '${';
@@ -99,7 +96,6 @@ function substituteText(
     const kind = colon < 0 ? '' : (inner ?? '').slice(0, colon);
     const arg = colon < 0 ? '' : (inner ?? '').slice(colon + 1).trim();
     if (!readsHere && leftUnread(kind, arg, secretKey, deps)) {
-      unread = true;
       return unreadReference(kind, arg);
     }
     if (kind === 'env') {
@@ -128,21 +124,19 @@ function substituteText(
       { details: { at } },
     );
   });
-  return { text: out, used, unread };
+  return { text: out, used };
 }
 
 /** Replaces references in every text value (keys are left alone); one pass, so values are never re-read. */
 export function substituteReferences(value: unknown, deps: SubstitutionDeps): SubstitutionResult {
   const referenced = new Set<string>();
-  const unread = new Set<string>();
   const walk = (node: unknown, parts: PropertyKey[]): unknown => {
     if (typeof node === 'string') {
       const at = formatConfigPath(parts);
       const key = parts.at(-1);
       const secretKey = typeof key === 'string' && SECRET_CONFIG_KEYS.has(key);
-      const { text, used, unread: left } = substituteText(node, at, deps, secretKey);
+      const { text, used } = substituteText(node, at, deps, secretKey);
       if (used) referenced.add(at);
-      if (left) unread.add(at);
       return text;
     }
     if (Array.isArray(node)) return node.map((item, i) => walk(item, [...parts, i]));
@@ -154,5 +148,5 @@ export function substituteReferences(value: unknown, deps: SubstitutionDeps): Su
     }
     return node;
   };
-  return { value: walk(value, []), referenced, unread };
+  return { value: walk(value, []), referenced };
 }

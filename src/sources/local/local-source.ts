@@ -51,12 +51,6 @@ export interface LocalSourceOptions {
   probeReadable?: ProbeReadable;
   /** The stat of a pending file (tests inject EACCES here: root may stat anything). */
   lstat?: LstatFn;
-  /**
-   * How long a complete file must stay unreadable (or unstat-able) before it is reported: a
-   * producer that chmods after writing is not reported. Default 5 s. A file that cannot be moved
-   * is reported at once.
-   */
-  unreadableGraceMs?: number;
   /** The files reported as unreadable changed (one more, or one taken or gone). */
   onUnreadableChange?: () => void;
   /**
@@ -128,6 +122,10 @@ interface Blocked {
   reported?: UnreadableFile;
 }
 
+/**
+ * How long a complete file must stay unreadable (or unstat-able) before it is reported: a producer
+ * that chmods after writing is not reported. A file that cannot be moved is reported at once.
+ */
 const UNREADABLE_GRACE_MS = 5_000;
 const PERMISSION_ERRNOS = new Set(['EACCES', 'EPERM']);
 
@@ -419,8 +417,7 @@ export class LocalSource {
       this.blocked.set(name, blocked);
     }
     if (blocked.reported) return;
-    const graceMs = this.options.unreadableGraceMs ?? UNREADABLE_GRACE_MS;
-    if (cause.cannot !== 'move' && now - blocked.since < graceMs) return;
+    if (cause.cannot !== 'move' && now - blocked.since < UNREADABLE_GRACE_MS) return;
     const file = describeUnreadable({
       folder: this.folderName,
       dir: this.dir,
