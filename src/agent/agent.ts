@@ -368,7 +368,7 @@ export class Agent {
   }
 
   /** Starts a folder at run time (a reload); `at` is its key in the configuration read (`folders[2]`). */
-  addFolder(runtime: FolderRuntime, at?: string): Promise<void> {
+  addFolder(runtime: FolderRuntime, at: string): Promise<void> {
     return this.folders.add(runtime, at);
   }
 

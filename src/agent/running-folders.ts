@@ -167,10 +167,7 @@ export class RunningFolders implements Part {
    * recovery of what it left in `.processing/` and the journal, then its source. `at` is its key in
    * the configuration read (`folders[2]`); a missing drop folder stops it, as at start.
    */
-  async add(
-    runtime: FolderRuntime,
-    at = folderKey(this.options.config.folders, runtime.config.name),
-  ): Promise<void> {
+  async add(runtime: FolderRuntime, at: string): Promise<void> {
     const name = runtime.config.name;
     // A reload that ends after stop() began starts nothing: nothing would stop it.
     if (this.options.stopping()) return;
@@ -242,11 +239,12 @@ export class RunningFolders implements Part {
   private async planStart(): Promise<FolderPlan> {
     const { config, log } = this.options;
     const unsafe: FolderPlan['stopped'] = [];
-    for (const [i, folder] of config.folders.entries()) {
+    for (const folder of config.folders) {
       if (!folder.enabled) continue;
-      this.keys.set(folder.name, `folders[${i}]`);
+      const at = folderKey(config.folders, folder.name);
+      this.keys.set(folder.name, at);
       try {
-        await ensureFolderDirs(folder, { at: `folders[${i}]`, log });
+        await ensureFolderDirs(folder, { at, log });
       } catch (err) {
         if (!stopsTheFolder(err)) throw err;
         unsafe.push(this.stoppedBy(folder, err));
@@ -296,7 +294,10 @@ export class RunningFolders implements Part {
     if (source) await stopIntake(source);
     await this.pipeline.folderIdle(name);
     // Only now: items that finished while the folder drained still told their source (remote moves).
-    if (this.sources.get(name) === source) this.sources.delete(name);
+    if (this.sources.get(name) === source) {
+      this.sources.delete(name);
+      this.keys.delete(name);
+    }
     if (source?.unreadableFiles?.().length) this.options.onUnreadableChange?.();
     await source?.close?.();
     this.plan.running.delete(name);
@@ -311,13 +312,7 @@ export class RunningFolders implements Part {
     const { log } = this.options;
     const runtime = this.plan.running.get(name);
     if (!runtime || this.plan.stopped.some((s) => s.name === name)) return;
-    this.plan.stopped.push({
-      name,
-      workflowId: runtime.config.workflowId,
-      code: err.code,
-      reason: err.message,
-    });
-    log.error({ folder: name, code: err.code, reason: err.message }, 'folder stopped');
+    this.plan.stopped.push(this.stoppedBy(runtime.config, err));
     this.retire(name).catch((stopErr: unknown) =>
       log.error({ folder: name, err: stopErr }, 'folder failed to stop'),
     );

@@ -34,7 +34,7 @@ describe('following the jobs of a folder added by reload', () => {
       (id, company) => h.client.workflows.get(id, company ? { managedCompanyId: company } : undefined),
       h.log,
     );
-    await agent.addFolder(plan.running.get('managed')!);
+    await agent.addFolder(plan.running.get('managed')!, 'folders[1]');
 
     const claimed = day(h.clock.now());
     h.drop('managed', 'managed-1.pdf', await makePdf('managed 1'));
