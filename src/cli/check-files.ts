@@ -5,6 +5,8 @@
 import { constants, statSync } from 'node:fs';
 import { access, mkdir, stat, statfs } from 'node:fs/promises';
 import path from 'node:path';
+import { describeGroup, describeUser } from '../core/accounts.js';
+import { octalMode } from '../core/file-mode.js';
 import { GUIDE_MODES, installDirCommand, makeSharedDir, nearestExisting } from '../core/shared-dir.js';
 import type { CheckLine } from './check-line.js';
 
@@ -15,8 +17,6 @@ export const DISK_FAIL_BYTES = 100 * MIB;
 export const DISK_WARN_BYTES = 1024 * MIB;
 
 const errorCode = (err: unknown) => (err as NodeJS.ErrnoException).code ?? String(err);
-
-const octal = (mode: number) => (mode & 0o7777).toString(8).padStart(4, '0');
 
 /**
  * Root passes every access test, so a check run as root proves nothing of the agent's user and
@@ -49,7 +49,7 @@ async function lookedAt(what: string, dir: string, missing: string, hint: string
     return {
       ok: true,
       what,
-      detail: `${dir} exists (uid ${found.uid}, gid ${found.gid}, mode ${octal(found.mode)})`,
+      detail: `${dir} exists (owner ${describeUser(found.uid)}, group ${describeGroup(found.gid)}, mode ${octalMode(found.mode)})`,
     };
   } catch (err) {
     if (errorCode(err) === 'ENOENT') return { ok: true, what, detail: `${dir} ${missing}` };
@@ -161,7 +161,7 @@ export function keyFileLine(
   try {
     const mode = statSync(keyFile).mode & 0o777;
     const open = (mode & 0o044) !== 0;
-    const text = mode.toString(8).padStart(4, '0');
+    const text = octalMode(mode);
     return {
       ok: !open,
       what,

@@ -11,6 +11,7 @@ import { readUnreadableReport } from '../agent/unreadable-report.js';
 import { type AgentConfig, journalLocationOf, loadConfig } from '../config/index.js';
 import { describeGroup, describeUser } from '../core/accounts.js';
 import { isDocexError } from '../core/errors.js';
+import { octalMode } from '../core/file-mode.js';
 import {
   type HistoryEntry,
   isFinal,
@@ -21,7 +22,6 @@ import {
   openJournalReader,
 } from '../journal/index.js';
 import { openReturnsReader } from '../returns/open-stores.js';
-import { octalMode } from '../sources/local/index.js';
 import { READ_ONLY_SECRETS } from './read-only.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -206,7 +206,7 @@ export function waitingText(
     const lines = [
       `${path.basename(file)}  [waiting in the drop folder: not taken]`,
       `  folder ${folder}: ${file}`,
-      `  mode ${octalMode(st.mode & 0o7777)}, owner ${describeUser(st.uid)}, group ${describeGroup(st.gid)}, ${st.size} bytes, modified ${iso(st.mtimeMs)}`,
+      `  mode ${octalMode(st.mode)}, owner ${describeUser(st.uid)}, group ${describeGroup(st.gid)}, ${st.size} bytes, modified ${iso(st.mtimeMs)}`,
     ];
     const reported = report?.files.find((f) => f.path === file);
     const asOf = report

@@ -7,6 +7,7 @@ import { closeSync, fstatSync, openSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseDocument } from 'yaml';
 import { DocexError } from '../core/errors.js';
+import { octalMode } from '../core/file-mode.js';
 import { SECRET_CONFIG_KEYS } from '../core/log-redact.js';
 import { configErrorText, formatIssues } from './issues.js';
 import { findPathConflicts, resolveConfigPaths } from './resolve-paths.js';
@@ -114,7 +115,7 @@ export function readSecretFile(file: string, at: string): string {
       throw new DocexError('DOCEX_CONFIG_FILE', `${at}: ${file} is not a file`, { details: { at, file } });
     }
     if (process.platform !== 'win32' && (stat.mode & 0o044) !== 0) {
-      const mode = (stat.mode & 0o777).toString(8).padStart(4, '0');
+      const mode = octalMode(stat.mode & 0o777);
       throw new DocexError(
         'DOCEX_CONFIG_SECRET_PERMISSIONS',
         `${at}: secret file ${file} is readable by group or others (mode ${mode}); run chmod 600 ${file}`,

@@ -8,7 +8,7 @@ import { waitingText } from '../../src/cli/status-runner.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentMetrics, agentView, type RunningOps, startOps } from '../../src/ops/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { canOpen } from '../../src/sources/local/index.js';
+import { canOpen } from '../../src/sources/local/observe-file.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
 import {
   clientWith,

@@ -8,7 +8,7 @@ export {
   releaseClaim,
 } from './claim.js';
 export { LocalSource, type LocalSourceOptions, type RejectedEntry } from './local-source.js';
-export { canOpen, type ProbeReadable } from './observe-file.js';
+export type { ProbeReadable } from './observe-file.js';
 export {
   DEFAULT_MARKER_SUFFIXES,
   DEFAULT_SETTLE_MS,
@@ -19,11 +19,4 @@ export {
   type StabilityState,
 } from './stability.js';
 export type { ClaimedFile, LocalFolderConfig } from './types.js';
-export {
-  describeUnreadable,
-  octalMode,
-  UNREADABLE_CODE,
-  type UnreadableCause,
-  type UnreadableFile,
-  unreadableLine,
-} from './unreadable.js';
+export { UNREADABLE_CODE, type UnreadableFile, unreadableLine } from './unreadable.js';

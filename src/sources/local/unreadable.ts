@@ -6,6 +6,7 @@
  */
 import path from 'node:path';
 import { describeGroup, describeUser, groupName, isUnmappedId } from '../../core/accounts.js';
+import { octalMode } from '../../core/file-mode.js';
 import { GUIDE_MODES, shellWord } from '../../core/shared-dir.js';
 import type { FileAccess } from './observe-file.js';
 
@@ -46,8 +47,6 @@ export interface UnreadableFacts {
   dirGid?: number | undefined;
   since: number;
 }
-
-export const octalMode = (mode: number) => mode.toString(8).padStart(4, '0');
 
 /**
  * The owner as the agent sees it. In a user namespace (the unit's PrivateUsers=yes) an account the
