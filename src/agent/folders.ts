@@ -6,12 +6,13 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { isApiError } from '../api/index.js';
 import type { FolderConfig } from '../config/index.js';
-import { DocexError, isDocexError } from '../core/errors.js';
+import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { ensureRealDir } from '../core/real-dir.js';
-import { GUIDE_MODES, installDirCommand, makeSharedDir } from '../core/shared-dir.js';
+import { makeSharedDir } from '../core/shared-dir.js';
 import type { Workflow } from '../domain/wire.js';
 import type { FolderRuntime } from '../pipeline/types.js';
+import { missingDropFolder } from '../sources/drop-folder.js';
 import { PROCESSING_DIR } from '../sources/local/index.js';
 import { checkFolderWorkflow } from './workflow-check.js';
 
@@ -73,47 +74,6 @@ export async function planFolders(
     );
   }
   return { running, stopped };
-}
-
-export const SOURCE_FOLDER_MISSING_CODE = 'DOCEX_SOURCE_FOLDER_MISSING';
-
-/** Where a folder stands in the configuration (`folders[2]`): errors name its keys from it. */
-export function folderKey(folders: readonly Pick<FolderConfig, 'name'>[], name: string): string {
-  const at = folders.findIndex((f) => f.name === name);
-  return at < 0 ? `folders[name=${name}]` : `folders[${at}]`;
-}
-
-/** What keeps a drop folder from being used; the error's message and fix follow from it. */
-export type DropFolderTrouble =
-  | 'does not exist'
-  | 'is not a folder'
-  | `cannot be reached (${string})`
-  | `cannot be written (${string})`;
-
-/**
- * A drop folder that is not there: the folder stops (the others run), and the message names the
- * folder, the path, the config key and the two ways out. `at` is the folder's key (`folders[2]`).
- */
-export function missingDropFolder(
-  folder: Pick<FolderConfig, 'name'>,
-  dir: string,
-  at: string,
-  what: DropFolderTrouble = 'does not exist',
-): DocexError {
-  const key = `${at}.source.path`;
-  const fix =
-    what === 'does not exist'
-      ? `create it for the agent's user and the ERP's group (${installDirCommand(dir, GUIDE_MODES.shared)}, systemd/README.md step 5) or correct ${key}, then reload; or set ${at}.create: true to let the agent make it`
-      : what === 'is not a folder' || what === 'cannot be reached (ENOTDIR)'
-        ? `put a folder there (a file stands on its path) or correct ${key}, then reload`
-        : what.startsWith('cannot be reached')
-          ? `let the agent's user enter every folder above it, or correct ${key}, then reload`
-          : `give it the guide's owner and mode (${installDirCommand(dir, GUIDE_MODES.shared)}, systemd/README.md step 5) so the agent's user may make its .processing, archive and error folders, then reload`;
-  return new DocexError(
-    SOURCE_FOLDER_MISSING_CODE,
-    `folder ${folder.name}: drop folder ${dir} (${key}) ${what}${what === 'does not exist' ? '; the agent makes no drop folder unless the folder says create: true' : ''}. Fix: ${fix}`,
-    { details: { folder: folder.name, path: dir, at: key } },
-  );
 }
 
 export interface FolderDirsOptions {

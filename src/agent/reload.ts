@@ -9,7 +9,8 @@ import { type AgentConfig, type FolderConfig, type LoadedConfig, loadConfig } fr
 import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { FolderRuntime } from '../pipeline/types.js';
-import { folderKey, planFolders, type StoppedFolder, type WorkflowFetch } from './folders.js';
+import { folderKey } from '../sources/drop-folder.js';
+import { planFolders, type StoppedFolder, type WorkflowFetch } from './folders.js';
 
 export interface FolderDiff {
   added: FolderConfig[];

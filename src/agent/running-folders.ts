@@ -13,15 +13,14 @@ import type { JournalStore } from '../journal/index.js';
 import type { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
+import { folderKey, SOURCE_FOLDER_MISSING_CODE } from '../sources/drop-folder.js';
 import type { UnreadableFile } from '../sources/local/index.js';
 import type { SharedClaims } from '../sources/sftp/source.js';
 import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
 import {
   ensureFolderDirs,
   type FolderPlan,
-  folderKey,
   planFolders,
-  SOURCE_FOLDER_MISSING_CODE,
   type StoppedFolder,
   type WorkflowFetch,
 } from './folders.js';

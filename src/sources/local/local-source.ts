@@ -6,10 +6,11 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
-import { DocexError, isDocexError } from '../../core/errors.js';
+import { type DocexError, isDocexError } from '../../core/errors.js';
 import { errnoOf, type RenameFn } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
+import { type DropFolderTrouble, missingDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
 import { claimFile, PROCESSING_DIR, releaseClaim } from './claim.js';
 import { type DirWatcher, watchDirectory } from './dir-watcher.js';
@@ -179,14 +180,20 @@ export class LocalSource {
 
   /** Watch first, then scan, so nothing dropped during the scan is missed. */
   async start(): Promise<void> {
-    const st = await fs.stat(this.dir).catch(() => undefined);
-    if (!st?.isDirectory()) {
-      throw new DocexError(
-        'DOCEX_SOURCE_FOLDER_MISSING',
-        'the drop folder does not exist or is not a folder',
-        {
-          details: { folder: this.folderName },
-        },
+    // The agent checked it before (agent/folders.ts): here only if it went since. The source is not
+    // told the folder's config key: the message names it by the folder's name.
+    const st = await fs
+      .stat(this.dir)
+      .catch(
+        (err: NodeJS.ErrnoException): DropFolderTrouble =>
+          err.code === 'ENOENT' ? 'does not exist' : `cannot be reached (${err.code ?? err.message})`,
+      );
+    if (typeof st === 'string' || !st.isDirectory()) {
+      throw missingDropFolder(
+        this.options.folder,
+        this.dir,
+        undefined,
+        typeof st === 'string' ? st : 'is not a folder',
       );
     }
     this.dirGid = st.gid;

@@ -17,12 +17,13 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
-import { DocexError, isDocexError } from '../../core/errors.js';
+import { type DocexError, isDocexError } from '../../core/errors.js';
 import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import type { JournalItem } from '../../journal/index.js';
 import type { RemoteEntry, SftpServer } from '../../sftp/types.js';
+import { missingRemoteDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
 import { PROCESSING_DIR } from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
@@ -107,7 +108,6 @@ interface InFlight {
 }
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
-const SOURCE_FOLDER_MISSING = 'DOCEX_SOURCE_FOLDER_MISSING';
 /**
  * Failures that say nothing of the file: the server could not be reached, logged into, or kept
  * connected. They never count towards refusing it; the file is tried again when the server is back.
@@ -280,13 +280,7 @@ export class SftpSource {
       this.log.info({ ...this.logFields(), created: [folder.remotePath] }, 'folders created');
       return;
     }
-    const at = folder.at ?? `folders[name=${folder.name}]`;
-    const key = `${at}.source.path`;
-    throw new DocexError(
-      SOURCE_FOLDER_MISSING,
-      `folder ${folder.name}: remote drop folder ${folder.remotePath} on ${server.description} (${key}) does not exist; the agent makes no drop folder unless the folder says create: true. Fix: create it on the server, writable by the ERP's account and the agent's login, or correct ${key}; or set ${at}.create: true. Each poll looks again`,
-      { details: { folder: folder.name, path: folder.remotePath, at: key } },
-    );
+    throw missingRemoteDropFolder(folder, folder.remotePath, server.description, folder.at);
   }
 
   /** `.processing/` after a crash (or a download that broke): see source-reconcile.ts. */

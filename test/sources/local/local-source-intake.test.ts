@@ -122,11 +122,19 @@ describe('LocalSource: start-up and events', () => {
     expect(h.claimed).toEqual([]);
   });
 
-  it('refuses to start on a missing folder with DOCEX_SOURCE_FOLDER_MISSING', async () => {
+  it('refuses to start on a missing folder with DOCEX_SOURCE_FOLDER_MISSING, naming the folder, its path and how to fix it', async () => {
     const dir = makeTempDir();
     rmSync(dir, { recursive: true });
     const h = harness({}, { dir });
-    await expect(h.source.start()).rejects.toSatisfy((e) => isDocexError(e, 'DOCEX_SOURCE_FOLDER_MISSING'));
+    const err = await h.source.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(isDocexError(err, 'DOCEX_SOURCE_FOLDER_MISSING')).toBe(true);
+    // The source is not told the folder's key in the configuration: it names it by the folder's name.
+    expect((err as Error).message).toContain(
+      `folder invoices: drop folder ${dir} (folders[name=invoices].source.path) does not exist; the agent makes no drop folder unless the folder says create: true. Fix: create it for the agent's user and the ERP's group (install -d`,
+    );
   });
 });
 
