@@ -8,6 +8,7 @@ import path from 'node:path';
 import { describeGroup, describeUser } from '../core/accounts.js';
 import { octalMode } from '../core/file-mode.js';
 import { GUIDE_MODES, installDirCommand, makeSharedDir, nearestExisting } from '../core/shared-dir.js';
+import { dropFolderTrouble } from '../sources/drop-folder.js';
 import type { CheckLine } from './check-line.js';
 
 const MIB = 1024 * 1024;
@@ -127,6 +128,11 @@ export async function dropFolderLine(
       detail: `${dir} does not exist (${at}.source.path); the agent makes no drop folder unless the folder says create: true`,
       hint: `create it for the agent's user and the ERP's group (systemd/README.md, step 5): ${installDirCommand(dir, GUIDE_MODES.shared)}; or correct ${at}.source.path; or set ${at}.create: true`,
     };
+  }
+  if (typeof found === 'string' && found !== 'ENOENT') {
+    // A folder above it the agent's user may not enter (EACCES), a file on the way (ENOTDIR): as start says it.
+    const { text, fix } = dropFolderTrouble(dir, at, `cannot be reached (${found})`);
+    return { ok: false, what, detail: text, hint: fix };
   }
   if (typeof found !== 'string' && !found.isDirectory()) {
     return {

@@ -13,6 +13,7 @@ import {
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
+import { ensureFolderDirs } from '../../src/agent/folders.js';
 import { DISK_FAIL_BYTES, diskLine, keyFileLine, ROOT_NOTICE } from '../../src/cli/check-files.js';
 import { type CheckLine, formatCheck } from '../../src/cli/check-line.js';
 import { runChecks } from '../../src/cli/check-runner.js';
@@ -216,6 +217,28 @@ describe('docex-agent check (the doctor)', () => {
       expect(by(lines, 'folder typo archive')).toBeUndefined();
       expect(by(lines, 'folder typo error')).toBeUndefined();
       expect(by(lines, 'folder present source')?.ok).toBe(true);
+    }
+  });
+
+  it('fails a drop folder behind a plain file as start stops its folder: the same words and fix (as the agent user and as root)', async () => {
+    const cfg = config([{ name: 'behind', workflowId: SEED.workflows.pdfEmail, missing: true }]);
+    const folder = cfg.folders[0]!;
+    const drop = folder.source.type === 'local' ? folder.source.path : '';
+    mkdirSync(path.dirname(path.dirname(drop)), { recursive: true });
+    writeFileSync(path.dirname(drop), 'a file where a folder on the path should be');
+    const started = await ensureFolderDirs(folder, { at: 'folders[0]' }).then(
+      () => undefined,
+      (err: unknown) => err as Error,
+    );
+    for (const asRoot of [false, true]) {
+      const line = by(await runChecks(cfg, { ...fast, asRoot }), 'folder behind source');
+      expect(line).toEqual({
+        ok: false,
+        what: 'folder behind source',
+        detail: `${drop} (folders[0].source.path) cannot be reached (ENOTDIR)`,
+        hint: 'put a folder there (a file stands on its path) or correct folders[0].source.path, then reload',
+      });
+      expect(started?.message).toBe(`folder behind: drop folder ${line?.detail}. Fix: ${line?.hint}`);
     }
   });
 
