@@ -677,6 +677,17 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
       const stored = await client.query('SELECT detail::text AS d FROM history');
       expect(JSON.stringify(stored.rows)).not.toContain('SIGNATURE');
     });
+
+    it('answers the URL of the create it just recorded once from memory, then from the database', async () => {
+      const journal = await open();
+      const item = await claimed(journal, { validatedNote: 'pdf' });
+      await journal.transition(item.id, 'created', createdFields('job-1'));
+      // Changed behind the journal's back: the first answer does not read it, the next one does.
+      const later = `${UPLOAD_URL}&again=1`;
+      await (await sql()).query('UPDATE items SET upload_url = $1 WHERE id = $2', [later, item.id]);
+      expect(await journal.revealUploadUrl(item.id)).toBe(UPLOAD_URL);
+      expect(await journal.revealUploadUrl(item.id)).toBe(later);
+    });
   });
 
   describe('reads', () => {

@@ -57,10 +57,10 @@ import {
   planMove,
   validatedToCreating,
 } from './moves.js';
-import { allowing, PgSession, type Tx } from './pool.js';
+import { allowing, type BeginStatement, PgSession, type Tx } from './pool.js';
 import { historyEntryOf, itemOf as item, type Row } from './rows.js';
 import { migrate, PG_SCHEMA_VERSION } from './schema.js';
-import { oneStatementMove, STATEMENTS as S } from './statements.js';
+import { beginWithClaimLock, oneStatementMove, STATEMENTS as S } from './statements.js';
 
 /** A transaction's history entries, inserted together as its last statement. */
 class HistoryBatch {
@@ -121,6 +121,11 @@ export class PostgresJournal implements JournalStore {
    * monotonic clock, read before the statement was sent: the lease runs at least leaseMs from then.
    */
   private readonly leaseSetAt = new Map<number, number>();
+  /**
+   * The upload URL of an item this journal has just moved to created, until it is read once: the
+   * PUT that follows its create needs no round trip to read it back.
+   */
+  private readonly newUploadUrls = new Map<number, string>();
   /** Unfinished files as this journal last read or wrote them: their next move may take one statement. */
   private readonly seen = new Map<number, JournalItem>();
   private closed = false;
@@ -155,76 +160,80 @@ export class PostgresJournal implements JournalStore {
   recordClaim(input: ClaimInput): Promise<RecordedClaim> {
     const now = this.clock.now();
     const asked = this.monotonicNow();
-    const claim = this.write('recordClaim', async (tx): Promise<RecordedClaim> => {
-      await tx.rows(S.claimLock, [input.sha256]);
-      if (this.lease && input.remote) {
-        const second = Math.floor(input.mtimeMs / 1000) * 1000;
-        const drop = await tx.one(S.sameDrop, [
+    const begin = beginWithClaimLock(input.sha256);
+    const claim = this.write(
+      'recordClaim',
+      async (tx): Promise<RecordedClaim> => {
+        if (this.lease && input.remote) {
+          const second = Math.floor(input.mtimeMs / 1000) * 1000;
+          const drop = await tx.one(S.sameDrop, [
+            input.folder,
+            input.sourcePath,
+            input.sha256,
+            input.size,
+            second,
+          ]);
+          if (drop) return { kind: 'same-drop', item: item(drop) };
+        }
+        const found = await tx.rows(S.sameOrEarlier, [
           input.folder,
-          input.sourcePath,
           input.sha256,
-          input.size,
-          second,
+          input.sourcePath,
+          input.claimedPath,
+          // Agents sharing a folder: the file at this claimed path may be recorded by another agent.
+          this.lease !== undefined,
+          input.allowDuplicates === true,
+          input.workflowId,
         ]);
-        if (drop) return { kind: 'same-drop', item: item(drop) };
-      }
-      const found = await tx.rows(S.sameOrEarlier, [
-        input.folder,
-        input.sha256,
-        input.sourcePath,
-        input.claimedPath,
-        // Agents sharing a folder: the file at this claimed path may be recorded by another agent.
-        this.lease !== undefined,
-        input.allowDuplicates === true,
-        input.workflowId,
-      ]);
-      const same = found.find((row) => row['found'] === 'same');
-      if (same) return { kind: 'in-progress', item: item(same) };
-      const earlierRow = found.find((row) => row['found'] === 'earlier');
-      const earlier = earlierRow ? item(earlierRow) : undefined;
-      if (earlier && this.lease && (await this.sameFileGone(earlier, input))) {
-        return { kind: 'same-drop', item: earlier };
-      }
-      const state: ItemState = earlier ? 'rejected' : 'claimed';
-      const moves: ClaimMove[] = [
-        {
-          from: null,
-          to: state,
-          detail: earlier
-            ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
-            : { size: input.size, sha256: input.sha256 },
-        },
-      ];
-      // Validated before the claim: on to the create intent in the same insert.
-      const create = !earlier && input.validatedNote !== undefined ? firstCreate(input) : undefined;
-      if (create) moves.push(...validatedToCreating(input.validatedNote!, create));
-      const inserted = await tx.one(S.insertFile, [
-        input.folder,
-        input.workflowId,
-        input.mode,
-        input.fileName,
-        input.sourcePath,
-        input.claimedPath,
-        input.size,
-        input.mtimeMs,
-        input.sha256,
-        input.allowDuplicates === true,
-        moves[moves.length - 1]!.to,
-        earlier ? 'DOCEX_DUPLICATE' : null,
-        earlier ? duplicateReason(earlier) : null,
-        earlier?.id ?? null,
-        now,
-        this.lease?.agentId ?? null,
-        this.lease?.leaseMs ?? null,
-        moves.map((m) => m.from),
-        moves.map((m) => m.to),
-        moves.map((m) => detailText(m.detail)),
-        create?.attempt ?? 0,
-        create?.jobName ?? null,
-      ]);
-      const recorded = item(inserted!);
-      return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
-    });
+        const same = found.find((row) => row['found'] === 'same');
+        if (same) return { kind: 'in-progress', item: item(same) };
+        const earlierRow = found.find((row) => row['found'] === 'earlier');
+        const earlier = earlierRow ? item(earlierRow) : undefined;
+        if (earlier && this.lease && (await this.sameFileGone(earlier, input))) {
+          return { kind: 'same-drop', item: earlier };
+        }
+        const state: ItemState = earlier ? 'rejected' : 'claimed';
+        const moves: ClaimMove[] = [
+          {
+            from: null,
+            to: state,
+            detail: earlier
+              ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
+              : { size: input.size, sha256: input.sha256 },
+          },
+        ];
+        // Validated before the claim: on to the create intent in the same insert.
+        const create = !earlier && input.validatedNote !== undefined ? firstCreate(input) : undefined;
+        if (create) moves.push(...validatedToCreating(input.validatedNote!, create));
+        const inserted = await tx.one(S.insertFile, [
+          input.folder,
+          input.workflowId,
+          input.mode,
+          input.fileName,
+          input.sourcePath,
+          input.claimedPath,
+          input.size,
+          input.mtimeMs,
+          input.sha256,
+          input.allowDuplicates === true,
+          moves[moves.length - 1]!.to,
+          earlier ? 'DOCEX_DUPLICATE' : null,
+          earlier ? duplicateReason(earlier) : null,
+          earlier?.id ?? null,
+          now,
+          this.lease?.agentId ?? null,
+          this.lease?.leaseMs ?? null,
+          moves.map((m) => m.from),
+          moves.map((m) => m.to),
+          moves.map((m) => detailText(m.detail)),
+          create?.attempt ?? 0,
+          create?.jobName ?? null,
+        ]);
+        const recorded = item(inserted!);
+        return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
+      },
+      begin,
+    );
     // Held once committed: a renewal running meanwhile does not see the row, and must not judge it.
     return claim.then((recorded) => {
       if (this.lease && recorded.kind === 'claimed') {
@@ -298,6 +307,13 @@ export class PostgresJournal implements JournalStore {
         this.applyChecked(tx, history, itemId, to, fields, now),
       ));
     this.saw(moved);
+    this.newUploadUrls.delete(itemId);
+    // Only a mode with an upload step keeps the URL (planMove stores none for the others).
+    if (to === 'created' && fields.uploadUrl && moved.hasUploadUrl) {
+      this.newUploadUrls.set(itemId, fields.uploadUrl);
+      if (this.newUploadUrls.size > SEEN_FILES_MAX)
+        this.newUploadUrls.delete(this.newUploadUrls.keys().next().value!);
+    }
     if (moved.kind === 'file' && isFinal(moved.state)) this.forgetHold(moved.id);
     this.log.debug({ itemId, to, jobId: moved.jobId, attempt: moved.attempt }, 'journal transition');
     return moved;
@@ -404,12 +420,18 @@ export class PostgresJournal implements JournalStore {
   }
 
   forgetUploadUrl(itemId: number): Promise<void> {
+    this.newUploadUrls.delete(itemId);
     return this.track(
       this.db.rows('forgetUploadUrl', S.forgetUrl, [itemId, this.clock.now()]).then(() => undefined),
     );
   }
 
   async revealUploadUrl(itemId: number): Promise<string | undefined> {
+    const known = this.newUploadUrls.get(itemId);
+    if (known !== undefined) {
+      this.newUploadUrls.delete(itemId);
+      return known;
+    }
     const url = (await this.db.one('revealUploadUrl', S.uploadUrl, [itemId]))?.['upload_url'];
     return typeof url === 'string' ? url : undefined;
   }
@@ -566,6 +588,7 @@ export class PostgresJournal implements JournalStore {
 
   private forgetHold(fileId: number): boolean {
     this.leaseSetAt.delete(fileId);
+    this.newUploadUrls.delete(fileId);
     return this.held.delete(fileId);
   }
 
@@ -767,14 +790,22 @@ export class PostgresJournal implements JournalStore {
   }
 
   /** A writing transaction; its history entries go in last (see HistoryBatch). */
-  private write<T>(doing: string, fn: (tx: Tx, history: HistoryBatch) => Promise<T>): Promise<T> {
+  private write<T>(
+    doing: string,
+    fn: (tx: Tx, history: HistoryBatch) => Promise<T>,
+    begin?: BeginStatement,
+  ): Promise<T> {
     return this.track(
-      this.db.transaction(doing, async (tx) => {
-        const history = new HistoryBatch();
-        const result = await fn(tx, history);
-        await history.insert(tx);
-        return result;
-      }),
+      this.db.transaction(
+        doing,
+        async (tx) => {
+          const history = new HistoryBatch();
+          const result = await fn(tx, history);
+          await history.insert(tx);
+          return result;
+        },
+        begin,
+      ),
     );
   }
 

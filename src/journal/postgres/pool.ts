@@ -173,7 +173,11 @@ export interface Tx {
 }
 
 /** `BEGIN` for a writing transaction, or a stricter one (a consistent read-only snapshot). */
-export type BeginStatement = 'BEGIN' | 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY';
+export type BeginStatement =
+  | 'BEGIN'
+  | 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'
+  // BEGIN and a first statement without parameters, in one round trip (the simple query protocol).
+  | `BEGIN; SELECT ${string}`;
 
 /**
  * A pool and what it is for: statements outside a transaction, transactions on one client, the

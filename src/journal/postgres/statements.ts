@@ -2,7 +2,7 @@
  * Every statement PostgresJournal runs, in one place. Named: pg prepares each once per connection.
  * The upload URL is read by `uploadUrl` alone; items are read with PG_ITEM_COLUMNS.
  */
-import type { Statement } from './pool.js';
+import type { BeginStatement, Statement } from './pool.js';
 import { PG_ITEM_COLUMNS as C, LOCK_SPACE } from './schema.js';
 
 const OPEN = "state NOT IN ('done', 'rejected')";
@@ -48,8 +48,6 @@ export const STATEMENTS = {
     'SELECT parent_id, state FROM items WHERE parent_id = ANY($1::bigint[]) ORDER BY parent_id, row_index',
   ),
 
-  /** Claims of one content one at a time, across agents; held until the claim commits. */
-  claimLock: s('claim_lock', `SELECT pg_advisory_xact_lock(${LOCK_SPACE.claim}, hashtext($1))`),
   /**
    * What a claim must know, in one read (after the claim lock, so a claim of the same content that
    * committed meanwhile is seen): 'same', this very file already recorded and unfinished (another
@@ -331,4 +329,14 @@ export function oneStatementMove(move: Statement, k: number): Statement {
   );
   oneStatement.set(name, statement);
   return statement;
+}
+
+/**
+ * BEGIN and the claim lock (claims of one content one at a time, across agents; held until the
+ * claim commits) in one round trip: the simple query protocol takes no parameters, so the content
+ * hash is written into the text, which nothing but a hex string may be.
+ */
+export function beginWithClaimLock(sha256: string): BeginStatement {
+  if (!/^[0-9a-f]{1,128}$/i.test(sha256)) throw new Error('a content hash is a hex string');
+  return `BEGIN; SELECT pg_advisory_xact_lock(${LOCK_SPACE.claim}, hashtext('${sha256}'))`;
 }
