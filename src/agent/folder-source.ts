@@ -103,6 +103,7 @@ export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDep
       usePolling: source.usePolling,
       pollIntervalMs: source.pollIntervalMs,
     },
+    ...(deps.at === undefined ? {} : { at: deps.at }),
     clock: deps.clock,
     // LocalSource names its folder on each line itself.
     log: deps.log,

@@ -37,6 +37,8 @@ export type { ClaimedFile, LocalFolderConfig } from './types.js';
 
 export interface LocalSourceOptions {
   folder: LocalFolderConfig;
+  /** The folder's key in the configuration (`folders[2]`), named when the drop folder is missing. */
+  at?: string;
   clock: Clock;
   log: Logger;
   /** Should enqueue and return; the stat loop waits for it, so a slow handler slows intake. */
@@ -180,8 +182,7 @@ export class LocalSource {
 
   /** Watch first, then scan, so nothing dropped during the scan is missed. */
   async start(): Promise<void> {
-    // The agent checked it before (agent/folders.ts): here only if it went since. The source is not
-    // told the folder's config key: the message names it by the folder's name.
+    // The agent checked it before (agent/folders.ts): here only if it went since.
     const st = await fs
       .stat(this.dir)
       .catch(
@@ -192,7 +193,7 @@ export class LocalSource {
       throw missingDropFolder(
         this.options.folder,
         this.dir,
-        undefined,
+        this.options.at,
         typeof st === 'string' ? st : 'is not a folder',
       );
     }
