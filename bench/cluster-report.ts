@@ -67,11 +67,15 @@ agent sweeps once at its start (its own), then one agent per firing of the follo
 5 s) runs the sweep and the other leaves it, so \`ran\` is the firings plus the starts and \`left\`
 the firings both agents saw.
 
-What limits the ratio here: this machine has 2 cores. A file costs the agent 8–9 ms of CPU on a
-PostgreSQL journal and the server 4 ms more (the burst-pg rows above), so one agent at 87 files/s
+What limits the ratio here: this machine has 2 cores. A file costs the agent 7–7.5 ms of CPU on a
+PostgreSQL journal and the server 3 ms more (the burst-pg rows above), so one agent at 90 files/s
 already needs about one core of the two, with the sandbox on the same two. Two agents find the cores
 taken, not the service: the 1.8× target needs each agent on a machine of its own (the two-host
 set-up it stands for), which this bench cannot give; the figure is not a measure of that set-up.
+The journal's round trips per file fell from 16 to 9 between the session that measured 1.28× (87
+and 111.5 files/s) and the one that measured 1.36× (89.8 and 122.3): one agent, latency-bound at
+8 files in flight with the service 25 ms away, hardly moved; two agents gained what the cores gave
+back.
 The failover time is when the dead agent's lease runs out (between leaseMs − renewMs and leaseMs
 after the kill, by when it last renewed) plus up to one renewal round of the survivor: between
 0.67× and 1.33× the lease by construction.

@@ -163,17 +163,23 @@ rounds, the median run of each journal; backlog: 100,000 files, 60 s from the fi
 | 2 | 4 | 0.77× (56.3 / 72.7) | – | 0.68× (63.5 / 93.7) | 3.6 s, 5.3 s |
 | 3 | 8 | 0.80× (61.4 / 77.1) | – | 0.80× (72.7 / 90.6) | 4.3 s, 4.9 s |
 | 4 | 4 | 0.55× (74.2 / 135.4) | 0.73× (66.9 / 91.9) | 0.64× (54.5 / 85.4) | 5.1 s, 5.0 s |
-| 5: one-statement moves (in the tables above) | 4 | 0.71× (108.7 / 153.7) | 0.81× (85.3 / 105.7) | 0.64× (137.4 / 215.6) | 4.3 s, 3.5 s |
+| 5: one-statement moves | 4 | 0.71× (108.7 / 153.7) | 0.81× (85.3 / 105.7) | 0.64× (137.4 / 215.6) | 4.3 s, 3.5 s |
+| 6: a claim of 5, no renewal right after it, a followed job in 1, inspections unsynced | 4 | 0.69× (117.5 / 170.9) | 0.87× (96.6 / 111.1) | 0.70× (154.3 / 220.8) | – |
+| 7: BEGIN with the claim lock, no URL read-back (in the tables above) | 4 | 0.76× (136.8 / 179.7) | 0.88× (100 / 113.9) | 0.797× (192.7 / 241.8) | 4.2 s, 4.4 s |
 
-(PostgreSQL / SQLite files/s in brackets.) Runs 4 and 5 began on a quiet machine; run 5, after
-the moves below became one statement each, is the one in the tables above; runs 1–3 were printed
-only (\`--pg-pool-size 8\` for run 3). In run 5's backlog both journals went faster than in run 4
+(PostgreSQL / SQLite files/s in brackets.) Runs 4 to 7 began on a quiet machine; run 7 is the one
+in the tables above; runs 1–3 were printed only (\`--pg-pool-size 8\` for run 3). Runs 6 and 7 are of
+a later session (\`npm run bench -- --only burst-pg,burst-remote-pg,backlog-pg[,cluster] --write
+--merge\`, nothing else running), with the SQLite burst alone spread over 150–203 files/s within a
+run: the burst's ratio moves by ±0.1 with it. The backlog's ratio, 0.64× in runs 4–5, rose to 0.70×
+and 0.797× as its statements per file fell from 16 to 11 and 10: the round trips were what held it
+back. In run 5's backlog both journals went faster than in run 4
 and the ratio stayed, although its statements per file fell from 37 to 16 as in the burst: what
 holds the backlog's PostgreSQL run back is not pinned down by these figures. From run 4 on, both
 backlogs are synced to disk before the first agent starts (in run 2 the PostgreSQL agent, first,
 met the write-back of 200,000 new files). The time to the first upload includes about 1 s of
 process start and the default 2 s settle rule: 3.6–5.3 s over the four runs, at the edge of the
-5 s target with either journal.
+5 s target with either journal (run 7: 4.2 s and 4.4 s).
 The per-file counts below do not depend on the load, and neither does the CPU arithmetic.
 
 **Round trips.** Until run 4 a single PDF cost **37 statements** on the server, each a round
@@ -183,25 +189,27 @@ unfinished?, earlier content?, INSERT item, 2 × (SELECT … FOR UPDATE, SELECT 
 UPDATE), INSERT history, COMMIT), three moves (created, uploaded, done) of 7 each (BEGIN, lock
 parent FOR SHARE, SELECT … FOR UPDATE, SELECT child states, UPDATE, INSERT history, COMMIT) and
 3 outside transactions. SQLite's journal makes the same four transactions per file in-process.
-Since run 5 the journal's own share is **16** (the rest of the 23–27 per file in the tables below
-are the return path's store, in the same database):
+In run 5 the journal's own share was 16. Since run 7 it is **9** (the backlog's 10 per file in the
+table below; the burst's 13–19 add the return path's store, in the same database: a followed job
+in one statement since run 6, where it took 8, and the follower's polls):
 
 | step | statements | which |
 |---|---|---|
-| claim + validated + create intent (one transaction) | 9 | BEGIN, claim lock (advisory), same file unfinished?, earlier content?, INSERT item, UPDATE (validated), UPDATE (creating), INSERT history, COMMIT: the moves of the item the transaction inserted read nothing back |
-| the lease renewed before the create | 1 | UPDATE … WHERE owner AND epoch |
-| created, uploaded, done | 3 × 1 | one autocommitted statement each: the UPDATE guarded by the state, attempt and job id the journal last saw (and the lease), the history INSERT under the history lock in the same statement ([journal.md](journal.md#a-move-in-one-statement-on-postgresql)) |
-| outside transactions | 3 | inspection started (INSERT … ON CONFLICT), inspection ended (DELETE), the upload URL read before the PUT |
+| claim + validated + create intent (one transaction) | 4 | BEGIN with the claim lock (advisory; one simple query, the hash written in), one read (this file unfinished? else earlier content?), the INSERT of the file straight in \`creating\` with its first job name and its three history entries, COMMIT ([journal.md](journal.md#a-move-in-one-statement-on-postgresql)) |
+| the lease before the create | 0 | renewed only when the claim (or the last renewal) set it more than createMarginMs ago |
+| created, uploaded, done | 3 × 1 | one autocommitted statement each: the UPDATE guarded by the state, attempt and job id the journal last saw (and the lease), the history INSERT under the history lock in the same statement |
+| outside transactions | 2 | inspection started (INSERT … ON CONFLICT) and ended (DELETE), committed without waiting for the WAL flush; the upload URL the create just recorded is not read back |
 
-Commits rose from 7.2 to 11–13 per file (each autocommitted move is a WAL flush of its own), while
-the round trips fell by 21; the server executes 1.5 ms per file instead of 1.8–2.7.
+The server executed 0.75 ms per file in run 7's backlog (1.2 in run 5) and used 1.7 ms of CPU per
+file (2.8); in its burst 1.1 and 2.6 ms (1.5 and 4.0 in run 5).
 
 **CPU.** Everything shares two cores, so CPU per file bounds the rate. In run 4's burst (median
 runs) the agent used 7.0 ms of CPU per file with SQLite and 11.0 ms with PostgreSQL, the server
 5.2 ms of its own (backends, WAL writer), the sandbox 5.4 and 6.0 ms: a file cost 12.4 ms of the
 two cores with SQLite and 22.3 ms with PostgreSQL, a ratio of 0.56, which is what that run
 measured (0.55×). In run 1 it was 13.6 against 19.7 ms (0.69). In run 5 the agent used 6.0 ms
-with SQLite and 7.6 ms with PostgreSQL, the server 4.0 ms. With the database on another
+with SQLite and 7.6 ms with PostgreSQL, the server 4.0 ms; in run 7 5.5 ms and 6.0 ms, the server
+2.6 ms: with the sandbox's 5 ms or so, about 10.5 against 13.6 ms a file, a ratio near 0.77. With the database on another
 machine the server's share would leave these two cores; the agent's own 4 ms more per file
 would not.
 V8 CPU profiles of the agent (1,000 files each, pool 4): the socket writes of the
@@ -220,20 +228,18 @@ gave the best ratios of the session, 0.80× in the burst and the backlog, and a 
 RSS (204 against 237–245 MiB in the burst); one run each, on a loaded machine, so the pool's share
 is not pinned down.
 
-**What is left, in order of gain** (run 4 listed six steps; the first two, a move in one
-statement and no child-state read or parent lock where none is needed, are done):
-1. The claim in fewer statements: the same-file and earlier-content checks in one SELECT; the
-   INSERT of the item straight in \`creating\` with its three history entries in one statement:
-   9 → 4 with BEGIN and COMMIT.
-2. The return path's store (the follower's BEGIN/COMMIT and returns_sources updates, about 9
-   statements per file in the tables below).
-3. The inspection records: both with \`SET LOCAL synchronous_commit = off\` or inside the claim's
-   transaction: two WAL flushes fewer per file.
-4. journal.poolSize at least the folders' concurrency (pool 8 gave 0.80× in run 3).
-5. The return path's history horizon: it takes the history lock exclusively 2–5 times a second;
+**What is left, in order of gain** (run 4 listed six steps; run 7 has done the first five: a move
+in one statement, no child-state read or parent lock where none is needed, the claim in fewer
+statements, the returns store's job in one, the inspection records unsynced):
+1. journal.poolSize at least the folders' concurrency (pool 8 gave 0.80× in run 3); with three
+   pools per agent (journal, returns store, inbox), a default of 8 would hold 24 connections an
+   agent, a quarter of PostgreSQL's default max_connections for two agents.
+2. The return path's history horizon: it takes the history lock exclusively 2–5 times a second;
    taken only when the feed has caught up, the writers would wait less.
+3. The follower's polls (the burst with the service 25 ms away makes 19 statements per file
+   against the burst's 13: more polls per job while the jobs take longer).
 With the database on another machine (what a site sharing it between agents runs), the server's
-4 ms per file leaves the agent's cores.
+2.6 ms per file leaves the agent's cores.
 `;
 
 export function journalNotes(
