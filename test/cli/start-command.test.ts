@@ -23,6 +23,28 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** `start` on a configuration with its log lines captured; resolves once the agent has started. */
+async function startCapturing(configFile: string) {
+  const logs: Array<Record<string, unknown>> = [];
+  const log = pino(
+    { level: 'info' },
+    new Writable({
+      write(chunk, _enc, done) {
+        logs.push(JSON.parse(String(chunk)));
+        done();
+      },
+    }),
+  );
+  let stop: (signal: string) => void = () => {};
+  const stopSignal = new Promise<string>((resolve) => {
+    stop = resolve;
+  });
+  let agent: Agent | undefined;
+  const exit = runStart(configFile, { stopSignal, log, onStarted: (a) => (agent = a) });
+  await waitFor(() => agent);
+  return { logs, agent: agent!, stop, exit };
+}
+
 describe('docex-agent start', () => {
   it('creates the folders (create: true), submits a dropped file, logs file/folder/jobId, and exits 0 on the stop signal', async () => {
     const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
@@ -43,23 +65,7 @@ describe('docex-agent start', () => {
         ],
       }),
     );
-    const logs: Array<Record<string, unknown>> = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _enc, done) {
-          logs.push(JSON.parse(String(chunk)));
-          done();
-        },
-      }),
-    );
-    let stop: (signal: string) => void = () => {};
-    const stopSignal = new Promise<string>((resolve) => {
-      stop = resolve;
-    });
-    let started = false;
-    const exit = runStart(configFile, { stopSignal, log, onStarted: () => (started = true) });
-    await waitFor(() => started);
+    const { logs, stop, exit } = await startCapturing(configFile);
 
     writeFileSync(path.join(dir, 'in', 'invoices', 'inv-1.pdf'), await makePdf('started agent'));
     const archive = path.join(dir, 'in', 'invoices', '.archive');
@@ -136,23 +142,7 @@ describe('docex-agent start', () => {
         folders: [folder('invoices', './typo-in/invoices'), folder('typo', './no-such-parent/invoices')],
       }),
     );
-    const logs: Array<Record<string, unknown>> = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _enc, done) {
-          logs.push(JSON.parse(String(chunk)));
-          done();
-        },
-      }),
-    );
-    let stop: (signal: string) => void = () => {};
-    const stopSignal = new Promise<string>((resolve) => {
-      stop = resolve;
-    });
-    let agent: Agent | undefined;
-    const exit = runStart(configFile, { stopSignal, log, onStarted: (a) => (agent = a) });
-    await waitFor(() => agent);
+    const { logs, agent, stop, exit } = await startCapturing(configFile);
 
     const missing = path.join(dir, 'no-such-parent', 'invoices');
     expect(existsSync(path.join(dir, 'no-such-parent'))).toBe(false);
@@ -169,7 +159,7 @@ describe('docex-agent start', () => {
     expect(String(stopped[0]?.['reason'])).toBe(
       `folder typo: drop folder ${missing} (folders[1].source.path) does not exist; the agent makes no drop folder unless the folder says create: true. Fix: create it for the agent's user and the ERP's group (install -d -o docex-agent -g docex-agent -m 2770 ${missing}, systemd/README.md step 5) or correct folders[1].source.path, then reload; or set folders[1].create: true to let the agent make it`,
     );
-    expect(agent?.stoppedFolders.map((s) => [s.name, s.code])).toEqual([
+    expect(agent.stoppedFolders.map((s) => [s.name, s.code])).toEqual([
       ['typo', 'DOCEX_SOURCE_FOLDER_MISSING'],
     ]);
 
@@ -209,23 +199,7 @@ describe('docex-agent start', () => {
         ],
       }),
     );
-    const logs: Array<Record<string, unknown>> = [];
-    const log = pino(
-      { level: 'info' },
-      new Writable({
-        write(chunk, _enc, done) {
-          logs.push(JSON.parse(String(chunk)));
-          done();
-        },
-      }),
-    );
-    let stop: (signal: string) => void = () => {};
-    const stopSignal = new Promise<string>((resolve) => {
-      stop = resolve;
-    });
-    let agent: Agent | undefined;
-    const exit = runStart(configFile, { stopSignal, log, onStarted: (a) => (agent = a) });
-    await waitFor(() => agent);
+    const { logs, stop, exit } = await startCapturing(configFile);
     const unreachable = path.join(dir, 'a-plain-file', 'invoices');
     expect(logs.filter((l) => l['msg'] === 'folder stopped')).toEqual([
       expect.objectContaining({
