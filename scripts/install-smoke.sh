@@ -32,6 +32,8 @@
 #   scripts/install-smoke.sh               build from this checkout (git archive HEAD), then install
 #   DOCEX_SMOKE_BUILD=<dir> scripts/...    install <dir> as built by `scripts/container-build.sh all`
 set -euo pipefail
+# With pipefail, a reader that stops early (head, grep -q) fails the pipeline with SIGPIPE (141)
+# whenever the writer has more to say: take the first line with sed -n 1p or find -print -quit.
 repo=$(cd "$(dirname "$0")/.." && pwd)
 NODE=${NODE:-$(command -v node)}
 SERVICE_USER=docex-agent
@@ -147,7 +149,7 @@ sandbox_pid=$!
 echo "pid $sandbox_pid" >>"$MARKER"
 wait_for "$WAIT_START" "sandbox banner" grep -q 'Press Ctrl+C' "$work/sandbox.log"
 fragment="$sandbox_dir/agent-config.yaml"
-field() { sed -n "s/^  $1: //p" "$fragment" | head -n 1; }
+field() { sed -n "s/^  $1: //p" "$fragment" | sed -n 1p; }
 api_url=$(field apiUrl)
 auth_url=$(field authUrl)
 client_id=$(field clientId)
@@ -269,10 +271,10 @@ chmod 0755 "$work"
 runuser -u "$ERP_USER" -- sh -c "umask 0007; cp '$work/invoice.pdf' '$SRV/invoices/.invoice-2026-0001.pdf.part' \
   && mv '$SRV/invoices/.invoice-2026-0001.pdf.part' '$SRV/invoices/invoice-2026-0001.pdf'"
 
-found() { find "$SRV/out/$1" -name "$2" -type f 2>/dev/null | grep -q .; }
+found() { [ -n "$(find "$SRV/out/$1" -name "$2" -type f -print -quit 2>/dev/null)" ]; }
 final_status() {
   local file
-  file=$(find "$SRV/out/statuses" -name 'invoice-2026-0001.pdf.status.json' -type f 2>/dev/null | head -n 1)
+  file=$(find "$SRV/out/statuses" -name 'invoice-2026-0001.pdf.status.json' -type f -print -quit 2>/dev/null)
   [ -n "$file" ] && grep -q '"final": *true' "$file"
 }
 wait_for "$WAIT_OUTPUT" "archived PDF" found ../invoices/.archive 'invoice-2026-0001.pdf'
@@ -281,7 +283,7 @@ wait_for "$WAIT_OUTPUT" "final status" final_status
 wait_for "$WAIT_OUTPUT" "delivery proof" found proofs '*DELIVERY_PROOF*'
 wait_for "$WAIT_OUTPUT" "Peppol inbox document" found peppol-inbox '*.xml'
 for output in statuses proofs peppol-inbox; do
-  file=$(find "$SRV/out/$output" -type f ! -name '.*' | head -n 1)
+  file=$(find "$SRV/out/$output" -type f ! -name '.*' -print -quit)
   runuser -u "$ERP_USER" -- cat "$file" >/dev/null || fail "the ERP account cannot read $file"
 done
 
@@ -295,9 +297,9 @@ mode=$(stat -c %a "$SRV/invoices/umask-077.pdf")
 unreadable_warning() { grep '"code":"DOCEX_SOURCE_FILE_UNREADABLE"' "$work/agent.log" | grep '"file":"umask-077.pdf"'; }
 wait_for "$WAIT_OUTPUT" "warning about the unreadable file" eval 'unreadable_warning >/dev/null'
 unreadable_warning
-ops_url=$(sed -n 's/.*"address":"\(http[^"]*\)".*"msg":"ops endpoints listening".*/\1/p' "$work/agent.log" | head -n 1)
+ops_url=$(sed -n 's/.*"address":"\(http[^"]*\)".*"msg":"ops endpoints listening".*/\1/p' "$work/agent.log" | sed -n 1p)
 metric() { "$NODE" -e 'fetch(process.argv[1] + "/metrics").then((r) => r.text()).then((t) => process.stdout.write(t))' "$ops_url" | grep "^$1 "; }
-metric 'docex_files_unreadable{folder="invoices"}' | grep -q ' 1$' || fail "docex_files_unreadable is not 1: $(metric 'docex_files_unreadable{folder="invoices"}')"
+grep -q ' 1$' <<<"$(metric 'docex_files_unreadable{folder="invoices"}')" || fail "docex_files_unreadable is not 1: $(metric 'docex_files_unreadable{folder="invoices"}')"
 [ -f "$SRV/invoices/umask-077.pdf" ] || fail "the unreadable file left the drop folder"
 # Run by hand as an operator would: without the service's credentials (status needs none).
 env -u CREDENTIALS_DIRECTORY "$NODE" "$OPT/dist/cli/main.js" status umask-077.pdf --config "$config" \
@@ -306,7 +308,7 @@ grep -q 'the agent cannot read it (EACCES)' "$work/status-unreadable.txt" || fai
 # The ERP's side fixed for this file (the guide: chmod g+r); it is taken like any other.
 runuser -u "$ERP_USER" -- chmod g+r "$SRV/invoices/umask-077.pdf"
 wait_for "$WAIT_OUTPUT" "archived umask-077.pdf" found ../invoices/.archive 'umask-077.pdf'
-metric 'docex_files_unreadable{folder="invoices"}' | grep -q ' 0$' || fail "docex_files_unreadable did not drop to 0"
+grep -q ' 0$' <<<"$(metric 'docex_files_unreadable{folder="invoices"}')" || fail "docex_files_unreadable did not drop to 0"
 [ "$(unreadable_warning | wc -l)" = 1 ] || fail "not exactly one warning for the unreadable file"
 
 say "stop (SIGTERM, as systemctl stop)"
@@ -319,5 +321,5 @@ done
 wait "$agent_pid" || fail "the agent exited with $?"
 kill -TERM "$sandbox_pid"
 wait "$sandbox_pid" || fail "the sandbox exited with $?"
-find "$SRV" -printf '%M %u:%g %p\n' | head -n 20
+find "$SRV" -printf '%M %u:%g %p\n' | sed -n 1,20p
 echo "install-smoke: ok ($(node --version 2>/dev/null || true), $("$NODE" --version))"
