@@ -74,11 +74,15 @@ function fittingNumberedName(name: string, n: number): string {
   return numberedName(`${stem}${ext.length < name.length ? ext : ''}`, n);
 }
 
+/** The names freeName tries, in its order: `name`, then `stem.2.ext`, `stem.3.ext`, … */
+export function* numberedNames(name: string): Generator<string> {
+  yield name;
+  for (let n = 2; n < 10_000; n++) yield fittingNumberedName(name, n);
+}
+
 /** A name in `dir` not taken yet: `name`, then `stem.2.ext`, `stem.3.ext`, … */
 export async function freeName(dir: string, name: string): Promise<string> {
-  if (!(await exists(path.join(dir, name)))) return name;
-  for (let n = 2; n < 10_000; n++) {
-    const candidate = fittingNumberedName(name, n);
+  for (const candidate of numberedNames(name)) {
     if (!(await exists(path.join(dir, candidate)))) return candidate;
   }
   // Thousands of same-named leftovers: fall back to a random tag rather than loop forever.

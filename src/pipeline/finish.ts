@@ -3,13 +3,16 @@
  * a refused one to the error folder with an error record and an operator's text. The journal's
  * state decides which; a file already moved (crash after the rename) is left alone.
  */
+import fs from 'node:fs/promises';
 import { crashPoint } from '../core/crash-points.js';
 import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem } from '../journal/index.js';
-import { archiveDayDir, errorRecord, errorText, resultRecord } from './outcome-files.js';
-import { placeFile } from './place-file.js';
+import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
+import { findPlaced, placeFile } from './place-file.js';
 import { sidecarPathOf, usesSidecars } from './sidecar.js';
 import type { FolderRuntime, StepContext } from './types.js';
+
+const DAY_MS = 86_400_000;
 
 /** Payload files: what became of each row, and the report of refused rows. */
 export interface ResultExtras {
@@ -46,6 +49,58 @@ async function stillClaimed(item: JournalItem): Promise<boolean> {
   return existsOrFalse(item.claimedPath);
 }
 
+/** Days an earlier holder may have archived the item on: from its last move up to now, a week at most. */
+function archiveDaysSince(archiveDir: string, since: number, now: number): string[] {
+  const days = new Set<string>();
+  for (let at = Math.max(since, now - 7 * DAY_MS); at < now + DAY_MS; at += DAY_MS) {
+    days.add(archiveDayDir(archiveDir, Math.min(at, now)));
+  }
+  return [...days];
+}
+
+/**
+ * A spool copy of a file another agent held before (an epoch past the first): that agent may have
+ * archived its own copy and died before recording `done`. Answers where it did, if it did.
+ */
+async function archivedByEarlierHolder(
+  runtime: FolderRuntime,
+  item: JournalItem,
+  now: number,
+): Promise<string | undefined> {
+  if (runtime.config.source.type !== 'sftp' || item.epoch <= 1) return undefined;
+  const mine = resultRecord(item, now);
+  const sameItem = (content: string) => {
+    try {
+      const record = JSON.parse(content) as Partial<ResultRecord>;
+      return (
+        record.folder === mine.folder &&
+        record.file === mine.file &&
+        record.sha256 === mine.sha256 &&
+        record.claimedAt === mine.claimedAt
+      );
+    } catch {
+      return false;
+    }
+  };
+  for (const day of archiveDaysSince(runtime.config.archiveDir, item.updatedAt, now)) {
+    const placed = await findPlaced(
+      day,
+      item.fileName,
+      { suffix: '.result.json', matches: sameItem },
+      { markerSuffixes: markerSuffixes(runtime) },
+    );
+    if (placed) return placed;
+  }
+  return undefined;
+}
+
+/** This agent's copy of a file archived already, with what travels with it. */
+async function dropCopy(runtime: FolderRuntime, item: JournalItem): Promise<void> {
+  const copy = item.claimedPath!;
+  const paths = [copy, ...companions(runtime, item), ...markerSuffixes(runtime).map((s) => `${copy}${s}`)];
+  await Promise.all(paths.map((p) => fs.rm(p, { force: true })));
+}
+
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */
 export async function archiveItem(
   ctx: StepContext,
@@ -58,6 +113,15 @@ export async function archiveItem(
     log.debug({ itemId: item.id }, 'file kept in place');
   } else if (await stillClaimed(item)) {
     const now = ctx.clock.now();
+    const earlier = await archivedByEarlierHolder(runtime, item, now);
+    if (earlier) {
+      await dropCopy(runtime, item);
+      log.info(
+        { archived: earlier },
+        'file archived already by the agent that held it before: this copy dropped',
+      );
+      return ctx.journal.transition(item.id, 'done');
+    }
     const record = { ...resultRecord(item, now), ...extra };
     const placed = await placeFile(
       item.claimedPath!,

@@ -4,8 +4,9 @@
  * `.processing/`, where recovery places it again under the same free name (nothing is deleted).
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs/promises';
 import path from 'node:path';
-import { existsOrFalse, freeName, inDir, moveFile, writeFileAtomic } from '../core/fs.js';
+import { existsOrFalse, freeName, inDir, moveFile, numberedNames, writeFileAtomic } from '../core/fs.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
 import { assertRealPath } from '../core/real-dir.js';
 
@@ -82,6 +83,29 @@ export function placeFile(
   );
 }
 
+function reservedBytes(sideSuffixes: readonly string[], options: PlaceOptions): number {
+  return Math.max(0, ...sideSuffixes.map(byteLength), ...(options.markerSuffixes ?? []).map(byteLength));
+}
+
+/**
+ * Where placeFile put `name` into `dir` earlier with a side file (`suffix`) whose content `matches`:
+ * the names it would have chosen are tried in its order while they are taken. Undefined when none.
+ */
+export async function findPlaced(
+  dir: string,
+  name: string,
+  side: { suffix: string; matches: (content: string) => boolean },
+  options: PlaceOptions = {},
+): Promise<string | undefined> {
+  for (const candidate of numberedNames(fitName(name, reservedBytes([side.suffix], options)))) {
+    const placed = path.join(dir, candidate);
+    if (!(await existsOrFalse(placed))) return undefined;
+    const content = await fs.readFile(`${placed}${side.suffix}`, 'utf8').catch(() => undefined);
+    if (content !== undefined && side.matches(content)) return placed;
+  }
+  return undefined;
+}
+
 async function placeInto(
   filePath: string,
   dir: string,
@@ -89,10 +113,9 @@ async function placeInto(
   sideFiles: readonly SideFile[],
   options: PlaceOptions,
 ): Promise<string> {
-  const reserve = Math.max(
-    0,
-    ...sideFiles.map((f) => byteLength(f.suffix)),
-    ...(options.markerSuffixes ?? []).map(byteLength),
+  const reserve = reservedBytes(
+    sideFiles.map((f) => f.suffix),
+    options,
   );
   const target = path.join(dir, await freeName(dir, fitName(name, reserve)));
   for (const suffix of options.markerSuffixes ?? []) {
