@@ -129,6 +129,22 @@ function rightsLines(p: ProbeAnswer): CheckLine[] {
   ];
 }
 
+/**
+ * A warning when files in flight would wait for a journal connection: each holds one for its
+ * claim transaction and for every move.
+ */
+export function poolLine(config: AgentConfig): CheckLine | undefined {
+  const { poolSize } = config.journal;
+  if (poolSize >= config.concurrency) return undefined;
+  return {
+    ok: true,
+    warn: true,
+    what: 'journal pool',
+    detail: `journal.poolSize ${poolSize} is below concurrency ${config.concurrency}: files in flight wait for a connection`,
+    hint: `set journal.poolSize: ${Math.min(config.concurrency, 64)}, within what PostgreSQL's max_connections allows each agent (docs/configuration.md)`,
+  };
+}
+
 /** The journal's lines of `docex-agent check`; `clock`: this host's, compared with the database's. */
 export async function journalLines(config: AgentConfig, clock?: Clock): Promise<CheckLine[]> {
   if (!config.journal.url) return [];
@@ -148,8 +164,10 @@ export async function journalLines(config: AgentConfig, clock?: Clock): Promise<
   if (location.kind !== 'postgres') return [];
   const { probePostgres } = await import('../journal/postgres/index.js');
   const p = await probePostgres(location.connection, clock ? { clock } : {});
+  const pool = poolLine(config);
+  const extra = pool ? [pool] : [];
   if (!p.reached) {
-    return [{ ok: false, what: 'journal', detail: `${p.code}: ${p.message}`, hint: CONNECT_HINT }];
+    return [{ ok: false, what: 'journal', detail: `${p.code}: ${p.message}`, hint: CONNECT_HINT }, ...extra];
   }
   return [
     {
@@ -160,5 +178,6 @@ export async function journalLines(config: AgentConfig, clock?: Clock): Promise<
     schemaLine(p),
     clockLine(p),
     ...rightsLines(p),
+    ...extra,
   ];
 }

@@ -43,7 +43,9 @@ export const journalSchema = z
     keyFile: pathText()
       .optional()
       .describe('PEM of the client certificate’s private key; refused when group or others may read it.'),
-    poolSize: count(1, 64, 4).describe('Connections to PostgreSQL the agent keeps open at most.'),
+    poolSize: count(1, 64, 4).describe(
+      "Connections of the journal's pool, which every claim and move of a file holds while it runs: below concurrency, files in flight wait for one. The returns store, the readers, the inbox and the heartbeats keep small pools of their own.",
+    ),
     timeoutMs: durationMs(10_000).describe(
       'How long connecting or one statement may take before the database counts as unreachable.',
     ),

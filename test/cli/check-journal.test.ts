@@ -11,7 +11,7 @@ import path from 'node:path';
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { journalLines, sqlIdentifier } from '../../src/cli/check-journal.js';
+import { journalLines, poolLine, sqlIdentifier } from '../../src/cli/check-journal.js';
 import { type CheckLine, failed, formatCheck } from '../../src/cli/check-line.js';
 import { runChecks } from '../../src/cli/check-runner.js';
 import { loadConfig } from '../../src/config/index.js';
@@ -73,6 +73,19 @@ const openJournal = (url: string) =>
 describe('check: the journal lines without PostgreSQL', () => {
   it('adds nothing for a SQLite journal (the state folder line covers it)', async () => {
     expect(await journalLines(configFor(undefined))).toEqual([]);
+  });
+
+  it('warns when journal.poolSize is below concurrency, since files in flight would wait for a connection', () => {
+    const config = configFor(undefined);
+    expect(
+      poolLine({ ...config, concurrency: 4, journal: { ...config.journal, poolSize: 4 } }),
+    ).toBeUndefined();
+    const line = poolLine({ ...config, concurrency: 8, journal: { ...config.journal, poolSize: 4 } });
+    expect(line).toMatchObject({ ok: true, warn: true, what: 'journal pool' });
+    expect(line!.detail).toBe(
+      'journal.poolSize 4 is below concurrency 8: files in flight wait for a connection',
+    );
+    expect(line!.hint).toContain('set journal.poolSize: 8');
   });
 
   it('quotes an identifier only when SQL needs it', () => {

@@ -29,7 +29,12 @@ afterEach(() => rmSync(root, { recursive: true, force: true }));
 
 function runtime(sourceType: 'sftp' | 'local'): FolderRuntime {
   return {
-    config: { name: 'invoices', archiveDir, source: { type: sourceType }, stability: { kind: 'size-stable' } },
+    config: {
+      name: 'invoices',
+      archiveDir,
+      source: { type: sourceType },
+      stability: { kind: 'size-stable' },
+    },
     mode: 'single-file',
   } as unknown as FolderRuntime;
 }
