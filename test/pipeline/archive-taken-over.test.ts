@@ -27,12 +27,12 @@ beforeEach(() => {
 });
 afterEach(() => rmSync(root, { recursive: true, force: true }));
 
-function runtime(sourceType: 'sftp' | 'local'): FolderRuntime {
+function runtime(): FolderRuntime {
   return {
     config: {
       name: 'invoices',
       archiveDir,
-      source: { type: sourceType },
+      source: { type: 'sftp' },
       stability: { kind: 'size-stable' },
     },
     mode: 'single-file',
@@ -84,7 +84,7 @@ describe('archiving a file taken over from another agent', () => {
   it('drops the taken-over copy when the earlier holder archived its own copy, and records done', async () => {
     const taken = item(2);
     archivedBefore(taken, NOW - 20_000);
-    await archiveItem(context(NOW), runtime('sftp'), taken);
+    await archiveItem(context(NOW), runtime(), taken);
     expect(dataFiles(archiveDayDir(archiveDir, NOW))).toEqual(['invoice-7.pdf']);
     expect(existsSync(taken.claimedPath!)).toBe(false);
     expect(moves).toEqual(['7:done']);
@@ -94,7 +94,7 @@ describe('archiving a file taken over from another agent', () => {
     const now = Date.parse('2026-11-28T00:00:05Z');
     const taken = item(3, { updatedAt: now - 20_000 });
     const earlierDay = archivedBefore(taken, now - 10_000);
-    await archiveItem(context(now), runtime('sftp'), taken);
+    await archiveItem(context(now), runtime(), taken);
     expect(path.dirname(earlierDay)).toBe(archiveDayDir(archiveDir, now - DAY_MS));
     expect(existsSync(archiveDayDir(archiveDir, now))).toBe(false);
     expect(existsSync(taken.claimedPath!)).toBe(false);
@@ -104,7 +104,7 @@ describe('archiving a file taken over from another agent', () => {
     const taken = item(2);
     archivedBefore({ ...taken, createdAt: NOW - 3_600_000, sha256: 'b'.repeat(64) }, NOW - 50_000);
     archivedBefore(taken, NOW - 20_000, 'invoice-7.2.pdf');
-    await archiveItem(context(NOW), runtime('sftp'), taken);
+    await archiveItem(context(NOW), runtime(), taken);
     expect(dataFiles(archiveDayDir(archiveDir, NOW)).sort()).toEqual(['invoice-7.2.pdf', 'invoice-7.pdf']);
     expect(existsSync(taken.claimedPath!)).toBe(false);
   });
@@ -112,7 +112,7 @@ describe('archiving a file taken over from another agent', () => {
   it('archives the copy beside a same-named file of another drop', async () => {
     const taken = item(2);
     archivedBefore({ ...taken, createdAt: NOW - 3_600_000 }, NOW - 50_000);
-    await archiveItem(context(NOW), runtime('sftp'), taken);
+    await archiveItem(context(NOW), runtime(), taken);
     expect(dataFiles(archiveDayDir(archiveDir, NOW)).sort()).toEqual(['invoice-7.2.pdf', 'invoice-7.pdf']);
     expect(moves).toEqual(['7:done']);
   });
