@@ -638,6 +638,24 @@ export const ERROR_CODES = {
     meaning: 'A ZIP entry is a symbolic link.',
     action: 'zip the files themselves, not links',
   },
+  DOCEX_INPUT_ZIP_BAD_NAME: {
+    group: 'inspect',
+    meaning:
+      'A ZIP entry has a name no dropped file may have (the rule of `DOCEX_INPUT_BAD_NAME`, segment by segment): control characters, line or paragraph separators, invisible format characters (a right-to-left override, a zero-width space), a name marked UTF-8 that is not, an empty or "." segment, or a segment over 255 bytes.',
+    action: 'rename the entry inside the archive and drop it again',
+  },
+  DOCEX_INPUT_ZIP_NOT_A_FILE: {
+    group: 'inspect',
+    meaning:
+      "A ZIP entry is neither a regular file nor a folder by its recorded type (a device, FIFO or socket by its Unix mode), or is recorded as a folder under a file's name.",
+    action: 'zip regular files only',
+  },
+  DOCEX_INPUT_ZIP_DUPLICATE: {
+    group: 'inspect',
+    meaning:
+      'Two ZIP entries have the same name once case and Unicode normalisation are set aside (`a.pdf` and `A.PDF`, or a file `x` beside a folder `x/`): extracted, one would replace the other.',
+    action: 'give every entry its own name',
+  },
   DOCEX_INPUT_ZIP_ENCRYPTED: {
     group: 'inspect',
     meaning: 'A ZIP entry is encrypted.',

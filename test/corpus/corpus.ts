@@ -778,6 +778,204 @@ export const CORPUS: CorpusCase[] = [
     },
     expected: error('DOCEX_INPUT_TOO_COMPLEX'),
   },
+  // --- issue 29: ZIP entries obey the rule of dropped names
+  {
+    name: 'a PDF whose name has a zero-width space',
+    folder: 'pdf',
+    file: 'in\u200Bvoice.pdf',
+    write: writes(() => pdfOf('zero-width name')),
+    expected: error('DOCEX_INPUT_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP whose PDF entry hides its extension behind a right-to-left override',
+    folder: 'pdf',
+    file: 'zip-entry-rlo.zip',
+    write: writes(async () => makeZip([{ name: 'invoice\u202Efdp.exe.pdf', data: await pdfOf('zip rlo') }])),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP with a newline in an entry name',
+    folder: 'pdf',
+    file: 'zip-entry-newline.zip',
+    write: writes(async () => makeZip([{ name: 'two\nlines.pdf', data: await pdfOf('zip newline') }])),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP with a zero-width space in a folder of an entry path',
+    folder: 'pdf',
+    file: 'zip-entry-zero-width.zip',
+    write: writes(async () => makeZip([{ name: 'mar\u200Bch/a.pdf', data: await pdfOf('zip zero width') }])),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP with a C1 control (NEL) in an entry name',
+    folder: 'pdf',
+    file: 'zip-entry-c1.zip',
+    write: writes(async () => makeZip([{ name: 'in\u0085voice.pdf', data: await pdfOf('zip c1') }])),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP whose entry name is flagged UTF-8 but written in Latin-1',
+    folder: 'pdf',
+    file: 'zip-entry-latin1.zip',
+    write: writes(async () =>
+      makeZip([
+        {
+          name: 'facture.pdf',
+          nameBytes: Buffer.from('facture-\u00e9.pdf', 'latin1'),
+          data: await pdfOf('zip latin1'),
+        },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP storing a right-to-left override as UTF-8 bytes without the UTF-8 flag (CP437 shows it harmless)',
+    folder: 'pdf',
+    file: 'zip-entry-unflagged-rlo.zip',
+    write: writes(async () =>
+      makeZip([
+        {
+          name: 'x.pdf',
+          nameBytes: Buffer.from('invoice\u202Efdp.exe.pdf'),
+          utf8Flag: false,
+          data: await pdfOf('zip unflagged rlo'),
+        },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP storing a newline byte without the UTF-8 flag (CP437 shows it as "◙")',
+    folder: 'pdf',
+    file: 'zip-entry-cp437-newline.zip',
+    write: writes(async () =>
+      makeZip([
+        {
+          name: 'x.pdf',
+          nameBytes: Buffer.from('two\nlines.pdf'),
+          utf8Flag: false,
+          data: await pdfOf('zip cp437'),
+        },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP whose Unicode path field shows "evil.pdf" over a stored "../../evil.pdf"',
+    folder: 'pdf',
+    file: 'zip-entry-unicode-path-slip.zip',
+    write: writes(async () =>
+      makeZip([{ name: '../../evil.pdf', unicodePath: 'evil.pdf', data: await pdfOf('zip unicode path') }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_UNSAFE_PATH'),
+  },
+  {
+    name: 'a ZIP with a "./" entry (extracts onto another entry\'s name)',
+    folder: 'pdf',
+    file: 'zip-entry-dot.zip',
+    write: writes(async () => makeZip([{ name: './a.pdf', data: await pdfOf('zip dot') }])),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP with a 300-byte entry name (over NAME_MAX)',
+    folder: 'pdf',
+    file: 'zip-entry-long-name.zip',
+    write: writes(async () => makeZip([{ name: longName(300), data: await pdfOf('zip long name') }])),
+    expected: error('DOCEX_INPUT_ZIP_BAD_NAME'),
+  },
+  {
+    name: 'a ZIP holding one name twice with different content',
+    folder: 'pdf',
+    file: 'zip-duplicate.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 'invoice.pdf', data: await pdfOf('zip duplicate one') },
+        { name: 'invoice.pdf', data: await pdfOf('zip duplicate two') },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_DUPLICATE'),
+  },
+  {
+    name: 'a ZIP holding two names that differ only in case',
+    folder: 'pdf',
+    file: 'zip-duplicate-case.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 'Invoice.pdf', data: await pdfOf('zip case one') },
+        { name: 'INVOICE.PDF', data: await pdfOf('zip case two') },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_DUPLICATE'),
+  },
+  {
+    name: 'a ZIP holding one accented name in NFC and in NFD',
+    folder: 'pdf',
+    file: 'zip-duplicate-nfd.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 're\u00e7u.pdf', data: await pdfOf('zip nfc') },
+        { name: 're\u00e7u.pdf'.normalize('NFD'), data: await pdfOf('zip nfd') },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_DUPLICATE'),
+  },
+  {
+    name: 'a UBL ZIP holding one invoice name twice',
+    folder: 'ubl',
+    file: 'ubl-duplicate.zip',
+    write: writes(() =>
+      makeZip([
+        { name: 'invoice.xml', data: UBL_SAMPLE() },
+        { name: 'invoice.xml', data: UBL_SAMPLE() },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_DUPLICATE'),
+  },
+  {
+    name: 'a ZIP with a FIFO entry (Unix mode 010644)',
+    folder: 'pdf',
+    file: 'zip-entry-fifo.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'pipe.pdf', data: await pdfOf('zip fifo'), unixMode: 0o010644 }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_NOT_A_FILE'),
+  },
+  {
+    name: 'a ZIP with a character-device entry (Unix mode 020666, /dev/zero-like)',
+    folder: 'pdf',
+    file: 'zip-entry-device.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'zero.pdf', data: await pdfOf('zip device'), unixMode: 0o020666 }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_NOT_A_FILE'),
+  },
+  {
+    name: 'a ZIP with a socket entry (Unix mode 0140755)',
+    folder: 'pdf',
+    file: 'zip-entry-socket.zip',
+    write: writes(async () =>
+      makeZip([{ name: 'sock.pdf', data: await pdfOf('zip socket'), unixMode: 0o140755 }]),
+    ),
+    expected: error('DOCEX_INPUT_ZIP_NOT_A_FILE'),
+  },
+  {
+    name: 'a ZIP whose entry names a dropped file may also have (CON.pdf, a space before .pdf, NFD accents)',
+    folder: 'pdf',
+    file: 'zip-entry-odd-but-fine.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 'CON.pdf', data: await pdfOf('zip con') },
+        { name: 'invoice .pdf', data: await pdfOf('zip space') },
+        {
+          name: 're\u00e7u-\u00e9t\u00e9.pdf'.normalize('NFD'),
+          data: await pdfOf('zip nfd only'),
+          unixMode: 0o100644,
+        },
+      ]),
+    ),
+    expected: archived(),
+  },
 ];
 
 /** "archived (1 job)" or "error DOCEX_…": the words used in test names and the doc. */

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
 import { analyseUpload, payloadItem } from '../../src/sandbox/content/index.js';
+import { makeZip, type ZipEntrySpec } from '../fixtures/inputs/hostile.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-content-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -101,6 +102,37 @@ describe('analyseUpload', () => {
       inputSourceType: 'PDF',
     });
     expect(empty).toMatchObject({ ok: false, code: 'NO_DOCUMENTS' });
+  });
+
+  it('refuses a ZIP whose entries the agent would refuse: a hidden name, a FIFO, one name twice', async () => {
+    const cases: [string, ZipEntrySpec[], RegExp][] = [
+      [
+        'rlo.zip',
+        [{ name: 'invoice\u202Efdp.exe.pdf', data: samplePdf }],
+        /^entry "invoice\\u202efdp\.exe\.pdf": the name /,
+      ],
+      [
+        'fifo.zip',
+        [{ name: 'pipe.pdf', data: samplePdf, unixMode: 0o010644 }],
+        /is not a regular file or folder$/,
+      ],
+      [
+        'twice.zip',
+        [
+          { name: 'a.pdf', data: samplePdf },
+          { name: 'A.PDF', data: samplePdf },
+        ],
+        /has the name of an earlier entry$/,
+      ],
+    ];
+    for (const [name, specs, message] of cases) {
+      const r = await analyseUpload({
+        filePath: file(name, makeZip(specs)),
+        filename: name,
+        inputSourceType: 'PDF',
+      });
+      expect(r, name).toMatchObject({ ok: false, code: 'UNSAFE_ENTRY', message });
+    }
   });
 
   it('takes the e-mail address of a payload as its recipient', () => {

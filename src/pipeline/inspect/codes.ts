@@ -48,16 +48,8 @@ const UNSAFE_KEYS: ReadonlySet<string> = new Set(['__proto__', 'constructor', 'p
 
 export const isUnsafeKey = (key: string): boolean => UNSAFE_KEYS.has(key);
 
-/**
- * A file name as it appears in a reason: quoted, with newlines and other controls escaped, and
- * invisible format characters (a right-to-left override) too, so a reason reads as it is.
- */
-export function quoteName(name: string): string {
-  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029\p{Cf}]/gu, (c) => {
-    const cp = c.codePointAt(0) as number;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-  });
-}
+/** A file name as it appears in a reason (domain/file-names.ts, shared with the sandbox). */
+export { quoteName } from '../../domain/file-names.js';
 
 export function mib(bytes: number): string {
   const m = bytes / (1024 * 1024);

@@ -7,6 +7,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { NAME_FAULT_WORDS, nameFault } from '../../domain/file-names.js';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
 import { inspectCsvBytes } from './csv.js';
 import { type DetectedType, detectType, HEAD_BYTES } from './detect-type.js';
@@ -127,21 +128,18 @@ async function checkContent(
   return inspectXmlBytes(bytes, fileName, source === 'UBL' ? 'ubl' : 'data');
 }
 
-/**
- * Characters a name may not hold: C0 and C1 controls, the line and paragraph separators, and
- * Unicode format characters (bidi overrides such as U+202E that show `fdp.exe` as `exe.pdf`,
- * zero-width characters): what a reader sees must be what the name is.
- */
-const UNSAFE_NAME_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/u;
-
 export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
   const { fileName, inputSourceType: source } = opts;
   const limits: InspectLimits = { ...DEFAULT_INSPECT_LIMITS, ...opts.limits };
   const name = quoteName(fileName);
-  if (UNSAFE_NAME_CHARACTERS.test(fileName)) {
+  const fault = nameFault(fileName);
+  if (fault) {
     return reject(
       'DOCEX_INPUT_BAD_NAME',
-      `The file name ${name} contains control or invisible formatting characters; rename the file.`,
+      `The file name ${name} ${NAME_FAULT_WORDS[fault]}; rename the file.`,
+      {
+        fault,
+      },
     );
   }
   const accepted = ACCEPTED_EXTENSIONS[source];

@@ -1,6 +1,7 @@
 /**
  * ZIP archives are listed before anything is extracted: every entry's name, type, encryption and
- * declared sizes are judged from the central directory first. Only then is each entry read, one at
+ * declared sizes are judged from the central directory first. Names and types obey the rule of
+ * dropped files (domain/file-names.ts: the same function), and no two entries share a name. Only then is each entry read, one at
  * a time, and checked like a dropped file of its type; yauzl refuses an entry whose data is larger
  * than its declared size, so the declared sizes can be trusted for the bomb limits.
  */
@@ -8,6 +9,7 @@ import path from 'node:path';
 import type { Readable } from 'node:stream';
 import type yauzl from 'yauzl';
 import { lazyRequire } from '../../core/lazy-require.js';
+import { ArchiveNames, archiveEntryFault, NAME_FAULT_WORDS, recordOfEntry } from '../../domain/file-names.js';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
 import { detectType } from './detect-type.js';
 
@@ -66,13 +68,47 @@ const ARCHIVE_EXTENSIONS = new Set([
   '.jar',
   '.cab',
 ]);
-const S_IFMT = 0o170000;
-const S_IFLNK = 0o120000;
-const MADE_BY_UNIX = 3;
 
-function isSymlink(entry: yauzl.Entry): boolean {
-  const mode = (entry.externalFileAttributes >>> 16) & 0xffff;
-  return entry.versionMadeBy >> 8 === MADE_BY_UNIX && (mode & S_IFMT) === S_IFLNK;
+/** An entry's name or type that a dropped file would be refused for (domain/file-names.ts). */
+function judgeNameAndType(entry: yauzl.Entry, at: string): InputRejection | undefined {
+  const fault = archiveEntryFault(recordOfEntry(entry));
+  if (!fault) return undefined;
+  const details = { entry: entry.fileName };
+  if (fault.kind === 'unsafe-path') {
+    return reject(
+      'DOCEX_INPUT_ZIP_UNSAFE_PATH',
+      `${at} is also stored as ${quoteName(fault.reading)}, an unsafe name ` +
+        '(absolute, climbing out with "..", or with a backslash) for programs that read it so; such an archive could write outside its folder.',
+      details,
+    );
+  }
+  if (fault.kind === 'name') {
+    const which = fault.segment === entry.fileName ? 'its name' : `its name ${quoteName(fault.segment)}`;
+    return reject(
+      'DOCEX_INPUT_ZIP_BAD_NAME',
+      `${at}: ${which} ${NAME_FAULT_WORDS[fault.fault]}, as no dropped file's name may; rename the entry.`,
+      { ...details, fault: fault.fault },
+    );
+  }
+  if (fault.kind === 'folder-as-file') {
+    return reject(
+      'DOCEX_INPUT_ZIP_NOT_A_FILE',
+      `${at} is recorded as a folder but named as a file (no trailing "/"); only files and folders are taken.`,
+      { ...details, type: 'folder' },
+    );
+  }
+  if (fault.type === 'symbolic link') {
+    return reject(
+      'DOCEX_INPUT_ZIP_SYMLINK',
+      `${at} is a symbolic link; links in archives are refused.`,
+      details,
+    );
+  }
+  return reject(
+    'DOCEX_INPUT_ZIP_NOT_A_FILE',
+    `${at} is a ${fault.type} by its Unix mode; only files and folders are taken from an archive.`,
+    { ...details, type: fault.type },
+  );
 }
 
 /** yauzl refuses unsafe names while listing; its message says which rule. */
@@ -97,11 +133,8 @@ function fromYauzlError(err: Error, fileName: string): InputRejection {
 
 function judgeEntry(entry: yauzl.Entry, fileName: string, limits: ZipLimits): InputRejection | undefined {
   const at = `${quoteName(fileName)} entry ${quoteName(entry.fileName)}`;
-  if (isSymlink(entry)) {
-    return reject('DOCEX_INPUT_ZIP_SYMLINK', `${at} is a symbolic link; links in archives are refused.`, {
-      entry: entry.fileName,
-    });
-  }
+  const badName = judgeNameAndType(entry, at);
+  if (badName) return badName;
   if (entry.isEncrypted()) {
     return reject('DOCEX_INPUT_ZIP_ENCRYPTED', `${at} is encrypted; send archives without a password.`, {
       entry: entry.fileName,
@@ -150,6 +183,7 @@ async function listEntries(
   });
   const entries: string[] = [];
   const wrong: string[] = [];
+  const names = new ArchiveNames();
   let total = 0;
   let compressed = 0;
   let count = 0;
@@ -165,6 +199,15 @@ async function listEntries(
       }
       const bad = judgeEntry(entry, fileName, limits);
       if (bad) return bad;
+      const earlier = names.add(entry.fileName);
+      if (earlier !== undefined) {
+        return reject(
+          'DOCEX_INPUT_ZIP_DUPLICATE',
+          `${quoteName(fileName)} entry ${quoteName(entry.fileName)} has the name of the earlier entry ${quoteName(earlier)} ` +
+            '(names that differ only in case or Unicode normalisation are one file once extracted); which one is meant cannot be told.',
+          { entry: entry.fileName, earlier },
+        );
+      }
       total += entry.uncompressedSize;
       compressed += entry.compressedSize;
       const ratio = total / Math.max(compressed, 1);

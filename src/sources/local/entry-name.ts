@@ -6,6 +6,7 @@
 import type { Dirent } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
+import { nameBytesAreUtf8 } from '../../domain/file-names.js';
 
 export interface EntryName {
   /** The name as UTF-8 text (lossy, with U+FFFD, when `raw` is set). */
@@ -16,9 +17,8 @@ export interface EntryName {
 
 export function nameOfBytes(bytes: Buffer): EntryName {
   const name = bytes.toString('utf8');
-  // Invalid sequences always decode to U+FFFD; a real U+FFFD in the name round-trips.
-  if (!name.includes('\ufffd') || Buffer.from(name, 'utf8').equals(bytes)) return { name };
-  return { name, raw: bytes };
+  // Invalid sequences decode to U+FFFD; a real U+FFFD in the name is valid UTF-8.
+  return nameBytesAreUtf8(bytes) ? { name } : { name, raw: bytes };
 }
 
 /** The path of an entry of `dir`, by its bytes when its name has no UTF-8 form. */
