@@ -547,7 +547,8 @@ export const ERROR_CODES = {
   },
   DOCEX_INPUT_ENCODING: {
     group: 'inspect',
-    meaning: 'A text file (CSV, XML, JSON) is not valid UTF-8.',
+    meaning:
+      'A text file (CSV, XML, JSON, a sidecar or an index file) is not valid UTF-8: it is UTF-16 or UTF-32 (with or without a byte order mark; the reason names which), or holds bytes no UTF-8 text has (Latin-1).',
     action: 'have the producer write UTF-8',
   },
   DOCEX_INPUT_PDF_CORRUPT: {

@@ -28,6 +28,7 @@ import {
   truncatedPdf,
   utf16Csv,
   validPdf,
+  wideText,
 } from '../fixtures/inputs/hostile.js';
 
 export type CorpusFolderName = 'pdf' | 'data' | 'ubl' | 'words' | 'letters';
@@ -778,7 +779,7 @@ export const CORPUS: CorpusCase[] = [
     },
     expected: error('DOCEX_INPUT_TOO_COMPLEX'),
   },
-  // --- issue 29: ZIP entries obey the rule of dropped names
+  // --- issue 29: ZIP entries obey the rule of dropped names; UTF-16 and UTF-32 said so in every format
   {
     name: 'a PDF whose name has a zero-width space',
     folder: 'pdf',
@@ -975,6 +976,105 @@ export const CORPUS: CorpusCase[] = [
       ]),
     ),
     expected: archived(),
+  },
+  {
+    name: 'a UTF-16 CSV without a byte order mark',
+    folder: 'data',
+    file: 'customers-utf16-no-bom.csv',
+    write: writes(() =>
+      wideText(csvBytes(CUSTOMERS, { delimiter: ';' }).toString('utf8'), 'UTF-16LE', false),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a UTF-32 CSV with its byte order mark',
+    folder: 'data',
+    file: 'customers-utf32.csv',
+    write: writes(() => wideText(csvBytes(CUSTOMERS, { delimiter: ';' }).toString('utf8'), 'UTF-32LE')),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a UTF-16BE data XML with its byte order mark',
+    folder: 'data',
+    file: 'customers-utf16be.xml',
+    write: writes(() =>
+      wideText(
+        '<?xml version="1.0" encoding="UTF-16"?>\n<customers><customer><name>Ann</name></customer></customers>\n',
+        'UTF-16BE',
+      ),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a UTF-16 UBL invoice with its byte order mark',
+    folder: 'ubl',
+    file: 'invoice-utf16.xml',
+    write: writes(() => wideText(UBL_SAMPLE().toString('utf8'), 'UTF-16LE')),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a UTF-16 UBL invoice without a byte order mark',
+    folder: 'ubl',
+    file: 'invoice-utf16-no-bom.xml',
+    write: writes(() => wideText(UBL_SAMPLE().toString('utf8'), 'UTF-16LE', false)),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a UBL ZIP holding a UTF-16 invoice',
+    folder: 'ubl',
+    file: 'ubl-utf16.zip',
+    write: writes(() =>
+      makeZip([{ name: 'invoice.xml', data: wideText(UBL_SAMPLE().toString('utf8'), 'UTF-16LE') }]),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a payload-word JSON request in UTF-16 with its byte order mark',
+    folder: 'words',
+    file: 'request-utf16.json',
+    write: writes(() =>
+      wideText(
+        `{"workflowId":"${SEED.workflows.payloadWordEmail}","payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"a@example.com"}],"extraInfoIdentifiers":[],"templateData":{}}}`,
+        'UTF-16LE',
+      ),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a payload-word JSON request in UTF-32BE without a byte order mark',
+    folder: 'words',
+    file: 'request-utf32be.json',
+    write: writes(() =>
+      wideText(
+        '{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"a@example.com"}],"extraInfoIdentifiers":[],"templateData":{}}}',
+        'UTF-32BE',
+        false,
+      ),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a payload-word XML in UTF-16 with its byte order mark',
+    folder: 'words',
+    file: 'letters-utf16.xml',
+    write: writes(() =>
+      wideText(
+        '<?xml version="1.0"?>\n<letters><letter><EMAIL_ADDRESS>a@example.com</EMAIL_ADDRESS></letter></letters>\n',
+        'UTF-16LE',
+      ),
+    ),
+    expected: error('DOCEX_INPUT_ENCODING'),
+  },
+  {
+    name: 'a payload-pdf PDF whose JSON sidecar is UTF-16',
+    folder: 'letters',
+    file: 'letter-utf16-sidecar.pdf',
+    write: async (target) => {
+      const sidecar = JSON.stringify({ ...LETTER_SIDECAR(), filename: 'letter-utf16-sidecar.pdf' });
+      await put(target.replace(/\.pdf$/, '.json'), wideText(sidecar, 'UTF-16LE'));
+      await put(target, await pdfOf('letter utf16 sidecar'));
+    },
+    expected: error('DOCEX_INPUT_ENCODING'),
   },
 ];
 

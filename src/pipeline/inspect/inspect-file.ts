@@ -13,6 +13,7 @@ import { inspectCsvBytes } from './csv.js';
 import { type DetectedType, detectType, HEAD_BYTES } from './detect-type.js';
 import { inspectJsonBytes } from './json.js';
 import { checkPdfBytes, inspectPdfFile, PDF_PARSE_MAX_BYTES } from './pdf.js';
+import { refuseWideText } from './text.js';
 import { inspectXmlBytes } from './xml.js';
 import { DEFAULT_ZIP_LIMITS, inspectZipFile, type ZipLimits } from './zip.js';
 import { zipPolicy } from './zip-policies.js';
@@ -196,7 +197,11 @@ export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
         { extension: ext, accepted: Object.keys(accepted) },
       );
     }
-    const detected = detectType(opts.bytes ? opts.bytes.subarray(0, HEAD_BYTES) : await readHead(opts.path));
+    const head = opts.bytes ? opts.bytes.subarray(0, HEAD_BYTES) : await readHead(opts.path);
+    // Before the type check: UTF-16 JSON is refused for its encoding, not taken for "plain text".
+    const wide = kind === 'pdf' || kind === 'zip' ? undefined : refuseWideText(head, fileName);
+    if (wide) return wide;
+    const detected = detectType(head);
     if (detected !== CONTENT_OF[kind]) {
       const code = detected === 'unknown' ? 'DOCEX_INPUT_UNKNOWN_TYPE' : 'DOCEX_INPUT_TYPE_MISMATCH';
       return reject(code, `${name} is named ${ext} but its content is ${TYPE_WORDS[detected]}.`, {

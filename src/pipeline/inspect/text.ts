@@ -2,7 +2,9 @@
  * Strict UTF-8 decoding for CSV, XML and JSON. A replacement character silently written into an
  * address is worse than a refused file, so invalid bytes are an error that names the line.
  */
+import path from 'node:path';
 import { type InputRejection, quoteName, reject } from './codes.js';
+import { detectWideText, type WideText } from './detect-type.js';
 
 export type Decoded = { ok: true; text: string } | InputRejection;
 
@@ -24,15 +26,33 @@ function firstBadLine(bytes: Buffer): number {
   return line;
 }
 
-/** Decodes UTF-8 with a fatal decoder; a UTF-8 BOM is dropped, UTF-16 is refused in words. */
+const ORDER: Record<WideText['encoding'], string> = {
+  'UTF-16LE': 'UTF-16 (little-endian',
+  'UTF-16BE': 'UTF-16 (big-endian',
+  'UTF-32LE': 'UTF-32 (little-endian',
+  'UTF-32BE': 'UTF-32 (big-endian',
+};
+
+/**
+ * The refusal of UTF-16 or UTF-32 text (see detectWideText), the same in every format: a CSV, an
+ * XML or UBL document, a JSON request, a sidecar, an index file. `head` may be the first bytes only.
+ */
+export function refuseWideText(head: Buffer, fileName: string): InputRejection | undefined {
+  const wide = detectWideText(head);
+  if (!wide) return undefined;
+  const how = `${ORDER[wide.encoding]}, ${wide.bom ? 'with' : 'without'} a byte order mark)`;
+  const hint = path.extname(fileName).toLowerCase() === '.csv' ? ' (in Excel: "CSV UTF-8")' : '';
+  return reject(
+    'DOCEX_INPUT_ENCODING',
+    `${quoteName(fileName)} is ${how}, not UTF-8; export it as UTF-8${hint}.`,
+    { encoding: wide.encoding, bom: wide.bom },
+  );
+}
+
+/** Decodes UTF-8 with a fatal decoder; a UTF-8 BOM is dropped, UTF-16 and UTF-32 are refused in words. */
 export function decodeUtf8(bytes: Buffer, fileName: string): Decoded {
-  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) {
-    return reject(
-      'DOCEX_INPUT_ENCODING',
-      `${quoteName(fileName)} is UTF-16 encoded; export it as UTF-8 (in Excel: "CSV UTF-8").`,
-      { encoding: 'UTF-16' },
-    );
-  }
+  const wide = refuseWideText(bytes, fileName);
+  if (wide) return wide;
   try {
     const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);
     return { ok: true, text };

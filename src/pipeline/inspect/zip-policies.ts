@@ -7,6 +7,7 @@ import { quoteName, reject } from './codes.js';
 import { inspectCsvBytes } from './csv.js';
 import { detectType } from './detect-type.js';
 import { checkPdfBytes } from './pdf.js';
+import { refuseWideText } from './text.js';
 import { inspectXmlBytes } from './xml.js';
 import type { ZipEntryPolicy } from './zip.js';
 
@@ -27,6 +28,8 @@ export function zipPolicy(source: string): ZipEntryPolicy {
       accepts: (name) => ext(name) === '.xml',
       check: async (bytes, name, complete) => {
         if (!complete) {
+          const wide = refuseWideText(bytes, name);
+          if (wide) return wide;
           return detectType(bytes) === 'xml'
             ? undefined
             : reject('DOCEX_INPUT_ZIP_ENTRY_TYPE', `${quoteName(name)} is not XML.`);

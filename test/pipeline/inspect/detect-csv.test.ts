@@ -96,7 +96,13 @@ describe('inspectCsvBytes and decodeUtf8', () => {
 
   it('refuses UTF-16 in words', () => {
     const res = decodeUtf8(Buffer.from('\uFEFFa;b', 'utf16le'), 'u.csv');
-    expect(res).toMatchObject({ ok: false, code: 'DOCEX_INPUT_ENCODING', details: { encoding: 'UTF-16' } });
+    expect(res).toEqual({
+      ok: false,
+      code: 'DOCEX_INPUT_ENCODING',
+      reason:
+        '"u.csv" is UTF-16 (little-endian, with a byte order mark), not UTF-8; export it as UTF-8 (in Excel: "CSV UTF-8").',
+      details: { encoding: 'UTF-16LE', bom: true },
+    });
   });
 
   it('refuses a header without data rows', () => {
