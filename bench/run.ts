@@ -16,7 +16,7 @@
  *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle  a subset
  *          burst-pg,burst-remote-pg,backlog-pg   the burst, remote burst and backlog with the
  *                                   PostgreSQL journal beside SQLite (a server of its own, started here)
- *   --pg-pool-size N                 journal.poolSize of the PostgreSQL runs (default 4, the config's)
+ *   --pg-pool-size N                 journal.poolSize of the PostgreSQL runs (default: the concurrency)
  *          cluster                 two agents on one PostgreSQL journal against one, service L ms away, and
  *                                   the failover time after a SIGKILL (--lease-seconds S, default 15)
  *   --render                         rewrite docs/benchmarks.md from docs/benchmarks.json
@@ -104,7 +104,8 @@ const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 
 const idleFolders = num(values['idle-folders'], 'BENCH_IDLE_FOLDERS', 10, 10);
 const idleSettleSeconds = num(values['idle-settle-seconds'], 'BENCH_IDLE_SETTLE_SECONDS', 60, 15);
 const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_SECONDS', 60, 10);
-const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', 4, 4);
+// As `docex-agent check` asks of a site: a journal connection for every file in flight.
+const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', concurrency, concurrency);
 const only = new Set(
   (
     values.only ??
