@@ -250,6 +250,9 @@ describe('the bad-input corpus dropped on one running agent', () => {
     expect(peakRssBytes).toBeLessThan(MAX_PEAK_RSS_BYTES);
     if (process.env['DOCEX_CORPUS_VERBOSE']) {
       process.stdout.write(`corpus agent VmHWM: ${(peakRssBytes / 1024 / 1024).toFixed(1)} MiB\n`);
+      // The sandbox runs in this test's process (maxRSS is in KiB).
+      const sandboxPeak = process.resourceUsage().maxRSS / 1024;
+      process.stdout.write(`corpus sandbox (test process) peak RSS: ${sandboxPeak.toFixed(1)} MiB\n`);
     }
   });
 });

@@ -297,7 +297,7 @@ export function renderBadInputs(): string {
     '',
     `The corpus agent runs with \`maxFileBytes: ${mib(CORPUS_MAX_FILE_BYTES)}\` and the rename-in stability rule.`,
     '`DOCEX_CORPUS_ONLY=<regex>` drops only the matching cases; `DOCEX_CORPUS_VERBOSE=1` prints each',
-    "outcome with its reason and the agent's peak RSS.",
+    "outcome with its reason, the agent's peak RSS and the test process's (the sandbox runs in it).",
     '',
     '## Folders',
     '',
