@@ -619,6 +619,18 @@ export const ERROR_CODES = {
       'A JSON number cannot be kept exactly (more significant digits than a double holds, or out of range); write it as a string.',
     action: 'write the number as a string',
   },
+  DOCEX_INPUT_CONTROL_CHARACTER: {
+    group: 'inspect',
+    meaning:
+      'A payload value or key holds a control character (NUL, another C0 character but tab and line feed, DEL or a C1 character), a lone surrogate (a broken `\\ud800` escape), or a line break in a one-line field (identifiers, names, kinds, jobName, filename, template data keys); the row is refused and the row report names its field, column and the code point, never the value.',
+    action: 'fix the value at its source and drop the file again',
+  },
+  DOCEX_INPUT_INVISIBLE_CHARACTER: {
+    group: 'inspect',
+    meaning:
+      'An identifier (e-mail address, phone number, Peppol id, ID number, a name, workflowId, jobName, filename) holds a bidi control (U+202A–U+202E, U+2066–U+2069, U+200E, U+200F, U+061C), a zero-width character (U+200B–U+200D, U+2060, U+FEFF) or another invisible character; the row is refused and the row report names its field, column and the code point.',
+    action: 'fix the value at its source and drop the file again',
+  },
   DOCEX_INPUT_ZIP_CORRUPT: {
     group: 'inspect',
     meaning: 'The ZIP cannot be read.',

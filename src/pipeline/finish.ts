@@ -20,6 +20,8 @@ export interface ResultExtras {
     label: string | undefined;
     state: string;
     jobId: string | undefined;
+    /** The code a refused row was refused with. */
+    code?: string | undefined;
     reason: string | undefined;
   }[];
   report?: string;

@@ -55,6 +55,7 @@ async function rowSummary(ctx: StepContext, item: JournalItem) {
     label: r.label,
     state: r.state,
     jobId: r.jobId,
+    ...(r.rejectCode ? { code: r.rejectCode } : {}),
     reason: r.rejectReason,
   }));
 }

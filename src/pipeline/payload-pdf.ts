@@ -19,7 +19,7 @@ import { archiveItem, placeRejected, rejectItem } from './finish.js';
 import { mib } from './inspect/codes.js';
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
-import { checkRows, formatRowReport } from './payload/index.js';
+import { checkRows, formatRowReport, sharedCode } from './payload/index.js';
 import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
 import { sidecarPathOf } from './sidecar.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -87,7 +87,7 @@ async function readSidecar(
   if (check.fileRejected || !accepted) {
     return {
       ok: false,
-      code: 'DOCEX_INPUT_ROWS_INVALID',
+      code: sharedCode(check.rejected, 'DOCEX_INPUT_ROWS_INVALID'),
       reason: `${sidecarName} breaks the payload rules; nothing was sent`,
       report: formatRowReport(check.rejected, {
         fileName: sidecarName,

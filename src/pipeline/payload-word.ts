@@ -117,6 +117,7 @@ async function archiveRows(
       label: r.label,
       state: r.state,
       jobId: r.jobId,
+      ...(r.rejectCode ? { code: r.rejectCode } : {}),
       reason: r.rejectReason,
     })),
     ...(report ? { report } : {}),

@@ -12,6 +12,7 @@ import {
   formatRowReport,
   type RowRejection,
   type RowUnit,
+  sharedCode,
 } from './payload/index.js';
 
 /**
@@ -39,7 +40,8 @@ function rowReason(rejections: readonly RowRejection[], namesColumns: boolean): 
   return rejections
     .map((r) => {
       const column = namesColumns && r.column ? ` (column ${r.column})` : '';
-      return `${r.rule === 'format' ? 'format' : `rule ${r.rule}`}${column}: ${r.message}`;
+      const what = r.code ?? (r.rule === 'format' ? 'format' : `rule ${r.rule}`);
+      return `${what}${column}: ${r.message}`;
     })
     .join('; ');
 }
@@ -62,7 +64,8 @@ export function planRows<Target>(
     const bad = new Set(check.rejected.map((r) => r.row)).size;
     return {
       ok: false,
-      code: 'DOCEX_INPUT_ROWS_INVALID',
+      // One class of problem (control characters, say) names itself; a mix is the generic code.
+      code: sharedCode(check.rejected, 'DOCEX_INPUT_ROWS_INVALID'),
       reason: parts.fileReason(bad),
       ...(report ? { report } : {}),
     };
@@ -81,7 +84,10 @@ export function planRows<Target>(
     return {
       rowIndex,
       label,
-      rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: rowReason(mine, parts.reasonNamesColumns) },
+      rejected: {
+        code: sharedCode(mine, 'DOCEX_PAYLOAD_ROW_INVALID'),
+        reason: rowReason(mine, parts.reasonNamesColumns),
+      },
     };
   });
   return { ok: true, rows, byRow: targets, report };

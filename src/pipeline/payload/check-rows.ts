@@ -99,7 +99,8 @@ export function formatRowReport(
     .sort((a, b) => a.row - b.row)
     .map((r) => {
       const rule =
-        r.rule === 'format' ? 'format' : `rule ${r.rule} (${PAYLOAD_RULE_TITLES[r.rule] ?? 'payload'})`;
+        r.code ??
+        (r.rule === 'format' ? 'format' : `rule ${r.rule} (${PAYLOAD_RULE_TITLES[r.rule] ?? 'payload'})`);
       const where = r.column !== undefined ? `, column "${r.column}"` : r.field ? `, ${r.field}` : '';
       const file = r.file !== undefined ? ` [${r.file}]` : '';
       return `${unit} ${r.row}${file}: ${rule}${where}: ${r.message.replace(/[\r\n]+/g, ' ')}`;

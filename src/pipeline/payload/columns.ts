@@ -16,6 +16,7 @@
 import { CHANNEL_IDENTIFIER_KINDS, canonicalKind, type PayloadJobRequest } from '../../domain/wire.js';
 import { type InputRejection, isUnsafeKey, quoteName, reject } from '../inspect/codes.js';
 import { MAX_JSON_DEPTH } from '../inspect/json.js';
+import { textProblemsOf } from './row-text.js';
 import type { BuiltRow, RowProblem } from './types.js';
 
 export type ColumnMapping = Readonly<Record<string, string | null>>;
@@ -188,6 +189,9 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
   };
   const channelColumns: string[] = [];
   const extraColumns: string[] = [];
+  /** The column of each template data path (and of every object on the way), and of each request field. */
+  const dataColumns = new Map<string, string>();
+  const fieldColumns = new Map<string, string>();
   const encryptKinds = new Set<string>();
   const encryptExtras = new Set<string>();
   let file: string | undefined;
@@ -205,6 +209,10 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
       extraColumns.push(source);
     } else if (target.type === 'data') {
       setPath(request.payload.templateData as Record<string, unknown>, target.path, cell);
+      for (let n = 1; n <= target.path.length; n++) {
+        const prefix = target.path.slice(0, n).join('.');
+        if (!dataColumns.has(prefix)) dataColumns.set(prefix, source);
+      }
     } else if (target.type === 'field' && target.field === 'file') {
       file = cell;
     } else if (target.type === 'field') {
@@ -217,6 +225,7 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
         });
       }
       request[target.field] = cell;
+      fieldColumns.set(target.field, source);
     }
   });
   for (const id of request.payload.channelIdentifiers)
@@ -225,5 +234,15 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
     if (encryptExtras.has(id.name)) id.mustBeEncrypted = true;
   const base = file === undefined ? {} : { file };
   if (problems.length > 0) return { row: defaults.row, problems, ...base };
+  const text = textProblemsOf(request, (path) => {
+    const [top, list, index] = path;
+    if (path.length === 1 && typeof top === 'string') return fieldColumns.get(top);
+    if (top !== 'payload') return undefined;
+    if (list === 'channelIdentifiers' && typeof index === 'number') return channelColumns[index];
+    if (list === 'extraInfoIdentifiers' && typeof index === 'number') return extraColumns[index];
+    if (list === 'templateData') return dataColumns.get(path.slice(2).join('.'));
+    return undefined;
+  });
+  if (text.length > 0) return { row: defaults.row, problems: text, ...base };
   return { row: defaults.row, request, columns: { channel: channelColumns, extra: extraColumns }, ...base };
 }

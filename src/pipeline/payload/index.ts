@@ -7,6 +7,7 @@ export {
   payloadRequestsFromCsv,
 } from './csv-requests.js';
 export { type JsonRequestOptions, payloadPdfFromSidecar, payloadRequestsFromJson } from './json-requests.js';
+export { sharedCode, textProblemsOf } from './row-text.js';
 export type {
   AcceptedRow,
   BuildResult,

@@ -9,6 +9,7 @@ import { type PayloadJobRequest, payloadJobRequestSchema } from '../../domain/wi
 import { quoteName, reject } from '../inspect/codes.js';
 import { parseJsonText } from '../inspect/json.js';
 import { decodeUtf8 } from '../inspect/text.js';
+import { textProblemsOf } from './row-text.js';
 import type { BuildResult, BuiltRow, RowProblem } from './types.js';
 
 export interface JsonRequestOptions {
@@ -60,6 +61,7 @@ function toRow(
       problems.push({ rule: 'format', field: issue.path.join('.'), message: issue.message });
     }
   }
+  if (parsed.success) problems.push(...textProblemsOf(parsed.data as PayloadJobRequest));
   if (problems.length > 0 || !parsed.success) return { row, problems, ...base };
   return { row, request: parsed.data as PayloadJobRequest, ...base };
 }

@@ -1,5 +1,5 @@
 import type { PayloadJobRequest } from '../../domain/wire.js';
-import type { InputRejection } from '../inspect/codes.js';
+import type { InputErrorCode, InputRejection } from '../inspect/codes.js';
 
 /** What a problem breaks: one of the ten payload rules, or the file's own format (a bad cell). */
 export type RuleRef = number | 'format';
@@ -11,6 +11,11 @@ export interface RowProblem {
   message: string;
   /** The column (as the ERP named it) the field came from, when known. */
   column?: string;
+  /**
+   * The stable code of a problem that has its own (a control character, a repeated JSON key);
+   * a row whose problems all share one code is refused with it, any other with the generic one.
+   */
+  code?: InputErrorCode;
 }
 
 export interface RowRejection extends RowProblem {
