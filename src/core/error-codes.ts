@@ -619,6 +619,12 @@ export const ERROR_CODES = {
       'A JSON number cannot be kept exactly (more significant digits than a double holds, or out of range); write it as a string.',
     action: 'write the number as a string',
   },
+  DOCEX_INPUT_JSON_DUPLICATE_KEY: {
+    group: 'inspect',
+    meaning:
+      'A JSON object of a payload file or sidecar names the same key twice (`"value"` and `"\\u0076alue"` count as one): a JSON reader keeps only one of the values, so the row is refused; the row report names the key and its path.',
+    action: 'remove the repeated key',
+  },
   DOCEX_INPUT_CONTROL_CHARACTER: {
     group: 'inspect',
     meaning:

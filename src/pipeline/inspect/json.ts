@@ -97,6 +97,79 @@ function firstUnsafeKey(value: unknown): string | undefined {
   return undefined;
 }
 
+/** A key an object of JSON text names twice: JSON.parse keeps the last value without a word. */
+export interface DuplicateKey {
+  /** The top-level array's item (1-based), or 1 when the text is one object. */
+  item: number;
+  /** Keys and indexes from the item down to the repeated key, the key last. */
+  path: (string | number)[];
+  key: string;
+}
+
+type KeyFrame = { keys: Set<string>; key: string | undefined } | { index: number };
+
+/** Index of the quote that closes the string opening at `start`, escapes skipped. */
+function stringEnd(text: string, start: number): number {
+  let at = text.indexOf('"', start + 1);
+  while (at !== -1) {
+    let backslashes = 0;
+    for (let j = at - 1; text.charCodeAt(j) === 0x5c; j--) backslashes += 1;
+    if (backslashes % 2 === 0) return at;
+    at = text.indexOf('"', at + 1);
+  }
+  return text.length;
+}
+
+/**
+ * The keys named twice in one object of valid JSON text (at most `max`), found by one pass over its
+ * tokens, not a second parse: one set of keys per object still open, so memory follows the
+ * nesting (at most MAX_JSON_DEPTH levels once parseJsonText accepted the text), not the file. A key
+ * written with escapes (`"\u0076alue"`) is decoded first: JSON.parse takes it for `"value"`.
+ */
+export function findDuplicateKeys(text: string, max = 100): DuplicateKey[] {
+  const out: DuplicateKey[] = [];
+  const stack: KeyFrame[] = [];
+  let expectKey = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22) {
+      const end = stringEnd(text, i);
+      const top = stack[stack.length - 1];
+      if (expectKey && top !== undefined && 'keys' in top) {
+        const raw = text.slice(i + 1, end);
+        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end + 1)) as string) : raw;
+        if (top.keys.has(key)) {
+          const first = stack[0];
+          const inArray = first !== undefined && 'index' in first;
+          const frames = inArray ? stack.slice(1) : stack;
+          const path = frames.map((f) => ('index' in f ? f.index : (f.key as string)));
+          path[path.length - 1] = key;
+          out.push({ item: inArray ? first.index + 1 : 1, path, key });
+          if (out.length >= max) return out;
+        }
+        top.keys.add(key);
+        top.key = key;
+        expectKey = false;
+      }
+      i = end;
+    } else if (c === 0x7b) {
+      stack.push({ keys: new Set(), key: undefined });
+      expectKey = true;
+    } else if (c === 0x5b) {
+      stack.push({ index: 0 });
+      expectKey = false;
+    } else if (c === 0x7d || c === 0x5d) {
+      stack.pop();
+      expectKey = false;
+    } else if (c === 0x2c) {
+      const top = stack[stack.length - 1];
+      if (top !== undefined && 'index' in top) top.index += 1;
+      else expectKey = true;
+    }
+  }
+  return out;
+}
+
 /**
  * JSON text as plain values: refused when malformed, nested deeper than MAX_JSON_DEPTH, or holding
  * a key that could reach a prototype once the value is copied or merged.

@@ -8,6 +8,7 @@ import {
   type BuildResult,
   type BuiltRow,
   checkRows,
+  formatRowReport,
   payloadPdfBatchFromIndexCsv,
   payloadPdfFromSidecar,
   payloadRequestsFromCsv,
@@ -15,7 +16,7 @@ import {
   payloadRequestsFromXml,
 } from '../../../src/pipeline/payload/index.js';
 import { planRows } from '../../../src/pipeline/rows-plan.js';
-import { EMAIL_WORD } from './workflows.js';
+import { EMAIL_WORD, PRINT_PDF_POM } from './workflows.js';
 
 function rowsOf(res: BuildResult): BuiltRow[] {
   if (!res.ok) throw new Error(`${res.code}: ${res.reason}`);
@@ -110,11 +111,12 @@ describe('row values with hostile characters', () => {
     expect(plan(csvRows(), 'reject-file')).toMatchObject({ ok: false, code: 'DOCEX_INPUT_ROWS_INVALID' });
   });
 
-  it('refuses JSON items with a lone surrogate escape or a C1 control, and keeps the good item', () => {
+  it('refuses JSON items with a lone surrogate escape, a C1 control or a repeated key, and keeps the good item', () => {
     const text =
       '[{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"a@example.com"}],"extraInfoIdentifiers":[],"templateData":{"n":"ok"}}},' +
       '{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"b@example.com"}],"extraInfoIdentifiers":[],"templateData":{"n":"\\ud800"}}},' +
-      '{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"c@example.com"}],"extraInfoIdentifiers":[],"templateData":{"n":"a\\u0085b"}}}]';
+      '{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"c@example.com"}],"extraInfoIdentifiers":[],"templateData":{"n":"a\\u0085b"}}},' +
+      '{"payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"shown@example.com","\\u0076alue":"sent@evil.example"}],"extraInfoIdentifiers":[],"templateData":{}}}]';
     const rows = rowsOf(payloadRequestsFromJson(text, { workflowId: 'wf', fileName: 'mailing.json' }));
     expect('request' in rows[0]!).toBe(true);
     expect(problemsOf(rows[1])).toMatchObject([
@@ -122,6 +124,15 @@ describe('row values with hostile characters', () => {
     ]);
     expect(problemsOf(rows[1])[0]?.message).toContain('lone surrogate');
     expect(problemsOf(rows[2])[0]?.message).toContain('U+0085 (next line)');
+    expect(problemsOf(rows[3])).toEqual([
+      {
+        rule: 'format',
+        field: 'payload.channelIdentifiers[0].value',
+        code: 'DOCEX_INPUT_JSON_DUPLICATE_KEY',
+        message:
+          'the key "value" appears more than once in payload.channelIdentifiers[0]; a JSON reader keeps only one of its values',
+      },
+    ]);
     const planned = plan(
       payloadRequestsFromJson(text, { workflowId: 'wf', fileName: 'mailing.json' }),
       'skip',
@@ -131,10 +142,24 @@ describe('row values with hostile characters', () => {
       undefined,
       'DOCEX_INPUT_CONTROL_CHARACTER',
       'DOCEX_INPUT_CONTROL_CHARACTER',
+      'DOCEX_INPUT_JSON_DUPLICATE_KEY',
     ]);
+    expect(planned.report).not.toContain('evil');
   });
 
-  it('refuses a sidecar with a bidi isolate in a Peppol participant id', () => {
+  it('refuses a single JSON request that names jobName twice under the file-level code', () => {
+    const text =
+      '{"jobName":"first","jobName":"second","payload":{"channelIdentifiers":[{"kind":"EMAIL_ADDRESS","value":"a@example.com"}],"extraInfoIdentifiers":[],"templateData":{}}}';
+    const planned = plan(
+      payloadRequestsFromJson(text, { workflowId: 'wf', fileName: 'one.json' }),
+      'reject-file',
+      'one.json',
+    );
+    expect(planned).toMatchObject({ ok: false, code: 'DOCEX_INPUT_JSON_DUPLICATE_KEY' });
+    expect(planned.ok === false && planned.report).toContain('one.json: 1 of 1 item refused');
+  });
+
+  it('refuses a sidecar with a bidi isolate in a Peppol participant id, or a bare payload naming a key twice', () => {
     const bidi = payloadPdfFromSidecar(
       'letter.pdf',
       JSON.stringify({
@@ -148,6 +173,18 @@ describe('row values with hostile characters', () => {
     expect(problemsOf(rowsOf(bidi)[0])).toMatchObject([
       { field: 'payload.channelIdentifiers[0].value', code: 'DOCEX_INPUT_INVISIBLE_CHARACTER' },
     ]);
+    const twice = payloadPdfFromSidecar(
+      'letter.pdf',
+      '{"channelIdentifiers":[{"kind":"ADDRESS_CITY","value":"Paris"}],"extraInfoIdentifiers":[],"channelIdentifiers":[]}',
+      { workflowId: 'wf' },
+    );
+    expect(problemsOf(rowsOf(twice)[0])).toMatchObject([
+      { field: 'payload.channelIdentifiers', code: 'DOCEX_INPUT_JSON_DUPLICATE_KEY' },
+    ]);
+    const check = checkRows(rowsOf(twice), PRINT_PDF_POM, 'payload-pdf');
+    expect(formatRowReport(check.rejected, { fileName: 'letter.json', unit: 'item' })).toContain(
+      'item 1 [letter.pdf]: DOCEX_INPUT_JSON_DUPLICATE_KEY, payload.channelIdentifiers: the key "channelIdentifiers" appears more than once in payload',
+    );
   });
 
   it('refuses an index.csv row whose phone number holds a zero width joiner, tied to its PDF', () => {
