@@ -25,6 +25,7 @@ import {
   expectedText,
   MAX_PEAK_RSS_MIB,
   put,
+  type RefusedRow,
 } from './corpus.js';
 
 const MAX_PEAK_RSS_BYTES = MAX_PEAK_RSS_MIB * 1024 * 1024;
@@ -110,6 +111,7 @@ beforeAll(async () => {
       source: { type: 'local', path: `./in/${name}` },
       workflowId: CORPUS_FOLDERS[name].workflowId,
       ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
+      ...(CORPUS_FOLDERS[name].onInvalidRow ? { onInvalidRow: CORPUS_FOLDERS[name].onInvalidRow } : {}),
       archiveDir: `./archive/${name}`,
       errorDir: `./error/${name}`,
       stability: { kind: 'rename-in' },
@@ -171,16 +173,24 @@ afterAll(async () => {
 
 const context = () => `last agent lines:\n${agent?.tail.slice(-30).join('\n')}`;
 
-function checkArchived(c: CorpusCase, jobCount: number): void {
+function checkArchived(c: CorpusCase, jobCount: number, refused: readonly RefusedRow[] = []): void {
   const placed = archivedPath(c.folder, c.file);
   expect(placed, `no ${c.file}.result.json in the archive (outcome: ${outcomeOf(c)})`).toBeDefined();
   const result = JSON.parse(readFileSync(`${placed}.result.json`, 'utf8')) as {
     jobId?: string;
     file: string;
-    rows?: Array<{ jobId?: string }>;
+    rows?: Array<{ label?: string; state: string; jobId?: string; code?: string; reason?: string }>;
+    report?: string;
   };
   expect(result.file).toBe(c.file);
-  const ids = result.rows ? result.rows.map((r) => r.jobId) : [result.jobId];
+  // Rows refused on their own (onInvalidRow: skip): named with their code, in the report too.
+  const rejected = (result.rows ?? []).filter((r) => r.state === 'rejected');
+  expect(rejected.map((r) => ({ label: r.label, code: r.code }))).toEqual(refused);
+  for (const r of refused) expect(result.report).toContain(`${r.label}: ${r.code}`);
+  // Named by field and code point (or key), never by the hostile value.
+  for (const r of rejected) expect(r.reason).toMatch(/holds .*U\+[0-9A-F]{4}|appears more than once/);
+  const sent = (result.rows ?? []).filter((r) => r.state !== 'rejected');
+  const ids = result.rows ? sent.map((r) => r.jobId) : [result.jobId];
   expect(ids).toHaveLength(jobCount);
   const data = readFileSync(placed!);
   for (const id of ids) {
@@ -213,7 +223,7 @@ function checkRefused(c: CorpusCase, code: string): void {
 }
 
 function check(c: CorpusCase): void {
-  if (c.expected.outcome === 'archived') checkArchived(c, c.expected.jobs);
+  if (c.expected.outcome === 'archived') checkArchived(c, c.expected.jobs, c.expected.refused);
   else checkRefused(c, c.expected.code);
   expect(isIn(dropDir(c.folder), c), 'the file is still in the drop folder').toBe(false);
 }

@@ -31,11 +31,13 @@ import {
   wideText,
 } from '../fixtures/inputs/hostile.js';
 
-export type CorpusFolderName = 'pdf' | 'data' | 'ubl' | 'words' | 'letters';
+export type CorpusFolderName = 'pdf' | 'data' | 'ubl' | 'words' | 'rows' | 'letters';
 
 export interface CorpusFolder {
   workflowId: string;
   mode?: 'single-file' | 'payload-pdf' | 'payload-word';
+  /** `skip`: a bad row is refused and reported, the other rows are sent. */
+  onInvalidRow?: 'skip';
   /** For the doc: what the folder takes. */
   takes: string;
 }
@@ -48,6 +50,12 @@ export const CORPUS_FOLDERS: Record<CorpusFolderName, CorpusFolder> = {
     workflowId: SEED.workflows.payloadWordEmail,
     mode: 'payload-word',
     takes: 'payload-word: .csv (one job per row), .json, .xml',
+  },
+  rows: {
+    workflowId: SEED.workflows.payloadWordEmail,
+    mode: 'payload-word',
+    onInvalidRow: 'skip',
+    takes: 'payload-word with onInvalidRow: skip: a bad row is refused and reported, the other rows sent',
   },
   letters: {
     workflowId: SEED.workflows.payloadPdfPrint,
@@ -71,7 +79,15 @@ export const BOMB_BYTES = 256 * 1024 * 1024;
  */
 export const MAX_PEAK_RSS_MIB = 560;
 
-export type Expected = { outcome: 'archived'; jobs: number } | { outcome: 'error'; code: string };
+/** A row of a payload file refused on its own (onInvalidRow: skip): its journal label and code. */
+export interface RefusedRow {
+  label: string;
+  code: string;
+}
+
+export type Expected =
+  | { outcome: 'archived'; jobs: number; refused?: RefusedRow[] }
+  | { outcome: 'error'; code: string };
 
 export interface DropContext {
   /** Absolute path of a corpus folder's drop folder. */
@@ -109,7 +125,8 @@ const writes =
   async (target: string): Promise<void> =>
     put(target, await content());
 
-const archived = (jobs = 1): Expected => ({ outcome: 'archived', jobs });
+const archived = (jobs = 1, refused?: RefusedRow[]): Expected =>
+  refused ? { outcome: 'archived', jobs, refused } : { outcome: 'archived', jobs };
 const error = (code: string): Expected => ({ outcome: 'error', code });
 
 const UBL_SAMPLE = () => readFileSync(new URL('../../samples/ubl/invoice-base-example.xml', import.meta.url));
@@ -139,6 +156,27 @@ const bombBody = () => {
   bomb ??= deflatedZeros(BOMB_BYTES);
   return bomb;
 };
+
+/**
+ * A cell that pushes what follows past the first 4 KiB, the bytes the type check reads (a NUL
+ * there makes the whole file "binary"): ERP exports are larger than that, so a bad cell in row 300
+ * gets past the type check and must be caught by the row check.
+ */
+const PAST_HEAD = 'n'.repeat(4200);
+
+/** A payload-word request for the email workflow, as a JSON payload file's item. */
+function wordItem(email: string, more: Array<[string, string]> = []): Record<string, unknown> {
+  return {
+    payload: {
+      channelIdentifiers: [
+        { kind: 'EMAIL_ADDRESS', value: email },
+        ...more.map(([kind, value]) => ({ kind, value })),
+      ],
+      extraInfoIdentifiers: [],
+      templateData: {},
+    },
+  };
+}
 
 const CUSTOMERS = [
   ['customerId', 'name', 'email', 'amount'],
@@ -1076,11 +1114,244 @@ export const CORPUS: CorpusCase[] = [
     },
     expected: error('DOCEX_INPUT_ENCODING'),
   },
+  // --- issue 29: hostile row values. `rows` sends the good rows of a file and refuses the bad ones ----
+  {
+    name: 'a payload-word CSV row with a NUL byte in a cell, past the 4 KiB the type check reads',
+    folder: 'rows',
+    file: 'rows-nul.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'data.name', 'data.note'],
+          ['ann@example.com', 'Ann', PAST_HEAD],
+          ['nul@example.com', 'Null\u0000Byte', ''],
+          ['bob@example.com', 'Bob', ''],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: archived(2, [{ label: 'row 3', code: 'DOCEX_INPUT_CONTROL_CHARACTER' }]),
+  },
+  {
+    name: 'payload-word CSV rows with a C1 control (U+009B), a DEL and an escape sequence',
+    folder: 'rows',
+    file: 'rows-c1.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'data.name', 'extra.customerId', 'data.note'],
+          ['ann@example.com', 'Ann', 'C1', PAST_HEAD],
+          ['csi@example.com', 'C1 \u009b31m', 'C2', ''],
+          ['del@example.com', 'Del', 'C3\u007f', ''],
+          ['esc@example.com', '\u001b[2Jcleared\u0007', 'C4', ''],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: archived(1, [
+      { label: 'row 3', code: 'DOCEX_INPUT_CONTROL_CHARACTER' },
+      { label: 'row 4', code: 'DOCEX_INPUT_CONTROL_CHARACTER' },
+      { label: 'row 5', code: 'DOCEX_INPUT_CONTROL_CHARACTER' },
+    ]),
+  },
+  {
+    name: 'a payload-word CSV row whose quoted e-mail cell holds a line break and a Bcc header',
+    folder: 'rows',
+    file: 'rows-newline-email.csv',
+    write: writes(
+      () =>
+        'EMAIL_ADDRESS;data.name\r\n' +
+        'ann@example.com;Ann\r\n' +
+        '"mallory@example.com\nBcc: victim@example.com";Mallory\r\n' +
+        'bob@example.com;"Multi-line\ntemplate text is fine"\r\n',
+    ),
+    expected: archived(2, [{ label: 'row 3', code: 'DOCEX_INPUT_CONTROL_CHARACTER' }]),
+  },
+  {
+    name: 'a payload-word CSV row whose e-mail address hides a right-to-left override',
+    folder: 'rows',
+    file: 'rows-bidi-email.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'data.name'],
+          ['ann@example.com', 'Ann'],
+          ['moc.elpmaxe@\u202enimda', 'Admin'],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: archived(1, [{ label: 'row 3', code: 'DOCEX_INPUT_INVISIBLE_CHARACTER' }]),
+  },
+  {
+    name: 'payload-word CSV rows with a zero width space in an e-mail and a zero width joiner in a phone number',
+    folder: 'rows',
+    file: 'rows-zero-width.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'PHONE_NUMBER', 'data.name'],
+          ['pay\u200b@example.com', '+32 470 12 34 56', 'Zwsp'],
+          ['ann@example.com', '+32\u200d470123456', 'Zwj'],
+          ['bob@example.com', '+32 470 65 43 21', 'Bob'],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: archived(1, [
+      { label: 'row 2', code: 'DOCEX_INPUT_INVISIBLE_CHARACTER' },
+      { label: 'row 3', code: 'DOCEX_INPUT_INVISIBLE_CHARACTER' },
+    ]),
+  },
+  {
+    name: 'a payload-word JSON item whose Peppol participant id is wrapped in bidi isolates',
+    folder: 'rows',
+    file: 'rows-bidi-peppol.json',
+    write: writes(() =>
+      JSON.stringify([
+        wordItem('ann@example.com'),
+        wordItem('peppol@example.com', [['PEPPOL_RECEIVER_PARTICIPANT_ID', '0208:\u20660123456789\u2069']]),
+      ]),
+    ),
+    expected: archived(1, [{ label: 'item 2', code: 'DOCEX_INPUT_INVISIBLE_CHARACTER' }]),
+  },
+  {
+    name: 'a payload-word JSON item with a lone surrogate escape (\\ud800) in its template data',
+    folder: 'rows',
+    file: 'rows-surrogate.json',
+    write: writes(
+      () =>
+        `[${JSON.stringify(wordItem('ann@example.com'))},` +
+        `${JSON.stringify(wordItem('half@example.com')).replace('"templateData":{}', '"templateData":{"name":"\\ud800"}')}]`,
+    ),
+    expected: archived(1, [{ label: 'item 2', code: 'DOCEX_INPUT_CONTROL_CHARACTER' }]),
+  },
+  {
+    name: 'a payload-word JSON item naming "value" twice, once as "\\u0076alue" (the last one would be sent)',
+    folder: 'rows',
+    file: 'rows-duplicate-key.json',
+    write: writes(
+      () =>
+        `[${JSON.stringify(wordItem('ann@example.com'))},` +
+        `${JSON.stringify(wordItem('shown@example.com')).replace('"value":"shown@example.com"', '"value":"shown@example.com","\\u0076alue":"sent@example.com"')},` +
+        `${JSON.stringify(wordItem('bob@example.com'))}]`,
+    ),
+    expected: archived(2, [{ label: 'item 2', code: 'DOCEX_INPUT_JSON_DUPLICATE_KEY' }]),
+  },
+  {
+    name: 'a payload-word JSON request naming templateData twice (onInvalidRow: reject-file)',
+    folder: 'words',
+    file: 'duplicate-template.json',
+    write: writes(() =>
+      JSON.stringify(wordItem('ann@example.com')).replace(
+        '"templateData":{}',
+        '"templateData":{"amount":"10.00"},"templateData":{"amount":"1000.00"}',
+      ),
+    ),
+    expected: error('DOCEX_INPUT_JSON_DUPLICATE_KEY'),
+  },
+  {
+    name: 'a payload-pdf sidecar whose company name carries a right-to-left override',
+    folder: 'letters',
+    file: 'letter-bidi-name.pdf',
+    write: async (target) => {
+      const sidecar = JSON.stringify({ ...LETTER_SIDECAR(), filename: 'letter-bidi-name.pdf' }).replace(
+        '"Acme NV"',
+        '"Acme \\u202eVN"',
+      );
+      await put(target.replace(/\.pdf$/, '.json'), sidecar);
+      await put(target, await pdfOf('letter bidi name'));
+    },
+    expected: error('DOCEX_INPUT_INVISIBLE_CHARACTER'),
+  },
+  {
+    name: 'a payload-pdf sidecar with a NUL in the street and a line break in the postal code',
+    folder: 'letters',
+    file: 'letter-control.pdf',
+    write: async (target) => {
+      const sidecar = JSON.stringify({ ...LETTER_SIDECAR(), filename: 'letter-control.pdf' })
+        .replace('"Rue de la Loi"', '"Rue de la Loi\\u0000"')
+        .replace('"1000"', '"1000\\n"');
+      await put(target.replace(/\.pdf$/, '.json'), sidecar);
+      await put(target, await pdfOf('letter control'));
+    },
+    expected: error('DOCEX_INPUT_CONTROL_CHARACTER'),
+  },
+  {
+    name: 'a payload-pdf sidecar naming channelIdentifiers twice',
+    folder: 'letters',
+    file: 'letter-duplicate-key.pdf',
+    write: async (target) => {
+      const sidecar = JSON.stringify({ ...LETTER_SIDECAR(), filename: 'letter-duplicate-key.pdf' }).replace(
+        '"extraInfoIdentifiers":',
+        '"channelIdentifiers":[],"extraInfoIdentifiers":',
+      );
+      await put(target.replace(/\.pdf$/, '.json'), sidecar);
+      await put(target, await pdfOf('letter duplicate key'));
+    },
+    expected: error('DOCEX_INPUT_JSON_DUPLICATE_KEY'),
+  },
+  {
+    name: 'a payload-pdf ZIP batch whose index.csv names a company with a zero width joiner',
+    folder: 'letters',
+    file: 'batch-zero-width.zip',
+    write: writes(async () =>
+      makeZip([
+        { name: 'a.pdf', data: await pdfOf('batch zero width a') },
+        { name: 'b.pdf', data: await pdfOf('batch zero width b') },
+        {
+          name: 'index.csv',
+          data: csvBytes(
+            [
+              [
+                'file',
+                'ADDRESS_COMPANY_NAME',
+                'ADDRESS_STREET',
+                'ADDRESS_STREET_NUMBER',
+                'ADDRESS_POSTAL_CODE',
+                'ADDRESS_CITY',
+                'ADDRESS_COUNTRY_CODE',
+                'INVOICE_AMOUNT',
+                'INVOICE_DUE_DATE',
+                'INVOICE_COMMUNICATION',
+              ],
+              [
+                'a.pdf',
+                'Acme NV',
+                'Rue de la Loi',
+                '16',
+                '1000',
+                'Brussels',
+                'BE',
+                '1.00',
+                '2026-12-15',
+                '+++090/9337/55493+++',
+              ],
+              [
+                'b.pdf',
+                'Acme\u200d NV',
+                'Rue de la Loi',
+                '16',
+                '1000',
+                'Brussels',
+                'BE',
+                '1.00',
+                '2026-12-15',
+                '+++090/9337/55493+++',
+              ],
+            ],
+            { delimiter: ';' },
+          ),
+        },
+      ]),
+    ),
+    expected: error('DOCEX_INPUT_INVISIBLE_CHARACTER'),
+  },
 ];
 
 /** "archived (1 job)" or "error DOCEX_…": the words used in test names and the doc. */
 export function expectedText(expected: Expected): string {
-  return expected.outcome === 'archived'
-    ? `archived (${expected.jobs} job${expected.jobs === 1 ? '' : 's'})`
-    : `error ${expected.code}`;
+  if (expected.outcome === 'error') return `error ${expected.code}`;
+  const refused = (expected.refused ?? []).map((r) => `; ${r.label} refused, ${r.code}`).join('');
+  return `archived (${expected.jobs} job${expected.jobs === 1 ? '' : 's'}${refused})`;
 }

@@ -277,6 +277,32 @@ export const ISSUE_16_CLASSES: Array<[string, PinningTest[]]> = [
       ],
     ],
   ],
+  [
+    'Hostile row values (issue 29): control characters (C0, DEL, C1, lone surrogates), line breaks in one-line fields, bidi and zero-width characters in identifiers, repeated JSON keys: the row refused with row, field and code point named, the other rows sent',
+    [
+      [
+        'test/domain/payload-text.test.ts',
+        'refuses %s in template data, naming the field and the code point but not the value',
+      ],
+      ['test/domain/payload-text.test.ts', 'refuses a line break in a one-line %s value'],
+      [
+        'test/domain/payload-text.test.ts',
+        'refuses an invisible character in the identifier %s (%s), naming its code point',
+      ],
+      [
+        'test/pipeline/payload/row-characters.test.ts',
+        'sends the other rows under onInvalidRow: skip and journals each bad row with its own code',
+      ],
+      [
+        'test/pipeline/inspect/json-duplicate-keys.test.ts',
+        'decodes escaped keys before comparing them, as JSON.parse does',
+      ],
+      [
+        'test/pipeline/payload/row-characters.test.ts',
+        'never takes one of two values silently from XML: a repeated attribute refuses the file, a repeated element its record',
+      ],
+    ],
+  ],
 ];
 
 export function renderBadInputs(): string {
