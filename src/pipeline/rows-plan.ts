@@ -13,6 +13,7 @@ import {
   type RowRejection,
   type RowUnit,
   sharedCode,
+  shownInReport,
 } from './payload/index.js';
 
 /**
@@ -39,9 +40,9 @@ export interface RowsPlanParts<Target> {
 function rowReason(rejections: readonly RowRejection[], namesColumns: boolean): string {
   return rejections
     .map((r) => {
-      const column = namesColumns && r.column ? ` (column ${r.column})` : '';
+      const column = namesColumns && r.column ? ` (column ${shownInReport(r.column)})` : '';
       const what = r.code ?? (r.rule === 'format' ? 'format' : `rule ${r.rule}`);
-      return `${what}${column}: ${r.message}`;
+      return `${what}${column}: ${shownInReport(r.message)}`;
     })
     .join('; ');
 }

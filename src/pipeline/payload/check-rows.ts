@@ -76,6 +76,20 @@ export function checkRows(
   return { accepted: fileRejected ? [] : accepted, rejected, fileRejected };
 }
 
+const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
+
+/**
+ * Text taken from a dropped file (a column name, a PDF's name in index.csv, a cell echoed in a
+ * message) as a report line shows it: line breaks become spaces, other controls and invisible
+ * characters are escaped, so no cell can write a line of its own or reorder the line around it.
+ */
+export function shownInReport(text: string): string {
+  return text.replace(/[\r\n]+/g, ' ').replace(UNSHOWN, (c) => {
+    const cp = c.codePointAt(0) as number;
+    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
+  });
+}
+
 /**
  * A plain-text report an operator reads, one line per problem in row order:
  * `row 3: rule 7 (channel identifiers), column "Mail": the EMAIL task needs EMAIL_ADDRESS`.
@@ -101,9 +115,14 @@ export function formatRowReport(
       const rule =
         r.code ??
         (r.rule === 'format' ? 'format' : `rule ${r.rule} (${PAYLOAD_RULE_TITLES[r.rule] ?? 'payload'})`);
-      const where = r.column !== undefined ? `, column "${r.column}"` : r.field ? `, ${r.field}` : '';
-      const file = r.file !== undefined ? ` [${r.file}]` : '';
-      return `${unit} ${r.row}${file}: ${rule}${where}: ${r.message.replace(/[\r\n]+/g, ' ')}`;
+      const where =
+        r.column !== undefined
+          ? `, column "${shownInReport(r.column)}"`
+          : r.field
+            ? `, ${shownInReport(r.field)}`
+            : '';
+      const file = r.file !== undefined ? ` [${shownInReport(r.file)}]` : '';
+      return `${unit} ${r.row}${file}: ${rule}${where}: ${shownInReport(r.message)}`;
     });
   return [head, ...lines].join('\n') + '\n';
 }

@@ -1,4 +1,4 @@
-export { checkRows, formatRowReport, PAYLOAD_RULE_TITLES } from './check-rows.js';
+export { checkRows, formatRowReport, PAYLOAD_RULE_TITLES, shownInReport } from './check-rows.js';
 export { buildRow, type ColumnMapping, type ColumnPlan, planColumns } from './columns.js';
 export {
   type CsvRequestOptions,

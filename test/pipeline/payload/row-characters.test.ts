@@ -202,6 +202,30 @@ describe('row values with hostile characters', () => {
     });
   });
 
+  it('keeps a column name or a PDF name with line breaks and bidi controls from writing report lines of their own', () => {
+    const csv = rowsOf(
+      payloadRequestsFromCsv('EMAIL_ADDRESS;"data.a\nrow 9: forged\u202e"\na@example.com;x\n', {
+        workflowId: 'wf',
+        fileName: 'forged.csv',
+      }),
+    );
+    const index = rowsOf(
+      payloadPdfBatchFromIndexCsv(
+        'file;EMAIL_ADDRESS\na.pdf;a@example.com\n"b.pdf\nrow 7: fake";b@example.com\n',
+        {
+          workflowId: 'wf',
+          pdfFiles: ['a.pdf'],
+        },
+      ),
+    );
+    const report = formatRowReport(checkRows([...csv, ...index], EMAIL_WORD, 'payload-word').rejected);
+    expect(report.split('\n').filter((l) => l !== '')).toEqual([
+      'file: 2 rows refused.',
+      'row 2: DOCEX_INPUT_CONTROL_CHARACTER, column "data.a row 9: forged\\u202e": the key payload.templateData["a\\nrow 9: forged\\u202e"] holds a line break, U+000A (line feed), at character 2; this field takes one line',
+      'row 3 [b.pdf row 7: fake]: format, file: "b.pdf\\nrow 7: fake" is not in the batch',
+    ]);
+  });
+
   it('refuses an XML record whose field text holds a raw control character, naming the element path', () => {
     const xml =
       '<?xml version="1.0"?><customers><customer id="1"><email>a@example.com</email><name>Ann</name></customer>' +
