@@ -128,17 +128,68 @@ function firstBad(value: string, rule: Rule): { codePoint: number; at: number; w
 /** At most this many problems per request: one hostile row does not make a report of megabytes. */
 export const MAX_TEXT_PROBLEMS = 20;
 
+/** A place in the request, linked to its parent: the path is built only for a problem. */
+interface Step {
+  value: unknown;
+  parent: Step | undefined;
+  key: string | number | undefined;
+  depth: number;
+  rule: Rule;
+  label?: string;
+}
+
+function pathOf(step: Step | undefined, last?: string): (string | number)[] {
+  const path: (string | number)[] = [];
+  for (let s = step; s !== undefined && s.key !== undefined; s = s.parent) path.push(s.key);
+  path.reverse();
+  if (last !== undefined) path.push(last);
+  return path;
+}
+
+/** The rule of property `key` of the object at `at`, from where it sits in the request. */
+function ruleOf(at: Step, key: string, node: Record<string, unknown>): { rule: Rule; label?: string } {
+  if (at.depth === 0) {
+    if (IDENTIFIER_FIELDS.has(key)) return { rule: 'identifier' };
+    if (ONE_LINE_FIELDS.has(key)) return { rule: 'line' };
+    return { rule: 'text' };
+  }
+  // An item of payload.channelIdentifiers or payload.extraInfoIdentifiers sits at depth 3.
+  const list = at.depth === 3 && at.parent?.parent?.key === 'payload' ? at.parent.key : undefined;
+  if (list === 'channelIdentifiers') {
+    if (key === 'kind') return { rule: 'identifier' };
+    if (key === 'value') {
+      const kind = typeof node['kind'] === 'string' ? node['kind'] : '';
+      const canonical = canonicalKind(kind);
+      const rule: Rule = !FREE_TEXT_KINDS.has(canonical)
+        ? 'identifier'
+        : MULTI_LINE_KINDS.has(canonical)
+          ? 'text'
+          : 'line';
+      // The kind is shown only when it is one: an unknown kind is not echoed.
+      return /^[A-Z0-9_]{1,60}$/.test(kind) ? { rule, label: kind } : { rule };
+    }
+  }
+  if (list === 'extraInfoIdentifiers' && key === 'name') return { rule: 'identifier' };
+  return { rule: 'text' };
+}
+
 /**
  * Every value and key of a payload job request checked against the character rules above; the
  * request is walked without recursion (template data may nest as deep as the JSON limit allows).
  */
 export function checkPayloadText(request: PayloadJobRequest): PayloadTextProblem[] {
   const out: PayloadTextProblem[] = [];
-  const stack: { value: unknown; path: (string | number)[]; rule: Rule; label?: string }[] = [];
-  const check = (value: string, path: (string | number)[], rule: Rule, label?: string, isKey = false) => {
+  const check = (
+    value: string,
+    path: () => (string | number)[],
+    rule: Rule,
+    label?: string,
+    isKey = false,
+  ) => {
     const bad = firstBad(value, rule);
     if (!bad || out.length >= MAX_TEXT_PROBLEMS) return;
-    const field = fieldOf(path);
+    const at = path();
+    const field = fieldOf(at);
     const where = `${isKey ? 'the key ' : ''}${field}${label ? ` (${label})` : ''}`;
     const why =
       bad.what === 'an invisible character'
@@ -149,55 +200,27 @@ export function checkPayloadText(request: PayloadJobRequest): PayloadTextProblem
     out.push({
       kind: bad.what === 'an invisible character' ? 'invisible' : 'control',
       field,
-      path,
+      path: at,
       codePoint: bad.codePoint,
       message: `${where} holds ${bad.what}, ${describeCodePoint(bad.codePoint)}, at character ${bad.at}${why}`,
     });
   };
-  /** The rule of a property, from where it sits in the request. */
-  const ruleOf = (parent: readonly (string | number)[], key: string, node: Record<string, unknown>) => {
-    if (parent.length === 0) {
-      if (IDENTIFIER_FIELDS.has(key)) return { rule: 'identifier' as const };
-      if (ONE_LINE_FIELDS.has(key)) return { rule: 'line' as const };
-      return { rule: 'text' as const };
-    }
-    const list = parent.length === 3 && parent[0] === 'payload' ? parent[1] : undefined;
-    if (list === 'channelIdentifiers') {
-      if (key === 'kind') return { rule: 'identifier' as const };
-      if (key === 'value') {
-        const kind = typeof node['kind'] === 'string' ? node['kind'] : '';
-        const canonical = canonicalKind(kind);
-        const rule: Rule = !FREE_TEXT_KINDS.has(canonical)
-          ? 'identifier'
-          : MULTI_LINE_KINDS.has(canonical)
-            ? 'text'
-            : 'line';
-        // The kind is shown only when it is one: an unknown kind is not echoed.
-        return /^[A-Z0-9_]{1,60}$/.test(kind) ? { rule, label: kind } : { rule };
-      }
-    }
-    if (list === 'extraInfoIdentifiers' && key === 'name') return { rule: 'identifier' as const };
-    return { rule: 'text' as const };
-  };
-  stack.push({ value: request, path: [], rule: 'text' });
+  const stack: Step[] = [{ value: request, parent: undefined, key: undefined, depth: 0, rule: 'text' }];
   while (stack.length > 0 && out.length < MAX_TEXT_PROBLEMS) {
-    const { value, path, rule, label } = stack.pop()!;
-    if (typeof value === 'string') check(value, path, rule, label);
+    const step = stack.pop() as Step;
+    const { value, rule, depth } = step;
+    if (typeof value === 'string') check(value, () => pathOf(step), rule, step.label);
     else if (Array.isArray(value)) {
-      for (let i = value.length - 1; i >= 0; i--) stack.push({ value: value[i], path: [...path, i], rule });
+      for (let i = value.length - 1; i >= 0; i--)
+        stack.push({ value: value[i], parent: step, key: i, depth: depth + 1, rule });
     } else if (value !== null && typeof value === 'object') {
       const node = value as Record<string, unknown>;
       const keys = Object.keys(node);
-      for (const key of keys) check(key, [...path, key], 'line', undefined, true);
+      for (const key of keys) check(key, () => pathOf(step, key), 'line', undefined, true);
       for (let i = keys.length - 1; i >= 0; i--) {
         const key = keys[i] as string;
-        const child = ruleOf(path, key, node);
-        stack.push({
-          value: node[key],
-          path: [...path, key],
-          rule: child.rule,
-          ...('label' in child && child.label ? { label: child.label } : {}),
-        });
+        const child = ruleOf(step, key, node);
+        stack.push({ value: node[key], parent: step, key, depth: depth + 1, ...child });
       }
     }
   }
