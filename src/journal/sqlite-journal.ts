@@ -300,9 +300,8 @@ export class SqliteJournal implements JournalStore {
     this.tx(false, () => this.stmts.inspectionEnded.run(path));
   }
 
-  /** How many inspections of the file at `path` a crash interrupted (0 when none). */
-  async interruptedInspections(path: string): Promise<number> {
-    const row = this.stmts.interruptedInspections.get(path);
+  async interruptedInspections(path: string, startedBefore = Number.MAX_SAFE_INTEGER): Promise<number> {
+    const row = this.stmts.interruptedInspections.get(path, startedBefore);
     return typeof row?.['n'] === 'number' ? row['n'] : 0;
   }
 

@@ -115,7 +115,9 @@ export function prepareStatements(db: Database.Database) {
        ON CONFLICT (path) DO UPDATE SET interrupted = interrupted + 1, started_at = excluded.started_at`,
     ),
     inspectionEnded: p('DELETE FROM inspections WHERE path = ?'),
-    interruptedInspections: p('SELECT interrupted + 1 AS n FROM inspections WHERE path = ?'),
+    interruptedInspections: p(
+      'SELECT interrupted + 1 AS n FROM inspections WHERE path = ? AND started_at < ?',
+    ),
   };
 }
 

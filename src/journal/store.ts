@@ -106,8 +106,11 @@ export interface JournalStore {
   /** The file at `path` is about to be parsed; a record left at the next start is a crash's. */
   inspectionStarting(path: string): Promise<void>;
   inspectionEnded(path: string): Promise<void>;
-  /** How many inspections of the file at `path` a crash interrupted (0 when none). */
-  interruptedInspections(path: string): Promise<number>;
+  /**
+   * How many inspections of the file at `path` a crash interrupted (0 when none). `startedBefore`
+   * (epoch ms): a record started later is not counted (it may be a live agent's inspection).
+   */
+  interruptedInspections(path: string, startedBefore?: number): Promise<number>;
 
   /**
    * One batch of pruning: the finished files among ids (afterId, afterId + scanIds] last moved

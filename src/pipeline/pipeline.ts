@@ -60,6 +60,9 @@ export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' 
   onFolderUnsafe?: (folder: string, err: DocexError) => void;
 }
 
+/** Beyond the time limit: the record's write and another host's clock. */
+const INSPECTION_RECORD_MARGIN_MS = 10_000;
+
 export class Pipeline {
   private readonly scheduler: Scheduler;
   private readonly retries: RetryTimers;
@@ -72,6 +75,11 @@ export class Pipeline {
   // One signal shared by every call in flight (concurrency of them, up to 256).
   private readonly abort = sharedAbortController();
   private readonly held = new Map<number, Buffer>();
+  /**
+   * Files this agent moved into `.processing/` and has not recorded yet (queued, inspected, or
+   * kept through a journal outage): never orphans to its own scan, however long they wait.
+   */
+  private readonly claiming = new Set<string>();
   private readonly ctx: StepContext;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -148,7 +156,8 @@ export class Pipeline {
       if (usesSidecars(runtime)) this.orphans.watch(runtime, file);
       return true;
     }
-    return this.scheduler.schedule(
+    this.claiming.add(file.claimedPath);
+    const queued = this.scheduler.schedule(
       runtime,
       `path:${file.claimedPath}`,
       priorityOf(undefined, this.options.clock.now()),
@@ -156,11 +165,13 @@ export class Pipeline {
         let item: JournalItem;
         try {
           const intake = await intakeItem(this.ctx, runtime, file);
+          this.claiming.delete(file.claimedPath);
           if (intake.sameDrop) return await this.secondCopy(runtime, file, intake.item, onLost);
           item = intake.item;
         } catch (err) {
           // Left in .processing: taken again once the journal answers (or by recovery at start).
           if (this.outage.absorb(err, () => this.accept(folder, file, onLost))) return;
+          this.claiming.delete(file.claimedPath);
           onLost?.(err);
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
             // Nothing recorded, nothing here to lose: on a shared folder another agent took it as an orphan.
@@ -180,6 +191,8 @@ export class Pipeline {
         }
       },
     );
+    if (!queued) this.claiming.delete(file.claimedPath);
+    return queued;
   }
 
   /**
@@ -297,7 +310,13 @@ export class Pipeline {
     });
     const deps = this.recoveryDeps();
     const takenOver = resumeTakenOver(deps, items);
-    const orphans = await reclaimOrphans(deps, orphanAgeMs, Date.now());
+    const now = Date.now();
+    const orphans = await reclaimOrphans(
+      deps,
+      (file) => now - file.ctimeMs >= orphanAgeMs && !this.claiming.has(file.path),
+      // A live agent's inspection is over within its time limit (the worker is stopped then).
+      this.options.clock.now() - this.ctx.inspector.limits.timeLimit - INSPECTION_RECORD_MARGIN_MS,
+    );
     return { takenOver, orphans };
   }
 

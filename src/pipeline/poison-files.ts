@@ -35,15 +35,17 @@ export async function inspectSuspect(
 /**
  * Applies the rule to a file found in `.processing/`: true when it was set aside as poison (to the
  * error folder, its item rejected if it has one); false when it may be taken up (a suspect was
- * inspected alone first).
+ * inspected alone first). `startedBefore`: records of inspections started later are not crashes'
+ * (another agent may be inspecting the file now).
  */
 export async function setAsideIfPoison(
   ctx: StepContext,
   runtime: FolderRuntime,
   file: { name: string; path: string },
+  startedBefore?: number,
 ): Promise<boolean> {
   const { journal, log, clock } = ctx;
-  const crashes = await journal.interruptedInspections(file.path);
+  const crashes = await journal.interruptedInspections(file.path, startedBefore);
   if (crashes === 0) return false;
   if (crashes < POISON_CRASHES) {
     const ok = await inspectSuspect(ctx, runtime, file.name, file.path);

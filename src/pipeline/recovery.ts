@@ -73,15 +73,21 @@ export async function recoverUnfinished(deps: RecoveryDeps, only?: string): Prom
 
 /**
  * Several agents on one journal, while running: files in the `.processing/` of the shared local
- * folders that no item stands for and that were moved in at least `minAgeMs` ago (the agent that
- * moved them died before recording them; a younger one is most likely being recorded now, and
- * should two agents record the same file, the journal answers the second one in-progress).
+ * folders that no item stands for and that `orphaned` accepts (moved in long enough ago that the
+ * agent that moved them most likely died before recording them; should two agents record the
+ * same file, the journal answers the second one in-progress). Live agents may still be inspecting
+ * such a file (one slowed by the journal's outage): only inspection records started before
+ * `inspectionsBefore` count as crashes.
  */
-export async function reclaimOrphans(deps: RecoveryDeps, minAgeMs: number, now: number): Promise<number> {
+export async function reclaimOrphans(
+  deps: RecoveryDeps,
+  orphaned: (file: RecoveredFile) => boolean,
+  inspectionsBefore: number,
+): Promise<number> {
   const summary = emptySummary();
   for (const runtime of deps.folders.values()) {
     if (runtime.config.source.type !== 'local') continue;
-    await reclaimProcessing(deps, runtime, summary, (file) => now - file.ctimeMs >= minAgeMs);
+    await reclaimProcessing(deps, runtime, summary, orphaned, inspectionsBefore);
   }
   return summary.reclaimed;
 }
@@ -99,6 +105,7 @@ async function reclaimProcessing(
   runtime: FolderRuntime,
   summary: RecoverySummary,
   consider: (file: RecoveredFile) => boolean = () => true,
+  inspectionsBefore?: number,
 ): Promise<void> {
   const { journal } = deps.ctx;
   const stability = runtime.config.stability;
@@ -108,7 +115,7 @@ async function reclaimProcessing(
   for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
     if (!consider(file)) continue;
     // Before anything else reads it: a file that crashed the agent twice must not a third time.
-    if (await setAsideIfPoison(deps.ctx, runtime, file)) {
+    if (await setAsideIfPoison(deps.ctx, runtime, file, inspectionsBefore)) {
       summary.quarantined++;
       continue;
     }

@@ -732,8 +732,10 @@ export class PostgresJournal implements JournalStore {
     return this.track(this.db.rows('inspectionEnded', S.inspectionEnded, [path]).then(() => undefined));
   }
 
-  async interruptedInspections(path: string): Promise<number> {
-    const n = (await this.db.one('interruptedInspections', S.interruptedInspections, [path]))?.['n'];
+  async interruptedInspections(path: string, startedBefore = Number.MAX_SAFE_INTEGER): Promise<number> {
+    const n = (
+      await this.db.one('interruptedInspections', S.interruptedInspections, [path, startedBefore])
+    )?.['n'];
     return typeof n === 'number' ? n : 0;
   }
 

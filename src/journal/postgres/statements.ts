@@ -288,7 +288,7 @@ export const STATEMENTS = {
   ),
   interruptedInspections: s(
     'interrupted_inspections',
-    'SELECT interrupted + 1 AS n FROM inspections WHERE path = $1',
+    'SELECT interrupted + 1 AS n FROM inspections WHERE path = $1 AND started_at < $2',
   ),
 } as const;
 

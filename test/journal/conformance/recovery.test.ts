@@ -176,5 +176,18 @@ describeEachBackend('journal recovery', (backend) => {
       await journal.inspectionEnded(path);
       expect(await journal.interruptedInspections(path)).toBe(0);
     });
+
+    it('leaves out an inspection started at or after startedBefore: it may be a live agent’s', async () => {
+      const path = '/srv/in/.processing/slow.pdf';
+      const startedAt = t.clock.now();
+      await journal.inspectionStarting(path);
+      expect(await journal.interruptedInspections(path, startedAt)).toBe(0);
+      expect(await journal.interruptedInspections(path, startedAt + 1)).toBe(1);
+      t.clock.advance(60_000);
+      await journal.inspectionStarting(path);
+      // Started again: the record is as young as its last start.
+      expect(await journal.interruptedInspections(path, startedAt + 1)).toBe(0);
+      expect(await journal.interruptedInspections(path, t.clock.now() + 1)).toBe(2);
+    });
   });
 });
