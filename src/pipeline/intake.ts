@@ -9,7 +9,9 @@ import { existsOrFalse } from '../core/fs.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
+import type { Inspection } from './inspect/inspect-file.js';
 import type { FolderRuntime, StepContext } from './types.js';
+import type { VerdictInputs } from './verdicts.js';
 
 /** Files up to this size are read once at their claim and checked from memory. */
 export const HOLD_MAX_BYTES = 1024 * 1024;
@@ -44,7 +46,7 @@ export async function intakeItem(
   // claimed validated with its create intent, one journal commit instead of three.
   const checked =
     ctx.held && runtime.mode === 'single-file' && digest.bytes && unchanged
-      ? await inspect(ctx, runtime, file.name, file.claimedPath, digest.bytes)
+      ? await inspect(ctx, runtime, file.name, file.claimedPath, digest.bytes, digest.sha256)
       : undefined;
   const result = await ctx.journal.recordClaim({
     folder: runtime.config.name,
@@ -82,7 +84,9 @@ export async function intakeItem(
   }
   let item = result.item;
   if (result.kind === 'claimed') {
-    if (digest.bytes) ctx.held?.set(item.id, digest.bytes);
+    // A refusal found at the claim is the verdict validation gives: the file is not parsed twice.
+    if (digest.bytes)
+      ctx.held?.set(item.id, { bytes: digest.bytes, ...(checked ? { inspection: checked } : {}) });
     // Claimed validated with its intent, by this process, moments ago: nothing was sent for it.
     if (item.state === 'creating') item = ctx.intents.recorded(item);
   }
@@ -101,7 +105,7 @@ export async function validateItem(
   const filePath = item.claimedPath;
   // Read at the claim, moments ago, by this process: nothing to re-check, nothing to read again.
   const held = rehash ? undefined : ctx.held?.get(item.id);
-  if (held && filePath) return inspectAndMove(ctx, runtime, item, filePath, held);
+  if (held && filePath) return inspectAndMove(ctx, runtime, item, filePath, held.bytes, held.inspection);
   const st = filePath ? await fs.stat(filePath).catch(() => undefined) : undefined;
   if (!filePath || !st) {
     return ctx.journal.transition(item.id, 'rejected', {
@@ -127,7 +131,7 @@ export async function validateItem(
       `the file changed after it was taken (${change.what})`,
     );
   }
-  return inspectAndMove(ctx, runtime, item, filePath, undefined);
+  return inspectAndMove(ctx, runtime, item, filePath, undefined, undefined);
 }
 
 async function inspectAndMove(
@@ -136,8 +140,9 @@ async function inspectAndMove(
   item: JournalItem,
   filePath: string,
   bytes: Buffer | undefined,
+  atClaim: Inspection | undefined,
 ): Promise<JournalItem> {
-  const inspection = await inspect(ctx, runtime, item.fileName, filePath, bytes);
+  const inspection = atClaim ?? (await inspect(ctx, runtime, item.fileName, filePath, bytes, item.sha256));
   if (!inspection.ok) {
     return rejectItem(ctx, runtime, item, inspection.code, inspection.reason, {
       ...(inspection.details ? { details: inspection.details } : {}),
@@ -150,7 +155,8 @@ async function inspectAndMove(
  * Inspection parses dropped bytes, in a worker under memory and time limits. Should a file still
  * take the whole process down, the journal tells: the parse is recorded as it starts and cleared
  * after, so a restart sets aside a file that keeps killing the agent (poison-files.ts) instead of
- * crashing again.
+ * crashing again. With the content's `sha256`, a verdict for the same bytes under the same
+ * settings (ctx.verdicts) is reused, and a new one kept.
  */
 export async function inspect(
   ctx: StepContext,
@@ -158,7 +164,18 @@ export async function inspect(
   fileName: string,
   filePath: string,
   bytes: Buffer | undefined,
-) {
+  sha256?: string,
+): Promise<Inspection> {
+  const opts = {
+    path: filePath,
+    fileName,
+    inputSourceType: runtime.workflow.inputSource.type,
+    maxBytes: ctx.maxFileBytes,
+    allowHardLinks: runtime.config.allowHardLinks,
+  };
+  const inputs = sha256 && ctx.verdicts ? await verdictInputs(ctx, opts, sha256) : undefined;
+  const known = inputs && ctx.verdicts?.get(inputs);
+  if (known) return known;
   // Recorded when a worker takes the file: a kill while it waits for one says nothing of the file.
   let recorded = false;
   const started = async () => {
@@ -167,15 +184,31 @@ export async function inspect(
     crashPoint('mid-inspection');
   };
   try {
-    return await ctx.inspector.runTracked('inspectFile', fileName, started, {
-      path: filePath,
-      fileName,
-      inputSourceType: runtime.workflow.inputSource.type,
-      maxBytes: ctx.maxFileBytes,
-      allowHardLinks: runtime.config.allowHardLinks,
+    const verdict = await ctx.inspector.runTracked('inspectFile', fileName, started, {
+      ...opts,
       ...(bytes ? { bytes } : {}),
     });
+    if (inputs) ctx.verdicts?.set(inputs, verdict);
+    return verdict;
   } finally {
     if (recorded) await ctx.journal.inspectionEnded(filePath);
   }
+}
+
+/** What a verdict for this file depends on besides its bytes; undefined when the path cannot be seen. */
+async function verdictInputs(
+  ctx: StepContext,
+  opts: Omit<VerdictInputs, 'sha256' | 'limits' | 'regularFile' | 'manyLinks'> & { path: string },
+  sha256: string,
+): Promise<VerdictInputs | undefined> {
+  const st = await fs.lstat(opts.path).catch(() => undefined);
+  if (!st) return undefined;
+  const { path: _path, ...rest } = opts;
+  return {
+    ...rest,
+    sha256,
+    regularFile: st.isFile(),
+    manyLinks: st.nlink > 1,
+    limits: ctx.inspector.limitsKey,
+  };
 }

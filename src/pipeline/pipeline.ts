@@ -31,7 +31,8 @@ import { RetryTimers } from './retry-timers.js';
 import { priorityOf, Scheduler } from './scheduler.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
-import type { FolderRuntime, StepContext } from './types.js';
+import type { FolderRuntime, HeldFile, StepContext } from './types.js';
+import { VerdictCache } from './verdicts.js';
 
 export type { RecoverySummary } from './recovery.js';
 
@@ -74,7 +75,7 @@ export class Pipeline {
   private readonly paused = new Set<string>();
   // One signal shared by every call in flight (concurrency of them, up to 256).
   private readonly abort = sharedAbortController();
-  private readonly held = new Map<number, Buffer>();
+  private readonly held = new Map<number, HeldFile>();
   /**
    * Files this agent moved into `.processing/` and has not recorded yet (queued, inspected, or
    * kept through a journal outage): never orphans to its own scan, however long they wait.
@@ -89,6 +90,7 @@ export class Pipeline {
       inspector: options.inspector ?? sharedInspector(),
       signal: this.abort.signal,
       held: this.held,
+      verdicts: options.verdicts ?? new VerdictCache(),
       intents: new FreshIntents(),
     };
     this.scheduler = new Scheduler({

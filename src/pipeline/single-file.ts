@@ -17,7 +17,7 @@ export async function driveSingleFile(
   options: { rehash?: boolean } = {},
 ): Promise<JournalItem> {
   let item = start;
-  const held = options.rehash ? undefined : ctx.held?.get(item.id);
+  const held = options.rehash ? undefined : ctx.held?.get(item.id)?.bytes;
   if (item.state === 'claimed') item = await validateItem(ctx, runtime, item, options.rehash ?? false);
   item = await runJobSteps(ctx, runtime, item, {
     filePath: item.claimedPath ?? '',

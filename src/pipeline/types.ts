@@ -7,7 +7,9 @@ import type { Logger } from '../core/logger.js';
 import type { Workflow } from '../domain/wire.js';
 import type { JournalStore } from '../journal/index.js';
 import type { FreshIntents } from './fresh-intents.js';
+import type { Inspection } from './inspect/inspect-file.js';
 import type { Inspector } from './isolate/inspector.js';
+import type { VerdictCache } from './verdicts.js';
 
 /** The calls the pipeline makes; a DocexClient's `jobs` fits. */
 export type PipelineJobs = Pick<
@@ -40,10 +42,19 @@ export interface StepContext {
   signal: AbortSignal;
   /** Create intents this process recorded and has not sent yet (the send gate's memory). */
   intents: FreshIntents;
-  /** Content of small files read at their claim, by item id, while the item is driven. */
-  held?: Map<number, Buffer>;
+  /** Small files read (and maybe inspected) at their claim, by item id, while the item is driven. */
+  held?: Map<number, HeldFile>;
+  /** Inspection verdicts by content and settings, reused when the same bytes come again. */
+  verdicts?: VerdictCache;
   /** Told the bytes of a streamed upload sent so far (`submit`'s progress line). */
   onUploadProgress?: (bytesSent: number) => void;
+}
+
+/** A small file as read at its claim. */
+export interface HeldFile {
+  bytes: Buffer;
+  /** Its inspection at the claim, when it had one: validation uses it rather than a second parse. */
+  inspection?: Inspection;
 }
 
 /**

@@ -64,6 +64,8 @@ function limitReason(fileName: string, hit: LimitHit, limits: InspectionConfig):
 export class Inspector {
   private readonly pool: WorkerPool;
   readonly limits: InspectionConfig;
+  /** The limits a check's answer depends on (memory, time, expansion), as one string: a cache key part. */
+  readonly limitsKey: string;
 
   constructor(
     limits: Partial<Omit<InspectionConfig, 'limits'>> & { limits?: Partial<InspectionConfig['limits']> } = {},
@@ -71,6 +73,8 @@ export class Inspector {
   ) {
     const defaults = inspectionSchema.parse({});
     this.limits = { ...defaults, ...limits, limits: { ...defaults.limits, ...limits.limits } };
+    const { memory, timeLimit } = this.limits;
+    this.limitsKey = JSON.stringify({ memory, timeLimit, limits: this.limits.limits });
     this.pool = new WorkerPool(
       () => spawnWorker(this.limits),
       {

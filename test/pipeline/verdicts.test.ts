@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { reject } from '../../src/pipeline/inspect/codes.js';
+import type { Inspection } from '../../src/pipeline/inspect/inspect-file.js';
+import { VerdictCache, type VerdictInputs } from '../../src/pipeline/verdicts.js';
+
+const inputs = (over: Partial<VerdictInputs> = {}): VerdictInputs => ({
+  sha256: 'a'.repeat(64),
+  fileName: 'x.pdf',
+  inputSourceType: 'PDF',
+  maxBytes: 1024,
+  allowHardLinks: false,
+  regularFile: true,
+  manyLinks: false,
+  limits: '{}',
+  ...over,
+});
+const corrupt = reject('DOCEX_INPUT_PDF_CORRUPT', '"x.pdf" is not a readable PDF: no header.');
+const accepted: Inspection = { ok: true, kind: 'pdf', size: 10, details: { pages: 1 } };
+
+describe('VerdictCache', () => {
+  it('finds a verdict by content and settings, whatever the name, for a name of the same extension', () => {
+    const cache = new VerdictCache();
+    cache.set(inputs(), corrupt);
+    expect(cache.get(inputs({ fileName: 'y.PDF' }))).toMatchObject({
+      code: 'DOCEX_INPUT_PDF_CORRUPT',
+      reason: '"y.PDF" is not a readable PDF: no header.',
+    });
+    expect(cache.get(inputs({ fileName: 'x.zip' }))).toBeUndefined();
+    expect(cache.get(inputs({ fileName: 'x\u202Efdp.pdf' }))).toBeUndefined();
+  });
+
+  it('finds nothing for other content, limits, settings or another kind of path', () => {
+    const cache = new VerdictCache();
+    cache.set(inputs(), accepted);
+    expect(cache.get(inputs())).toEqual(accepted);
+    for (const other of [
+      { sha256: 'b'.repeat(64) },
+      { limits: '{"timeLimit":1}' },
+      { inputSourceType: 'PAYLOAD_PDF' },
+      { maxBytes: 2048 },
+      { allowHardLinks: true },
+      { regularFile: false },
+      { manyLinks: true },
+    ]) {
+      expect(cache.get(inputs(other))).toBeUndefined();
+    }
+  });
+
+  it('keeps no verdict a file still being written or chmod-ed may give', () => {
+    const cache = new VerdictCache();
+    cache.set(inputs(), reject('DOCEX_INPUT_EMPTY', '"x.pdf" is empty (0 bytes).'));
+    cache.set(
+      inputs({ sha256: 'c'.repeat(64) }),
+      reject('DOCEX_INPUT_UNREADABLE', '"x.pdf" could not be read.'),
+    );
+    expect(cache.size).toBe(0);
+  });
+
+  it('drops the least recently used verdict past its number of entries or its bytes', () => {
+    const cache = new VerdictCache(2, 10_000);
+    cache.set(inputs({ sha256: '1' }), corrupt);
+    cache.set(inputs({ sha256: '2' }), corrupt);
+    cache.get(inputs({ sha256: '1' }));
+    cache.set(inputs({ sha256: '3' }), corrupt);
+    expect(cache.get(inputs({ sha256: '2' }))).toBeUndefined();
+    expect(cache.get(inputs({ sha256: '1' }))).toBeDefined();
+    expect(cache.get(inputs({ sha256: '3' }))).toBeDefined();
+
+    const small = new VerdictCache(100, JSON.stringify(corrupt).length * 2);
+    for (const sha of ['1', '2', '3']) small.set(inputs({ sha256: sha }), corrupt);
+    expect(small.size).toBe(2);
+    expect(small.get(inputs({ sha256: '1' }))).toBeUndefined();
+  });
+});
