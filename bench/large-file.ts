@@ -1,5 +1,5 @@
 /**
- * One large PDF-headed file (sparse: a PDF header, zeros, `%%EOF`): through the agent in its own
+ * One large PDF (sparse: a one-page PDF whose middle is a stream of zeros): through the agent in its own
  * process (drop → uploaded, and the PUT alone: created → uploaded, from its journal; peak RSS from
  * /proc/<pid>/status VmHWM) against `curl -T` of the same file to an upload URL of the same sandbox.
  * Each file is read once before its run, as a file an ERP just wrote sits in the page cache: the
@@ -10,6 +10,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { SEED } from '../src/sandbox/seed-ids.js';
+import { sparsePdfEnds } from '../test/fixtures/inputs/hostile.js';
 import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
 import { type SandboxInfo, startSandboxProcess } from './support/processes.js';
 import { scratchDir } from './support/scratch.js';
@@ -45,11 +46,13 @@ export interface LargeFileResult {
 
 const MIB = 1024 * 1024;
 
+/** A one-page PDF whose middle is a stream of zeros, left a hole (sparse). */
 function writeSparsePdf(file: string, bytes: number): void {
+  const { head, tail } = sparsePdfEnds(bytes);
   const fd = openSync(file, 'w');
   try {
-    writeSync(fd, '%PDF-1.7\n% docex-agent benchmark: a large sparse file\n', 0);
-    writeSync(fd, '\n%%EOF\n', bytes - 7);
+    writeSync(fd, head, 0, head.length, 0);
+    writeSync(fd, tail, 0, tail.length, bytes - tail.length);
   } finally {
     closeSync(fd);
   }

@@ -14,14 +14,18 @@ import {
   BILLION_LAUGHS,
   csvBytes,
   deflatedZeros,
+  ENCRYPT_DICTIONARY,
   EXTERNAL_ENTITY,
   encryptedPdf,
   garbagePdf,
   HTML_ERROR_PAGE,
+  handXrefStreamPdf,
+  largePdf,
   latin1Csv,
   MALFORMED_XML,
   makeZip,
   noPagePdf,
+  ONE_PAGE_OBJECTS,
   objectStreamBombPdf,
   pageTreeBombPdf,
   randomishBytes,
@@ -65,7 +69,9 @@ export const CORPUS_FOLDERS: Record<CorpusFolderName, CorpusFolder> = {
 };
 
 /** The size limit the corpus agent runs with (config `maxFileBytes`). */
-export const CORPUS_MAX_FILE_BYTES = 8 * 1024 * 1024;
+export const CORPUS_MAX_FILE_BYTES = 24 * 1024 * 1024;
+/** Over the 16 MiB up to which a PDF is parsed whole (pdf.ts PDF_PARSE_MAX_BYTES): checked by its structure. */
+const LARGE_PDF_BYTES = 17 * 1000 * 1000;
 /** The zip bomb's expanded size: far above what the agent may ever hold (see the memory bound). */
 export const BOMB_BYTES = 256 * 1024 * 1024;
 /**
@@ -316,6 +322,49 @@ export const CORPUS: CorpusCase[] = [
     expected: error('DOCEX_INPUT_TOO_LARGE'),
   },
   // --- PDF content ------------------------------------------------------------------------------
+  {
+    name: 'a 17 MB PDF, over the 16 MiB up to which a PDF is parsed whole: its ends, cross-reference, trailer, catalog and page tree root are checked',
+    folder: 'pdf',
+    file: 'large.pdf',
+    write: writes(() => largePdf(LARGE_PDF_BYTES)),
+    expected: archived(),
+  },
+  {
+    name: 'a 17 MB file of %PDF-, zeros and %%EOF (no cross-reference)',
+    folder: 'pdf',
+    file: 'large-noise.pdf',
+    write: writes(() => {
+      const out = Buffer.alloc(LARGE_PDF_BYTES);
+      out.write('%PDF-1.7\n', 0, 'latin1');
+      out.write('\n%%EOF\n', LARGE_PDF_BYTES - 7, 'latin1');
+      return out;
+    }),
+    expected: error('DOCEX_INPUT_PDF_CORRUPT'),
+  },
+  {
+    name: 'a 17 MB encrypted PDF whose trailer writes /Encrypt with a #-escape (/Encr#79pt)',
+    folder: 'pdf',
+    file: 'large-escaped-encrypt.pdf',
+    write: writes(() => largePdf(LARGE_PDF_BYTES, '/Encr#79pt 1 0 R ')),
+    expected: error('DOCEX_INPUT_PDF_ENCRYPTED'),
+  },
+  {
+    name: 'a 17 MB encrypted PDF whose /Encrypt is in its cross-reference stream dictionary, #-escaped',
+    folder: 'pdf',
+    file: 'large-xref-stream-encrypt.pdf',
+    write: writes(() => {
+      const pad = LARGE_PDF_BYTES - 2000;
+      return handXrefStreamPdf(
+        [
+          ...ONE_PAGE_OBJECTS,
+          ENCRYPT_DICTIONARY,
+          `<< /Length ${pad} >>\nstream\n${' '.repeat(pad)}\nendstream`,
+        ],
+        '/#45ncrypt 4 0 R',
+      );
+    }),
+    expected: error('DOCEX_INPUT_PDF_ENCRYPTED'),
+  },
   {
     name: 'a corrupt PDF (header and %%EOF around garbage)',
     folder: 'pdf',

@@ -25,7 +25,7 @@ export type Inspection =
   | InputRejection;
 
 export interface InspectLimits {
-  /** PDFs up to this size are parsed with pdf-lib; larger ones are checked at both ends only. */
+  /** PDFs up to this size are parsed with pdf-lib; larger ones by their ends and structure (pdf-structure.ts). */
   pdfParseMaxBytes: number;
   /** CSV, XML and JSON files are parsed in memory, so they may not be larger than this. */
   textMaxBytes: number;

@@ -1,8 +1,10 @@
 /**
  * PDF checks. Memory policy: a PDF up to `parseMaxBytes` (default 16 MiB) is read and parsed with
  * pdf-lib (page count, encryption, structure). A larger one is never read whole: its first KiB
- * must hold `%PDF-`, its last 64 KiB `%%EOF`, and neither end may carry an `/Encrypt` entry (the
- * trailer or xref-stream dictionary sits at the end; a linearised file repeats it at the start).
+ * must hold `%PDF-`, its last 64 KiB `%%EOF`, neither end may carry an `/Encrypt` entry, and its
+ * structure is read from its end (pdf-structure.ts): startxref, the cross-reference sections and
+ * trailers, no /Encrypt however its name is written, the catalog and the page tree root at the
+ * offsets given. Its pages are not counted, nor their content read.
  * pdf-lib's cost grows with the objects of a PDF, not its stream bytes.
  * Figures: docs/benchmarks.md#figures-behind-choices-in-the-code.
  */
@@ -10,6 +12,7 @@ import { open, readFile } from 'node:fs/promises';
 import type { PDFDocument } from 'pdf-lib';
 import { type InputRejection, mib, quoteName, reject } from './codes.js';
 import { overLimit, parseLimits } from './limits.js';
+import { PdfStructure } from './pdf-structure.js';
 
 export const PDF_PARSE_MAX_BYTES = 16 * 1024 * 1024;
 const END_BYTES = 64 * 1024;
@@ -166,14 +169,34 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
   return { ok: true, details: { pages, parsed: true } };
 }
 
-async function readEnds(path: string, size: number): Promise<{ head: Buffer; tail: Buffer }> {
+/** A PDF too large to parse whole: its two ends, then its structure (pdf-structure.ts). */
+async function checkLargePdf(
+  path: string,
+  fileName: string,
+  size: number,
+): Promise<InputRejection | undefined> {
   const handle = await open(path, 'r');
   try {
-    const head = Buffer.alloc(Math.min(END_BYTES, size));
-    await handle.read(head, 0, head.length, 0);
-    const tail = Buffer.alloc(Math.min(END_BYTES, size));
-    await handle.read(tail, 0, tail.length, size - tail.length);
-    return { head, tail };
+    const readAt = async (position: number, length: number) => {
+      const buffer = Buffer.alloc(Math.max(0, Math.min(length, size - position)));
+      const { bytesRead } = await handle.read(buffer, 0, buffer.length, position);
+      return buffer.subarray(0, bytesRead);
+    };
+    const head = await readAt(0, END_BYTES);
+    const tail = await readAt(Math.max(0, size - END_BYTES), END_BYTES);
+    const ends = checkEnds(head, tail, fileName);
+    if (ends) return ends;
+    const verdict = await new PdfStructure(readAt, size, parseLimits().pdfInflate).check(tail);
+    if (verdict.ok) return undefined;
+    if (verdict.problem === 'encrypted') return encrypted(fileName);
+    if (verdict.problem === 'inflate') return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
+    if (verdict.problem === 'empty') {
+      return reject('DOCEX_INPUT_PDF_EMPTY', `${quoteName(fileName)} is a PDF with no pages.`);
+    }
+    return reject(
+      'DOCEX_INPUT_PDF_CORRUPT',
+      `${quoteName(fileName)} is not a readable PDF: ${verdict.why ?? 'its structure is broken'}.`,
+    );
   } finally {
     await handle.close();
   }
@@ -186,9 +209,9 @@ export async function inspectPdfFile(
   parseMaxBytes = PDF_PARSE_MAX_BYTES,
 ): Promise<PdfCheck> {
   if (size <= parseMaxBytes) return checkPdfBytes(await readFile(path), fileName);
-  const { head, tail } = await readEnds(path, size);
-  const ends = checkEnds(head, tail, fileName);
-  if (ends)
-    return { ...ends, details: { ...ends.details, parsed: false, parseMaxBytes: mib(parseMaxBytes) } };
+  const refused = await checkLargePdf(path, fileName, size);
+  if (refused) {
+    return { ...refused, details: { ...refused.details, parsed: false, parseMaxBytes: mib(parseMaxBytes) } };
+  }
   return { ok: true, details: { parsed: false } };
 }

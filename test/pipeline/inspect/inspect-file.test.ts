@@ -12,6 +12,7 @@ import {
   garbagePdf,
   makeZip,
   noPagePdf,
+  sparsePdfEnds,
   truncatedPdf,
   validPdf,
 } from '../../fixtures/inputs/hostile.js';
@@ -421,24 +422,36 @@ describe('inspectFile refuses', () => {
 });
 
 describe('memory policy', () => {
-  it('checks a 1 GiB PDF by its two ends without reading it into memory', async () => {
-    const p = path.join(dir, 'huge.pdf');
+  /** A sparse file (it costs no disk) of `size` bytes: `head` at 0, `tail` at its end. */
+  async function sparse(name: string, size: number, head: Buffer, tail: Buffer): Promise<string> {
+    const p = path.join(dir, name);
     const handle = await open(p, 'w');
+    await handle.write(head, 0, head.length, 0);
+    await handle.write(tail, 0, tail.length, size - tail.length);
+    await handle.close();
+    return p;
+  }
+  const inspectLarge = (p: string, size: number) =>
+    inspectFile({ path: p, fileName: path.basename(p), inputSourceType: 'PDF', maxBytes: 2 * size });
+
+  it('checks a 1 GiB PDF by its ends and structure without reading it into memory', async () => {
     const size = 1024 * 1024 * 1024;
-    await handle.write(Buffer.from('%PDF-1.7\n'), 0, 9, 0);
-    const end = Buffer.from('\ntrailer\n<< /Root 1 0 R >>\n%%EOF\n');
-    await handle.write(end, 0, end.length, size - end.length);
-    await handle.close(); // sparse: costs no disk
+    const { head, tail } = sparsePdfEnds(size);
+    const p = await sparse('huge.pdf', size, head, tail);
     const before = process.memoryUsage().rss;
-    const res = await inspectFile({
-      path: p,
-      fileName: 'huge.pdf',
-      inputSourceType: 'PDF',
-      maxBytes: 2 * size,
-    });
+    const res = await inspectLarge(p, size);
     const grown = process.memoryUsage().rss - before;
     expect(res).toMatchObject({ ok: true, kind: 'pdf', size, details: { parsed: false } });
     expect(grown).toBeLessThan(64 * 1024 * 1024);
+  });
+
+  it('refuses a 17 MB file of %PDF-, noise and %%EOF, and one whose trailer escapes /Encrypt', async () => {
+    const size = 17 * 1000 * 1000;
+    const noise = await sparse('noise.pdf', size, Buffer.from('%PDF-1.7\n'), Buffer.from('\n%%EOF\n'));
+    expect(await inspectLarge(noise, size)).toMatchObject({ ok: false, code: 'DOCEX_INPUT_PDF_CORRUPT' });
+    const { head, tail } = sparsePdfEnds(size, '/Encr#79pt 1 0 R ');
+    const locked = await sparse('locked.pdf', size, head, tail);
+    expect(await inspectLarge(locked, size)).toMatchObject({ ok: false, code: 'DOCEX_INPUT_PDF_ENCRYPTED' });
   });
 });
 
