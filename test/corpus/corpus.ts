@@ -17,6 +17,7 @@ import {
   ENCRYPT_DICTIONARY,
   EXTERNAL_ENTITY,
   encryptedPdf,
+  endlessXrefPdf,
   garbagePdf,
   HTML_ERROR_PAGE,
   handXrefStreamPdf,
@@ -778,6 +779,13 @@ export const CORPUS: CorpusCase[] = [
     folder: 'pdf',
     file: 'object-stream-bomb.pdf',
     write: writes(() => objectStreamBombPdf(100 * 1024 * 1024)),
+    expected: error('DOCEX_INPUT_TOO_COMPLEX'),
+  },
+  {
+    name: 'a 150-byte PDF whose cross-reference stream lists 2^31 objects in no bytes (/W [0 0 0])',
+    folder: 'pdf',
+    file: 'endless-xref.pdf',
+    write: writes(endlessXrefPdf),
     expected: error('DOCEX_INPUT_TOO_COMPLEX'),
   },
   {

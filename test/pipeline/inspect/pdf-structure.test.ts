@@ -13,6 +13,7 @@ import { inspectPdfFile } from '../../../src/pipeline/inspect/pdf.js';
 import {
   ENCRYPT_DICTIONARY,
   encryptedPdf,
+  endlessXrefPdf,
   garbagePdf,
   handPdf,
   handXrefStreamPdf,
@@ -131,10 +132,7 @@ describe('a PDF over the parse limit, by its structure', () => {
       code: 'DOCEX_INPUT_TOO_COMPLEX',
       reason: expect.stringContaining('inspection.limits.pdfInflate'),
     });
-    const empty = Buffer.from(
-      '%PDF-1.5\n1 0 obj\n<< /Type /XRef /Size 2147483647 /Index [0 2147483647] /W [0 0 0] /Root 1 0 R /Length 0 >>\nstream\n\nendstream\nendobj\nstartxref\n9\n%%EOF\n',
-    );
-    expect(await checkLarge(empty)).toMatchObject({ ok: false, code: 'DOCEX_INPUT_PDF_CORRUPT' });
+    expect(await checkLarge(endlessXrefPdf())).toMatchObject({ ok: false, code: 'DOCEX_INPUT_PDF_CORRUPT' });
   });
 
   it('refuses a PDF whose page tree root counts no pages as empty', async () => {
