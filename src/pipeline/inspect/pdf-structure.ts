@@ -204,13 +204,16 @@ const num = (v: Value | undefined): number | undefined =>
 const nameOf = (v: Value | undefined): string | undefined => (v instanceof Name ? v.name : undefined);
 
 export class PdfStructure {
-  private inflateLeft: number;
+  /** What is left of the inflation budget (what the check read and inflated is spent). */
+  inflateLeft: number;
   private readonly sections: Section[] = [];
 
   constructor(
     private readonly readAt: ReadAt,
     private readonly size: number,
     inflateBudget: number,
+    /** Bytes before `%PDF-` that the file's offsets do not count (junk a mail or print system prepended). */
+    private readonly shift = 0,
   ) {
     this.inflateLeft = inflateBudget;
   }
@@ -239,7 +242,9 @@ export class PdfStructure {
     }
   }
 
-  private checkOffset(offset: number | undefined, what: string): number {
+  /** An offset the file gives, as a position in the file. */
+  private checkOffset(given: number | undefined, what: string): number {
+    const offset = given === undefined ? undefined : given + this.shift;
     if (offset === undefined || !Number.isInteger(offset) || offset < 0 || offset >= this.size) {
       throw new Broken(`${what} points outside the file`);
     }
@@ -489,9 +494,10 @@ export class PdfStructure {
         const section = await this.sectionAt(offset);
         this.sections.push(section);
         const hybrid = num(section.trailer.get('XRefStm'));
-        if (hybrid !== undefined && !seen.has(hybrid)) {
-          seen.add(hybrid);
-          this.sections.push(await this.streamSectionAt(this.checkOffset(hybrid, '/XRefStm')));
+        const xrefStm = hybrid === undefined ? undefined : this.checkOffset(hybrid, '/XRefStm');
+        if (xrefStm !== undefined && !seen.has(xrefStm)) {
+          seen.add(xrefStm);
+          this.sections.push(await this.streamSectionAt(xrefStm));
         }
         const prev = num(section.trailer.get('Prev'));
         offset = prev === undefined ? undefined : this.checkOffset(prev, '/Prev');

@@ -186,7 +186,14 @@ async function checkLargePdf(
     const tail = await readAt(Math.max(0, size - END_BYTES), END_BYTES);
     const ends = checkEnds(head, tail, fileName);
     if (ends) return ends;
-    const verdict = await new PdfStructure(readAt, size, parseLimits().pdfInflate).check(tail);
+    const first = new PdfStructure(readAt, size, parseLimits().pdfInflate);
+    let verdict = await first.check(tail);
+    // Junk before %PDF- (allowed in the first KiB): offsets may count from the header instead.
+    const junk = head.indexOf(PDF_MAGIC);
+    if (!verdict.ok && verdict.problem === 'corrupt' && junk > 0) {
+      const shifted = await new PdfStructure(readAt, size, first.inflateLeft, junk).check(tail);
+      if (shifted.ok || shifted.problem !== 'corrupt') verdict = shifted;
+    }
     if (verdict.ok) return undefined;
     if (verdict.problem === 'encrypted') return encrypted(fileName);
     if (verdict.problem === 'inflate') return overLimit(fileName, 'has streams that inflate', 'pdfInflate');

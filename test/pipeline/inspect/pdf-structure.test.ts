@@ -58,6 +58,10 @@ describe('a PDF over the parse limit, by its structure', () => {
       async () => handXrefStreamPdf([...ONE_PAGE_OBJECTS], '', true),
     ],
     ['an incremental update (/Prev)', async () => updatedPdf(onePageHandPdf(), '<< /Producer (update) >>')],
+    [
+      'junk before %PDF- that its offsets do not count',
+      async () => Buffer.concat([Buffer.from('X-Spool: 42\r\n'), handXrefStreamPdf([...ONE_PAGE_OBJECTS])]),
+    ],
   ])('accepts %s', async (_, make) => {
     expect(await checkLarge(await make())).toEqual({ ok: true, details: { parsed: false } });
   });
