@@ -16,8 +16,11 @@ export type StructureVerdict =
   | { ok: true }
   | { ok: false; problem: 'encrypted' | 'empty' | 'inflate' | 'corrupt'; why?: string };
 
-/** What is read at a time around an object, and at most for one (a page tree root's long /Kids). */
-const WINDOW = 64 * 1024;
+/**
+ * What is read at first around an object (more while it is cut short), and at most for one (a
+ * page tree root's long /Kids).
+ */
+const WINDOW = 4 * 1024;
 const MAX_OBJECT_BYTES = 8 * 1024 * 1024;
 /** Cross-reference sections followed at most (incremental updates), and subsections per table. */
 const MAX_SECTIONS = 256;
@@ -310,7 +313,7 @@ export class PdfStructure {
 
   /** The cross-reference section at `offset` (a table or a stream). */
   private async sectionAt(offset: number): Promise<Section> {
-    const { value: isTable, end } = await this.parseAt(offset, (lex) => lex.word() === 'xref');
+    const { value: isTable, end } = await this.parseAt(offset, (lex) => lex.word() === 'xref', HEADER_WINDOW);
     return isTable ? this.tableAt(end) : this.streamSectionAt(offset);
   }
 

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
+import fc from 'fast-check';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inspectPdfFile } from '../../../src/pipeline/inspect/pdf.js';
@@ -141,5 +142,74 @@ describe('a PDF over the parse limit, by its structure', () => {
 
   it('refuses a PDF whose page tree root counts no pages as empty', async () => {
     expect(await checkLarge(await noPagePdf())).toMatchObject({ ok: false, code: 'DOCEX_INPUT_PDF_EMPTY' });
+  });
+});
+
+describe('a mutated large PDF', () => {
+  const CODES = [
+    'DOCEX_INPUT_PDF_CORRUPT',
+    'DOCEX_INPUT_PDF_ENCRYPTED',
+    'DOCEX_INPUT_PDF_EMPTY',
+    'DOCEX_INPUT_PDF_TRUNCATED',
+    'DOCEX_INPUT_TOO_COMPLEX',
+  ];
+  const TOKENS = [
+    '<<',
+    '>>',
+    '[',
+    ']',
+    '(',
+    ')',
+    ' 0 R',
+    '/Encr#79pt',
+    '#',
+    'stream\n',
+    'xref',
+    'trailer',
+    'startxref\n',
+    '/Prev 0',
+    '/W [9 9 9]',
+    ' 99999999999 ',
+    '%',
+    '\n',
+  ];
+  const mutation = fc.oneof(
+    fc.record({ kind: fc.constant('flip' as const), back: fc.nat(), bit: fc.integer({ min: 0, max: 7 }) }),
+    fc.record({ kind: fc.constant('token' as const), back: fc.nat(), token: fc.constantFrom(...TOKENS) }),
+    fc.record({
+      kind: fc.constant('delete' as const),
+      back: fc.nat(),
+      length: fc.integer({ min: 1, max: 32 }),
+    }),
+  );
+  type Mutation = typeof mutation extends fc.Arbitrary<infer T> ? T : never;
+  /** Mutations land in the last 600 bytes, where the cross-reference and trailer are. */
+  function mutate(bytes: Buffer, steps: Mutation[]): Buffer {
+    let out = Buffer.from(bytes);
+    for (const m of steps) {
+      const at = out.length - 1 - (m.back % Math.min(out.length, 600));
+      if (m.kind === 'flip') out[at] = (out[at] ?? 0) ^ (1 << m.bit);
+      else if (m.kind === 'token')
+        out = Buffer.concat([out.subarray(0, at), Buffer.from(m.token), out.subarray(at)]);
+      else out = Buffer.concat([out.subarray(0, at), out.subarray(at + m.length)]);
+    }
+    return out;
+  }
+
+  it('is accepted or refused with a PDF code, never an error', { timeout: 120_000 }, async () => {
+    const doc = await PDFDocument.load(await validPdf(2));
+    const seeds = [
+      await validPdf(2),
+      Buffer.from(await doc.save({ useObjectStreams: false })),
+      handXrefStreamPdf([...ONE_PAGE_OBJECTS], '', true),
+      updatedPdf(onePageHandPdf(), '<< /Producer (update) >>'),
+    ];
+    await fc.assert(
+      fc.asyncProperty(fc.nat(), fc.array(mutation, { minLength: 1, maxLength: 4 }), async (pick, steps) => {
+        const res = await checkLarge(mutate(seeds[pick % seeds.length] as Buffer, steps));
+        if (!res.ok) expect(CODES).toContain(res.code);
+      }),
+      { seed: 29_002, numRuns: 400 },
+    );
   });
 });
