@@ -11,7 +11,7 @@ import { isFinalSendingEvent, type Job, normaliseJobStatus, type SendingEvent } 
 import type { CallGate } from './call-gate.js';
 import { followExpired, nextPollAt } from './follow-plan.js';
 import { proofPath, safeSegment, stemOf, utcDay } from './proof-names.js';
-import type { DocumentRow, JobRow, PollRecord, ReturnsStore, SourceRow } from './store.js';
+import type { JobRow, NewDocument, PolledEvent, ReturnsStore, SourceRow } from './store.js';
 
 export type FollowClient = {
   jobs: Pick<DocexClient['jobs'], 'get'>;
@@ -79,7 +79,7 @@ async function wantedDocuments(
   events: readonly SendingEvent[],
   now: number,
   picked: Set<string>,
-): Promise<PollRecord['documents']> {
+): Promise<NewDocument[]> {
   const types = new Set(deps.config.proofs.documentTypes);
   const candidates = events.flatMap((event) =>
     (event.documents ?? [])
@@ -104,7 +104,7 @@ async function wantedDocuments(
   const usedByOthers = await deps.store.pathsUsedByOthers(
     candidates.map((c) => ({ path: c.path, sendingEventId: c.event.id, fileReference: c.d.fileReference })),
   );
-  const wanted: PollRecord['documents'] = [];
+  const wanted: NewDocument[] = [];
   for (const [i, { event, d, path: named }] of candidates.entries()) {
     const taken = async (path: string) =>
       picked.has(path) || (await deps.store.pathUsedByOther(path, event.id, d.fileReference));
@@ -125,7 +125,7 @@ async function wantedDocuments(
       size: d.size,
       path: target,
       nextTryAt: now,
-    } satisfies Omit<DocumentRow, 'state' | 'failures' | 'lastError'>);
+    });
   }
   return wanted;
 }
@@ -152,8 +152,6 @@ export async function pollJob(
         jobId: row.jobId,
         status,
         jobJson,
-        events: [],
-        documents: [],
         nextPollAt: start,
         unchangedPolls: row.unchangedPolls,
         done: true,
@@ -193,8 +191,8 @@ export async function pollJob(
   // Each page is recorded as it arrives (events and documents; the file's status version moves
   // with a changed page), the job's own row last: a poll cut short is repeated whole, and upserts.
   for await (const events of eventPages(deps, row.jobId, options)) {
-    const records: PollRecord['events'] = [];
-    const documents: PollRecord['documents'] = [];
+    const records: PolledEvent[] = [];
+    const documents: NewDocument[] = [];
     const finals: SendingEvent[] = [];
     let pageChanged = false;
     // The page's events as recorded, read at once (one statement, not one per event).
@@ -241,8 +239,6 @@ export async function pollJob(
       jobId: row.jobId,
       status,
       jobJson: JSON.stringify(job ?? {}),
-      events: [],
-      documents: [],
       nextPollAt: nextPollAt(
         { now, followedSince: row.recordedAt, unchangedPolls, webhooksActive: deps.webhooksActive() },
         timing,

@@ -17,7 +17,9 @@ import {
   type DocumentRow,
   type EventRow,
   type JobRow,
+  type NewDocument,
   type NewJob,
+  type PolledEvent,
   type PollRecord,
   type Row,
   type SourceRow,
@@ -270,7 +272,7 @@ export class SqliteReturnsStore implements ReturnsStore {
     ).map(toDocument);
   }
 
-  /** Records one poll: the job, its events (final time kept from the first time seen final), new documents. */
+  /** Records the job's row after a poll (its pages were recorded by recordEvents before). */
   async recordPoll(poll: PollRecord, now: number): Promise<void> {
     this.db.transaction(() => {
       const job = this.jobRow(poll.jobId);
@@ -290,7 +292,6 @@ export class SqliteReturnsStore implements ReturnsStore {
           now,
           poll.jobId,
         );
-      this.writeEvents(poll.jobId, poll.events, poll.documents, now);
       if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
         this.bumpSource(job.sourceId);
       }
@@ -303,8 +304,8 @@ export class SqliteReturnsStore implements ReturnsStore {
    */
   async recordEvents(
     jobId: string,
-    events: PollRecord['events'],
-    documents: PollRecord['documents'],
+    events: readonly PolledEvent[],
+    documents: readonly NewDocument[],
     now: number,
     changed: boolean,
   ): Promise<void> {
@@ -318,8 +319,8 @@ export class SqliteReturnsStore implements ReturnsStore {
 
   private writeEvents(
     jobId: string,
-    events: PollRecord['events'],
-    documents: PollRecord['documents'],
+    events: readonly PolledEvent[],
+    documents: readonly NewDocument[],
     now: number,
   ): void {
     const upsert = this.db.prepare(

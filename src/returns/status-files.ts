@@ -37,23 +37,11 @@ export interface StatusDocument {
   }[];
 }
 
-export interface StatusInput {
-  source: SourceRow;
-  jobs: { job: JobRow; events: { event: EventRow; documents: DocumentRow[] }[] }[];
-}
-
 type StatusJob = StatusDocument['jobs'][number];
 type StatusEvent = StatusJob['sendingEvents'][number];
 
-/** Every job of the file followed to its end and every proof written. */
-function isFinal(input: StatusInput): boolean {
-  return (
-    input.jobs.length > 0 &&
-    input.jobs.every((j) => j.job.done && j.events.every((e) => e.documents.every((d) => d.state === 'done')))
-  );
-}
-
-function statusHeader(source: SourceRow, final: boolean): Omit<StatusDocument, 'jobs'> {
+/** The document's fields before its jobs. */
+export function statusHeader(source: SourceRow, final: boolean): Omit<StatusDocument, 'jobs'> {
   return {
     file: source.fileName,
     folder: source.folder,
@@ -63,7 +51,8 @@ function statusHeader(source: SourceRow, final: boolean): Omit<StatusDocument, '
   };
 }
 
-function statusJob(job: JobRow): Omit<StatusJob, 'sendingEvents'> {
+/** A job's fields before its events. */
+export function statusJob(job: JobRow): Omit<StatusJob, 'sendingEvents'> {
   return {
     jobId: job.jobId,
     jobName: job.jobName,
@@ -76,7 +65,7 @@ function statusJob(job: JobRow): Omit<StatusJob, 'sendingEvents'> {
 }
 
 /** The event as the status file shows it; undefined when its stored record does not parse. */
-function statusEvent(event: EventRow, documents: DocumentRow[]): StatusEvent | undefined {
+export function statusEvent(event: EventRow, documents: DocumentRow[]): StatusEvent | undefined {
   const wire = parseJson<SendingEvent>(event.eventJson);
   if (!wire) return undefined;
   const proofs = new Map(documents.map((d) => [d.fileReference, d]));
@@ -91,19 +80,6 @@ function statusEvent(event: EventRow, documents: DocumentRow[]): StatusEvent | u
         proof: row?.state === 'done' ? row.path : undefined,
       };
     }),
-  };
-}
-
-export function buildStatusDocument(input: StatusInput): StatusDocument {
-  return {
-    ...statusHeader(input.source, isFinal(input)),
-    jobs: input.jobs.map(({ job, events }) => ({
-      ...statusJob(job),
-      sendingEvents: events.flatMap(({ event, documents }) => {
-        const view = statusEvent(event, documents);
-        return view ? [view] : [];
-      }),
-    })),
   };
 }
 
@@ -155,8 +131,8 @@ async function* eventsOf(store: ReturnsStore, jobId: string): AsyncGenerator<Sta
 }
 
 /**
- * The status file's text, piece by piece, as `JSON.stringify(buildStatusDocument(…), null, 2)`
- * writes it, reading the events a page at a time: a file of 10,000 events is never held whole,
+ * The status file's text, piece by piece, as `JSON.stringify(document, null, 2)` writes the
+ * whole document, reading the events a page at a time: a file of 10,000 events is never held whole,
  * neither as objects nor as text. Read as the output target writes, so a retry reads again.
  */
 export async function* statusFileText(store: ReturnsStore, source: SourceRow): AsyncGenerator<string> {

@@ -78,19 +78,24 @@ export interface NewJob {
   firstPollAt: number;
 }
 
+/** A sending event as one page of a poll records it. */
+export interface PolledEvent {
+  id: string;
+  businessStatus: string;
+  status: string;
+  json: string;
+  finalAt?: number;
+  finalDay?: string;
+}
+
+/** A proof to fetch, as a poll first records it. */
+export type NewDocument = Omit<DocumentRow, 'state' | 'failures' | 'lastError'>;
+
+/** The job's own row after a poll (its events and documents are recorded page by page before). */
 export interface PollRecord {
   jobId: string;
   status: string;
   jobJson: string;
-  events: {
-    id: string;
-    businessStatus: string;
-    status: string;
-    json: string;
-    finalAt?: number;
-    finalDay?: string;
-  }[];
-  documents: Omit<DocumentRow, 'state' | 'failures' | 'lastError'>[];
   nextPollAt: number;
   unchangedPolls: number;
   done: boolean;

@@ -7,14 +7,24 @@
  * open-stores.ts names them. Every method that writes more than one row does so in one
  * transaction: a crash leaves either the old or the new state, never half.
  */
-import type { DocumentRow, EventRow, JobRow, NewJob, PollRecord, SourceRow } from './store-rows.js';
+import type {
+  DocumentRow,
+  EventRow,
+  JobRow,
+  NewDocument,
+  NewJob,
+  PolledEvent,
+  PollRecord,
+  SourceRow,
+} from './store-rows.js';
 
 export type {
   DocumentRow,
-  DocumentState,
   EventRow,
   JobRow,
+  NewDocument,
   NewJob,
+  PolledEvent,
   PollRecord,
   SourceRow,
 } from './store-rows.js';
@@ -97,16 +107,17 @@ export interface ReturnsStore {
   eventsById(ids: readonly string[]): Promise<Map<string, EventRow>>;
   documentsOfEvent(sendingEventId: string): Promise<DocumentRow[]>;
 
-  /** Records one poll: the job, its events (final time kept from the first time seen final), new documents. */
+  /** Records the job's row after a poll (its pages were recorded by recordEvents before). */
   recordPoll(poll: PollRecord, now: number): Promise<void>;
   /**
-   * One page of a poll's events and their new documents, in a transaction of its own; `changed`
-   * moves the file's status version with it. The job's row is recorded by recordPoll after the last page.
+   * One page of a poll's events (final time kept from the first time seen final) and their new
+   * documents, in a transaction of its own; `changed` moves the file's status version with it. The
+   * job's row is recorded by recordPoll after the last page.
    */
   recordEvents(
     jobId: string,
-    events: PollRecord['events'],
-    documents: PollRecord['documents'],
+    events: readonly PolledEvent[],
+    documents: readonly NewDocument[],
     now: number,
     changed: boolean,
   ): Promise<void>;

@@ -99,8 +99,6 @@ describe('docex-agent resend', () => {
         jobId,
         status: 'COMPLETED',
         jobJson: '{}',
-        events: [],
-        documents: [],
         nextPollAt: far,
         unchangedPolls: 3,
         done: true,

@@ -19,6 +19,7 @@ import { csvFileName } from '../../src/returns/status-csv.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { waitFor } from '../pipeline/support/agent-harness.js';
+import { recordPolled } from './support/record-poll.js';
 import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');
@@ -33,7 +34,8 @@ beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-csv-claim-'));
   store = await oneJobStore(dir, T0);
   // job_1's event became final on DAY; the job needs no more polls.
-  await store.recordPoll(
+  await recordPolled(
+    store,
     {
       jobId: 'job_1',
       status: 'COMPLETED',

@@ -9,6 +9,7 @@ import { documentTask, type TaskContext } from '../../src/returns/follow-tasks.j
 import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
+import { recordPolled } from './support/record-poll.js';
 import { addOneJob } from './support/store-fixtures.js';
 
 let dir: string;
@@ -17,7 +18,8 @@ beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-tasks-'));
   store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
   await addOneJob(store);
-  await store.recordPoll(
+  await recordPolled(
+    store,
     {
       jobId: 'job_1',
       status: 'COMPLETED',

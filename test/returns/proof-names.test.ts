@@ -3,8 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { returnsSchema } from '../../src/config/returns-schema.js';
 import { extensionOf, proofPath, safeSegment, statusFilePath } from '../../src/returns/proof-names.js';
 import { CSV_COLUMNS, renderCsv } from '../../src/returns/status-csv.js';
-import { buildStatusDocument } from '../../src/returns/status-files.js';
 import type { DocumentRow, EventRow, JobRow, SourceRow } from '../../src/returns/store.js';
+import { buildStatusDocument } from './support/status-document.js';
 
 const input = {
   date: '2026-11-21',

@@ -13,6 +13,7 @@ import { CallGate } from '../../src/returns/call-gate.js';
 import { Pacing } from '../../src/returns/pacing.js';
 import { fetchDocument, type ProofDeps, type ProofsClient } from '../../src/returns/proofs.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
+import { recordPolled } from './support/record-poll.js';
 import { oneJobStore } from './support/scripted.js';
 
 const clock = new ManualClock();
@@ -24,7 +25,8 @@ let store: ReturnsStore;
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-proof-restart-'));
   store = await oneJobStore(dir, clock.now());
-  await store.recordPoll(
+  await recordPolled(
+    store,
     {
       jobId: 'job_1',
       status: 'COMPLETED',

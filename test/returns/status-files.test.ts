@@ -6,12 +6,10 @@ import { LocalTarget } from '../../src/outputs/local-target.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
 import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
 import { dailyCsvText, renderCsv, writeDailyCsv } from '../../src/returns/status-csv.js';
-import {
-  buildStatusDocument,
-  statusFileText,
-  writeStaleStatusFiles,
-} from '../../src/returns/status-files.js';
+import { statusFileText, writeStaleStatusFiles } from '../../src/returns/status-files.js';
 import type { NewJob, ReturnsStore } from '../../src/returns/store.js';
+import { recordPolled } from './support/record-poll.js';
+import { buildStatusDocument } from './support/status-document.js';
 
 let dir: string;
 beforeEach(() => {
@@ -38,7 +36,8 @@ async function storeWithEvents(events: number, finalDay?: string): Promise<Retur
   const store = SqliteReturnsStore.open(path.join(dir, 'returns.sqlite'), 0);
   await store.addJobs([newJob('job_a', 1), newJob('job_b', 2)], 'cursor', '1', 0);
   const ids = Array.from({ length: events }, (_, i) => `se_${String(i).padStart(5, '0')}`);
-  await store.recordPoll(
+  await recordPolled(
+    store,
     {
       jobId: 'job_a',
       status: 'COMPLETED',
@@ -92,8 +91,6 @@ async function storeWithEvents(events: number, finalDay?: string): Promise<Retur
       jobId: 'job_b',
       status: 'COMPLETED',
       jobJson: '{}',
-      events: [],
-      documents: [],
       nextPollAt: 1e12,
       unchangedPolls: 0,
       done: true,

@@ -19,14 +19,18 @@ import {
 } from '../../src/returns/open-stores.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
 import { dailyCsvText, renderCsv } from '../../src/returns/status-csv.js';
-import { buildStatusDocument, statusFileText } from '../../src/returns/status-files.js';
+import { statusFileText } from '../../src/returns/status-files.js';
 import {
+  type NewDocument,
   type NewJob,
   POLL_UNFINISHED_KEY,
+  type PolledEvent,
   type PollRecord,
   type ReturnsStore,
 } from '../../src/returns/store.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
+import { recordPolled } from './support/record-poll.js';
+import { buildStatusDocument } from './support/status-document.js';
 
 interface Place {
   location: JournalLocation;
@@ -53,12 +57,13 @@ const newJob = (jobId: string, itemId: number, fileName: string, extra: Partial<
   ...extra,
 });
 
-const poll = (jobId: string, fields: Partial<PollRecord> = {}): PollRecord => ({
+/** A poll with the events and documents of its one page. */
+type Polled = PollRecord & { events?: PolledEvent[]; documents?: NewDocument[] };
+
+const poll = (jobId: string, fields: Partial<Polled> = {}): Polled => ({
   jobId,
   status: 'COMPLETED',
   jobJson: '{}',
-  events: [],
-  documents: [],
   nextPollAt: T0 + 1e9,
   unchangedPolls: 0,
   done: false,
@@ -66,7 +71,7 @@ const poll = (jobId: string, fields: Partial<PollRecord> = {}): PollRecord => ({
   ...fields,
 });
 
-const event = (id: string, finalAt?: number): PollRecord['events'][number] => ({
+const event = (id: string, finalAt?: number): PolledEvent => ({
   id,
   businessStatus: 'DELIVERED',
   status: 'COMPLETED',
@@ -74,7 +79,7 @@ const event = (id: string, finalAt?: number): PollRecord['events'][number] => ({
   ...(finalAt === undefined ? {} : { finalAt, finalDay: DAY }),
 });
 
-const doc = (sendingEventId: string, ref: string, jobId = 'job_1'): PollRecord['documents'][number] => ({
+const doc = (sendingEventId: string, ref: string, jobId = 'job_1'): NewDocument => ({
   sendingEventId,
   fileReference: ref,
   jobId,
@@ -290,7 +295,8 @@ function conformance(open: () => Promise<Place>): void {
       const store = await returns();
       await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
       const refs = ['failed', 'parked', 'saved', 'untried'];
-      await store.recordPoll(
+      await recordPolled(
+        store,
         poll('job_1', {
           events: [event('se_1', T0)],
           documents: refs.map((r) => doc('se_1', r)),
@@ -349,7 +355,8 @@ function conformance(open: () => Promise<Place>): void {
       );
       // Byte order (SQLite's BINARY): upper case, then `_`, then lower case.
       const ids = ['se_b', 'se_B', 'se__', 'se_a', 'se_Z', 'se_0', 'se_é'];
-      await store.recordPoll(
+      await recordPolled(
+        store,
         poll('job_a', {
           events: ids.map((id) => event(id, T0)),
           documents: ids.flatMap((id) => [doc(id, 'y', 'job_a'), doc(id, 'x', 'job_a')]),
@@ -392,7 +399,8 @@ function conformance(open: () => Promise<Place>): void {
       const store = await returns();
       await store.addJobs([newJob('job_1', 1, 'a.pdf'), newJob('job_2', 2, 'b.pdf')], 'cursor', '1', T0);
       const n = 23;
-      await store.recordPoll(
+      await recordPolled(
+        store,
         poll('job_1', {
           events: Array.from({ length: n }, (_, i) =>
             event(`se_${String(i).padStart(2, '0')}`, T0 + (i % 4)),
@@ -401,7 +409,7 @@ function conformance(open: () => Promise<Place>): void {
         }),
         T0,
       );
-      await store.recordPoll(poll('job_2', { events: [event('se_x', T0 + 1), event('se_open')] }), T0);
+      await recordPolled(store, poll('job_2', { events: [event('se_x', T0 + 1), event('se_open')] }), T0);
       expect(await store.countFinalOn(DAY)).toBe(n + 1);
       const read: string[] = [];
       for (let after: { finalAt: number; id: string } | undefined; ; ) {
@@ -436,7 +444,8 @@ function conformance(open: () => Promise<Place>): void {
       const store = await returns();
       await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
       expect(await store.allDocumentsDone(1)).toBe(true);
-      await store.recordPoll(
+      await recordPolled(
+        store,
         poll('job_1', { events: [event('se_1', T0)], documents: [doc('se_1', 'p')] }),
         T0,
       );
@@ -488,7 +497,8 @@ function conformance(open: () => Promise<Place>): void {
 
       const store: ReturnsStore = await returns();
       await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
-      await store.recordPoll(
+      await recordPolled(
+        store,
         poll('job_1', {
           events: [event('se_1', T0 + 50)],
           documents: [doc('se_1', 'receipt'), { ...doc('se_1', 'proof'), type: 'AN_EARLIER_TYPE' }],

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
 import { SqliteReturnsReader } from '../../src/returns/sqlite-store-reader.js';
+import { recordPolled } from './support/record-poll.js';
 import { addOneJob } from './support/store-fixtures.js';
 
 let dir: string;
@@ -31,7 +32,8 @@ async function storeWithOneJob(): Promise<void> {
     path: `2026-11-21/a/se_1-${ref}.pdf`,
     nextTryAt: 100,
   });
-  await store.recordPoll(
+  await recordPolled(
+    store,
     {
       jobId: 'job_1',
       status: 'COMPLETED',

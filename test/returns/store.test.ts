@@ -6,6 +6,7 @@ import { Database } from '../../src/core/sqlite.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
 import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
 import type { NewJob } from '../../src/returns/store.js';
+import { recordPolled } from './support/record-poll.js';
 
 let dir: string;
 beforeEach(() => {
@@ -53,8 +54,6 @@ describe('returns store', () => {
         jobId: 'job_1',
         status: 'COMPLETED',
         jobJson: '{}',
-        events: [],
-        documents: [],
         nextPollAt: 1e12,
         unchangedPolls: 3,
         done: true,
@@ -85,7 +84,8 @@ describe('returns store', () => {
       path: `2026-11-21/a/se_1-${ref}.pdf`,
       nextTryAt: 100,
     });
-    await store.recordPoll(
+    await recordPolled(
+      store,
       {
         jobId: 'job_1',
         status: 'COMPLETED',

@@ -172,8 +172,6 @@ beforeEach(async () => {
       jobId: 'job_1',
       status: 'PROCESSING',
       jobJson: '{}',
-      events: [],
-      documents: [],
       nextPollAt: T0 - 60_000 + THIRTY_MINUTES,
       unchangedPolls: 0,
       done: false,

@@ -20,7 +20,9 @@ import {
   type DocumentRow,
   type EventRow,
   type JobRow,
+  type NewDocument,
   type NewJob,
+  type PolledEvent,
   type PollRecord,
   type SourceRow,
   toDocument,
@@ -426,7 +428,6 @@ export class PostgresReturnsStore implements ReturnsStore {
         now,
         poll.jobId,
       ]);
-      await writeEvents(tx, poll.jobId, poll.events, poll.documents, now);
       if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
         await tx.rows(S.bumpSource, [job.sourceId]);
       }
@@ -435,8 +436,8 @@ export class PostgresReturnsStore implements ReturnsStore {
 
   recordEvents(
     jobId: string,
-    events: PollRecord['events'],
-    documents: PollRecord['documents'],
+    events: readonly PolledEvent[],
+    documents: readonly NewDocument[],
     now: number,
     changed: boolean,
   ): Promise<void> {
@@ -574,8 +575,8 @@ export class PostgresReturnsStore implements ReturnsStore {
 async function writeEvents(
   tx: Tx,
   jobId: string,
-  events: PollRecord['events'],
-  documents: PollRecord['documents'],
+  events: readonly PolledEvent[],
+  documents: readonly NewDocument[],
   now: number,
 ): Promise<void> {
   if (events.length > 0) {

@@ -70,8 +70,6 @@ const poll = (jobId: string, fields: Partial<PollRecord>): PollRecord => ({
   jobId,
   status: 'COMPLETED',
   jobJson: ODD_JOB_JSON,
-  events: [],
-  documents: [],
   nextPollAt: 0,
   unchangedPolls: 0,
   done: false,
