@@ -4,8 +4,8 @@
  *
  * Streaming a large file allocates a Buffer per chunk outside V8's heap. Each is garbage a moment
  * later, but its small JS object barely fills the young generation, so V8 collected them only
- * after tens of MiB had piled up, and the malloc arena kept that high-water mark. A cheap minor GC
- * every few MiB keeps the resident set lower.
+ * after many had piled up, and the malloc arena kept that high-water mark. A cheap minor GC at a
+ * fixed interval of streamed bytes (the uploader's) keeps the resident set lower.
  *
  * At rest, the launchers turn V8's memory reducer off (--no-memory-reducer): it shrank the heap
  * with a full GC 100 s after the last one, up to three times, whatever the agent was doing, so an

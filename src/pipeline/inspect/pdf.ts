@@ -132,7 +132,7 @@ function meterInflation(): Promise<void> {
 export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
   const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
   if (ends) return ends;
-  // Loaded at the first PDF small enough to parse (tens of MiB): an agent that never parses one
+  // Loaded at the first PDF small enough to parse: an agent that never parses one
   // (large files only, other formats) never holds it.
   const lib = await import('pdf-lib');
   const { ParseSpeeds, PDFDocument: Pdf } = lib;

@@ -10,21 +10,20 @@ import { Worker } from 'node:worker_threads';
 import { type InspectionConfig, inspectionSchema } from '../../config/inspection-schema.js';
 import type { Logger } from '../../core/logger.js';
 import { type InputRejection, mib, quoteName, reject } from '../inspect/codes.js';
-import { type LimitHit, TaskError, WorkerPool } from './pool.js';
+import { type LimitHit, WorkerPool } from './pool.js';
 import type { TaskName, Tasks } from './tasks.js';
 
-export { TaskError };
-
 /**
- * A worker idle this long is ended (about 45 MB each on Node 24); starting one again costs about
- * 0.1-0.3 s of CPU (a new isolate loading pdf-lib), paid at most once per such pause.
+ * A worker idle this long is ended: its isolate, with the parsers loaded, is memory an agent at
+ * rest does not need. Starting one again (a new isolate loading pdf-lib) is paid at most once per
+ * such pause. Figures: docs/benchmarks.md#bounded-memory-issue-18.
  */
 export const WORKER_IDLE_MS = 30_000;
 /**
  * A second worker starts only once a file has waited this long for the first: a small PDF's check
- * takes a few ms, so one worker keeps up with a burst (on two cores one worker made the 1,000-file
- * burst 29 files/s at a 183 MiB peak, two 25 files/s at 216 MiB), while a long check (a large PDF)
- * holds up the files behind it for a second at most.
+ * is short, so one worker keeps up with a burst at a lower memory peak than two, and no slower
+ * (docs/benchmarks.md#bounded-memory-issue-18), while a long check (a large PDF) holds up the
+ * files behind it for a second at most.
  */
 export const WORKER_GROW_AFTER_MS = 1000;
 

@@ -18,7 +18,7 @@ export interface PoolLimits {
   timeLimitMs: number;
   /**
    * A worker left without a task this long (ms) is ended, and started again on demand: each holds
-   * tens of MB (an isolate with the parsers loaded) that an agent at rest does not need.
+   * an isolate with the parsers loaded, memory that an agent at rest does not need.
    * Undefined: kept while the pool lives.
    */
   idleMs?: number | undefined;
