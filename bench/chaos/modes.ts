@@ -5,7 +5,7 @@
  * Documents are matched to jobs by the deterministic job name: the SHA-256 of the file the
  * journal item is made of, and the payload row inside it.
  */
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
@@ -290,6 +290,3 @@ export function modeNamed(name: string): ChaosMode {
   if (!mode) throw new Error(`unknown mode ${name}; known: ${CHAOS_MODES.map((m) => m.name).join(', ')}`);
   return mode;
 }
-
-/** A random tag so two runs never share content (duplicate detection would refuse the second). */
-export const runTag = () => randomBytes(6).toString('hex');

@@ -16,8 +16,6 @@ import { round } from './stats.js';
 /** Which journal an agent run of the bench uses. */
 export type BenchJournal = { kind: 'sqlite' } | { kind: 'postgres'; url: string; poolSize?: number };
 
-export const SQLITE: BenchJournal = { kind: 'sqlite' };
-
 /** The agent configuration's `journal` section for a run (nothing for SQLite: the default). */
 export function journalSection(journal: BenchJournal | undefined): Record<string, unknown> {
   if (journal?.kind !== 'postgres') return {};

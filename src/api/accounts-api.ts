@@ -1,13 +1,5 @@
 import type { z } from 'zod';
-import {
-  type Company,
-  companySchema,
-  type Department,
-  departmentSchema,
-  pageSchema,
-  type User,
-  userSchema,
-} from '../domain/wire.js';
+import { companySchema, departmentSchema, pageSchema, userSchema } from '../domain/wire.js';
 import type { ApiCaller, CallOptions } from './api-caller.js';
 import { iterateAfter, type Page } from './pagination.js';
 
@@ -127,5 +119,3 @@ export class UsersApi extends ResourceApi<typeof userSchema, UserCreate> {
     super(caller, '/users', userSchema);
   }
 }
-
-export type { Company, Department, User };

@@ -238,4 +238,3 @@ export const folderSchema = z
 
 export type FolderConfig = z.output<typeof folderSchema>;
 export type FolderMode = (typeof FOLDER_MODES)[number];
-export type StabilityRule = FolderConfig['stability'];

@@ -54,5 +54,3 @@ export const journalSchema = z
   .describe(
     'The journal: the exactly-once record of every file taken. journal.sqlite in the state folder, or a PostgreSQL database (url).',
   );
-
-export type JournalConfig = z.infer<typeof journalSchema>;

@@ -27,7 +27,7 @@ import {
 } from './schema-types.js';
 import { withSftpFolderDefaults } from './sftp-source-schema.js';
 
-export { FOLDER_MODES, type FolderConfig, type FolderMode, type StabilityRule } from './folder-schema.js';
+export type { FolderConfig, FolderMode } from './folder-schema.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;
@@ -234,4 +234,3 @@ export const agentConfigSchema = z
 export type AgentConfig = z.output<typeof agentConfigSchema>;
 export type AgentConfigInput = z.input<typeof agentConfigSchema>;
 export type ServiceConfig = z.output<typeof serviceSchema>;
-export type SandboxConfig = AgentConfig['sandbox'];

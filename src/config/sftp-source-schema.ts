@@ -58,8 +58,6 @@ export const sftpSourceSchema = z
     'A folder on an SFTP server: files are taken once complete, downloaded, then sent like local files; the remote file is archived, deleted or moved to an error folder afterwards.',
   );
 
-export type SftpSourceInput = z.input<typeof sftpSourceSchema>;
-
 /** The folder schema's defaults for an SFTP source; `''` stands for "under the state folder". */
 export function sftpSourceDefaults(source: z.output<typeof sftpSourceSchema>) {
   return {

@@ -16,10 +16,8 @@ export const TASK_KINDS = [
   'DOCPORTAL',
   'PEPPOL',
 ] as const;
-export type TaskKind = (typeof TASK_KINDS)[number];
 
 export const INPUT_SOURCE_TYPES = ['PDF', 'PAYLOAD_PDF', 'PAYLOAD_WORD', 'DATA_FILE', 'UBL'] as const;
-export type InputSourceType = (typeof INPUT_SOURCE_TYPES)[number];
 
 export const JOB_STATUSES = ['AWAITING_FILE_UPLOAD', 'PROCESSING', 'COMPLETED', 'FAILED'] as const;
 /** The other name the specification uses for the waiting state. */
@@ -90,7 +88,6 @@ export const CHANNEL_IDENTIFIER_KINDS = [
   'PEPPOL_ISSUE_DATE',
   'PEPPOL_DOCUMENT_TYPE',
 ] as const;
-export type ChannelIdentifierKind = (typeof CHANNEL_IDENTIFIER_KINDS)[number];
 
 /**
  * The live service's reference spells the DOCPORTAL task's kinds DOCCLE_* (it delivers to Doccle);
@@ -120,7 +117,6 @@ export const problemSchema = z.looseObject({
   detail: z.string().optional(),
   errors: z.array(z.looseObject({ field: z.string().optional(), message: z.string() })).optional(),
 });
-export type Problem = z.infer<typeof problemSchema>;
 
 export const tokenResponseSchema = z.looseObject({
   access_token: z.string().min(1),
@@ -162,7 +158,6 @@ export const uploadJobCreatedSchema = z
   })
   .refine((v) => v.id ?? v.jobId, { message: 'answer has neither id nor jobId' })
   .transform((v) => ({ ...v, id: (v.id ?? v.jobId) as string }));
-export type UploadJobCreated = z.infer<typeof uploadJobCreatedSchema>;
 
 export const payloadWordCreatedSchema = z
   .looseObject({ id: z.string().optional(), jobId: z.string().optional() })
@@ -318,7 +313,6 @@ export const companySchema = z.looseObject({
   lastModifiedAt: timestamp.optional(),
   lastModifiedBy: z.string().optional(),
 });
-export type Company = z.infer<typeof companySchema>;
 
 export const departmentSchema = z.looseObject({
   id: z.string(),
@@ -332,7 +326,6 @@ export const departmentSchema = z.looseObject({
   lastModifiedAt: timestamp.optional(),
   lastModifiedBy: z.string().optional(),
 });
-export type Department = z.infer<typeof departmentSchema>;
 
 export const userSchema = z.looseObject({
   id: z.string(),
@@ -351,7 +344,6 @@ export const userSchema = z.looseObject({
   lastModifiedAt: timestamp.optional(),
   lastModifiedBy: z.string().optional(),
 });
-export type User = z.infer<typeof userSchema>;
 
 export const usageSchema = z.looseObject({
   companyId: z.string(),
@@ -399,7 +391,6 @@ export const extraInfoIdentifierSchema = z.looseObject({
   mustBeEncrypted: z.boolean().optional(),
   isEncrypted: z.boolean().optional(),
 });
-export type ExtraInfoIdentifier = z.infer<typeof extraInfoIdentifierSchema>;
 
 export const payloadJobRequestSchema = z.looseObject({
   workflowId: z.string().min(1),

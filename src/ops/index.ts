@@ -27,8 +27,8 @@ import {
 import type { OpsAgentView } from './view.js';
 
 export { agentView } from './agent-view.js';
-export { AgentMetrics, certificateExpiry, type MetricsSources, type ReturnsCounts } from './metrics.js';
-export { lateUploads, type ReadinessReport, runChecks, UPLOAD_WINDOW_ALARM } from './readiness.js';
+export { AgentMetrics } from './metrics.js';
+export { lateUploads, runChecks } from './readiness.js';
 export type { OpsAgentView } from './view.js';
 
 export interface RunningOps {

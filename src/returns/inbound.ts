@@ -25,8 +25,6 @@ import { type AfterAnswer, type InboundCallbacks, routeDelivery } from './webhoo
 import { WebhookReceiver } from './webhook-receiver.js';
 import { SecretRing, webhookSecretsDir } from './webhook-secrets.js';
 
-export type { AfterAnswer, InboundCallbacks } from './webhook-events.js';
-
 /** Calls `fn` when a cron expression fires; node-cron by default (tests pass their own). */
 export type Scheduler = (expression: string, fn: () => void) => { stop(): unknown };
 

@@ -22,14 +22,9 @@ import type { FollowClient } from './poll-job.js';
 import type { ReturnsStore } from './store.js';
 
 export { Follower } from './follower.js';
-export {
-  openExistingReturnsStore,
-  openInboxStore,
-  openReturnsReader,
-  openReturnsStore,
-} from './open-stores.js';
+export { openExistingReturnsStore } from './open-stores.js';
 export type { FollowClient } from './poll-job.js';
-export { RETURNS_FILE, type ReturnsStore } from './store.js';
+export type { ReturnsStore } from './store.js';
 
 export interface ReturnsOptions {
   config: ReturnsConfig;

@@ -15,11 +15,6 @@ export function sftpStatus(err: unknown): number | undefined {
   return typeof code === 'number' ? code : undefined;
 }
 
-/** A failure of the SFTP request itself (the server answered), as opposed to a lost connection. */
-export function isStatusError(err: unknown): boolean {
-  return sftpStatus(err) !== undefined;
-}
-
 /** An SFTP operation failure with a stable code; a failure without a status means the connection broke. */
 export function sftpOpError(op: string, remotePath: string, server: string, err: unknown): DocexError {
   if (err instanceof DocexError) return err;

@@ -6,7 +6,6 @@
 import { readFileSync } from 'node:fs';
 import { type Command, InvalidArgumentError, Option } from 'commander';
 import type { AdminClient, AdminClientOptions } from '../../api/admin/index.js';
-import { DocexError } from '../../core/errors.js';
 import { type CliIo, processIo, runReported, writeOut } from './cli-io.js';
 import { type OutputFormat, render } from './render.js';
 
@@ -104,8 +103,4 @@ export function parsePositiveInt(value: string): number {
 export function parseDate(value: string): string {
   if (Number.isNaN(Date.parse(value))) throw new InvalidArgumentError(`not a date or date-time: ${value}`);
   return new Date(Date.parse(value)).toISOString();
-}
-
-export function missing(what: string): DocexError {
-  return new DocexError('DOCEX_CLI_USAGE', what);
 }

@@ -292,8 +292,6 @@ export const STATEMENTS = {
   ),
 } as const;
 
-export type Statements = typeof STATEMENTS;
-
 const oneStatement = new Map<string, Statement>();
 
 /**

@@ -1,10 +1,6 @@
 /** Request bodies of Interface B (spec: Interface B records; decisions: reports, news items). */
 import { z } from 'zod';
-import {
-  COMPANY_IDENTIFIER_TYPES,
-  companyCreateBody,
-  physicalAddressBody,
-} from '../routes/account-schemas.js';
+import { companyCreateBody, physicalAddressBody } from '../routes/account-schemas.js';
 
 const text = z.string().min(1);
 const dateTime = z.iso.datetime({ offset: true });
@@ -83,5 +79,3 @@ export const newsItemCreateBody = z.object({
   publishFrom: dateTime.optional(),
   publishUntil: dateTime.optional(),
 });
-
-export { COMPANY_IDENTIFIER_TYPES };

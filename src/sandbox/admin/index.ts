@@ -14,7 +14,7 @@ import { administrableIds, type RouteAdder } from './admin-scope.js';
 import { registerNewsItemRoutes } from './news-items.js';
 import { registerReportRoutes } from './reports.js';
 
-export { ADMIN_TOKEN_KIND, type AdminCredentials, loadAdminCredentials } from './admin-auth.js';
+export { type AdminCredentials, loadAdminCredentials } from './admin-auth.js';
 
 export const ADMIN_API_NAME = 'Document Exchange Service partner administration (sandbox)';
 export const ADMIN_API_VERSION = '1.0';

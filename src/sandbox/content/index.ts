@@ -9,7 +9,6 @@ import { zipItems } from './zip.js';
 
 export { payloadItem } from './payload.js';
 export { type PdfReading, pdfIdentifierRules } from './pdf-identifiers.js';
-export { createPdfTextExtractor, type PdfTextExtractor } from './pdf-text.js';
 export type { ContentItem, ContentResult } from './types.js';
 
 /** Reads an uploaded file the way its workflow's input source says (decisions.md, Workflows). */

@@ -12,9 +12,6 @@ export type StabilityRule =
   /** The producer writes under a temporary name and renames in; any non-temp name is complete. */
   | { kind: 'rename-in' };
 
-export const DEFAULT_SETTLE_MS = 2_000;
-export const DEFAULT_MARKER_SUFFIXES: readonly string[] = ['.done', '.ready'];
-
 export interface Observation {
   size: number;
   mtimeMs: number;

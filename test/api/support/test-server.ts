@@ -1,9 +1,4 @@
-import {
-  createServer as createHttpServer,
-  type IncomingMessage,
-  type Server,
-  type ServerResponse,
-} from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { TestPki } from './pki.js';
@@ -79,10 +74,6 @@ export function startTlsServer(pki: TestPki, handler: TestHandler, streaming = f
     wrap(handler, streaming),
   );
   return listen(server, 'https');
-}
-
-export function startHttpServer(handler: TestHandler, streaming = false): Promise<TestServer> {
-  return listen(createHttpServer(wrap(handler, streaming)), 'http');
 }
 
 export function json(
