@@ -8,8 +8,10 @@ import {
   API_STATUS_CODE,
   ERROR_CODES,
   ERROR_GROUPS,
+  ERROR_OUTCOMES,
   type ErrorCodeInfo,
   type ErrorGroup,
+  type ErrorOutcome,
 } from './error-codes.js';
 
 export const BEGIN_MARKER =
@@ -19,7 +21,7 @@ export const END_MARKER = '<!-- error-codes:end -->';
 const cell = (text: string) => text.replace(/\|/g, '\\|').replace(/\n/g, ' ');
 
 function row(name: string, info: ErrorCodeInfo): string {
-  return `| \`${name}\` | ${cell(info.meaning)} | ${cell(info.action)} |`;
+  return `| \`${name}\` | ${info.outcome} | ${cell(info.meaning)} | ${cell(info.action)} |`;
 }
 
 function groupTable(group: ErrorGroup): string[] {
@@ -32,16 +34,31 @@ function groupTable(group: ErrorGroup): string[] {
     title,
     '',
     ...(intro ? [intro, ''] : []),
-    '| code | meaning | what to do |',
-    '|---|---|---|',
+    '| code | outcome | meaning | what to do |',
+    '|---|---|---|---|',
     ...rows,
   ];
 }
 
-/** The tables of every group, in the order of ERROR_GROUPS, between the markers. */
+/** What each outcome of the tables means. */
+function outcomeTable(): string[] {
+  const outcomes = Object.entries(ERROR_OUTCOMES) as [ErrorOutcome, string][];
+  return [
+    '**Outcomes** (what happens next; the agent acts on it)',
+    '',
+    '| outcome | what happens next |',
+    '|---|---|',
+    ...outcomes.map(([outcome, text]) => `| ${outcome} | ${cell(text)} |`),
+  ];
+}
+
+/** The outcomes, then the tables of every group in the order of ERROR_GROUPS, between the markers. */
 export function renderErrorTable(): string {
   const groups = Object.keys(ERROR_GROUPS) as ErrorGroup[];
-  const body = groups.flatMap((group, i) => [...(i > 0 ? [''] : []), ...groupTable(group)]);
+  const body = [outcomeTable(), ...groups.map(groupTable)].flatMap((table, i) => [
+    ...(i > 0 ? [''] : []),
+    ...table,
+  ]);
   return [BEGIN_MARKER, '', ...body, '', END_MARKER].join('\n');
 }
 

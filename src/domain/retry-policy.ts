@@ -1,6 +1,7 @@
 /**
  * The retry policy of every step that can fail, in one place: the intake's steps (pipeline) and the
- * return path's downloads ask it. A failure is one of three classes:
+ * return path's downloads ask it. A failure's class follows from its code's outcome
+ * (core/error-codes.ts); it is one of three:
  * - waiting (a sidecar or a batch's PDFs to come, an upload to settle, the agent stopping): the
  *   wait has a bound of its own (SIDECAR_WAIT_MS, the upload window), so no count parks it;
  * - transient (network, 5xx, 429, the token host, a full disk): the service or the machine is
@@ -13,29 +14,30 @@
  * blindly (the pipeline's send gate).
  */
 
+import { type ErrorOutcome, outcomeOf } from '../core/error-codes.js';
+
 export const INTERNAL_TRY_LIMIT = 3;
 export const TRANSIENT_TRY_LIMIT = 1_500;
 const MAX_DELAY_MS = 60_000;
 
 export type FailureClass = 'waiting' | 'transient' | 'internal';
 
-const WAITING_CODES = new Set([
-  'DOCEX_STOPPING',
-  // The journal's database does not answer: the work waits for it, however long, and is not parked.
-  'DOCEX_JOURNAL_UNAVAILABLE',
-  'DOCEX_SIDECAR_PENDING',
-  'DOCEX_BATCH_PENDING',
-  'DOCEX_UPLOAD_PENDING',
-]);
-
-const INTERNAL_CODES = new Set([
-  'DOCEX_INTERNAL',
-  'DOCEX_JOURNAL_TRANSITION',
-  'DOCEX_JOURNAL_FIELDS',
-  'DOCEX_JOURNAL_ROWS',
-  'DOCEX_JOURNAL_UNKNOWN_ITEM',
-  'DOCEX_RESPONSE_INVALID',
-]);
+/** The class of a step's failure, by the outcome of its code. */
+const CLASS_OF_OUTCOME: Record<ErrorOutcome, FailureClass> = {
+  waiting: 'waiting',
+  internal: 'internal',
+  // A content check's refusal raised by a later step (a payload file whose rows are recorded but
+  // no longer build): its bytes changed under us, trying again will not help.
+  refusal: 'internal',
+  transient: 'transient',
+  unreachable: 'transient',
+  // Met outside the send that refuses the file: read again later.
+  unsendable: 'transient',
+  // Fixed by the operator (a folder made real again, a permission given): the next try succeeds.
+  operator: 'transient',
+  // Recorded, not raised; should one be, it is tried again like any other.
+  final: 'transient',
+};
 
 export interface StepFailure {
   code: string;
@@ -60,11 +62,10 @@ export function stepFailure(err: unknown): StepFailure {
   return { code, message, kind: failureClass(code) };
 }
 
+/** A code no registry entry declares is counted transient, as the service's or the machine's. */
 export function failureClass(code: string): FailureClass {
-  if (WAITING_CODES.has(code)) return 'waiting';
-  // A payload file whose rows are recorded but no longer build: its bytes changed under us.
-  if (INTERNAL_CODES.has(code) || /^DOCEX_INPUT_/.test(code)) return 'internal';
-  return 'transient';
+  const outcome = outcomeOf(code);
+  return outcome ? CLASS_OF_OUTCOME[outcome] : 'transient';
 }
 
 export type NextTry = { kind: 'wait'; delayMs: number } | { kind: 'park'; reason: string };

@@ -5,7 +5,7 @@
  * the shared retry policy's (domain/retry-policy.ts).
  */
 import { API_ERROR_CODES, ApiError } from '../api/index.js';
-import type { ErrorCode } from '../core/error-codes.js';
+import { type ErrorCode, outcomeOf } from '../core/error-codes.js';
 import { isDocexError } from '../core/errors.js';
 
 export type FailureOutcome =
@@ -21,7 +21,8 @@ export function classifyFailure(err: unknown, step: 'create' | 'upload'): Failur
   const reason = err instanceof Error ? err.message : String(err);
   if (!isDocexError(err)) return { kind: 'retry', code: 'DOCEX_INTERNAL', reason };
   const code = err.code;
-  if (code === API_ERROR_CODES.sourceChanged || code === API_ERROR_CODES.sourceRead) {
+  // The file cannot be sent as claimed (unreadable, changed since its claim).
+  if (outcomeOf(code) === 'unsendable') {
     return { kind: 'reject', code, reason, ...(err.details ? { details: err.details } : {}) };
   }
   if (code === API_ERROR_CODES.uploadExpired) return { kind: 'recreate', code, reason };

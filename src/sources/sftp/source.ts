@@ -17,6 +17,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
 import type { Clock } from '../../core/clock.js';
+import { outcomeOf } from '../../core/error-codes.js';
 import { type DocexError, isDocexError } from '../../core/errors.js';
 import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
@@ -109,14 +110,13 @@ interface InFlight {
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
 /**
- * Failures that say nothing of the file: the server could not be reached, logged into, or kept
- * connected. They never count towards refusing it; the file is tried again when the server is back.
+ * Whether a failed download counts towards refusing the file. A failure whose outcome is
+ * `unreachable` (the server could not be reached, logged into, or kept connected) says nothing of
+ * the file: it is tried again when the server is back.
  */
-const SERVER_FAILURES: ReadonlySet<string> = new Set([
-  'DOCEX_SFTP_CONNECT',
-  'DOCEX_SFTP_AUTH',
-  'DOCEX_SFTP_HOST_KEY',
-]);
+export function countsAgainstFile(code: string): boolean {
+  return outcomeOf(code) !== 'unreachable';
+}
 /** Files of one folder between their claim and their remote finish, at most. */
 const MAX_IN_FLIGHT = 64;
 /**
@@ -592,7 +592,7 @@ export class SftpSource {
       this.log.info({ ...this.logFields(entry.name, remoteFile), code }, 'file gone before its download');
       return;
     }
-    if (SERVER_FAILURES.has(code)) {
+    if (!countsAgainstFile(code)) {
       this.log.warn(
         { ...this.logFields(entry.name, remoteFile), code, err, counted: false },
         'download failed',
