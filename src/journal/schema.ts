@@ -1,3 +1,4 @@
+import type { ErrorCode } from '../core/error-codes.js';
 import type { Database } from '../core/sqlite.js';
 import {
   latestVersion,
@@ -131,7 +132,8 @@ export interface JournalItem {
   uploadedMd5: string | undefined;
   label: string | undefined;
   payloadSha256: string | undefined;
-  rejectCode: string | undefined;
+  /** Written only from a rejected move's `code` (an ErrorCode of the version that wrote it). */
+  rejectCode: ErrorCode | undefined;
   rejectReason: string | undefined;
   duplicateOf: number | undefined;
   createdAt: number;

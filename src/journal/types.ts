@@ -1,4 +1,5 @@
 import type { Clock } from '../core/clock.js';
+import type { ErrorCode } from '../core/error-codes.js';
 import type { Logger } from '../core/logger.js';
 import type { JournalItem } from './schema.js';
 import type { ItemMode, ItemState, RecoveryAction } from './states.js';
@@ -94,7 +95,7 @@ export interface RowInput {
   label?: string;
   payloadSha256?: string;
   /** The row failed the local payload rules: it is recorded rejected and never sent. */
-  rejected?: { code: string; reason: string };
+  rejected?: { code: ErrorCode; reason: string };
 }
 
 /** Fields a move records; which are required depends on the target state. */
@@ -108,7 +109,7 @@ export interface TransitionFields {
   /** `uploaded`: the MD5 the files host confirmed. */
   md5?: string;
   /** `rejected`: a stable DOCEX_ code and a message for the ERP. */
-  code?: string;
+  code?: ErrorCode;
   reason?: string;
   /** A short note for the history (e.g. "job found by name"); URL queries are stripped. */
   note?: string;
@@ -160,7 +161,8 @@ export interface HistoryStep {
   to: string;
   kind: string;
   folder: string;
-  rejectCode: string | undefined;
+  /** As recorded by a rejected move (JournalItem.rejectCode). */
+  rejectCode: ErrorCode | undefined;
 }
 
 export interface PendingUpload {

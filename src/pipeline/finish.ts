@@ -3,8 +3,10 @@
  * a refused one to the error folder with an error record and an operator's text. The journal's
  * state decides which; a file already moved (crash after the rename) is left alone.
  */
+
 import fs from 'node:fs/promises';
 import { crashPoint } from '../core/crash-points.js';
+import type { ErrorCode } from '../core/error-codes.js';
 import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem } from '../journal/index.js';
 import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
@@ -177,7 +179,7 @@ export async function rejectItem(
   ctx: StepContext,
   runtime: FolderRuntime,
   item: JournalItem,
-  code: string,
+  code: ErrorCode,
   reason: string,
   extras: RejectionExtras = {},
 ): Promise<JournalItem> {

@@ -4,11 +4,13 @@
  * from the journal, so the same code resumes after a crash. Errors go through classifyFailure (one
  * place decides refuse / recreate / check the job / retry later).
  */
+
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import { isApiError, type JobCreated } from '../api/index.js';
 import { crashPoint } from '../core/crash-points.js';
+import type { ErrorCode } from '../core/error-codes.js';
 import { normaliseJobStatus } from '../domain/wire.js';
 import { fileChange, type JournalItem, recoveryAction } from '../journal/index.js';
 import { callOptions, itemLog } from './call-options.js';
@@ -43,7 +45,7 @@ export interface JobTarget {
   /** The create request; `jobName` is the journal's deterministic name, `signal` the send gate's. */
   create(jobName: string | undefined, signal: AbortSignal): Promise<JobCreated>;
   /** Records (and for files, places) a refusal. */
-  reject(item: JournalItem, code: string, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
+  reject(item: JournalItem, code: ErrorCode, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
 }
 
 async function md5Of(filePath: string): Promise<string> {

@@ -4,7 +4,9 @@
  * functions; `writeFileAtomic` (core/fs.ts) makes sure an ERP never reads half a file (temp name,
  * fsync, rename).
  */
+
 import path from 'node:path';
+import type { ErrorCode } from '../core/error-codes.js';
 import type { JournalItem } from '../journal/index.js';
 
 export interface ResultRecord {
@@ -26,7 +28,7 @@ export interface ErrorRecord {
   file: string;
   folder: string;
   workflowId: string;
-  code: string;
+  code: ErrorCode;
   reason: string;
   details?: Record<string, unknown>;
   sha256: string;

@@ -16,6 +16,7 @@
 import fs, { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { crashPoint } from '../core/crash-points.js';
+import type { ErrorCode } from '../core/error-codes.js';
 import { fileChange, isFinal, type JournalItem } from '../journal/index.js';
 import { type BatchInput, folderBatchInput, settledBatchInput, zipBatchInput } from './batch-inputs.js';
 import { type BatchPlan, planBatch } from './batch-plan.js';
@@ -66,7 +67,12 @@ async function rejectBatch(
   runtime: FolderRuntime,
   item: JournalItem,
   input: BatchInput | undefined,
-  rejection: { code: string; reason: string; report?: string | undefined; details?: Record<string, unknown> },
+  rejection: {
+    code: ErrorCode;
+    reason: string;
+    report?: string | undefined;
+    details?: Record<string, unknown>;
+  },
 ): Promise<JournalItem> {
   await input?.placeCompanions(runtime.config.errorDir);
   return rejectItem(ctx, runtime, item, rejection.code, rejection.reason, {

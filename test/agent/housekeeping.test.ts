@@ -154,7 +154,7 @@ describe('retention of archive and error folders', () => {
         mode: 'single-file' as const,
       };
       const { item } = await journal.recordClaim(input);
-      await journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
+      await journal.transition(item.id, 'rejected', { code: 'DOCEX_REJECTED', reason: 'test' });
       clock.advance(100 * DAY);
       const keeping = new Housekeeping({
         places: () => journalRetentionPlace(journal, 90 * DAY),

@@ -326,7 +326,7 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
       remote: true,
     };
     const item = await claimed(a, { ...input, claimedPath: '/a/late.pdf' });
-    await a.transition(item.id, 'rejected', { code: 'DOCEX_PDF_INVALID', reason: 'not a PDF' });
+    await a.transition(item.id, 'rejected', { code: 'DOCEX_INPUT_PDF_CORRUPT', reason: 'not a PDF' });
     const b = await agent('b');
     const copy = await b.recordClaim(claimInput({ ...input, claimedPath: '/b/late.pdf' }));
     expect(copy).toMatchObject({ kind: 'same-drop', item: { id: item.id, state: 'rejected' } });

@@ -86,7 +86,7 @@ describe('synchronous level of each commit', () => {
     expect(await levelAfter(() => journal.transition(id, 'uploaded', { md5: 'm' }))).toBe('FULL');
     expect(await levelAfter(() => journal.transition(id, 'done'))).toBe('NORMAL');
     const other = await creating(2);
-    expect(await levelAfter(() => journal.transition(other, 'rejected', { code: 'DOCEX_TEST' }))).toBe(
+    expect(await levelAfter(() => journal.transition(other, 'rejected', { code: 'DOCEX_REJECTED' }))).toBe(
       'FULL',
     );
     // A payload-word create is the submission itself: its intent is durable first.
@@ -111,13 +111,13 @@ describe('synchronous level of each commit', () => {
 
   it('NORMAL for a failed try, an inspection and a prune: a power cut there only repeats work', async () => {
     const id = await creating(1);
-    await journal.transition(id, 'rejected', { code: 'DOCEX_TEST' }); // FULL
+    await journal.transition(id, 'rejected', { code: 'DOCEX_REJECTED' }); // FULL
     expect(await levelAfter(() => journal.recordFailedTry(id, { code: 'DOCEX_API_503', nextTryAt: 1 }))).toBe(
       'NORMAL',
     );
-    await journal.transition(await creating(2), 'rejected', { code: 'DOCEX_TEST' });
+    await journal.transition(await creating(2), 'rejected', { code: 'DOCEX_REJECTED' });
     expect(await levelAfter(() => journal.inspectionStarting('/p.pdf'))).toBe('NORMAL');
-    await journal.transition(await creating(3), 'rejected', { code: 'DOCEX_TEST' });
+    await journal.transition(await creating(3), 'rejected', { code: 'DOCEX_REJECTED' });
     expect(await levelAfter(() => journal.pruneFinished(h.clock.now() + 1, 0, 100))).toBe('NORMAL');
   });
 

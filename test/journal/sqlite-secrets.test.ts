@@ -111,7 +111,7 @@ describe('no copy of a dropped upload URL stays in the SQLite files', () => {
 
   it('a refusal drops it from disk at once', async () => {
     const id = await createdItem();
-    await journal.transition(id, 'rejected', { code: 'DOCEX_FILE_CHANGED', reason: 'changed' });
+    await journal.transition(id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: 'changed' });
     expect(diskBytes()).not.toContain(SIGNATURE);
   });
 

@@ -72,7 +72,7 @@ describe('journal metrics', () => {
     await journal.transition(a, 'uploaded', { md5: 'x' });
     await journal.transition(a, 'done');
     const b = await claim('a');
-    await journal.transition(b, 'rejected', { code: 'DOCEX_FILE_EMPTY', reason: 'empty' });
+    await journal.transition(b, 'rejected', { code: 'DOCEX_INPUT_EMPTY', reason: 'empty' });
     const c = await claim('b');
     await toCreated(c);
 
@@ -81,7 +81,7 @@ describe('journal metrics', () => {
     expect(sample(first, 'docex_files_taken_total{folder="b"}')).toBe(1);
     expect(sample(first, 'docex_files_submitted_total{folder="a"}')).toBe(1);
     expect(sample(first, 'docex_files_submitted_total{folder="b"}')).toBeUndefined();
-    expect(sample(first, 'docex_files_rejected_total{folder="a",reason="DOCEX_FILE_EMPTY"}')).toBe(1);
+    expect(sample(first, 'docex_files_rejected_total{folder="a",reason="DOCEX_INPUT_EMPTY"}')).toBe(1);
     expect(sample(first, 'docex_jobs_created_total{folder="a"}')).toBe(1);
     expect(sample(first, 'docex_jobs_created_total{folder="b"}')).toBe(1);
 

@@ -93,7 +93,10 @@ describe('recoverUnfinished', () => {
     const { world, accepted, recover } = setUp();
     const claimedPath = world.putClaimed('pdf', 'refused.pdf', 'not a PDF');
     const item = await world.recordClaim('pdf', claimedPath);
-    await world.journal.transition(item.id, 'rejected', { code: 'DOCEX_INPUT_NOT_PDF', reason: 'not a PDF' });
+    await world.journal.transition(item.id, 'rejected', {
+      code: 'DOCEX_INPUT_TYPE_MISMATCH',
+      reason: 'not a PDF',
+    });
     expect(await recover()).toMatchObject({ placed: 1, reclaimed: 0 });
     expect(existsSync(claimedPath)).toBe(false);
     expect(listFiles(world.folders.get('pdf')!.config.errorDir)).toContain('refused.pdf');

@@ -3,9 +3,11 @@
  * folder watch (or, for NFS/SMB, periodic scans), and a stat loop over pending names that claims
  * complete files into `.processing/` and hands them to the pipeline one at a time.
  */
+
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
+import type { ErrorCode } from '../../core/error-codes.js';
 import { type DocexError, isDocexError } from '../../core/errors.js';
 import { errnoOf, type RenameFn } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
@@ -78,7 +80,7 @@ export interface RejectedEntry {
   name: string;
   /** For the move: bytes when the name has no UTF-8 form. */
   path: string | Buffer;
-  code: string;
+  code: ErrorCode;
   reason: string;
   /** What the operator should do, the last line of the reason file. */
   fix: string;

@@ -143,7 +143,7 @@ describeEachBackend('journal claims', (backend) => {
         { rowIndex: 0, label: 'INV-1', payloadSha256: 'p0' },
         {
           rowIndex: 1,
-          rejected: { code: 'DOCEX_PAYLOAD_RULE', reason: 'ADDRESS on a print workflow' },
+          rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: 'ADDRESS on a print workflow' },
         },
       ]);
       expect(rows[0]).toMatchObject({
@@ -163,7 +163,7 @@ describeEachBackend('journal claims', (backend) => {
       });
       expect(rows[1]).toMatchObject({
         state: 'rejected',
-        rejectCode: 'DOCEX_PAYLOAD_RULE',
+        rejectCode: 'DOCEX_PAYLOAD_ROW_INVALID',
         rejectReason: 'ADDRESS on a print workflow',
       });
       expect(await journal.rowsOf(file.id)).toEqual(rows);
@@ -171,7 +171,7 @@ describeEachBackend('journal claims', (backend) => {
         [undefined, 'validated', { rowIndex: 0 }],
       ]);
       expect((await journal.history(rows[1]!.id)).map((e) => [e.from, e.to, e.detail])).toEqual([
-        [undefined, 'rejected', { code: 'DOCEX_PAYLOAD_RULE' }],
+        [undefined, 'rejected', { code: 'DOCEX_PAYLOAD_ROW_INVALID' }],
       ]);
       expect((await journal.transition(rows[0]!.id, 'creating')).jobName).toMatch(/-r0$/);
       // The rows' items are not files: the file's state alone is counted as a file.
@@ -212,7 +212,7 @@ describeEachBackend('journal claims', (backend) => {
       const file = await validatedPayloadFile();
       const [row, refused] = await journal.addRows(file.id, [
         { rowIndex: 0 },
-        { rowIndex: 1, rejected: { code: 'DOCEX_PAYLOAD_RULE', reason: 'bad' } },
+        { rowIndex: 1, rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: 'bad' } },
       ]);
       expect(refused!.state).toBe('rejected');
       expect(await codeOf(journal.transition(file.id, 'done'))).toBe('DOCEX_JOURNAL_TRANSITION');
@@ -234,7 +234,7 @@ describeEachBackend('journal claims', (backend) => {
       const file = await validatedPayloadFile();
       await journal.addRows(file.id, [{ rowIndex: 0 }]);
       expect(
-        (await journal.transition(file.id, 'rejected', { code: 'DOCEX_FILE_CHANGED', reason: 'changed' }))
+        (await journal.transition(file.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: 'changed' }))
           .state,
       ).toBe('rejected');
     });

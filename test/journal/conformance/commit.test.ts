@@ -54,10 +54,13 @@ describeEachBackend('commitMove and flush', (backend) => {
   it('records the same move and history entry as transition', async () => {
     const id = await creating(1);
     t.clock.advance(1000);
-    const moved = await journal.commitMove(id, 'rejected', { code: 'DOCEX_FILE_CHANGED', reason: 'changed' });
+    const moved = await journal.commitMove(id, 'rejected', {
+      code: 'DOCEX_SOURCE_CHANGED',
+      reason: 'changed',
+    });
     expect(moved).toMatchObject({
       state: 'rejected',
-      rejectCode: 'DOCEX_FILE_CHANGED',
+      rejectCode: 'DOCEX_SOURCE_CHANGED',
       updatedAt: t.clock.now(),
     });
     expect((await journal.history(id)).at(-1)).toEqual({
@@ -65,7 +68,7 @@ describeEachBackend('commitMove and flush', (backend) => {
       from: 'creating',
       to: 'rejected',
       at: t.clock.now(),
-      detail: { code: 'DOCEX_FILE_CHANGED', reason: 'changed' },
+      detail: { code: 'DOCEX_SOURCE_CHANGED', reason: 'changed' },
     });
   });
 

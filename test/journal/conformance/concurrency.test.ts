@@ -123,7 +123,7 @@ describeEachBackend('journal writers at once', (backend) => {
     await toCreated(journal, item.id, { uploadUrl: UPLOAD_URL });
     const { won, codes } = await settle([
       journal.transition(item.id, 'uploaded', { md5: 'm' }),
-      journal.transition(item.id, 'rejected', { code: 'DOCEX_FILE_CHANGED', reason: 'changed' }),
+      journal.transition(item.id, 'rejected', { code: 'DOCEX_SOURCE_CHANGED', reason: 'changed' }),
       journal.transition(item.id, 'creating', { note: 'window over' }),
     ]);
     // uploaded, rejected and creating are each legal from created, but only one can follow it;

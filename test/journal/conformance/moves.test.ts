@@ -135,9 +135,9 @@ describeEachBackend('journal moves', (backend) => {
     expect(await journal.get(item.id)).toEqual(item);
     expect(await journal.history(item.id)).toHaveLength(1);
     // Final states take no move at all.
-    await journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
+    await journal.transition(item.id, 'rejected', { code: 'DOCEX_REJECTED', reason: 'test' });
     expect(await codeOf(journal.transition(item.id, 'validated'))).toBe('DOCEX_JOURNAL_TRANSITION');
-    expect(await codeOf(journal.transition(item.id, 'rejected', { code: 'DOCEX_TEST' }))).toBe(
+    expect(await codeOf(journal.transition(item.id, 'rejected', { code: 'DOCEX_REJECTED' }))).toBe(
       'DOCEX_JOURNAL_TRANSITION',
     );
     expect(await journal.history(item.id)).toHaveLength(2);
@@ -253,11 +253,11 @@ describeEachBackend('journal moves', (backend) => {
     const a = await claimed(journal, { fileName: 'a.pdf' });
     const b = await claimed(journal, { fileName: 'b.csv', mode: 'payload-word' });
     const c = await claimed(journal, { fileName: 'c.pdf' });
-    await journal.transition(c.id, 'rejected', { code: 'DOCEX_TEST' });
+    await journal.transition(c.id, 'rejected', { code: 'DOCEX_REJECTED' });
     await journal.transition(b.id, 'validated');
     const [r0, r1] = await journal.addRows(b.id, [
       { rowIndex: 0 },
-      { rowIndex: 1, rejected: { code: 'DOCEX_PAYLOAD_RULE', reason: 'bad' } },
+      { rowIndex: 1, rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: 'bad' } },
     ]);
     expect((await journal.unfinished()).map((i) => [i.id, i.state])).toEqual([
       [a.id, 'claimed'],
@@ -269,7 +269,7 @@ describeEachBackend('journal moves', (backend) => {
 
   it('looks items up by source or claimed path, newest first, and by job id', async () => {
     const a = await claimed(journal);
-    await journal.transition(a.id, 'rejected', { code: 'DOCEX_TEST', reason: 'test' });
+    await journal.transition(a.id, 'rejected', { code: 'DOCEX_REJECTED', reason: 'test' });
     const b = await claimed(journal);
     expect((await journal.byPath(a.sourcePath!)).map((i) => i.id)).toEqual([b.id, a.id]);
     expect((await journal.byPath(a.claimedPath!)).map((i) => i.id)).toEqual([b.id, a.id]);

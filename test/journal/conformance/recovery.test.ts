@@ -72,11 +72,11 @@ describeEachBackend('journal recovery', (backend) => {
       const [r0, r1, r2] = await journal.addRows(batch, [{ rowIndex: 0 }, { rowIndex: 1 }, { rowIndex: 2 }]);
       await journal.transition(r0!.id, 'creating');
       await journal.transition(r0!.id, 'created', { jobId: 'job-w0' });
-      await journal.transition(r1!.id, 'rejected', { code: 'DOCEX_PAYLOAD_RULE', reason: 'bad row' });
+      await journal.transition(r1!.id, 'rejected', { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: 'bad row' });
       const finishedRows = await file('finished-rows.csv', 'payload-word');
       await journal.transition(finishedRows, 'validated');
       const [f0] = await journal.addRows(finishedRows, [{ rowIndex: 0 }]);
-      await journal.transition(f0!.id, 'rejected', { code: 'DOCEX_PAYLOAD_RULE', reason: 'bad row' });
+      await journal.transition(f0!.id, 'rejected', { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: 'bad row' });
 
       const reopened = await t.reopen(); // the agent stops here, nothing finished
       t.clock.set(start + HOUR - DEFAULT_UPLOAD_MARGIN_MS + 1); // stale.pdf is inside the safety margin

@@ -100,14 +100,14 @@ describeEachBackend('the upload URL is a credential', (backend) => {
   it('is dropped when the item is rejected, and a reason quoting it loses the query', async () => {
     const id = await createdItem();
     const rejected = await journal.transition(id, 'rejected', {
-      code: 'DOCEX_FILE_CHANGED',
+      code: 'DOCEX_SOURCE_CHANGED',
       reason: `the file changed before PUT ${UPLOAD_URL} finished`,
     });
     const redacted = 'the file changed before PUT https://127.0.0.1:8443/upload/job-1?[redacted] finished';
     expect(rejected.rejectReason).toBe(redacted);
     expect(rejected.hasUploadUrl).toBe(false);
     expect((await journal.history(id)).at(-1)?.detail).toEqual({
-      code: 'DOCEX_FILE_CHANGED',
+      code: 'DOCEX_SOURCE_CHANGED',
       reason: redacted,
     });
     expect(await journal.revealUploadUrl(id)).toBeUndefined();
@@ -117,7 +117,7 @@ describeEachBackend('the upload URL is a credential', (backend) => {
     const { item } = await journal.recordClaim(claimInput({ fileName: 'rows.csv', mode: 'payload-pdf' }));
     await journal.transition(item.id, 'validated');
     const [row] = await journal.addRows(item.id, [
-      { rowIndex: 0, rejected: { code: 'DOCEX_PAYLOAD_RULE', reason: `points at ${UPLOAD_URL}` } },
+      { rowIndex: 0, rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: `points at ${UPLOAD_URL}` } },
     ]);
     expect(row!.rejectReason).toBe('points at https://127.0.0.1:8443/upload/job-1?[redacted]');
     expect(JSON.stringify(await journal.rowsOf(item.id))).not.toContain(SIGNATURE);

@@ -82,7 +82,7 @@ export async function mixedJournal(journal: JournalStore, clock: ManualClock): P
   const rows = await journal.addRows(payload.id, [
     { rowIndex: 0, label: 'C-1', payloadSha256: sha256('row-0') },
     { rowIndex: 1, label: 'C-2' },
-    { rowIndex: 2, rejected: { code: 'DOCEX_PAYLOAD_RULE', reason: 'no recipient' } },
+    { rowIndex: 2, rejected: { code: 'DOCEX_PAYLOAD_ROW_INVALID', reason: 'no recipient' } },
   ]);
   await journal.transition(rows[0]!.id, 'creating');
   await journal.transition(rows[0]!.id, 'created', { jobId: 'job-row-0' });
@@ -93,7 +93,7 @@ export async function mixedJournal(journal: JournalStore, clock: ManualClock): P
   // A refused file, pruned whole: the highest id the journal gave is no longer in its table.
   clock.advance(1000);
   const pruned = await claimedFile(journal, 'pruned.pdf');
-  await journal.transition(pruned.id, 'rejected', { code: 'DOCEX_TEST' });
+  await journal.transition(pruned.id, 'rejected', { code: 'DOCEX_REJECTED' });
   clock.advance(1000);
   await journal.pruneFinished(clock.now(), pruned.id - 1, 1);
   if ((await journal.get(pruned.id)) !== undefined) throw new Error('the pruned file is still there');
