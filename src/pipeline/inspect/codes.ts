@@ -15,6 +15,17 @@ export const INPUT_ERROR_CODES = Object.fromEntries(
     .map(([code, info]) => [code, info.meaning]),
 ) as Record<InputErrorCode, string>;
 
+/**
+ * Codes a file still being written or chmod-ed can show (producers that chmod after writing leave
+ * a short empty or unreadable window): a verdict with one of them is not kept for the same bytes.
+ */
+export const MAYBE_TRANSIENT_INPUT_CODES: ReadonlySet<InputErrorCode> = new Set([
+  'DOCEX_INPUT_UNREADABLE',
+  'DOCEX_INPUT_EMPTY',
+  'DOCEX_INPUT_PDF_TRUNCATED',
+  'DOCEX_INPUT_ZIP_CORRUPT',
+]);
+
 /** A refused file: a code and one sentence naming the file and what is wrong. */
 export interface InputRejection {
   ok: false;
