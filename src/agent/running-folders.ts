@@ -4,6 +4,7 @@
  * first, then the pipeline lets work in flight finish (up to shutdownGraceMs), then the sources'
  * connections close. A reload adds and removes folders while it runs.
  */
+import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import type { AgentConfig, FolderConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import { type DocexError, isDocexError } from '../core/errors.js';
@@ -114,6 +115,7 @@ export class RunningFolders implements Part {
       maxFileBytes: config.maxFileBytes,
       uploadMarginMs: this.options.uploadMarginMs,
       lookupMarginMs: 15 * 60_000,
+      unansweredSettleMs: (config.service?.timeouts ?? DEFAULT_TIMEOUTS).headersMs,
       folders: plan.running,
       concurrency: config.concurrency,
       onBacklog: (folder, full) => {

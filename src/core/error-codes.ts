@@ -347,6 +347,13 @@ export const ERROR_CODES = {
     meaning: 'the answers to 20 job creates of one file were lost on the way back; their jobs expire unused',
     action: 'check the network to the service, then drop the file again',
   },
+  DOCEX_CREATE_UNSETTLED: {
+    group: 'files',
+    outcome: 'waiting',
+    meaning:
+      'logged: a job create got no answer (a timeout, a reset) and its job is not found by name yet; the service may still be handling it, so it is not sent again before the API timeout (`timeouts.headersMs`) has passed since it was sent',
+    action: 'nothing: looked up again, and sent again only once the lookup still finds nothing after that',
+  },
   DOCEX_UPLOAD_PENDING: {
     group: 'files',
     outcome: 'waiting',

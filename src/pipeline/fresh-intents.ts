@@ -17,9 +17,13 @@ export function isFreshIntent(item: JournalItem): item is FreshIntent {
   return (item as Partial<FreshIntent>).freshIntent === true;
 }
 
-/** Intents recorded by this process and not yet sent, by item and attempt. */
+/**
+ * Intents recorded by this process and not yet sent, by item and attempt; and of those sent, the
+ * ones whose create got no answer, with when they were sent.
+ */
 export class FreshIntents {
   private readonly unsent = new Set<string>();
+  private readonly unanswered = new Map<string, number>();
 
   /** The journal recorded this `creating` move moments ago, in this process: the item, marked fresh. */
   recorded(item: JournalItem): FreshIntent {
@@ -33,9 +37,20 @@ export class FreshIntents {
     return unsent && isFreshIntent(item);
   }
 
+  /** The create of this intent, sent at `sentAt`, got no answer: the service may still act on it. */
+  sentUnanswered(item: JournalItem, sentAt: number): void {
+    this.unanswered.set(keyOf(item), sentAt);
+  }
+
+  /** When this process last sent this intent's create and got no answer; undefined when it did not. */
+  unansweredSince(item: JournalItem): number | undefined {
+    return this.unanswered.get(keyOf(item));
+  }
+
   /** Forgets an item's intents (it left the pipeline). */
   forget(itemId: number): void {
     for (const key of this.unsent) if (key.startsWith(`${itemId}:`)) this.unsent.delete(key);
+    for (const key of this.unanswered.keys()) if (key.startsWith(`${itemId}:`)) this.unanswered.delete(key);
   }
 }
 

@@ -9,6 +9,7 @@
  * renewed under its epoch, and is aborted before the lease could run out (docs/high-availability.md).
  */
 
+import { ApiError } from '../api/index.js';
 import { crashPoint } from '../core/crash-points.js';
 import type { Job } from '../domain/wire.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
@@ -58,6 +59,7 @@ export async function sendOnce<T>(
       throw new RetryLater(outcome.code, `job lookup by name failed: ${outcome.reason}`);
     }
     if (found) return { kind: 'found', job: found };
+    refuseUnsettled(ctx, item);
   }
   // The intent, and the name to find the job by, are on disk before anything is sent.
   await ctx.journal.flush();
@@ -65,7 +67,36 @@ export async function sendOnce<T>(
   crashPoint('before-create');
   const signal =
     allowedMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(allowedMs)]);
-  const answer = await send(item.jobName, signal);
+  const sentAt = ctx.clock.now();
+  let answer: T;
+  try {
+    answer = await send(item.jobName, signal);
+  } catch (err) {
+    if (mayBeInService(err)) ctx.intents.sentUnanswered(item, sentAt);
+    throw err;
+  }
   crashPoint('after-create');
   return { kind: 'sent', answer };
+}
+
+/** The request left and no answer came back: a transport failure, a timeout or an abort. */
+function mayBeInService(err: unknown): boolean {
+  if (err instanceof ApiError) return err.status === undefined;
+  const name = (err as { name?: unknown } | undefined)?.name;
+  return name === 'AbortError' || name === 'TimeoutError';
+}
+
+/**
+ * A create this process sent got no answer (a timeout, a reset, the lease's deadline): the service
+ * may hold it still, unhandled, so a lookup that finds no job proves nothing until the API's own
+ * answer timeout has passed since it was sent. Until then the create waits (DOCEX_CREATE_UNSETTLED).
+ */
+function refuseUnsettled(ctx: StepContext, item: JournalItem): void {
+  const sentAt = ctx.intents.unansweredSince(item);
+  const settleMs = ctx.unansweredSettleMs ?? 0;
+  if (sentAt === undefined || ctx.clock.now() - sentAt >= settleMs) return;
+  throw new RetryLater(
+    'DOCEX_CREATE_UNSETTLED',
+    `the create sent at ${new Date(sentAt).toISOString()} got no answer and no job ${item.jobName} is found yet; not sent again before ${new Date(sentAt + settleMs).toISOString()}`,
+  );
 }

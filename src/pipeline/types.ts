@@ -36,6 +36,11 @@ export interface StepContext {
   uploadMarginMs: number;
   /** How far before the create intent the job lookup starts (service clock skew). */
   lookupMarginMs: number;
+  /**
+   * How long after a create that got no answer a lookup finding no job still cannot prove the
+   * service never got it (the API's answer timeout); 0 or absent: no wait.
+   */
+  unansweredSettleMs?: number;
   /** One-shot submit: the file stays where it is (no archive or error folder). */
   keepFiles?: boolean;
   /** Aborted when the agent stops past its grace time. */
