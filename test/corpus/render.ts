@@ -49,15 +49,12 @@ export const ISSUE_16_CLASSES: Array<[string, PinningTest[]]> = [
   [
     'A parse over its memory cap or time limit, or a worker that dies: that file refused, the agent carries on',
     [
+      ['test/core/worker-pool.test.ts', 'answers a task that exhausts the memory cap as the memory limit'],
       [
-        'test/pipeline/isolate/pool.test.ts',
-        'answers a task that exhausts the memory cap as the memory limit',
-      ],
-      [
-        'test/pipeline/isolate/pool.test.ts',
+        'test/core/worker-pool.test.ts',
         'ends a task that runs past the time limit and answers the next one on a new worker',
       ],
-      ['test/pipeline/isolate/pool.test.ts', 'answers a task whose worker exits as a crash'],
+      ['test/core/worker-pool.test.ts', 'answers a task whose worker exits as a crash'],
       [
         'test/pipeline/isolate/inspector.test.ts',
         'refuses a CSV whose parse needs more than inspection.memory, then inspects the next file',

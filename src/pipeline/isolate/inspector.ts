@@ -4,13 +4,11 @@
  * its worker) answers DOCEX_INPUT_TOO_COMPLEX naming the limit, so the file is refused like any
  * bad input and the agent carries on; the event loop never runs a parser on dropped bytes.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { type InspectionConfig, inspectionSchema } from '../../config/inspection-schema.js';
 import type { Logger } from '../../core/logger.js';
+import { type LimitHit, spawnModuleWorker, WorkerPool } from '../../core/worker-pool.js';
 import { type InputRejection, mib, quoteName, reject } from '../inspect/codes.js';
-import { type LimitHit, WorkerPool } from './pool.js';
 import type { TaskName, Tasks } from './tasks.js';
 
 /**
@@ -29,26 +27,16 @@ export const WORKER_GROW_AFTER_MS = 1000;
 
 type Answer<K extends TaskName> = Awaited<ReturnType<Tasks[K]>>;
 
-/**
- * The worker script: dist/.../worker.js once built; from the sources (tsx, vitest) worker.ts,
- * imported after tsx's loader is registered in the new thread (a worker does not inherit it).
- */
+/** The worker script (worker.ts), without the agent's flags (tsx's loader, V8 GC tuning). */
 function spawnWorker(limits: InspectionConfig): Worker {
   const memoryMb = Math.max(16, Math.floor(limits.memory / 1024 ** 2));
-  const options = {
+  return spawnModuleWorker(import.meta.url, 'worker', {
     workerData: { limits: limits.limits },
     resourceLimits: {
       maxOldGenerationSizeMb: memoryMb,
       maxYoungGenerationSizeMb: Math.min(16, memoryMb / 4),
     },
-    // Not the agent's flags (tsx's loader, V8 GC tuning): the worker sets up what it needs.
-    execArgv: [],
-  };
-  const built = new URL('./worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(built))) return new Worker(built, options);
-  const source = JSON.stringify(new URL('./worker.ts', import.meta.url).href);
-  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${source}); })`;
-  return new Worker(boot, { ...options, eval: true });
+  });
 }
 
 function limitReason(fileName: string, hit: LimitHit, limits: InspectionConfig): string {

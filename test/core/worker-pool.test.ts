@@ -5,7 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { TaskError, WorkerPool } from '../../../src/pipeline/isolate/pool.js';
+import { TaskError, WorkerPool } from '../../src/core/worker-pool.js';
 
 const FAULTS = `
 const { parentPort, threadId } = require('node:worker_threads');

@@ -2,14 +2,32 @@
  * A small pool of worker threads, each running one task at a time under a memory cap
  * (`resourceLimits`) and a time limit counted from the moment the task reaches a ready worker.
  * A worker that runs out of memory, overruns or dies is terminated and replaced; its task answers
- * which limit it hit, and the pool carries on with the next task.
+ * which limit it hit, and the pool carries on with the next task. The agent's inspection of
+ * dropped files (pipeline/isolate) and the sandbox's reading of uploads (sandbox/content) both
+ * run on it, which is why it lives in core.
  *
  * Hand-written (about a hundred lines) rather than piscina: the time limit must start when the
  * task starts, not when it is queued, and the answer must name the limit hit; both would need
  * wrapping the library's queue and abort handling anyway.
  */
-import type { Worker } from 'node:worker_threads';
-import { DocexError } from '../../core/errors.js';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+import { DocexError } from './errors.js';
+
+/**
+ * Starts the worker module `<stem>.js` beside `base` (a module's import.meta.url) once built; from
+ * the sources (tsx, vitest) `<stem>.ts`, imported after tsx's loader is registered in the new
+ * thread (a worker does not inherit it). The worker gets no flags of the parent's (`execArgv`).
+ */
+export function spawnModuleWorker(base: string, stem: string, options: WorkerOptions): Worker {
+  const opts = { ...options, execArgv: [] };
+  const built = new URL(`./${stem}.js`, base);
+  if (existsSync(fileURLToPath(built))) return new Worker(built, opts);
+  const source = JSON.stringify(new URL(`./${stem}.ts`, base).href);
+  const boot = `import('tsx/esm/api').then((tsx) => { tsx.register(); return import(${source}); })`;
+  return new Worker(boot, { ...opts, eval: true });
+}
 
 export interface PoolLimits {
   /** Worker threads at most; started on demand. */
@@ -101,7 +119,7 @@ export class WorkerPool {
   ) {}
 
   run<T>(task: string, args: unknown[], started?: () => void | Promise<void>): Promise<PoolAnswer<T>> {
-    if (this.closed) return Promise.reject(new Error('the inspection pool is closed'));
+    if (this.closed) return Promise.reject(new Error('the worker pool is closed'));
     return new Promise<PoolAnswer<unknown>>((resolve, reject) => {
       this.queue.push({ task, args, queuedAt: performance.now(), resolve, reject, started });
       this.pump();
@@ -116,14 +134,14 @@ export class WorkerPool {
   async close(): Promise<void> {
     this.closed = true;
     clearTimeout(this.growTimer);
-    for (const job of this.queue.splice(0)) job.reject(new Error('the inspection pool is closed'));
+    for (const job of this.queue.splice(0)) job.reject(new Error('the worker pool is closed'));
     const slots = [...this.slots];
     this.slots.clear();
     this.idle.length = 0;
     for (const slot of slots) {
       clearTimeout(slot.timer);
       clearTimeout(slot.idleTimer);
-      slot.job?.reject(new Error('the inspection pool is closed'));
+      slot.job?.reject(new Error('the worker pool is closed'));
     }
     await Promise.all(slots.map((s) => s.worker.terminate()));
   }
@@ -245,7 +263,7 @@ export class WorkerPool {
     clearTimeout(slot.timer);
     clearTimeout(slot.idleTimer);
     if (!slot.ready && ++this.failedStarts >= 3) {
-      const err = new DocexError('DOCEX_INTERNAL', `the inspection worker cannot start: ${hit.message}`);
+      const err = new DocexError('DOCEX_INTERNAL', `the pool's worker cannot start: ${hit.message}`);
       for (const job of this.queue.splice(0)) job.reject(err);
     }
     const at = this.idle.indexOf(slot);
