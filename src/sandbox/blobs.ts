@@ -27,7 +27,7 @@ export function saveBlob(
 /** Records a file already written (and renamed) into blobDir. */
 export function registerBlob(
   ctx: SandboxContext,
-  input: { id: string; file: string; name: string; contentType: string; size: number },
+  input: { id: string; file: string; offset?: number; name: string; contentType: string; size: number },
 ): BlobRecord {
   return ctx.store.insert<BlobRecord>('blob', { ...input, createdAt: isoTime(ctx.clock.now()) });
 }
@@ -42,7 +42,12 @@ export async function streamBlob(ctx: SandboxContext, blob: BlobRecord, res: Ser
     'content-length': String(blob.size),
     'content-disposition': `attachment; filename="${blob.name.replace(/["\\\r\n]/g, '_')}"`,
   });
-  await pipeline(createReadStream(blobPath(ctx, blob)), res);
+  if (blob.size === 0) {
+    res.end();
+    return;
+  }
+  const start = blob.offset ?? 0;
+  await pipeline(createReadStream(blobPath(ctx, blob), { start, end: start + blob.size - 1 }), res);
 }
 
 export function contentTypeOf(name: string): string {

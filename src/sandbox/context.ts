@@ -2,7 +2,7 @@ import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import type { NamesProfile } from '../domain/names-profile.js';
 import type { WebhookEventType } from '../domain/wire.js';
-import type { PdfTextExtractor } from './content/pdf-text.js';
+import type { UploadReader } from './content/upload-reader.js';
 import type { Router } from './http.js';
 import type { Store } from './store.js';
 
@@ -67,8 +67,8 @@ export interface SandboxContext {
   signer: UrlSigner;
   /** Folder of uploaded files and generated documents. */
   blobDir: string;
-  /** Reads the text of PDFs (channel identifiers of PDF workflows), off the event loop. */
-  pdfText: PdfTextExtractor;
+  /** Reads uploaded files in worker threads, under a memory cap and a time limit. */
+  uploadReader: UploadReader;
   /** Queues a webhook event for every enabled subscription of the company that wants it. */
   emit(event: SandboxEvent): void;
   /** Unique ids, readable and sortable by creation: `job_…`, `se_…`. */

@@ -10,7 +10,7 @@ import type { NamesProfile } from '../domain/names-profile.js';
 import { type AdminCredentials, loadAdminCredentials, registerAdminRoutes } from './admin/index.js';
 import { writeSecretFile } from './atomic-file.js';
 import { authenticate, createTokenHandler, newCredentials, type SandboxCredentials } from './auth.js';
-import { createPdfTextExtractor } from './content/pdf-text.js';
+import { UploadReader, type UploadReaderLimits } from './content/upload-reader.js';
 import { SandboxClock, type SandboxContext, type SandboxSettings, type SandboxUrls } from './context.js';
 import { FaultInjector } from './faults.js';
 import { Router } from './http.js';
@@ -42,6 +42,8 @@ export interface SandboxOptions {
   uploadWindowMs?: number;
   speed?: number;
   maxUploadBytes?: number;
+  /** Worker threads that read uploads, the heap and the time one upload may take (upload-reader.ts). */
+  uploadReader?: Partial<UploadReaderLimits>;
   /** The names the sandbox speaks: the specification's (default) or the live reference's. */
   names?: NamesProfile;
   clock?: Clock;
@@ -149,8 +151,10 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   };
   const urls: SandboxUrls = { api: '', auth: '', files: '', control: '', admin: '' };
   const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
-  const pdfText = createPdfTextExtractor();
-  const base = { store, clock, log, settings, urls, signer, blobDir, pdfText, newId: idFactory(clock) };
+  const uploadReader = new UploadReader(options.uploadReader, (text) =>
+    log.debug({ parser: text.slice(0, 500) }, 'parser message'),
+  );
+  const base = { store, clock, log, settings, urls, signer, blobDir, uploadReader, newId: idFactory(clock) };
   const dispatcher = new WebhookDispatcher(base);
   const ctx: SandboxContext = { ...base, emit: (event) => dispatcher.enqueue(event) };
 
@@ -223,7 +227,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     urls.admin = await listen(adminServer, host, options.adminPort ?? 0);
   } catch (err) {
     await Promise.all(servers.map((s) => (s.listening ? close(s) : Promise.resolve())));
-    await pdfText.close();
+    await uploadReader.close();
     store.close();
     throw err;
   }
@@ -272,6 +276,8 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       clearInterval(timer);
       faults.stop();
       lifecycle.stop();
+      // A file being read is abandoned at once (its job resumes at the next start).
+      const reading = uploadReader.close();
       await Promise.all(servers.map(close));
       // Handlers still running (a slow upload, a proof) must finish before the store closes.
       if (!(await inFlight.drained(STOP_WAIT_MS))) {
@@ -279,7 +285,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       }
       await lifecycle.idle();
       await dispatcher.stop();
-      await pdfText.close();
+      await reading;
       store.close();
       log.info({ stateDir }, 'sandbox stopped');
     },

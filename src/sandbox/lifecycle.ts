@@ -28,6 +28,8 @@ export class Lifecycle {
   /** Jobs whose upload is being received: they must not expire under the upload. */
   readonly uploading = new Set<string>();
   private work: Promise<void> = Promise.resolve();
+  /** Uploads being turned into sending events, by job id: each runs beside the serial work. */
+  private readonly processing = new Map<string, Promise<void>>();
   private readonly stopping = new AbortController();
 
   constructor(private readonly ctx: SandboxContext) {}
@@ -40,9 +42,8 @@ export class Lifecycle {
       if (job.status === 'PROCESSING' && job.upload && job.sendingEventCount === 0) unprocessed.push(job.id);
     }
     for (const jobId of unprocessed) {
-      // Uploaded, answered, then the process died before the events were written: finish it now.
-      const page = this.ctx.store.page('sending-event', { parentId: jobId, maxItems: 1 });
-      if ((page?.totalItems ?? 0) > 0) continue;
+      // Uploaded, answered, then the process stopped before all its events were written: finish
+      // it now, after the last batch written (upload-processing.ts).
       this.ctx.log.info({ jobId }, 'resuming the processing of an uploaded file');
       this.processUploadLater(jobId);
     }
@@ -68,8 +69,8 @@ export class Lifecycle {
   }
 
   /** Resolves once the background work started so far (proofs, upload processing) is written. */
-  idle(): Promise<void> {
-    return this.work;
+  async idle(): Promise<void> {
+    await Promise.all([this.work, ...this.processing.values()]);
   }
 
   private step(ms: number): number {
@@ -159,7 +160,7 @@ export class Lifecycle {
     });
   }
 
-  /** Serial background work (proofs, upload processing); a failure is logged, never thrown. */
+  /** Serial background work (finalisations and their proofs); a failure is logged, never thrown. */
   private enqueue(
     task: () => Promise<void>,
     fields: Record<string, unknown>,
@@ -196,13 +197,18 @@ export class Lifecycle {
   }
 
   /**
-   * Processes an uploaded file in the background, after `delayMs` (an injected fault). Stopping
-   * the sandbox abandons a delayed run; the next start picks the job up again (see load()).
+   * Processes an uploaded file in the background, after `delayMs` (an injected fault), beside the
+   * serial work: a big file read in a worker, then written in batches, holds up neither the
+   * finalisations nor the other uploads. Stopping the sandbox abandons a delayed run and stops a
+   * running one between batches; the next start picks the job up again (see load()).
    */
   processUploadLater(jobId: string, delayMs = 0): void {
     const run = () => {
-      if (this.stopping.signal.aborted) return;
-      void this.enqueue(() => this.processUploadNow(jobId), { jobId }, 'upload processing failed');
+      if (this.stopping.signal.aborted || this.processing.has(jobId)) return;
+      const running = this.processUploadNow(jobId)
+        .catch((err: unknown) => this.ctx.log.error({ err, jobId }, 'upload processing failed'))
+        .finally(() => this.processing.delete(jobId));
+      this.processing.set(jobId, running);
     };
     if (delayMs <= 0) {
       run();
@@ -215,8 +221,13 @@ export class Lifecycle {
     const job = this.ctx.store.get<JobRecord>('job', jobId);
     if (!job) return;
     try {
-      await processUpload(this.ctx, this, job);
+      await processUpload(this.ctx, this, job, this.stopping.signal);
     } catch (err) {
+      if (this.stopping.signal.aborted) {
+        // The reader was closed under it: the job stays PROCESSING and resumes at the next start.
+        this.ctx.log.info({ jobId }, 'upload processing stopped: it resumes at the next start');
+        return;
+      }
       this.ctx.log.error({ err, jobId }, 'upload processing failed: job failed');
       const current = this.ctx.store.get<JobRecord>('job', jobId);
       if (current?.status !== 'PROCESSING' || current.sendingEventCount > 0) return;
@@ -229,14 +240,18 @@ export class Lifecycle {
     }
   }
 
-  /** Abandons delayed work; what already runs finishes (wait with idle()). */
+  /**
+   * Abandons delayed work and stops upload processing between batches (the sandbox closes the
+   * upload reader too); the finalisations already running finish (wait with idle()).
+   */
   stop(): void {
     this.stopping.abort();
   }
 
-  private completeJobIfDone(jobId: string): void {
+  completeJobIfDone(jobId: string): void {
     const job = this.ctx.store.get<JobRecord>('job', jobId);
-    if (job?.status !== 'PROCESSING') return;
+    // A job whose events are still being written (sendingEventCount not set yet) is not done.
+    if (job?.status !== 'PROCESSING' || job.sendingEventCount === 0) return;
     for (const event of this.ctx.store.iterate<SendingEventRecord>('sending-event', { parentId: jobId })) {
       if (!isFinalSendingEvent(event)) return;
     }

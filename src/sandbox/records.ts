@@ -30,6 +30,8 @@ export interface JobRecord {
   lastModifiedAt: string;
   uploadExpiresAt?: string;
   sendingEventCount: number;
+  /** Internal: sending events written so far from the upload (in batches; the count is set with the last). */
+  eventsCreated?: number;
   errorList: Issue[];
   kind: JobKind;
   jobAuthor: string;
@@ -96,6 +98,8 @@ export interface BlobRecord {
   id: string;
   /** File name inside the blob folder. */
   file: string;
+  /** Where its bytes begin in `file` (the originals of one upload share a pack); absent: 0. */
+  offset?: number;
   name: string;
   contentType: string;
   size: number;

@@ -1,9 +1,10 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import yazl from 'yazl';
-import { analyseUpload, payloadItem } from '../../src/sandbox/content/index.js';
+import { analyseUpload, type ContentItem, payloadItem, readUpload } from '../../src/sandbox/content/index.js';
 import { makeZip, type ZipEntrySpec } from '../fixtures/inputs/hostile.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-s1-content-'));
@@ -51,6 +52,28 @@ describe('analyseUpload', () => {
     expect(semi.ok && semi.items.map((i) => i.recipient)).toEqual(['a@x.be', 'b@x.be']);
     expect(semi.ok && semi.items[1]?.original?.data.toString()).toBe('name;email\r\nB;b@x.be\r\n');
     expect(comma.ok && comma.items.length).toBe(1);
+  });
+
+  it('streams a CSV of many chunks row by row: every row once and in order, quoted line breaks and multi-byte text across chunk edges, a byte-order mark dropped', async () => {
+    const rows = Array.from({ length: 20_000 }, (_, i) =>
+      i % 7 === 0 ? `r${i}@x.be,"two\nlines ${i}, é€"` : `r${i}@x.be,plain ${i} é€`,
+    );
+    const data = `\uFEFFemail,note\n${rows.join('\n')}\n`;
+    expect(Buffer.byteLength(data)).toBeGreaterThan(4 * 64 * 1024);
+    const items: ContentItem[] = [];
+    // A sink that makes the reader wait now and then, as a full spool file does.
+    const read = await readUpload(
+      { filePath: file('many.csv', data), filename: 'many.csv', inputSourceType: 'DATA_FILE' },
+      (item) => {
+        items.push(item);
+        return items.length % 100 === 0 ? nextTurn() : undefined;
+      },
+    );
+    expect(read).toEqual({ ok: true, count: 20_000 });
+    expect(items.map((i) => i.recipient)).toEqual(rows.map((_, i) => `r${i}@x.be`));
+    expect(items[19_999]?.sourceRef).toBe('many.csv#row=20000');
+    expect(items[0]?.original?.data.toString()).toBe('email,note\r\nr0@x.be,"two\nlines 0, é€"\r\n');
+    expect(items[1]?.original?.data.toString()).toBe('email,note\r\nr1@x.be,plain 1 é€\r\n');
   });
 
   it('makes one item per child element of the root of an XML data file', async () => {

@@ -8,7 +8,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { createPdfTextExtractor } from '../../src/sandbox/content/pdf-text.js';
+import { UploadReader } from '../../src/sandbox/content/upload-reader.js';
 import { SandboxClock, type SandboxContext } from '../../src/sandbox/context.js';
 import { addPeppolDocument } from '../../src/sandbox/seed.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
@@ -236,7 +236,7 @@ describe('WebhookDispatcher', () => {
       urls: { api: '', auth: '', files: '', control: '' },
       signer: { sign: () => '', verify: () => ({ path: '', expiresAt: 0 }) },
       blobDir: dir,
-      pdfText: createPdfTextExtractor(),
+      uploadReader: new UploadReader(),
       newId: (prefix) =>
         `${prefix}_${Date.now().toString(36)}${(n++).toString(36)}${randomUUID().slice(0, 4)}`,
     };

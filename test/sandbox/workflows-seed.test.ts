@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { workflowSchema } from '../../src/domain/wire.js';
-import { createPdfTextExtractor } from '../../src/sandbox/content/pdf-text.js';
+import { UploadReader } from '../../src/sandbox/content/upload-reader.js';
 import { SandboxClock, type SandboxContext, type SandboxEvent } from '../../src/sandbox/context.js';
 import {
   PEPPOL_DOCUMENT_KIND,
@@ -40,7 +40,7 @@ beforeEach(() => {
     urls: { api: '', auth: '', files: '', control: '' },
     signer: { sign: () => '', verify: () => ({ path: '', expiresAt: 0 }) },
     blobDir: dir,
-    pdfText: createPdfTextExtractor(),
+    uploadReader: new UploadReader(),
     emit: (e) => events.push(e),
     newId: (prefix) => `${prefix}_${(n++).toString().padStart(4, '0')}`,
   };

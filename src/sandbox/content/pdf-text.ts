@@ -1,7 +1,8 @@
 /**
  * The text layer of a PDF, page by page, as the service reads it to find a PDF workflow's channel
  * identifiers (textExtractionMethod TEXT_LAYER). pdfjs-dist (Mozilla's PDF reader; text needs no
- * canvas) runs in one worker thread, started on first use, so that:
+ * canvas) runs in a worker thread of its own, started on first use by the upload reader's worker
+ * (upload-reader-worker.ts) and ended with it, so that:
  * - parsing never blocks the sandbox's event loop, which under `npm start` and in benchmarks is the
  *   agent's own process;
  * - an uploaded file, hostile or not, is bounded in memory (resourceLimits) and in time (the worker

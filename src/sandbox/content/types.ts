@@ -19,6 +19,12 @@ export interface ContentItem {
 
 export type ContentResult = { ok: true; items: ContentItem[] } | { ok: false; code: string; message: string };
 
+/** A file read item by item: how many items went to the sink, or why the file cannot be read. */
+export type ReadResult = { ok: true; count: number } | { ok: false; code: string; message: string };
+
+/** Takes the items of a file one by one, in order; a promise holds the reading back until it settles. */
+export type ItemSink = (item: ContentItem) => Promise<void> | undefined | void;
+
 /** An item, or the reason this part of the file could not be read. */
 export type ItemOrProblem = ContentItem | string;
 
@@ -26,7 +32,11 @@ export type ItemOrProblem = ContentItem | string;
 export const MAX_PARSE_BYTES = 256 * 1024 * 1024;
 export const EMAIL = /[\w.+-]+@[\w-]+(\.[\w-]+)+/;
 
-export const fail = (code: string, message: string): ContentResult => ({ ok: false, code, message });
+export const fail = (code: string, message: string): { ok: false; code: string; message: string } => ({
+  ok: false,
+  code,
+  message,
+});
 
 export async function readBounded(filePath: string): Promise<Buffer> {
   const { size } = await stat(filePath);
