@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -29,6 +29,7 @@ import { addPeppolDocument, seedSandbox } from './seed.js';
 import { createRequestHandler } from './server.js';
 import { createUrlSigner } from './signer.js';
 import { Store } from './store.js';
+import { SPOOL_SUFFIX } from './upload-processing.js';
 import { WebhookDispatcher } from './webhook-dispatcher.js';
 
 export interface SandboxOptions {
@@ -99,6 +100,16 @@ function idFactory(clock: Clock): (prefix: string) => string {
   };
 }
 
+/**
+ * The item spools a crash left behind (an orderly stop removes its own): a job whose upload was
+ * being processed reads its file again at this start (upload-processing.ts).
+ */
+function removeSpools(blobDir: string): void {
+  for (const name of readdirSync(blobDir)) {
+    if (name.endsWith(SPOOL_SUFFIX)) rmSync(path.join(blobDir, name), { force: true });
+  }
+}
+
 async function listen(server: https.Server, host: string, port: number): Promise<string> {
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -125,6 +136,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const blobDir = path.join(stateDir, 'blobs');
   const secretsDir = path.join(stateDir, 'secrets');
   mkdirSync(blobDir, { recursive: true });
+  removeSpools(blobDir);
   mkdirSync(secretsDir, { recursive: true, mode: 0o700 });
   const log = options.log ?? createLogger({ name: 'docex-sandbox' });
   // Certificates are checked against real time by TLS, whatever the sandbox clock says.

@@ -18,6 +18,9 @@ import { WORKFLOW_KIND } from './routes/workflows.js';
  */
 export const EVENT_BATCH = 500;
 
+/** The file name ending of an item spool in the blob folder (the pack beside it is a blob file). */
+export const SPOOL_SUFFIX = '.items';
+
 export interface EventMaker {
   createEvent(input: NewEventInput): unknown;
   /** Completes the job once every sending event of it is final (some may be, before the last batch). */
@@ -55,7 +58,7 @@ export async function processUpload(
   const spoolId = ctx.newId('blob');
   const paths = {
     pack: path.join(ctx.blobDir, `${spoolId}.bin`),
-    items: path.join(ctx.blobDir, `${spoolId}.items`),
+    items: path.join(ctx.blobDir, `${spoolId}${SPOOL_SUFFIX}`),
   };
   let packUsed = false;
   try {

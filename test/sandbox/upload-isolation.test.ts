@@ -6,7 +6,17 @@
  * an answer shows (the junk job still being read, the big job half written), never by a clock.
  */
 import { once } from 'node:events';
-import { createReadStream, createWriteStream, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import {
+  createReadStream,
+  createWriteStream,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -172,7 +182,12 @@ describe('a 1,000,000-row data file', () => {
     async () => {
       const before = await s.eventCount(bigId);
       await s.t.stop({ keepState: true });
+      // A stop removes its spool of items; one a crash left is removed at the next start.
+      const blobs = path.join(s.t.stateDir, 'blobs');
+      expect(readdirSync(blobs).filter((f) => f.endsWith('.items'))).toEqual([]);
+      writeFileSync(path.join(blobs, 'blob_crashed.items'), '{}\n');
       await s.start();
+      expect(existsSync(path.join(blobs, 'blob_crashed.items'))).toBe(false);
       // Stopped with the job half written: the stop did not wait for the million rows.
       const atStart = s.t.sandbox.ctx.store.get<JobRecord>('job', bigId)?.eventsCreated ?? 0;
       expect(atStart).toBeGreaterThanOrEqual(before);
