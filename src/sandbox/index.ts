@@ -163,9 +163,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   };
   const urls: SandboxUrls = { api: '', auth: '', files: '', control: '', admin: '' };
   const signer = createUrlSigner(Buffer.from(signingSecret, 'hex'), () => urls.files, clock);
-  const uploadReader = new UploadReader(options.uploadReader, (text) =>
-    log.debug({ parser: text.slice(0, 500) }, 'parser message'),
-  );
+  const uploadReader = new UploadReader(options.uploadReader);
   const base = { store, clock, log, settings, urls, signer, blobDir, uploadReader, newId: idFactory(clock) };
   const dispatcher = new WebhookDispatcher(base);
   const ctx: SandboxContext = { ...base, emit: (event) => dispatcher.enqueue(event) };

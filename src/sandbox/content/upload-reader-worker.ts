@@ -4,7 +4,6 @@
  * memory or time ends the thread, which the pool reports as the limit hit. The text of PDFs is
  * read by pdfjs in a thread of this worker's own, ended with it.
  */
-import { format } from 'node:util';
 import { parentPort } from 'node:worker_threads';
 import { createPdfTextExtractor, type PdfTextExtractor } from './pdf-text.js';
 import { type SpoolTask, spoolUpload } from './spool.js';
@@ -12,11 +11,9 @@ import { type SpoolTask, spoolUpload } from './spool.js';
 const port = parentPort;
 if (!port) throw new Error('the upload reader runs in a worker thread');
 
-// Parsers talk on the console (pdf-lib: "Trying to parse invalid object"): their words go to
-// the sandbox's log, never as plain text on its stdout.
-for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) {
-  console[level] = (...args: unknown[]) => port.postMessage({ log: format(...args) });
-}
+// Parsers talk on the console (pdf-lib: "Trying to parse invalid object", thousands of times for
+// a junk PDF, with numbers read from the file): silenced in this thread, as pdf-text.ts does.
+for (const level of ['log', 'info', 'warn', 'error', 'debug'] as const) console[level] = () => {};
 
 // Loaded now, not at the first PDF: the time limit counts the reading, not the module load.
 await import('pdf-lib');

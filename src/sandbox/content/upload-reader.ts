@@ -39,7 +39,7 @@ export class UploadReader {
   readonly limits: UploadReaderLimits;
   private readonly pool: WorkerPool;
 
-  constructor(limits: Partial<UploadReaderLimits> = {}, onLog: (text: string) => void = () => {}) {
+  constructor(limits: Partial<UploadReaderLimits> = {}) {
     this.limits = { ...UPLOAD_READER_DEFAULTS, ...limits };
     const memoryMb = Math.max(16, Math.floor(this.limits.memoryBytes / 1024 ** 2));
     this.pool = new WorkerPool(
@@ -51,7 +51,6 @@ export class UploadReader {
           },
         }),
       { threads: this.limits.threads, timeLimitMs: this.limits.timeLimitMs, idleMs: IDLE_MS },
-      onLog,
     );
   }
 
