@@ -198,7 +198,7 @@ export async function inspect(
 /** What a verdict for this file depends on besides its bytes; undefined when the path cannot be seen. */
 async function verdictInputs(
   ctx: StepContext,
-  opts: Omit<VerdictInputs, 'sha256' | 'limits' | 'regularFile' | 'manyLinks'> & { path: string },
+  opts: Omit<VerdictInputs, 'sha256' | 'limits' | 'regularFile' | 'links'> & { path: string },
   sha256: string,
 ): Promise<VerdictInputs | undefined> {
   const st = await fs.lstat(opts.path).catch(() => undefined);
@@ -208,7 +208,7 @@ async function verdictInputs(
     ...rest,
     sha256,
     regularFile: st.isFile(),
-    manyLinks: st.nlink > 1,
+    links: st.nlink,
     limits: ctx.inspector.limitsKey,
   };
 }

@@ -90,7 +90,7 @@ export class Pipeline {
       inspector: options.inspector ?? sharedInspector(),
       signal: this.abort.signal,
       held: this.held,
-      verdicts: options.verdicts ?? new VerdictCache(),
+      verdicts: options.verdicts ?? new VerdictCache({ clock: options.clock }),
       intents: new FreshIntents(),
     };
     this.scheduler = new Scheduler({

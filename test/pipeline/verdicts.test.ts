@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ManualClock } from '../../src/core/clock.js';
 import { reject } from '../../src/pipeline/inspect/codes.js';
 import type { Inspection } from '../../src/pipeline/inspect/inspect-file.js';
-import { VerdictCache, type VerdictInputs } from '../../src/pipeline/verdicts.js';
+import { VERDICT_MAX_AGE_MS, VerdictCache, type VerdictInputs } from '../../src/pipeline/verdicts.js';
 
 const inputs = (over: Partial<VerdictInputs> = {}): VerdictInputs => ({
   sha256: 'a'.repeat(64),
@@ -10,7 +11,7 @@ const inputs = (over: Partial<VerdictInputs> = {}): VerdictInputs => ({
   maxBytes: 1024,
   allowHardLinks: false,
   regularFile: true,
-  manyLinks: false,
+  links: 1,
   limits: '{}',
   ...over,
 });
@@ -40,7 +41,7 @@ describe('VerdictCache', () => {
       { maxBytes: 2048 },
       { allowHardLinks: true },
       { regularFile: false },
-      { manyLinks: true },
+      { links: 2 },
     ]) {
       expect(cache.get(inputs(other))).toBeUndefined();
     }
@@ -56,8 +57,30 @@ describe('VerdictCache', () => {
     expect(cache.size).toBe(0);
   });
 
-  it('drops the least recently used verdict past its number of entries or its bytes', () => {
-    const cache = new VerdictCache(2, 10_000);
+  it('keeps no verdict of a worker that died or ran out of memory, and keeps one of the time limit', () => {
+    const cache = new VerdictCache();
+    const hit = (limit: string) => reject('DOCEX_INPUT_TOO_COMPLEX', '"x.pdf" is too complex.', { limit });
+    cache.set(inputs({ sha256: '1' }), hit('crash'));
+    cache.set(inputs({ sha256: '2' }), hit('memory'));
+    cache.set(inputs({ sha256: '3' }), hit('time'));
+    expect(cache.get(inputs({ sha256: '1' }))).toBeUndefined();
+    expect(cache.get(inputs({ sha256: '2' }))).toBeUndefined();
+    expect(cache.get(inputs({ sha256: '3' }))).toMatchObject({ code: 'DOCEX_INPUT_TOO_COMPLEX' });
+  });
+
+  it('reuses a verdict for ten minutes, then checks the bytes again', () => {
+    const clock = new ManualClock();
+    const cache = new VerdictCache({ clock });
+    cache.set(inputs(), corrupt);
+    clock.advance(VERDICT_MAX_AGE_MS);
+    expect(cache.get(inputs())).toBeDefined();
+    clock.advance(1);
+    expect(cache.get(inputs())).toBeUndefined();
+    expect(cache.size).toBe(0);
+  });
+
+  it('drops the least recently used verdict past its number of entries or their total length', () => {
+    const cache = new VerdictCache({ maxEntries: 2, maxLength: 10_000 });
     cache.set(inputs({ sha256: '1' }), corrupt);
     cache.set(inputs({ sha256: '2' }), corrupt);
     cache.get(inputs({ sha256: '1' }));
@@ -66,7 +89,7 @@ describe('VerdictCache', () => {
     expect(cache.get(inputs({ sha256: '1' }))).toBeDefined();
     expect(cache.get(inputs({ sha256: '3' }))).toBeDefined();
 
-    const small = new VerdictCache(100, JSON.stringify(corrupt).length * 2);
+    const small = new VerdictCache({ maxEntries: 100, maxLength: JSON.stringify(corrupt).length * 2 });
     for (const sha of ['1', '2', '3']) small.set(inputs({ sha256: sha }), corrupt);
     expect(small.size).toBe(2);
     expect(small.get(inputs({ sha256: '1' }))).toBeUndefined();
