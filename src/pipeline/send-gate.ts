@@ -9,7 +9,7 @@
  * renewed under its epoch, and is aborted before the lease could run out (docs/high-availability.md).
  */
 
-import { ApiError } from '../api/index.js';
+import { API_ERROR_CODES, ApiError } from '../api/index.js';
 import { crashPoint } from '../core/crash-points.js';
 import type { Job } from '../domain/wire.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
@@ -79,9 +79,12 @@ export async function sendOnce<T>(
   return { kind: 'sent', answer };
 }
 
+/** Failures of the client that no create request ever follows. */
+const NOT_SENT: ReadonlySet<string> = new Set([API_ERROR_CODES.authToken, API_ERROR_CODES.invalidArgument]);
+
 /** The request left and no answer came back: a transport failure, a timeout or an abort. */
 function mayBeInService(err: unknown): boolean {
-  if (err instanceof ApiError) return err.status === undefined;
+  if (err instanceof ApiError) return err.status === undefined && !NOT_SENT.has(err.code);
   const name = (err as { name?: unknown } | undefined)?.name;
   return name === 'AbortError' || name === 'TimeoutError';
 }
