@@ -228,8 +228,14 @@ export class Lifecycle {
         this.ctx.log.info({ jobId }, 'upload processing stopped: it resumes at the next start');
         return;
       }
-      this.ctx.log.error({ err, jobId }, 'upload processing failed: job failed');
       const current = this.ctx.store.get<JobRecord>('job', jobId);
+      // Events written already go on to their outcomes: the job stays PROCESSING and its
+      // processing resumes from the last batch written at the next start.
+      if ((current?.eventsCreated ?? 0) > 0) {
+        this.ctx.log.error({ err, jobId }, 'upload processing failed: it resumes at the next start');
+        return;
+      }
+      this.ctx.log.error({ err, jobId }, 'upload processing failed: job failed');
       if (current?.status !== 'PROCESSING' || current.sendingEventCount > 0) return;
       setJobStatus(this.ctx, current, 'FAILED', {
         errorList: [
