@@ -6,7 +6,7 @@
  * dropped files (pipeline/isolate) and the sandbox's reading of uploads (sandbox/content) both
  * run on it, which is why it lives in core.
  *
- * Hand-written (about a hundred lines) rather than piscina: the time limit must start when the
+ * Hand-written rather than piscina: the time limit must start when the
  * task starts, not when it is queued, and the answer must name the limit hit; both would need
  * wrapping the library's queue and abort handling anyway.
  */

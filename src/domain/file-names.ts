@@ -4,6 +4,7 @@
  * an archive too. The sandbox judges ZIP entries with it as well. Plain values in, plain values out.
  */
 import { isUtf8 } from 'node:buffer';
+import { escapeCodePoint } from '../core/escape.js';
 
 /** What is wrong with one name (one path segment). */
 export type NameFault = 'control' | 'not-utf8' | 'empty' | 'dot' | 'slash' | 'too-long';
@@ -33,10 +34,7 @@ export const NAME_FAULT_WORDS: Readonly<Record<NameFault, string>> = {
  * invisible format characters (a right-to-left override) too, so a reason reads as it is.
  */
 export function quoteName(name: string): string {
-  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029\p{Cf}]/gu, (c) => {
-    const cp = c.codePointAt(0) as number;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-  });
+  return JSON.stringify(name).replace(/[\u007f-\u009f\u2028\u2029\p{Cf}]/gu, escapeCodePoint);
 }
 
 /** Judges one name (no folders): undefined when it may be taken. */

@@ -14,6 +14,7 @@
  *
  * A problem names the field and the character's code point, never the value.
  */
+import { escapeCodePoint } from '../core/escape.js';
 import { canonicalKind, type PayloadJobRequest } from './wire.js';
 
 export type PayloadTextProblemKind = 'control' | 'invisible';
@@ -92,10 +93,7 @@ export function describeCodePoint(codePoint: number): string {
 function keyStep(key: string): string {
   if (/^[A-Za-z_$][\w$-]*$/.test(key)) return `.${key}`;
   const shown = key.length > 40 ? `${key.slice(0, 40)}…` : key;
-  const quoted = JSON.stringify(shown).replace(/[^\x20-\x7e]/gu, (c) => {
-    const cp = c.codePointAt(0) as number;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-  });
+  const quoted = JSON.stringify(shown).replace(/[^\x20-\x7e]/gu, escapeCodePoint);
   return `[${quoted}]`;
 }
 

@@ -122,8 +122,8 @@ function stringEnd(text: string, start: number): number {
 
 /**
  * The keys named twice in one object of valid JSON text (at most `max`), found by one pass over its
- * tokens, not a second parse: one set of keys per object still open, so memory follows the
- * nesting (at most MAX_JSON_DEPTH levels once parseJsonText accepted the text), not the file. A key
+ * tokens, not a second parse: one set of keys per object still open (at most MAX_JSON_DEPTH levels
+ * once parseJsonText accepted the text), holding the keys of those objects only. A key
  * written with escapes (`"\u0076alue"`) is decoded first: JSON.parse takes it for `"value"`.
  */
 export function findDuplicateKeys(text: string, max = 100): DuplicateKey[] {

@@ -2,6 +2,7 @@
  * The ten payload rules, run locally on every built row against the workflow record fetched at
  * start-up, so a bad row is reported with its number, rule and column before anything is sent.
  */
+import { escapeCodePoint } from '../../core/escape.js';
 import { checkPayloadRules, normalisePayload, type PayloadEndpoint } from '../../domain/payload-rules.js';
 import type { Workflow } from '../../domain/wire.js';
 import type {
@@ -84,10 +85,7 @@ const UNSHOWN = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\p{Cf}]/gu;
  * characters are escaped, so no cell can write a line of its own or reorder the line around it.
  */
 export function shownInReport(text: string): string {
-  return text.replace(/[\r\n]+/g, ' ').replace(UNSHOWN, (c) => {
-    const cp = c.codePointAt(0) as number;
-    return cp > 0xffff ? `\\u{${cp.toString(16)}}` : `\\u${cp.toString(16).padStart(4, '0')}`;
-  });
+  return text.replace(/[\r\n]+/g, ' ').replace(UNSHOWN, escapeCodePoint);
 }
 
 /**
@@ -112,7 +110,8 @@ export function formatRowReport(
   const lines = [...rejected]
     .sort((a, b) => a.row - b.row)
     .map((r) => {
-      const rule =
+      // The error code of a character check, else the payload rule broken.
+      const label =
         r.code ??
         (r.rule === 'format' ? 'format' : `rule ${r.rule} (${PAYLOAD_RULE_TITLES[r.rule] ?? 'payload'})`);
       const where =
@@ -122,7 +121,7 @@ export function formatRowReport(
             ? `, ${shownInReport(r.field)}`
             : '';
       const file = r.file !== undefined ? ` [${shownInReport(r.file)}]` : '';
-      return `${unit} ${r.row}${file}: ${rule}${where}: ${shownInReport(r.message)}`;
+      return `${unit} ${r.row}${file}: ${label}${where}: ${shownInReport(r.message)}`;
     });
   return [head, ...lines].join('\n') + '\n';
 }
