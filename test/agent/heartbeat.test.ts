@@ -14,8 +14,8 @@ import { type ClusterStore, LocalCluster } from '../../src/journal/cluster.js';
 import { PostgresJournal } from '../../src/journal/postgres/journal.js';
 import { postgresConnection } from '../../src/journal/postgres/pool.js';
 import { captureLogger } from '../api/support/log-capture.js';
-import { waitFor } from '../pipeline/support/agent-harness.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
+import { waitFor } from '../support/wait-for.js';
 
 const CONFIG = {
   heartbeatMs: 20,

@@ -8,15 +8,9 @@ import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentMetrics, agentView, startOps } from '../../src/ops/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import {
-  type Harness,
-  listFiles,
-  makeHarness,
-  makePdf,
-  md5,
-  waitFor,
-} from '../pipeline/support/agent-harness.js';
+import { type Harness, listFiles, makeHarness, makePdf, md5 } from '../pipeline/support/agent-harness.js';
 import { describePostgres, startPostgresServer, type TestPostgresServer } from '../support/postgres.js';
+import { waitFor } from '../support/wait-for.js';
 
 let h: Harness;
 let server: TestPostgresServer;

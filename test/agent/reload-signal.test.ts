@@ -12,7 +12,8 @@ import type { Agent } from '../../src/agent/agent.js';
 import { runStart, type StartedControl } from '../../src/cli/start-runner.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { captureLogger } from '../api/support/log-capture.js';
-import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { listFiles, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-hup-'));
 

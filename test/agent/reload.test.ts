@@ -12,8 +12,8 @@ import {
   listFiles,
   makeHarness,
   makePdf,
-  waitFor,
 } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let h: Harness;
 let configFile: string;

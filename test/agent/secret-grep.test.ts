@@ -32,10 +32,11 @@ import type { JobRecord } from '../../src/sandbox/records.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
-import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { listFiles, makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
 import { FAULT_PASSWORD, type FaultServer, startFaultServer } from '../sources/sftp/support/fault-server.js';
 import { startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
+import { waitFor } from '../support/wait-for.js';
 
 let dir: string;
 let sandbox: TestSandbox;

@@ -8,8 +8,9 @@ import { parse, stringify } from 'yaml';
 import type { Agent } from '../../src/agent/agent.js';
 import { runStart } from '../../src/cli/start-runner.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { listFiles, makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let sandbox: TestSandbox;
 let dir: string;

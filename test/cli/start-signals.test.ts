@@ -7,9 +7,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
-import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { listFiles, makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
 import { PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
+import { waitFor } from '../support/wait-for.js';
 
 const UPLOAD_LATENCY_MS = 2500;
 

@@ -8,8 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statusText } from '../../src/cli/status-runner.js';
 import { JOURNAL_FILE } from '../../src/config/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, listFiles, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, listFiles, makeHarness, makePdf } from '../pipeline/support/agent-harness.js';
 import { day, finalWithProofs, proofDir, pump, returnsConfig } from '../returns/support/returns-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 let h: Harness;
 beforeAll(async () => {

@@ -16,9 +16,9 @@ import {
   listFiles,
   makeHarness,
   makePdf,
-  waitFor,
 } from '../pipeline/support/agent-harness.js';
 import { pump, returnsConfig } from '../returns/support/returns-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const WINDOW_MS = 2 * 3_600_000;
 

@@ -14,7 +14,8 @@ import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { listFiles, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { listFiles, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const run = promisify(execFile);
 const root = fileURLToPath(new URL('../../', import.meta.url));

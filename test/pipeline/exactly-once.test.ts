@@ -8,15 +8,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import {
-  clientWith,
-  type Harness,
-  listFiles,
-  makeHarness,
-  makePdf,
-  md5,
-  waitFor,
-} from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { clientWith, type Harness, listFiles, makeHarness, makePdf, md5 } from './support/agent-harness.js';
 
 let h: Harness;
 beforeAll(async () => {

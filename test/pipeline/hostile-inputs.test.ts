@@ -17,14 +17,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { agentView, startOps } from '../../src/ops/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { pageTreeBombPdf } from '../fixtures/inputs/hostile.js';
-import {
-  clientWith,
-  type Harness,
-  listFiles,
-  makeHarness,
-  makePdf,
-  waitFor,
-} from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { clientWith, type Harness, listFiles, makeHarness, makePdf } from './support/agent-harness.js';
 
 let h: Harness;
 

@@ -14,7 +14,8 @@ import type { HeldFile } from '../../src/pipeline/types.js';
 import { VerdictCache } from '../../src/pipeline/verdicts.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { garbagePdf } from '../fixtures/inputs/hostile.js';
-import { type Harness, listFiles, makeHarness, makePdf, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { type Harness, listFiles, makeHarness, makePdf } from './support/agent-harness.js';
 import { makePartWorld, type PartWorld } from './support/step-context.js';
 
 const inspectors: Inspector[] = [];

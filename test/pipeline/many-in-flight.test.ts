@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, makeHarness, makePdf, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { type Harness, makeHarness, makePdf } from './support/agent-harness.js';
 
 let h: Harness;
 beforeAll(async () => {

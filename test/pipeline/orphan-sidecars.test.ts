@@ -12,7 +12,8 @@ import { silentLogger } from '../../src/core/logger.js';
 import { hasPdfBeside, OrphanSidecars } from '../../src/pipeline/orphan-sidecars.js';
 import { SIDECAR_WAIT_MS } from '../../src/pipeline/payload-pdf.js';
 import type { FolderRuntime } from '../../src/pipeline/types.js';
-import { listFiles, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { listFiles } from './support/agent-harness.js';
 
 const dirs: string[] = [];
 const watchers: OrphanSidecars[] = [];

@@ -7,15 +7,8 @@ import { BATCH_WAIT_MS, isIndexName } from '../../src/pipeline/payload-pdf-batch
 import type { FolderRuntime } from '../../src/pipeline/types.js';
 import type { JobRecord } from '../../src/sandbox/records.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import {
-  clientWith,
-  type Harness,
-  listFiles,
-  makeHarness,
-  makePdf,
-  md5,
-  waitFor,
-} from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { clientWith, type Harness, listFiles, makeHarness, makePdf, md5 } from './support/agent-harness.js';
 
 let h: Harness;
 let pdfs: Buffer[];

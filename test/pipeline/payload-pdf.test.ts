@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { NAMES_PROFILES } from '../../src/domain/names-profile.js';
 import { SIDECAR_WAIT_MS } from '../../src/pipeline/payload-pdf.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, listFiles, md5, useHarness, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { type Harness, listFiles, md5, useHarness } from './support/agent-harness.js';
 
 let h: Harness;
 // The same suite under both names profiles of the sandbox (specification and live reference).

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { transportError } from '../../src/api/errors.js';
 import { NAMES_PROFILES } from '../../src/domain/names-profile.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { clientWith, type Harness, listFiles, useHarness, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { clientWith, type Harness, listFiles, useHarness } from './support/agent-harness.js';
 
 let h: Harness;
 // The same suite under both names profiles of the sandbox (specification and live reference).

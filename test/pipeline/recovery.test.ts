@@ -7,15 +7,8 @@ import { JOURNAL_FILE } from '../../src/config/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import {
-  clientWith,
-  type Harness,
-  listFiles,
-  makeHarness,
-  makePdf,
-  md5,
-  waitFor,
-} from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { clientWith, type Harness, listFiles, makeHarness, makePdf, md5 } from './support/agent-harness.js';
 
 const WINDOW_MS = 60_000;
 let h: Harness;

@@ -10,7 +10,8 @@ import type { Workflow } from '../../src/domain/wire.js';
 import { SqliteJournal } from '../../src/journal/sqlite-journal.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import type { PipelineJobs } from '../../src/pipeline/types.js';
-import { makePdf, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { makePdf } from './support/agent-harness.js';
 
 const dirs: string[] = [];
 afterEach(() => {

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { NAMES_PROFILES } from '../../src/domain/names-profile.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, listFiles, makePdf, md5, useHarness, waitFor } from './support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
+import { type Harness, listFiles, makePdf, md5, useHarness } from './support/agent-harness.js';
 
 let h: Harness;
 

@@ -18,7 +18,7 @@ import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import { csvFileName } from '../../src/returns/status-csv.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
-import { waitFor } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { recordPolled } from './support/record-poll.js';
 import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
 

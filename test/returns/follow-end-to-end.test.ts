@@ -5,14 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { rebuildDailyCsv } from '../../src/cli/report-runner.js';
 import { NAMES_PROFILES } from '../../src/domain/names-profile.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import {
-  type Harness,
-  listFiles,
-  makePdf,
-  md5,
-  useHarness,
-  waitFor,
-} from '../pipeline/support/agent-harness.js';
+import { type Harness, listFiles, makePdf, md5, useHarness } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import {
   day,
   finalWithProofs,

@@ -5,7 +5,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it, onTestFinished } 
 import { DocexClient } from '../../src/api/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
-import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, makeHarness, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { countingClient } from './support/counting-client.js';
 import {
   day,

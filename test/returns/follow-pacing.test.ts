@@ -7,7 +7,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { isApiError } from '../../src/api/errors.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, makeHarness, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { countingClient } from './support/counting-client.js';
 import { day, finalWithProofs, proofsOf, pump, returnsConfig } from './support/returns-harness.js';
 

@@ -9,8 +9,9 @@ import path from 'node:path';
 import { expect, it } from 'vitest';
 import { rebuildDailyCsv } from '../../src/cli/report-runner.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, makePdf, useHarness, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, makePdf, useHarness } from '../pipeline/support/agent-harness.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
+import { waitFor } from '../support/wait-for.js';
 import { day, finalWithProofs, proofDir, pump, returnsConfig, statusDir } from './support/returns-harness.js';
 
 let h: Harness;

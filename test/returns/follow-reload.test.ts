@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planFolders } from '../../src/agent/folders.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, makeHarness, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { day, finalWithProofs, proofsOf, pump, returnsConfig } from './support/returns-harness.js';
 
 let h: Harness;

@@ -15,7 +15,7 @@ import { FOLLOW_SWEEP_TASK, Follower } from '../../src/returns/follower.js';
 import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
-import { waitFor } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
 
 const T0 = Date.parse('2026-11-21T10:00:00Z');

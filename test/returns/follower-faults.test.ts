@@ -18,7 +18,7 @@ import { followerCallbacks, type NudgeTarget } from '../../src/returns/inbound.j
 import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
-import { waitFor } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
 
 let dir: string;

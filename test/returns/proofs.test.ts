@@ -4,7 +4,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { Database } from '../../src/core/sqlite.js';
 import type { StatusDocument } from '../../src/returns/status-files.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, listFiles, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, listFiles, makeHarness, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { countingClient } from './support/counting-client.js';
 import {
   day,

@@ -24,7 +24,7 @@ import { statusFilePath } from '../../src/returns/proof-names.js';
 import { POLL_UNFINISHED_KEY, type ReturnsStore } from '../../src/returns/store.js';
 import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { newWebhookSecret } from '../../src/sandbox/routes/webhooks.js';
-import { waitFor } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
 
 const T0 = 1_800_000_000_000;

@@ -4,7 +4,8 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
-import { type Harness, makeHarness, makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { type Harness, makeHarness, makePdf } from '../pipeline/support/agent-harness.js';
+import { waitFor } from '../support/wait-for.js';
 
 const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
 const SEEDED = readdirSync(SEED_DIR).filter((f) => f.endsWith('.xml')).length;

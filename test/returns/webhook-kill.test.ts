@@ -17,10 +17,11 @@ import { Database } from '../../src/core/sqlite.js';
 import { RETURNS_FILE } from '../../src/returns/store.js';
 import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { newWebhookSecret } from '../../src/sandbox/routes/webhooks.js';
-import { makePdf, waitFor } from '../pipeline/support/agent-harness.js';
+import { makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
 import { type AgentProcess, PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
 import { freePort } from '../support/free-port.js';
+import { waitFor } from '../support/wait-for.js';
 
 const PATH = '/docex/webhooks';
 const THIRTY_MINUTES = 30 * 60_000;

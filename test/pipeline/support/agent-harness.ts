@@ -103,19 +103,6 @@ export function listFiles(dir: string): string[] {
   return out.sort();
 }
 
-export async function waitFor<T>(
-  check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 8000,
-): Promise<T> {
-  const end = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 15));
-  }
-}
-
 /**
  * A harness for the tests of the enclosing describe: made before them, its agents stopped after
  * each (a failed test must not hold the state lock), removed after them all.

@@ -2,7 +2,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type DirWatcher, watchDirectory } from '../../../src/sources/local/dir-watcher.js';
-import { waitFor } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { makeTempDir } from './support.js';
 
 let watcher: DirWatcher | undefined;

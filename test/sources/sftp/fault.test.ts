@@ -7,7 +7,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { makePdf, md5, waitFor } from '../../pipeline/support/agent-harness.js';
+import { makePdf, md5 } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { useFaultServerAgent } from './support/fault-agent.js';
 import { FOLDER } from './support/sftp-agent.js';
 

@@ -6,7 +6,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SEED } from '../../../src/sandbox/seed-ids.js';
-import { makePdf, waitFor } from '../../pipeline/support/agent-harness.js';
+import { makePdf } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { useFaultServerAgent } from './support/fault-agent.js';
 
 const t = useFaultServerAgent('docex-sftp-agent-');

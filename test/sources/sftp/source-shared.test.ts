@@ -16,7 +16,7 @@ import type { SftpServer } from '../../../src/sftp/types.js';
 import { claimFolderOf, isClaimFolder } from '../../../src/sources/sftp/claim-folders.js';
 import { SftpSource, type SharedClaims, type SpoolFile } from '../../../src/sources/sftp/source.js';
 import { captureLogger } from '../../api/support/log-capture.js';
-import { waitFor } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { faultServerEndpoint } from './support/endpoint.js';
 import { type FaultServer, startFaultServer } from './support/fault-server.js';
 

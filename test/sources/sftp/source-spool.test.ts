@@ -27,7 +27,7 @@ import {
   type SpoolFile,
 } from '../../../src/sources/sftp/source.js';
 import { captureLogger } from '../../api/support/log-capture.js';
-import { waitFor } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { faultServerEndpoint } from './support/endpoint.js';
 import { type FaultServer, startFaultServer } from './support/fault-server.js';
 

@@ -6,7 +6,8 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect, it } from 'vitest';
-import { makePdf, md5, waitFor } from '../../pipeline/support/agent-harness.js';
+import { makePdf, md5 } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { sshdAgentSuite } from './support/sftp-agent.js';
 import { describeSshd } from './support/sshd.js';
 

@@ -6,7 +6,8 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../../../src/agent/agent.js';
-import { clientWith, makePdf, waitFor } from '../../pipeline/support/agent-harness.js';
+import { clientWith, makePdf } from '../../pipeline/support/agent-harness.js';
+import { waitFor } from '../../support/wait-for.js';
 import { useFaultServerAgent } from './support/fault-agent.js';
 import { FOLDER } from './support/sftp-agent.js';
 
