@@ -4,7 +4,7 @@
  * by its source URL, size and mtime (whole seconds: SFTP v3 has no finer times). Where each crash
  * point lands:
  *   - renamed into `.processing/`, not downloaded (or the download broke): no item, no local copy
- *     → download and take it again;
+ *     → download it again;
  *   - downloaded into the spool, not yet recorded: no item, local copy → leave it, the pipeline's
  *     recovery takes the local copy at start (and records it under the same source URL);
  *   - recorded, not final: the pipeline resumes it from the journal; its end triggers the remote move;
@@ -12,7 +12,7 @@
  *     folder): this copy is offered to the pipeline (downloaded first if need be), which takes the
  *     item over once no live agent holds it;
  *   - final in the journal, remote move not done (or half done): finish the move now.
- * A file is never submitted twice: a second take of the same content is caught by the journal's
+ * A file is never submitted twice: a second claim of the same content is caught by the journal's
  * SHA-256 duplicate check before any job exists, and a final item is never taken again.
  */
 import type { JournalItem } from '../../journal/index.js';
@@ -22,7 +22,7 @@ import type { RemoteEntry } from '../../sftp/types.js';
 export type ReconcileDecision =
   | { action: 'finish'; item: JournalItem }
   | { action: 'leave'; why: 'in-pipeline' | 'local-copy' }
-  | { action: 'take' }
+  | { action: 'download' }
   /** The local copy is offered to the pipeline again (the item is another agent's, maybe gone). */
   | { action: 'offer' };
 
@@ -49,8 +49,8 @@ export function reconcile(
   if (newest && sameRemoteFile(newest, entry)) {
     if (isFinal(newest.state)) return { action: 'finish', item: newest };
     if (holds(newest)) return { action: 'leave', why: 'in-pipeline' };
-    return localCopy ? { action: 'offer' } : { action: 'take' };
+    return localCopy ? { action: 'offer' } : { action: 'download' };
   }
   if (localCopy) return { action: 'leave', why: 'local-copy' };
-  return { action: 'take' };
+  return { action: 'download' };
 }

@@ -1,11 +1,11 @@
 /**
- * The I/O shell of one SFTP drop folder. Each poll: finish or retake what `.processing/` holds
- * (source-reconcile.ts), then list the drop folder once, let the stability core pick the complete
- * files, claim each by renaming it into the remote `.processing/` (or, when the server refuses
- * RENAME, by the journal alone), download it into the local spool (a temp name in `.incoming/`,
- * size checked, stamped with the remote mtime, fsynced, renamed into `.processing/`) and hand the
- * spool copy to the pipeline like a local file. When the pipeline reports the
- * item final, the remote file goes to the remote archive (or is deleted) or the remote error folder.
+ * The I/O shell of one SFTP drop folder. Each poll: finish, or download again, what `.processing/`
+ * holds (source-reconcile.ts), then list the drop folder once, let the stability core pick the
+ * complete files, claim each by renaming it into the remote `.processing/` (or, when the server
+ * refuses RENAME, by the journal alone), download it into the local spool (a temp name in
+ * `.incoming/`, size checked, stamped with the remote mtime, fsynced, renamed into `.processing/`)
+ * and hand the spool copy to the pipeline like a local file. When the pipeline reports the item
+ * final, the remote file goes to the remote archive (or is deleted) or the remote error folder.
  *
  * Several agents polling one server (a shared journal) each claim into a folder of their own,
  * `.processing/<claim folder>/`: the rename decides which agent took a file, and an agent's
@@ -305,7 +305,7 @@ export class SftpSource {
       );
       if (decision.action === 'finish') {
         await this.finisher.exclusive(name, () => this.finisher.finishItem(decision.item, remoteFile));
-      } else if (decision.action === 'take') {
+      } else if (decision.action === 'download') {
         this.log.info(this.logFields(name, remoteFile), 'taking a claimed file again');
         this.download(entry, remoteFile, undefined);
       } else if (decision.action === 'offer') {
@@ -416,7 +416,7 @@ export class SftpSource {
         suffix: marker.name.slice(entry.name.length),
       };
       try {
-        await this.take(entry, markerInfo);
+        await this.claim(entry, markerInfo);
       } catch (err) {
         this.tracker.forget(entry.name);
         const code = isDocexError(err) ? err.code : undefined;
@@ -464,10 +464,10 @@ export class SftpSource {
     return true;
   }
 
-  private async take(entry: RemoteEntry, marker: InFlight['marker']): Promise<void> {
+  private async claim(entry: RemoteEntry, marker: InFlight['marker']): Promise<void> {
     const { server, folder } = this.options;
     const original = remoteJoin(folder.remotePath, entry.name);
-    if (this.finisher.renameRefused) return this.takeInPlace(entry, original, marker);
+    if (this.finisher.renameRefused) return this.claimInPlace(entry, original, marker);
     const claimed = remoteJoin(this.processingDir, entry.name);
     // One file per name in flight: a leftover of the same name is finished by reconciliation first.
     if ((await server.stat(claimed)) !== undefined || (await this.hasLocalCopy(entry.name))) return;
@@ -486,7 +486,7 @@ export class SftpSource {
         { ...this.logFields(entry.name, original), code: RENAME_REFUSED },
         'the server refuses rename: claiming by the journal only (files stay in place until final, then are removed)',
       );
-      return this.takeInPlace(entry, original, marker);
+      return this.claimInPlace(entry, original, marker);
     }
     this.tracker.forget(entry.name);
     const after = await server.stat(claimed);
@@ -509,8 +509,12 @@ export class SftpSource {
     this.download(after, claimed, claimedMarker);
   }
 
-  /** Journal-only claim: the file stays where the ERP put it; the journal says whether it was taken. */
-  private async takeInPlace(entry: RemoteEntry, original: string, marker: InFlight['marker']): Promise<void> {
+  /** Journal-only claim: the file stays where the ERP put it; the journal says whether it was claimed. */
+  private async claimInPlace(
+    entry: RemoteEntry,
+    original: string,
+    marker: InFlight['marker'],
+  ): Promise<void> {
     const decision = reconcile(
       entry,
       await this.newestItem(entry.name),
@@ -519,7 +523,7 @@ export class SftpSource {
     );
     if (decision.action === 'finish')
       await this.finisher.exclusive(entry.name, () => this.finisher.finishItem(decision.item, original));
-    else if (decision.action === 'take') this.download(entry, original, marker);
+    else if (decision.action === 'download') this.download(entry, original, marker);
     else if (decision.action === 'offer') this.offer(entry.name, original, marker);
   }
 

@@ -60,7 +60,7 @@ describe('reconciliation of a remote file found claimed (crash points)', () => {
   it('hands a file another agent recorded (adopted from its claim folder) to the pipeline: its copy, or a new download', () => {
     const elsewhere = () => false;
     expect(reconcile(entry, item('created'), true, elsewhere)).toEqual({ action: 'offer' });
-    expect(reconcile(entry, item('created'), false, elsewhere)).toEqual({ action: 'take' });
+    expect(reconcile(entry, item('created'), false, elsewhere)).toEqual({ action: 'download' });
     // Final stays final whoever recorded it.
     expect(reconcile(entry, item('done'), false, elsewhere)).toMatchObject({ action: 'finish' });
   });
@@ -69,13 +69,13 @@ describe('reconciliation of a remote file found claimed (crash points)', () => {
     expect(reconcile(entry, undefined, true)).toEqual({ action: 'leave', why: 'local-copy' });
   });
 
-  it('takes again a file claimed but never downloaded or recorded', () => {
-    expect(reconcile(entry, undefined, false)).toEqual({ action: 'take' });
+  it('downloads again a file claimed but never downloaded or recorded', () => {
+    expect(reconcile(entry, undefined, false)).toEqual({ action: 'download' });
   });
 
   it('treats a journal item of another file with the same name (other size or mtime) as no record', () => {
-    expect(reconcile(entry, item('done', 99), false)).toEqual({ action: 'take' });
-    expect(reconcile(entry, item('done', 100, entry.mtimeMs + 5_000), false)).toEqual({ action: 'take' });
+    expect(reconcile(entry, item('done', 99), false)).toEqual({ action: 'download' });
+    expect(reconcile(entry, item('done', 100, entry.mtimeMs + 5_000), false)).toEqual({ action: 'download' });
   });
 
   it('compares mtimes to the whole second (SFTP v3 has no finer times)', () => {
