@@ -53,7 +53,7 @@ function source(dir: string, extra: Partial<LocalSourceOptions>): LocalSource {
     folder: { name: 'bench', path: dir, stability: { kind: 'settle', settleMs: 2_000 } },
     clock: new ManualClock(),
     log: silentLogger(),
-    onReady: async () => {},
+    accept: async () => {},
     statIntervalMs: 0,
     rescanIntervalMs: 0,
     watch: false,
@@ -95,7 +95,7 @@ try {
       folder: { name: 'bench', path: dir, stability: { kind: 'rename-in' } },
       clock,
       log: silentLogger(),
-      onReady: async () => {
+      accept: async () => {
         claimed++;
       },
       statIntervalMs: 0,

@@ -107,7 +107,7 @@ export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDep
     clock: deps.clock,
     // LocalSource names its folder on each line itself.
     log: deps.log,
-    onReady: async (file) => {
+    accept: async (file) => {
       deps.pipeline.accept(folder.name, {
         name: file.name,
         originalPath: file.originalPath,

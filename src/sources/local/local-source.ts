@@ -43,8 +43,8 @@ export interface LocalSourceOptions {
   at?: string;
   clock: Clock;
   log: Logger;
-  /** Should enqueue and return; the stat loop waits for it, so a slow handler slows intake. */
-  onReady: (file: ClaimedFile) => Promise<void>;
+  /** The pipeline's accept: enqueues and returns; the stat loop waits for it, so a slow one slows intake. */
+  accept: (file: ClaimedFile) => Promise<void>;
   /** Stat loop period; 0 = no timer (tests call `tick()`). Default 500 ms. */
   statIntervalMs?: number;
   /** Safety-net rescan for missed events; 0 = never. Default 60 s. */
@@ -146,7 +146,7 @@ export class LocalSource {
   private readonly dir: string;
   private readonly processingDir: string;
   private readonly ownDirs: ReadonlySet<string>;
-  private readonly accepts: (name: string) => boolean;
+  private readonly included: (name: string) => boolean;
   private readonly pending = new Map<string, Pending>();
   private readonly warned = new Set<string>();
   /** Pending names the agent cannot read, stat or move (bounded by `pending`). */
@@ -170,7 +170,7 @@ export class LocalSource {
     this.dir = path.resolve(options.folder.path);
     this.processingDir = path.join(this.dir, PROCESSING_DIR);
     this.ownDirs = new Set([PROCESSING_DIR, ...(options.ownDirs ?? [])]);
-    this.accepts = createNameFilter({ include: options.folder.include, exclude: options.folder.exclude });
+    this.included = createNameFilter({ include: options.folder.include, exclude: options.folder.exclude });
     this.maxPending = options.maxPending ?? 10_000;
   }
 
@@ -303,7 +303,7 @@ export class LocalSource {
       this.notice(dataName);
       return;
     }
-    if (!isCandidateName(name, stability, this.accepts, tempSuffixes)) return;
+    if (!isCandidateName(name, stability, this.included, tempSuffixes)) return;
     if (this.pending.size >= this.maxPending) {
       this.scanNeeded = true;
       return;
@@ -408,7 +408,7 @@ export class LocalSource {
     // Changing again (the ERP rewrites it): the grace starts over once it is complete.
     if (verdict === 'wait' && this.blocked.get(name)?.reported === undefined) this.blocked.delete(name);
     if (verdict === 'stable' && !this.paused && !this.stopped) {
-      await this.claimAndHandOver(name, path.join(this.dir, name), obs, entry, look.access);
+      await this.claimAndAccept(name, path.join(this.dir, name), obs, entry, look.access);
     }
   }
 
@@ -493,7 +493,7 @@ export class LocalSource {
     }
   }
 
-  private async claimAndHandOver(
+  private async claimAndAccept(
     name: string,
     filePath: string,
     obs: Observation,
@@ -553,9 +553,9 @@ export class LocalSource {
     }
     this.log.info({ ...where, size: file.size }, 'file claimed');
     try {
-      await this.options.onReady(file);
+      await this.options.accept(file);
     } catch (err) {
-      // The file stays in .processing; recoverProcessing hands it over again at the next start.
+      // The file stays in .processing; recovery accepts it again at the next start.
       this.log.error({ ...where, err }, 'hand-off failed');
     }
   }

@@ -134,10 +134,10 @@ export function markerSuffixes(rule: StabilityRule): readonly string[] {
 export function isCandidateName(
   name: string,
   rule: StabilityRule,
-  accepts: (name: string) => boolean,
+  included: (name: string) => boolean,
   extraTempSuffixes: readonly string[] = [],
 ): boolean {
   if (isIgnoredName(name, extraTempSuffixes)) return false;
   if (markerSuffixOf(name, markerSuffixes(rule)) !== undefined) return false;
-  return accepts(name);
+  return included(name);
 }

@@ -1,7 +1,7 @@
 /**
  * Builds the source of one running SFTP folder from its configuration: the connection (its own
  * server handle: one control connection reused across polls plus the transfer pool). The pipeline's
- * part (the hand-off, which names are sidecars, the reason files written beside a refused remote
+ * part (its accept, which names are sidecars, the reason files written beside a refused remote
  * file) comes in with the deps: sources do not know the pipeline.
  */
 
@@ -103,7 +103,7 @@ export function createSftpFolderSource(folder: FolderConfig, deps: SftpSourceDep
         ...(deps.shared ? { shared: deps.shared } : {}),
         clock: deps.clock,
         log,
-        onReady: (file, onLost) => deps.accept(folder.name, file, onLost),
+        accept: (file, onLost) => deps.accept(folder.name, file, onLost),
         ...(deps.onUnsafe ? { onUnsafe: deps.onUnsafe } : {}),
         isCompanion: deps.isCompanion,
         companionsOf: deps.companionsOf,

@@ -83,10 +83,10 @@ export interface SftpSourceOptions {
   clock: Clock;
   log: Logger;
   /**
-   * Hands a spool copy to the pipeline. `false`: not taken (unknown folder, stopping); `onLost`:
+   * The pipeline's accept of a spool copy. `false`: not taken (unknown folder, stopping); `onLost`:
    * taken, then failed before it became an item. Either way the name stops counting as in flight.
    */
-  onReady(file: SpoolFile, onLost: (err: unknown) => void): boolean | undefined;
+  accept(file: SpoolFile, onLost: (err: unknown) => void): boolean | undefined;
   /** Names that are not items of their own (payload-pdf sidecars): they travel with their data file. */
   isCompanion?(name: string): boolean;
   companionsOf?(name: string): string[];
@@ -363,17 +363,17 @@ export class SftpSource {
   /** The spool copy handed to the pipeline again (its item may be taken over with it). */
   private offer(name: string, remoteFile: string, marker: InFlight['marker']): void {
     this.inFlight.set(name, { remoteFile, ...(marker ? { marker } : {}) });
-    this.handOver(name);
+    this.acceptCopy(name);
   }
 
   /** The spool copy of `name` to the pipeline; the name stays in flight until it is final or lost. */
-  private handOver(name: string): void {
+  private acceptCopy(name: string): void {
     const file = {
       name,
       originalPath: this.sourceUrl(name),
       claimedPath: path.join(this.spoolProcessing, name),
     };
-    const taken = this.options.onReady(file, (err) => this.lost(name, err));
+    const taken = this.options.accept(file, (err) => this.lost(name, err));
     if (taken === false) this.lost(name, undefined);
   }
 
@@ -528,7 +528,7 @@ export class SftpSource {
   }
 
   /**
-   * Queues remote → spool `.processing/<name>` (stamped with the remote mtime), then the hand-off to
+   * Queues remote → spool `.processing/<name>` (stamped with the remote mtime), then its accept by
    * the pipeline. The name counts as in flight from now on, so later polls leave it alone.
    */
   private download(entry: RemoteEntry, remoteFile: string, marker: InFlight['marker']): void {
@@ -575,7 +575,7 @@ export class SftpSource {
     }
     this.failures.delete(name);
     this.log.info({ ...this.logFields(name, remoteFile), size: entry.size }, 'file downloaded');
-    this.handOver(name);
+    this.acceptCopy(name);
   }
 
   /**

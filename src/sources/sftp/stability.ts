@@ -39,7 +39,7 @@ export class ListingTracker {
 
   constructor(
     private readonly rule: StabilityRule,
-    private readonly accepts: (name: string) => boolean,
+    private readonly included: (name: string) => boolean,
   ) {}
 
   /** Feeds one complete listing taken at `now`. */
@@ -56,7 +56,7 @@ export class ListingTracker {
     let waiting = 0;
     for (const entry of entries) {
       // Only regular files: symlinks could point anywhere on the server, folders are not drops.
-      if (entry.type !== 'file' || !isCandidateName(entry.name, this.rule, this.accepts)) continue;
+      if (entry.type !== 'file' || !isCandidateName(entry.name, this.rule, this.included)) continue;
       const marker = markerNamesFor(entry.name, suffixes)
         .map((n) => markers.get(n))
         .find((m) => m !== undefined);

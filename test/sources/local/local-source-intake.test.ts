@@ -266,7 +266,7 @@ describe('LocalSource: claiming', () => {
     const h = harness(
       {},
       {
-        onReady: async (_file: ClaimedFile) => {
+        accept: async (_file: ClaimedFile) => {
           throw new Error('queue closed');
         },
       },

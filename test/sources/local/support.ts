@@ -53,7 +53,7 @@ export function makeHarness(
     statIntervalMs: 0,
     rescanIntervalMs: 0,
     watch: false,
-    onReady: async (file) => {
+    accept: async (file) => {
       claimed.push(file);
     },
     ...options,

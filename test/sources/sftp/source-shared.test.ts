@@ -72,7 +72,7 @@ function agentSource(
     shared,
     clock: new ManualClock(Date.now()),
     log: captureLogger().log,
-    onReady: (file) => {
+    accept: (file) => {
       ready.push(file);
       return true;
     },

@@ -82,7 +82,7 @@ function makeSource(
     journal: { byPath: async () => [], holds: () => true },
     clock: new ManualClock(Date.now()),
     log: captureLogger().log,
-    onReady: () => true,
+    accept: () => true,
     errorFiles: () => [],
     ...overrides,
   });
@@ -98,7 +98,7 @@ describe('sftp source spool', () => {
     writeFileSync(path.join(remote, 'big.pdf'), Buffer.alloc(600 * 1024, 7));
     const ready: SpoolFile[] = [];
     const source = makeSource({
-      onReady: (file) => {
+      accept: (file) => {
         ready.push(file);
         return true;
       },
@@ -122,7 +122,7 @@ describe('sftp source spool', () => {
     const ready: SpoolFile[] = [];
     const unsafe: string[] = [];
     const source = makeSource({
-      onReady: (file) => {
+      accept: (file) => {
         ready.push(file);
         return true;
       },
@@ -147,7 +147,7 @@ describe('sftp source spool', () => {
     const source = makeSource(
       {
         log,
-        onReady: (file) => {
+        accept: (file) => {
           ready.push(file);
           return true;
         },
@@ -214,7 +214,7 @@ describe('sftp source spool', () => {
     const ready: SpoolFile[] = [];
     const source = makeSource(
       {
-        onReady: (f) => {
+        accept: (f) => {
           ready.push(f);
           return true;
         },
@@ -233,7 +233,7 @@ describe('sftp source spool', () => {
     const offered = new Set<string>();
     const source = makeSource({
       transfers: 8,
-      onReady: (file) => {
+      accept: (file) => {
         offered.add(file.name);
         return false; // not taken (the pipeline's answer for an unknown folder or while stopping)
       },
@@ -251,7 +251,7 @@ describe('sftp source spool', () => {
     const offered: string[] = [];
     const source = makeSource({
       maxInFlight: 1,
-      onReady: (file, onLost) => {
+      accept: (file, onLost) => {
         offered.push(file.name);
         setTimeout(() => onLost(new Error('claim failed')), 10);
         return true;
