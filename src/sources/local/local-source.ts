@@ -43,7 +43,7 @@ export interface LocalSourceOptions {
   at?: string;
   clock: Clock;
   log: Logger;
-  /** The pipeline's accept: enqueues and returns; the stat loop waits for it, so a slow one slows intake. */
+  /** The pipeline's accept: enqueues, returns; the stat loop waits for it (a slow one slows intake). */
   accept: (file: ClaimedFile) => Promise<void>;
   /** Stat loop period; 0 = no timer (tests call `tick()`). Default 500 ms. */
   statIntervalMs?: number;
