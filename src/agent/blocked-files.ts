@@ -1,6 +1,6 @@
 /**
  * One error line per file that has waited past a threshold without finishing (claimed, and not
- * done or refused an hour later: the service down, an upload that keeps failing), so an outage
+ * done or rejected an hour later: the service down, an upload that keeps failing), so an outage
  * that blocks files reaches `journalctl -p err` once per file rather than as a retry per attempt.
  * Reads the journal through its read API, on a read-only connection opened for each check every
  * few minutes (an unref'd timer).

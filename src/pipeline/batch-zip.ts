@@ -11,7 +11,7 @@ import type yauzl from 'yauzl';
 import { DocexError } from '../core/errors.js';
 import { lazyRequire } from '../core/lazy-require.js';
 
-/** The index is parsed in memory; inspect already refused a bigger one as a zip bomb, this is a backstop. */
+/** The index is parsed in memory; inspect already rejected a bigger one as a zip bomb, this is a backstop. */
 const zipLib = lazyRequire<typeof yauzl>('yauzl');
 
 export const INDEX_MAX_BYTES = 16 * 1024 * 1024;

@@ -1,6 +1,6 @@
 /**
  * The last step of every file: a done file goes to `archive/YYYY-MM-DD/` with its result record,
- * a refused one to the error folder with an error record and an operator's text. The journal's
+ * a rejected one to the error folder with an error record and an operator's text. The journal's
  * state decides which; a file already moved (crash after the rename) is left alone.
  */
 
@@ -16,13 +16,13 @@ import type { FolderRuntime, StepContext } from './types.js';
 
 const DAY_MS = 86_400_000;
 
-/** Payload files: what became of each row, and the report of refused rows. */
+/** Payload files: what became of each row, and the report of rejected rows. */
 export interface ResultExtras {
   rows?: {
     label: string | undefined;
     state: string;
     jobId: string | undefined;
-    /** The code a refused row was refused with. */
+    /** The code a rejected row was rejected with. */
     code?: string | undefined;
     reason: string | undefined;
   }[];
@@ -174,7 +174,7 @@ export async function placeRejected(
   log.warn({ code: record.code, reason: record.reason, placed }, 'file refused');
 }
 
-/** Records the refusal (one transaction), then moves the file: a crash in between is finished by recovery. */
+/** Records the rejection (one transaction), then moves the file; recovery finishes a crash in between. */
 export async function rejectItem(
   ctx: StepContext,
   runtime: FolderRuntime,

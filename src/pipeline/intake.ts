@@ -1,7 +1,7 @@
 /**
  * From a claimed file to a validated journal item: hash it, record the claim (duplicates are
- * refused here), and inspect its content against the workflow. A file that changed since it was
- * judged complete is refused, never half-sent.
+ * rejected here), and inspect its content against the workflow. A file that changed since it was
+ * judged complete is rejected, never half-sent.
  */
 import fs from 'node:fs/promises';
 import { crashPoint } from '../core/crash-points.js';
@@ -84,7 +84,7 @@ export async function intakeItem(
   }
   let item = result.item;
   if (result.kind === 'claimed') {
-    // A refusal found at the claim is the verdict validation gives: the file is not parsed twice.
+    // A rejection found at the claim is the verdict validation gives: the file is not parsed twice.
     if (digest.bytes)
       ctx.held?.set(item.id, { bytes: digest.bytes, ...(checked ? { inspection: checked } : {}) });
     // Claimed validated with its intent, by this process, moments ago: nothing was sent for it.

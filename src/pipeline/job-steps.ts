@@ -2,7 +2,7 @@
  * The job path shared by single-file items and payload-pdf rows: record the intent, create the
  * job, record its id and URL, re-check the file, stream it up, record the upload. Every step starts
  * from the journal, so the same code resumes after a crash. Errors go through classifyFailure (one
- * place decides refuse / recreate / check the job / retry later).
+ * place decides reject / recreate / check the job / retry later).
  */
 
 import { createHash } from 'node:crypto';
@@ -32,7 +32,7 @@ const DEFAULT_WINDOW_MS = 2 * 3_600_000;
 export interface JobTarget {
   /** The file uploaded to the job (the item's own, or a payload row's parent file). */
   filePath: string;
-  /** Size and mtime recorded at claim; a file that differs is refused, never half-sent. */
+  /** Size and mtime recorded at claim; a file that differs is rejected, never half-sent. */
   size: number | undefined;
   mtimeMs: number | undefined;
   /**
@@ -44,7 +44,7 @@ export interface JobTarget {
   bytes?: Buffer | undefined;
   /** The create request; `jobName` is the journal's deterministic name, `signal` the send gate's. */
   create(jobName: string | undefined, signal: AbortSignal): Promise<JobCreated>;
-  /** Records (and for files, places) a refusal. */
+  /** Records (and for files, places) a rejection. */
   reject(item: JournalItem, code: ErrorCode, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
 }
 
@@ -55,7 +55,7 @@ async function md5Of(filePath: string): Promise<string> {
 }
 
 /**
- * A new intent (new job name). Refused once MAX_ATTEMPTS were spent on upload windows, or
+ * A new intent (new job name). Rejected once MAX_ATTEMPTS were spent on upload windows, or
  * MAX_UNANSWERED_CREATES on lost create answers (`unanswered`: this attempt follows one, whose
  * job is an orphan; the journal counts it in the same move).
  */

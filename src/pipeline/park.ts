@@ -69,7 +69,7 @@ export function parkReport(
 }
 
 /**
- * Settles every unfinished document of `item` in the journal, refuses the item as parked, and
+ * Settles every unfinished document of `item` in the journal, rejects the item as parked, and
  * moves it to the error folder with its report. An item whose document the service already has
  * in full (`uploaded`) is not parked: only its archive step is left, and that is owed.
  */

@@ -5,11 +5,11 @@
  * transaction, then per row create the payload-pdf job and stream its PDF up through the shared
  * job steps. Every row resumes from its journal state, so a crash mid-batch never sends a finished
  * row again. The batch (ZIP, or index + its PDFs) is archived with result.json listing each row's
- * job, or refused with error.txt listing every bad row.
+ * job, or rejected with error.txt listing every bad row.
  *
  * Folder drops: the index is the trigger. The PDFs it names are taken from `.processing/` (where
  * the source claims every file; they are not items of their own) when the index runs; a PDF not
- * there yet is waited for up to BATCH_WAIT_MS after the index was taken, then the batch is refused
+ * there yet is waited for up to BATCH_WAIT_MS after the index was taken, then the batch is rejected
  * with the missing names. A PDF no index names stays in `.processing/` until one does.
  */
 
@@ -81,7 +81,7 @@ async function rejectBatch(
   });
 }
 
-/** Archive when a row was sent; refuse when none was (every row refused by the service). */
+/** Archive when a row was sent; reject when none was (every row rejected, the service's 4xx too). */
 async function finishBatch(
   ctx: StepContext,
   runtime: FolderRuntime,
@@ -157,7 +157,7 @@ async function sendRows(
   }
 }
 
-/** The index or ZIP changed in `.processing/` after its claim: open rows are refused, never half-sent. */
+/** The index or ZIP changed in `.processing/` after its claim: open rows are rejected, never half-sent. */
 async function batchChanged(item: JournalItem): Promise<string | undefined> {
   const st = await fs.stat(item.claimedPath!).catch(() => undefined);
   if (!st) return 'the batch is no longer in .processing';

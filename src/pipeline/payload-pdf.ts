@@ -2,7 +2,7 @@
  * Drives a payload-pdf file (sidecar pairing): validate the PDF, read its sidecar from
  * `.processing/`, check the payload rules locally, record the job as the file's one row, then the
  * shared job steps (create with the payload, upload the PDF) and archive PDF and sidecar together.
- * A PDF whose sidecar has not arrived waits (retried) up to SIDECAR_WAIT_MS, then is refused.
+ * A PDF whose sidecar has not arrived waits (retried) up to SIDECAR_WAIT_MS, then is rejected.
  * A ZIP is a batch (PDFs + index.csv) in any payload-pdf folder: see payload-pdf-batch.ts.
  */
 
@@ -99,7 +99,7 @@ async function readSidecar(
   return { ok: true, request: accepted.request, sidecarName };
 }
 
-/** Why a file is refused: sidecar folders take PDFs; index-csv folders an index with its PDFs, or ZIPs. */
+/** Why a file is rejected: sidecar folders take PDFs; index-csv folders an index with its PDFs, or ZIPs. */
 function looseFileRejection(runtime: FolderRuntime, fileName: string): string | undefined {
   const name = JSON.stringify(fileName);
   if (runtime.config.payloadPdf.pairing === 'index-csv') {

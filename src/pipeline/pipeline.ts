@@ -1,5 +1,5 @@
 /**
- * The pipeline: files claimed into `.processing/` driven to done, refused or parked. It is a
+ * The pipeline: files claimed into `.processing/` driven to done, rejected or parked. It is a
  * composition of parts, each with one job: the scheduler (which file runs when, concurrency per
  * folder and across folders), recovery (what a crash left, taken back at start), the retry timers
  * (the retry policy's wait or give-up after a failed try) and the orphan-sidecar watcher. Here the

@@ -1,6 +1,6 @@
 /**
  * How the intake meets an error of its two service calls: `classifyFailure` maps it to what
- * happens to the file: refuse it (error folder), recreate its job (window over), ask the service
+ * happens to the file: reject it (error folder), recreate its job (window over), ask the service
  * whether an upload landed, or keep it and try again later. How long to wait, and when to park, is
  * the shared retry policy's (domain/retry-policy.ts).
  */

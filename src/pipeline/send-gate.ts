@@ -59,7 +59,7 @@ export async function sendOnce<T>(
       throw new RetryLater(outcome.code, `job lookup by name failed: ${outcome.reason}`);
     }
     if (found) return { kind: 'found', job: found };
-    refuseUnsettled(ctx, item);
+    waitIfUnsettled(ctx, item);
   }
   // The intent, and the name to find the job by, are on disk before anything is sent.
   await ctx.journal.flush();
@@ -94,7 +94,7 @@ function mayBeInService(err: unknown): boolean {
  * may hold it still, unhandled, so a lookup that finds no job proves nothing until the API's own
  * answer timeout has passed since it was sent. Until then the create waits (DOCEX_CREATE_UNSETTLED).
  */
-function refuseUnsettled(ctx: StepContext, item: JournalItem): void {
+function waitIfUnsettled(ctx: StepContext, item: JournalItem): void {
   const sentAt = ctx.intents.unansweredSince(item);
   const settleMs = ctx.unansweredSettleMs ?? 0;
   if (sentAt === undefined || ctx.clock.now() - sentAt >= settleMs) return;

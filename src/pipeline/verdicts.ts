@@ -23,7 +23,7 @@ export const VERDICT_CACHE_ENTRIES = 4096;
  * entries can be long.
  */
 export const VERDICT_CACHE_LENGTH = 8 * 1024 * 1024;
-/** How long a verdict is reused: a drop again "soon", not a refusal for ever. */
+/** How long a verdict is reused: a drop again "soon", not a rejection for ever. */
 export const VERDICT_MAX_AGE_MS = 10 * 60_000;
 
 /** Worker limits whose hit depends on the worker's state, not only on the bytes. */

@@ -52,7 +52,7 @@ export interface ReadFile extends FileDigest {
  * the bytes of a small file so the checks that follow need not read it again: a burst of small
  * files costs one open and one read each instead of several. A link, anything but a regular file,
  * or a file that grows past the limit while read is hashed by path as before (and kept nothing),
- * so the inspection sees it and refuses it for what it is.
+ * so the inspection sees it and rejects it for what it is.
  */
 export async function readAndHash(filePath: string, holdMaxBytes: number): Promise<ReadFile> {
   const handle = await open(filePath, constants.O_RDONLY | constants.O_NOFOLLOW).catch(() => undefined);

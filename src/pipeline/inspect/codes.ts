@@ -1,7 +1,7 @@
 import { ERROR_CODES, type ErrorCodeOf } from '../../core/error-codes.js';
 
 /**
- * Every reason a dropped file is refused before anything is sent has a stable code an operator can
+ * Every reason a dropped file is rejected before anything is sent has a stable code an operator can
  * grep, declared with its meaning in core/error-codes.ts (group `inspect`) and listed in
  * docs/errors.md. Payload building shares the codes so a file has one vocabulary from the first
  * byte to the last row.
@@ -26,7 +26,7 @@ export const MAYBE_TRANSIENT_INPUT_CODES: ReadonlySet<InputErrorCode> = new Set(
   'DOCEX_INPUT_ZIP_CORRUPT',
 ]);
 
-/** A refused file: a code and one sentence naming the file and what is wrong. */
+/** A rejected file: a code and one sentence naming the file and what is wrong. */
 export interface InputRejection {
   ok: false;
   code: InputErrorCode;

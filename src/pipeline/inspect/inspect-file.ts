@@ -13,7 +13,7 @@ import { inspectCsvBytes } from './csv.js';
 import { type DetectedType, detectType, HEAD_BYTES } from './detect-type.js';
 import { inspectJsonBytes } from './json.js';
 import { checkPdfBytes, inspectPdfFile, PDF_PARSE_MAX_BYTES } from './pdf.js';
-import { refuseWideText } from './text.js';
+import { rejectWideText } from './text.js';
 import { inspectXmlBytes } from './xml.js';
 import { DEFAULT_ZIP_LIMITS, inspectZipFile, type ZipLimits } from './zip.js';
 import { zipPolicy } from './zip-policies.js';
@@ -46,7 +46,7 @@ export interface InspectOptions {
   inputSourceType: string;
   maxBytes: number;
   limits?: Partial<InspectLimits>;
-  /** Take a file with more than one hard link (refused by default: it may be a link to a secret). */
+  /** Take a file with more than one hard link (rejected by default: it may be a link to a secret). */
   allowHardLinks?: boolean;
   /**
    * The whole file, when the caller already read it from a descriptor opened without following
@@ -81,7 +81,7 @@ const TYPE_WORDS: Record<DetectedType, string> = {
 };
 
 async function readHead(filePath: string): Promise<Buffer> {
-  // O_NOFOLLOW: a link swapped in after lstat is still refused.
+  // O_NOFOLLOW: a link swapped in after lstat is still rejected.
   const handle = await open(filePath, constants.O_RDONLY | constants.O_NOFOLLOW);
   try {
     const head = Buffer.alloc(HEAD_BYTES);
@@ -198,8 +198,8 @@ export async function inspectFile(opts: InspectOptions): Promise<Inspection> {
       );
     }
     const head = opts.bytes ? opts.bytes.subarray(0, HEAD_BYTES) : await readHead(opts.path);
-    // Before the type check: UTF-16 JSON is refused for its encoding, not taken for "plain text".
-    const wide = kind === 'pdf' || kind === 'zip' ? undefined : refuseWideText(head, fileName);
+    // Before the type check: UTF-16 JSON is rejected for its encoding, not taken for "plain text".
+    const wide = kind === 'pdf' || kind === 'zip' ? undefined : rejectWideText(head, fileName);
     if (wide) return wide;
     const detected = detectType(head);
     if (detected !== CONTENT_OF[kind]) {

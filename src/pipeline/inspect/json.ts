@@ -171,7 +171,7 @@ export function findDuplicateKeys(text: string, max = 100): DuplicateKey[] {
 }
 
 /**
- * JSON text as plain values: refused when malformed, nested deeper than MAX_JSON_DEPTH, or holding
+ * JSON text as plain values: rejected when malformed, nested deeper than MAX_JSON_DEPTH, or holding
  * a key that could reach a prototype once the value is copied or merged.
  */
 export function parseJsonText(text: string, fileName: string): { ok: true; value: unknown } | InputRejection {

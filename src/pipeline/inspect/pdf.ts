@@ -216,9 +216,12 @@ export async function inspectPdfFile(
   parseMaxBytes = PDF_PARSE_MAX_BYTES,
 ): Promise<PdfCheck> {
   if (size <= parseMaxBytes) return checkPdfBytes(await readFile(path), fileName);
-  const refused = await checkLargePdf(path, fileName, size);
-  if (refused) {
-    return { ...refused, details: { ...refused.details, parsed: false, parseMaxBytes: mib(parseMaxBytes) } };
+  const rejected = await checkLargePdf(path, fileName, size);
+  if (rejected) {
+    return {
+      ...rejected,
+      details: { ...rejected.details, parsed: false, parseMaxBytes: mib(parseMaxBytes) },
+    };
   }
   return { ok: true, details: { parsed: false } };
 }

@@ -1,6 +1,6 @@
 /**
  * Strict UTF-8 decoding for CSV, XML and JSON. A replacement character silently written into an
- * address is worse than a refused file, so invalid bytes are an error that names the line.
+ * address is worse than a rejected file, so invalid bytes are an error that names the line.
  */
 import path from 'node:path';
 import { type InputRejection, quoteName, reject } from './codes.js';
@@ -34,10 +34,10 @@ const ORDER: Record<WideText['encoding'], string> = {
 };
 
 /**
- * The refusal of UTF-16 or UTF-32 text (see detectWideText), the same in every format: a CSV, an
+ * The rejection of UTF-16 or UTF-32 text (see detectWideText), the same in every format: a CSV, an
  * XML or UBL document, a JSON request, a sidecar, an index file. `head` may be the first bytes only.
  */
-export function refuseWideText(head: Buffer, fileName: string): InputRejection | undefined {
+export function rejectWideText(head: Buffer, fileName: string): InputRejection | undefined {
   const wide = detectWideText(head);
   if (!wide) return undefined;
   const how = `${ORDER[wide.encoding]}, ${wide.bom ? 'with' : 'without'} a byte order mark)`;
@@ -49,9 +49,9 @@ export function refuseWideText(head: Buffer, fileName: string): InputRejection |
   );
 }
 
-/** Decodes UTF-8 with a fatal decoder; a UTF-8 BOM is dropped, UTF-16 and UTF-32 are refused in words. */
+/** Decodes UTF-8 with a fatal decoder; a UTF-8 BOM is dropped, UTF-16 and UTF-32 are rejected in words. */
 export function decodeUtf8(bytes: Buffer, fileName: string): Decoded {
-  const wide = refuseWideText(bytes, fileName);
+  const wide = rejectWideText(bytes, fileName);
   if (wide) return wide;
   try {
     const text = new TextDecoder('utf-8', { fatal: true, ignoreBOM: false }).decode(bytes);

@@ -1,5 +1,5 @@
 /**
- * XML is checked without ever expanding an entity: any DOCTYPE or ENTITY declaration is refused
+ * XML is checked without ever expanding an entity: any DOCTYPE or ENTITY declaration is rejected
  * before a parser sees the text (billion laughs, external entities reading local files), and the
  * parser runs with entity processing off.
  */
@@ -76,7 +76,7 @@ function skipPast(text: string, end: string, from: number): number {
   return at === -1 ? -1 : at + end.length;
 }
 
-/** Refuses DTDs and more elements or attributes than allowed, and checks well-formedness; pure. */
+/** Rejects DTDs and more elements or attributes than allowed, and checks well-formedness; pure. */
 export function checkXmlText(text: string, fileName: string): { ok: true } | InputRejection {
   if (/<!DOCTYPE/i.test(text) || /<!ENTITY/i.test(text)) {
     return reject(

@@ -7,7 +7,7 @@ import { quoteName, reject } from './codes.js';
 import { inspectCsvBytes } from './csv.js';
 import { detectType } from './detect-type.js';
 import { checkPdfBytes } from './pdf.js';
-import { refuseWideText } from './text.js';
+import { rejectWideText } from './text.js';
 import { inspectXmlBytes } from './xml.js';
 import type { ZipEntryPolicy } from './zip.js';
 
@@ -28,7 +28,7 @@ export function zipPolicy(source: string): ZipEntryPolicy {
       accepts: (name) => ext(name) === '.xml',
       check: async (bytes, name, complete) => {
         if (!complete) {
-          const wide = refuseWideText(bytes, name);
+          const wide = rejectWideText(bytes, name);
           if (wide) return wide;
           return detectType(bytes) === 'xml'
             ? undefined

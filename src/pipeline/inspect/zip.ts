@@ -69,7 +69,7 @@ const ARCHIVE_EXTENSIONS = new Set([
   '.cab',
 ]);
 
-/** An entry's name or type that a dropped file would be refused for (domain/file-names.ts). */
+/** An entry's name or type that a dropped file would be rejected for (domain/file-names.ts). */
 function judgeNameAndType(entry: yauzl.Entry, at: string): InputRejection | undefined {
   const fault = archiveEntryFault(recordOfEntry(entry));
   if (!fault) return undefined;

@@ -1,7 +1,7 @@
 /**
  * The agent's side of the isolated inspection: every parse of a dropped file runs as a task of a
  * worker pool under the configured memory cap and time limit. A task that hits a limit (or kills
- * its worker) answers DOCEX_INPUT_TOO_COMPLEX naming the limit, so the file is refused like any
+ * its worker) answers DOCEX_INPUT_TOO_COMPLEX naming the limit, so the file is rejected like any
  * bad input and the agent carries on; the event loop never runs a parser on dropped bytes.
  */
 import type { Worker } from 'node:worker_threads';

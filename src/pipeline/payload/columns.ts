@@ -10,7 +10,7 @@
  *   file                 (payload-pdf index.csv only) the PDF the row belongs to
  *
  * A per-folder `mapping` renames ERP columns to these names first; mapping a column to null
- * ignores it. Any other column refuses the file, so a typo (EMAIL_ADRESS) is not silently dropped.
+ * ignores it. Any other column rejects the file, so a typo (EMAIL_ADRESS) is not silently dropped.
  * Cells are trimmed; an empty cell adds nothing. Yes/no cells take yes/y/true/1/x and no/n/false/0.
  */
 import { CHANNEL_IDENTIFIER_KINDS, canonicalKind, type PayloadJobRequest } from '../../domain/wire.js';

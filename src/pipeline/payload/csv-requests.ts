@@ -62,7 +62,7 @@ export interface IndexCsvOptions extends Omit<CsvRequestOptions, 'fileName'> {
 /**
  * payload-pdf batch: one row per PDF, the `file` column naming it (as in the ZIP or folder).
  * Defaults: jobName `<prefix><file>`, filename the PDF's base name. Every PDF of the batch must
- * have exactly one row: a PDF without a row would never be sent, so it refuses the batch.
+ * have exactly one row: a PDF without a row would never be sent, so it rejects the batch.
  */
 export function payloadPdfBatchFromIndexCsv(input: string | Buffer, opts: IndexCsvOptions): BuildResult {
   const fileName = opts.fileName ?? 'index.csv';

@@ -1,7 +1,7 @@
 /**
  * The character rules of domain/payload-text.ts as row problems, run where a row is built (in the
  * isolated inspector): a control character, a line break in a one-line field or an invisible
- * character in an identifier refuses its row, with the field, the column it came from and the
+ * character in an identifier rejects its row, with the field, the column it came from and the
  * code point, through the same per-row path as a broken payload rule.
  */
 import { checkPayloadText, type PayloadTextProblemKind } from '../../domain/payload-text.js';

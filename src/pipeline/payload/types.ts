@@ -13,7 +13,7 @@ export interface RowProblem {
   column?: string;
   /**
    * The stable code of a problem that has its own (a control character, a repeated JSON key);
-   * a row whose problems all share one code is refused with it, any other with the generic one.
+   * a row whose problems all share one code is rejected with it, any other with the generic one.
    */
   code?: InputErrorCode;
 }

@@ -41,7 +41,7 @@ export interface ObserveResult {
 
 /**
  * Under the settle rule an empty file must stay empty this many settle times before it is taken
- * (and refused as empty): some producers create the file well before they write to it.
+ * (and rejected as empty): some producers create the file well before they write to it.
  */
 export const EMPTY_SETTLE_FACTOR = 15;
 

@@ -18,7 +18,7 @@ export function badNameReason(remoteDir: string): string {
   return `its name on the SFTP server is not valid UTF-8 (shown with U+FFFD for the bad bytes), so no SFTP request can open or move it; it stays in ${remoteDir}. Rename it there (plain ASCII is safest) and it is taken on the next poll.`;
 }
 
-/** `<name>.error.json` and `<name>.error.txt`, as beside a refused file. */
+/** `<name>.error.json` and `<name>.error.txt`, as beside a rejected file. */
 export function badNameFiles(name: string, folder: string, remoteDir: string, now: number): RemoteSideFile[] {
   const reason = badNameReason(remoteDir);
   const record = {

@@ -1,7 +1,7 @@
 /**
  * Builds the source of one running SFTP folder from its configuration: the connection (its own
  * server handle: one control connection reused across polls plus the transfer pool). The pipeline's
- * part (its accept, which names are sidecars, the reason files written beside a refused remote
+ * part (its accept, which names are sidecars, the reason files written beside a rejected remote
  * file) comes in with the deps: sources do not know the pipeline.
  */
 
@@ -22,7 +22,7 @@ export interface SftpSourceDeps {
   /** Names that are not items of their own (payload-pdf sidecars): they travel with their data file. */
   isCompanion(name: string): boolean;
   companionsOf(name: string): string[];
-  /** The reason files written beside a refused file in the remote error folder. */
+  /** The reason files written beside a rejected file in the remote error folder. */
   errorFiles: SftpSourceOptions['errorFiles'];
   journal: SftpSourceOptions['journal'];
   /** Several agents share the journal: each claims into a folder of its own. */

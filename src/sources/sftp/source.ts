@@ -90,9 +90,9 @@ export interface SftpSourceOptions {
   /** Names that are not items of their own (payload-pdf sidecars): they travel with their data file. */
   isCompanion?(name: string): boolean;
   companionsOf?(name: string): string[];
-  /** The reason files written beside a refused file in the remote error folder. */
+  /** The reason files written beside a rejected file in the remote error folder. */
   errorFiles(item: JournalItem, now: number): RemoteSideFile[];
-  /** Failed downloads of one file before it is refused into the remote error folder. Default 5. */
+  /** Failed downloads of one file before it is rejected into the remote error folder. Default 5. */
   maxDownloadAttempts?: number;
   /** Downloads at the same time. Default 2. */
   transfers?: number;
@@ -110,7 +110,7 @@ interface InFlight {
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
 /**
- * Whether a failed download counts towards refusing the file. A failure whose outcome is
+ * Whether a failed download counts towards rejecting the file. A failure whose outcome is
  * `unreachable` (the server could not be reached, logged into, or kept connected) says nothing of
  * the file: it is tried again when the server is back.
  */
@@ -592,7 +592,7 @@ export class SftpSource {
     const code = isDocexError(err) ? err.code : DOWNLOAD_FAILED;
     this.tracker.forget(entry.name);
     if (code === 'DOCEX_SFTP_NOT_FOUND') {
-      // Nothing to refuse: another agent adopted it (several agents), or someone removed it.
+      // Nothing to reject: another agent adopted it (several agents), or someone removed it.
       this.log.info({ ...this.logFields(entry.name, remoteFile), code }, 'file gone before its download');
       return;
     }
@@ -613,7 +613,7 @@ export class SftpSource {
       this.failures.set(entry.name, n);
       return;
     }
-    // Never readable (permission denied, a file the server cannot serve): refuse it remotely, once.
+    // Never readable (permission denied, a file the server cannot serve): reject it remotely, once.
     this.failures.delete(entry.name);
     const reason = `the file could not be downloaded after ${n} tries (${code}: ${err instanceof Error ? err.message : String(err)})`;
     const folder = this.options.folder.name;
