@@ -1,7 +1,8 @@
 /**
  * The agent's controller, composed of parts (the zigbee2mqtt controller's shape): built from one
- * options object, started in order (state lock, journal, cluster heartbeat, service connection, inspector, folders
- * with the pipeline and its recovery, leases, blocked-file report, return path, housekeeping, reload) and
+ * options object, started in order (state lock, journal, cluster heartbeat, service connection with
+ * the built-in sandbox, inspector, unreadable-file report, folders with the pipeline and its
+ * recovery, leases, blocked-file report, return path, inbound part, housekeeping, reload) and
  * stopped in reverse, gathering failures instead of stopping at the first. A start that fails
  * stops what had started.
  */
