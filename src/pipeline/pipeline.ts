@@ -315,7 +315,8 @@ export class Pipeline {
     const now = Date.now();
     const orphans = await reclaimOrphans(
       deps,
-      (file) => now - file.ctimeMs >= orphanAgeMs && !this.claiming.has(file.path),
+      // File times are finer than Date.now()'s milliseconds: a file changed in this millisecond is 0 ms old.
+      (file) => now - Math.floor(file.ctimeMs) >= orphanAgeMs && !this.claiming.has(file.path),
       // A live agent's inspection is over within its time limit (the worker is stopped then).
       this.options.clock.now() - this.ctx.inspector.limits.timeLimit - INSPECTION_RECORD_MARGIN_MS,
     );
