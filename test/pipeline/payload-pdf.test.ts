@@ -50,14 +50,14 @@ describe.each(NAMES_PROFILES)('names profile %s', (names) => {
     });
 
     it('refuses a sidecar whose PDF never comes, after the sidecar wait, into the error folder with its reason', async () => {
-      await h.startAgent(config());
+      const agent = await h.startAgent(config());
       h.drop('letters', 'alone.json', JSON.stringify({ ...sidecar, filename: 'alone.pdf' }));
       const processing = path.join(h.folderPath('letters'), '.processing');
-      await waitFor(() => listFiles(processing).includes('alone.json'));
-      h.clock.advance(SIDECAR_WAIT_MS - 1_000);
-      await new Promise((r) => setTimeout(r, 200));
+      // Watched from the moment it is accepted, just after it lands in .processing: only then may
+      // the clock move, or the wait would count from the moved clock.
+      await waitFor(() => agent.pipeline.tracked().waiting === 1);
       expect(listFiles(processing)).toContain('alone.json');
-      h.clock.advance(2_000);
+      h.clock.advance(SIDECAR_WAIT_MS + 1_000);
       const errorDir = path.join(h.dir, 'error', 'letters');
       // The records are written first, then the sidecar is moved beside them.
       await waitFor(() => listFiles(errorDir).includes('alone.json'));
