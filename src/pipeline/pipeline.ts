@@ -78,9 +78,10 @@ export class Pipeline {
   private readonly held = new Map<number, HeldFile>();
   /**
    * Files this agent moved into `.processing/` and has not recorded yet (queued, inspected, or
-   * kept through a journal outage): never orphans to its own scan, however long they wait.
+   * kept through a journal outage): never orphans to its own scan, however long they wait. By
+   * claimed path, with the folder: a folder removed while its files were queued drops its entries.
    */
-  private readonly claiming = new Set<string>();
+  private readonly claiming = new Map<string, string>();
   private readonly ctx: StepContext;
   private readonly idleWaiters: Array<() => void> = [];
 
@@ -158,7 +159,7 @@ export class Pipeline {
       if (usesSidecars(runtime)) this.orphans.watch(runtime, file);
       return true;
     }
-    this.claiming.add(file.claimedPath);
+    this.claiming.set(file.claimedPath, folder);
     const queued = this.scheduler.schedule(
       runtime,
       `path:${file.claimedPath}`,
@@ -350,14 +351,21 @@ export class Pipeline {
       this.retries.cancel(folder);
       this.orphans.cancel(folder);
     });
+    // Queued work of a halted folder settles without running: its files were never recorded and
+    // stay in .processing/, for the others' scans and this folder's next start.
+    for (const [claimedPath, owner] of this.claiming) if (owner === folder) this.claiming.delete(claimedPath);
     this.notifyIdle();
   }
 
-  /** Folders the scheduler holds state for, and files waiting for a retry (tests, diagnostics). */
-  tracked(): { folders: string[]; waiting: number } {
+  /**
+   * Folders the scheduler holds state for, files waiting for a retry, and files moved into
+   * `.processing/` whose claim is not recorded yet (tests, diagnostics).
+   */
+  tracked(): { folders: string[]; waiting: number; claiming: number } {
     return {
       folders: this.scheduler.folders(),
       waiting: this.retries.waiting + this.orphans.watched + this.outage.waiting,
+      claiming: this.claiming.size,
     };
   }
 

@@ -97,7 +97,7 @@ describe('reload and files waiting for a retry', () => {
     expect(h.logs.filter((l) => l['msg'] === 'folder not running; item left')).toEqual([]);
     expect(logsOf('file must wait', 'waiting.pdf')).toHaveLength(1);
     expect(existsSync(path.join(h.folderPath('invoices'), '.processing', 'waiting.pdf'))).toBe(true);
-    expect(agent.pipeline.tracked()).toEqual({ folders: [], waiting: 0 });
+    expect(agent.pipeline.tracked()).toEqual({ folders: [], waiting: 0, claiming: 0 });
   });
 
   it('resumes a waiting file of a changed folder once, by the new folder only (the old timer is gone)', async () => {
@@ -126,7 +126,7 @@ describe('reload and files waiting for a retry', () => {
     await sleep(Math.max(0, failedAt + retryMs + 400 - Date.now()));
     expect(logsOf('file finished', 'changed.pdf')).toHaveLength(1);
     expect(uploads).toBe(2);
-    expect(agent.pipeline.tracked()).toEqual({ folders: ['invoices'], waiting: 0 });
+    expect(agent.pipeline.tracked()).toEqual({ folders: ['invoices'], waiting: 0, claiming: 0 });
   });
 
   it('drops the scheduler state of folders removed by reloads (it does not grow with each reload)', async () => {

@@ -8,6 +8,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, expect, it } from 'vitest';
+import { DocexError } from '../../src/core/errors.js';
+import { FOLDER_UNSAFE_CODE } from '../../src/core/real-dir.js';
 import type { JournalStore } from '../../src/journal/index.js';
 import { Pipeline } from '../../src/pipeline/pipeline.js';
 import type { PipelineJobs } from '../../src/pipeline/types.js';
@@ -23,7 +25,7 @@ afterEach(async () => {
   await world.close();
 });
 
-function pipelineOn(journal: JournalStore): Pipeline {
+function pipelineOn(journal: JournalStore, extra: { onFolderUnsafe?: () => void } = {}): Pipeline {
   // No job is created here: the scan's decisions are what is looked at.
   const jobs = { createSingleFile: () => new Promise(() => {}) } as unknown as PipelineJobs;
   return new Pipeline({
@@ -33,6 +35,7 @@ function pipelineOn(journal: JournalStore): Pipeline {
     log: captureLogger('info').log,
     folders: world.folders,
     concurrency: 1,
+    ...extra,
   });
 }
 
@@ -88,4 +91,35 @@ it('takes an orphan whose inspection records are younger than the time limit, no
   clock.advance(10 * 60_000);
   expect(await pipeline.takeOver(10, 0)).toEqual({ takenOver: 0, orphans: 0 });
   expect(readdirSync(path.join(world.dir, 'in', '.error'))).toContain('c.pdf');
+});
+
+it('forgets the unrecorded files of a folder halted with files queued once the folder is removed, and leaves them in .processing', async () => {
+  world = makePartWorld(['in']);
+  const { journal } = world;
+  // The first claim finds the folder unsafe: the folder halts, and the second file, queued behind
+  // it, settles without running.
+  const unsafe = new Proxy(journal, {
+    get(target, key, receiver) {
+      if (key === 'recordClaim') {
+        return async () => {
+          throw new DocexError(FOLDER_UNSAFE_CODE, 'the test makes the folder unsafe');
+        };
+      }
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  let halted = 0;
+  pipeline = pipelineOn(unsafe, { onFolderUnsafe: () => halted++ });
+  for (const name of ['a.pdf', 'b.pdf']) {
+    const claimedPath = world.putClaimed('in', name, '%PDF-1.4\n%%EOF\n');
+    pipeline.accept('in', { name, originalPath: path.join(world.dir, 'in', name), claimedPath });
+  }
+  await pipeline.idle();
+  expect(halted).toBe(1);
+  expect(pipeline.tracked().claiming).toBe(1);
+
+  await pipeline.folderIdle('in');
+  expect(pipeline.tracked()).toEqual({ folders: [], waiting: 0, claiming: 0 });
+  expect(readdirSync(path.join(world.dir, 'in', '.processing')).sort()).toEqual(['a.pdf', 'b.pdf']);
 });
