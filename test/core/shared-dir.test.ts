@@ -1,10 +1,19 @@
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ensureFolderDirs } from '../../src/agent/folders.js';
 import { agentConfigSchema } from '../../src/config/schema.js';
-import { makeSharedDir, sharedDirMode } from '../../src/core/shared-dir.js';
+import { GUIDE_MODES, makeSharedDir, sharedDirMode } from '../../src/core/shared-dir.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 
 const mode = (p: string) => statSync(p).mode & 0o7777;
@@ -103,5 +112,35 @@ describe('folders the agent makes', () => {
     for (const made of ['out', 'out/statuses', 'out/statuses/2026-11-26']) {
       expect(mode(path.join(root, made)).toString(8), made).toBe('2770');
     }
+  });
+});
+
+describe('the modes check and the error hints suggest', () => {
+  const unit = readFileSync('systemd/docex-agent.service', 'utf8');
+  const guide = readFileSync('systemd/README.md', 'utf8');
+  /** The owner-and-mode cell of a row of the guide's table of paths. */
+  const tableMode = (row: string) =>
+    new RegExp(`^\\| \`${row}\` \\|[^|]*\\| [^|]*?(\\d{4}) \\|$`, 'm').exec(guide)?.[1];
+
+  it("are the unit's StateDirectoryMode= and the guide's 0700 for the state folder", () => {
+    expect(/^StateDirectoryMode=(\d+)$/m.exec(unit)?.[1]).toBe(GUIDE_MODES.state);
+    expect(tableMode('/var/lib/docex-agent')).toBe(GUIDE_MODES.state);
+  });
+
+  it("are the guide's 2770 for /srv/docex and every folder the guide and docs/ make for docex-agent under it", () => {
+    expect(tableMode('/srv/docex')).toBe(GUIDE_MODES.shared);
+    const pages = [
+      guide,
+      ...readdirSync('docs')
+        .filter((f) => f.endsWith('.md'))
+        .map((f) => readFileSync(`docs/${f}`, 'utf8')),
+    ];
+    // `install -d -o docex-agent -g docex-agent -m MODE PATH`, possibly broken over two lines.
+    const made = pages.flatMap((page) => [
+      ...page.matchAll(/install -d -o docex-agent -g\s+docex-agent -m (\d+) (\S+)/g),
+    ]);
+    const shared = made.filter((m) => m[2]!.startsWith('/srv/docex'));
+    expect(shared.map((m) => m[2])).toContain('/srv/docex/invoices');
+    expect(shared.map((m) => `${m[2]} ${m[1]}`)).toEqual(shared.map((m) => `${m[2]} ${GUIDE_MODES.shared}`));
   });
 });
