@@ -11,6 +11,9 @@
 # A second folder with a mistyped path (/srv/docx/invoices, issue 28) must fail `check` with "does
 # not exist", as root and as the service user, and stop that folder alone at start, logged with its
 # key, never made.
+# An older Node.js (20: the system's /usr/bin/node when it is one) must stop every entry point at
+# once, with one line and exit 1: the installed main.js run by it, `npm start` in this checkout
+# and a global install's `docex-agent` with it first on PATH (issue 28, finding 1).
 #
 # systemd is not PID 1 here (CI, containers), so the script does what the unit asks systemd to do:
 # StateDirectory= (/var/lib/docex-agent, 0700), LoadCredential= (copies, mode 0400, owned by the
@@ -25,7 +28,8 @@
 # script calls what it would exec); and the configuration gets `ops.listen: 127.0.0.1:0` so a busy
 # port 9464 cannot fail the run.
 #
-# Run as root, on a machine without a real docex-agent install: it refuses to touch /opt, /etc,
+# Run as root, in a checkout with its node_modules (npm install; npm start runs there), on a
+# machine without a real docex-agent install: it refuses to touch /opt, /etc,
 # /srv or /var/lib paths it did not create (a marker file says it did). Idempotent: a leftover of
 # an interrupted run is removed first. Every wait is bounded; the whole run normally takes 1-2 min.
 #
@@ -216,6 +220,29 @@ for command in check start; do
   [ "$(wc -l <<<"$out")" = 1 ] || fail "$command on Node $("$old_node" -v) printed more than one line: $out"
 done
 echo "Node $("$old_node" -v): $out"
+
+say "Node $("$old_node" -v) first on PATH: npm start in the checkout, and the command of a global install"
+old_path="$(dirname "$old_node"):$PATH"
+[ "$(env PATH="$old_path" node -v)" = "$("$old_node" -v)" ] || fail "$old_node is not the first node on $old_path"
+# old_on_path WHAT COMMAND...: run with the old Node first on PATH; it must exit 1 with our line
+# alone on stderr (npm's own '> docex-agent@… start' header goes to stdout).
+old_on_path() {
+  local what=$1 status=0 err
+  shift
+  err=$(env PATH="$old_path" "$@" 2>&1 >/dev/null) || status=$?
+  [ "$status" = 1 ] || fail "$what on Node $("$old_node" -v) exited $status, not 1: $err"
+  [ "$err" = "$(sed -n 1p <<<"$out")" ] || fail "$what on Node $("$old_node" -v) said: $err"
+  echo "$what: exit 1, $err"
+}
+# The start script's node flags and tsx loader, from the checkout (its node_modules: CI's npm ci).
+[ -x "$repo/node_modules/.bin/tsx" ] || fail "no $repo/node_modules: run npm install in the checkout first (npm start runs there)"
+old_on_path "npm start" sh -c 'cd "$1" && exec timeout 60 npm start' sh "$repo"
+# npm install -g links bin/docex-agent to dist/cli/main.js and makes that executable; its
+# '#!/usr/bin/env node' runs the first node on PATH.
+install -d "$work/global/bin"
+chmod 0755 "$OPT/dist/cli/main.js"
+ln -s "$OPT/dist/cli/main.js" "$work/global/bin/docex-agent"
+old_on_path "docex-agent check" "$work/global/bin/docex-agent" check --config "$config"
 
 say "6. check, as root against the source files: it must make nothing"
 env CREDENTIALS_DIRECTORY="$ETC/credentials" "$NODE" "$OPT/dist/cli/main.js" check --config "$config"
