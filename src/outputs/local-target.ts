@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { crashPoint } from '../core/crash-points.js';
 import { DocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
+import type { Logger } from '../core/logger.js';
 import { assertRealPath } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
 import { tempBaseName } from '../core/temp-name.js';
@@ -23,18 +24,34 @@ export function resolveInside(root: string, relPath: string): string {
   return target;
 }
 
-/** An output folder on this machine: temp name beside the target, fsync, rename. */
+export interface LocalTargetOptions {
+  /** Mode of the files written (default 0640: the ERP's group reads them). */
+  fileMode?: number;
+  /** Told (with `at`) when a write makes the output folder itself or a folder above it. */
+  log?: Logger;
+  /** Config place for that line (`returns.proofs.target`). */
+  at?: string;
+}
+
+/**
+ * An output folder on this machine: temp name beside the target, fsync, rename. The output folder
+ * is the agent's own (the ERP reads from it): a missing one is made at the first write, with one
+ * info line listing what was made, the folders above it too (a mistyped path shows there, as the
+ * sample configuration's fresh `var/out` does). The date folders inside it are made without a line.
+ */
 export class LocalTarget implements OutputTarget {
   readonly description: string;
   /** Writes of one target one after the other: they share its temp name. */
   private readonly writing = new KeyedQueue();
   private swept: Promise<void> | undefined;
+  private readonly fileMode: number;
 
   constructor(
     private readonly root: string,
-    private readonly fileMode = 0o640,
+    private readonly options: LocalTargetOptions = {},
   ) {
     this.description = `local:${root}`;
+    this.fileMode = options.fileMode ?? 0o640;
   }
 
   async write(relPath: string, content: OutputContent): Promise<void> {
@@ -57,7 +74,7 @@ export class LocalTarget implements OutputTarget {
       // missing level is made (mkdir -p through a link would make it elsewhere) and after.
       await assertRealPath(this.root, path.dirname(target));
       // The ERP's group reads what lands here: new folders take the parent's group and access.
-      await makeSharedDir(path.dirname(target));
+      this.sayMade(await makeSharedDir(path.dirname(target)));
       await assertRealPath(this.root, path.dirname(target));
       if (typeof content === 'function') {
         await pipeline(content(), createWriteStream(temp, { flags: 'w', mode: this.fileMode, flush: true }));
@@ -78,6 +95,17 @@ export class LocalTarget implements OutputTarget {
         cause: err,
       });
     }
+  }
+
+  /** A line when the output folder itself (and any folder above it) was made: never silently. */
+  private sayMade(made: string[]): void {
+    const root = path.resolve(this.root);
+    const outside = made.filter((dir) => !path.resolve(dir).startsWith(root + path.sep));
+    if (outside.length === 0 || !this.options.log) return;
+    this.options.log.info(
+      { output: this.options.at ?? 'target', path: root, created: outside },
+      'output folder created',
+    );
   }
 
   /**

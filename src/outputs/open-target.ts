@@ -26,7 +26,8 @@ export function openOutputTarget(config: OutputTargetConfig, options: OpenTarget
 }
 
 function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): OutputTarget {
-  if (config.type === 'local') return new LocalTarget(config.path);
+  if (config.type === 'local')
+    return new LocalTarget(config.path, { log: options.log, ...(options.at ? { at: options.at } : {}) });
   const server = openSftpServer(endpointFromConfig(config, options.at ?? 'target'), {
     log: options.log,
     transfers: 1,

@@ -15,6 +15,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempBaseName } from '../../src/core/temp-name.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { caughtDocex } from '../api/support/caught.js';
+import { captureLogger } from '../api/support/log-capture.js';
 
 describe('LocalTarget', () => {
   let root: string;
@@ -121,5 +122,30 @@ describe('LocalTarget', () => {
   it('retention: an output folder not made yet holds nothing to remove', async () => {
     const target = new LocalTarget(path.join(root, 'never-written'));
     expect(await target.removeOlderThan(Date.now())).toEqual({ files: 0, bytes: 0 });
+  });
+
+  it('makes a missing output folder with one line naming it and every folder made above it; date folders inside without one', async () => {
+    const logs = captureLogger();
+    const statuses = path.join(root, 'out', 'statuses');
+    mkdirSync(path.join(root, 'out'));
+    const target = new LocalTarget(statuses, { log: logs.log, at: 'returns.statusFiles.target' });
+    await target.write('2026-11-26/a.status.json', '{}');
+    await target.write('2026-11-27/b.status.json', '{}');
+    expect(logs.lines().map((l) => [l['level'], l['msg'], l['output'], l['created']])).toEqual([
+      ['info', 'output folder created', 'returns.statusFiles.target', [statuses]],
+    ]);
+
+    const typo = captureLogger();
+    const mistyped = path.join(root, 'no-such-parent', 'proofs');
+    await new LocalTarget(mistyped, { log: typo.log, at: 'returns.proofs.target' }).write('p.pdf', 'x');
+    expect(typo.lines()).toEqual([
+      expect.objectContaining({
+        level: 'info',
+        msg: 'output folder created',
+        output: 'returns.proofs.target',
+        path: mistyped,
+        created: [path.join(root, 'no-such-parent'), mistyped],
+      }),
+    ]);
   });
 });
