@@ -22,6 +22,7 @@ import {
   openJournalReader,
 } from '../journal/index.js';
 import { openReturnsReader } from '../returns/open-stores.js';
+import { type DropFolderTrouble, dropFolderTrouble, folderKey } from '../sources/drop-folder.js';
 import { READ_ONLY_SECRETS } from './read-only.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -227,6 +228,34 @@ export function waitingText(
   return blocks.join('\n');
 }
 
+/**
+ * The local drop folders the agent stops at start for want of the folder itself (missing, or not a
+ * folder, and no `create: true`), as this command sees them: a file asked for that is found
+ * nowhere may have been dropped where the configuration did not look. Folders this command may
+ * not reach are left out (it may run as another user than the agent).
+ */
+export function missingDropFoldersText(config: Pick<AgentConfig, 'folders'>): string | undefined {
+  const lines: string[] = [];
+  for (const folder of config.folders) {
+    if (folder.source.type !== 'local' || folder.enabled === false || folder.create === true) continue;
+    const dir = path.resolve(folder.source.path);
+    let what: DropFolderTrouble;
+    try {
+      if (statSync(dir).isDirectory()) continue;
+      what = 'is not a folder';
+    } catch (err) {
+      // As start says it; EACCES may be this command's user's alone.
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') what = 'does not exist';
+      else if (code === 'ENOTDIR') what = `cannot be reached (${code})`;
+      else continue;
+    }
+    const { text, fix } = dropFolderTrouble(dir, folderKey(config.folders, folder.name), what);
+    lines.push(`folder ${folder.name} is stopped: drop folder ${text}\n  fix: ${fix}\n`);
+  }
+  return lines.length > 0 ? lines.join('') : undefined;
+}
+
 /** The `status` command, loaded when it runs. */
 export async function statusCommand(query: string, opts: { config: string }): Promise<void> {
   try {
@@ -241,7 +270,11 @@ export async function statusCommand(query: string, opts: { config: string }): Pr
     const waiting = waitingText(config, query);
     if (found) process.stdout.write(waiting ? `${text}\n${waiting}` : text);
     else if (waiting) process.stdout.write(waiting);
-    else process.stderr.write(text);
+    else {
+      // Found nowhere: a drop folder the agent does not watch (a mistyped path) may be why.
+      const missing = missingDropFoldersText(config);
+      process.stderr.write(missing ? `${text}\n${missing}` : text);
+    }
     process.exitCode = found || waiting ? 0 : 1;
   } catch (err) {
     process.stderr.write(

@@ -240,7 +240,7 @@ export const ERROR_CODES = {
     group: 'config',
     outcome: 'operator',
     meaning:
-      "a folder's drop folder (`folders[N].source.path`) does not exist, is not a folder, or cannot be reached (`EACCES`: a folder above it the agent's user may not enter); the agent makes no drop folder unless the folder says `create: true`. A local one stops that folder at start or reload (one error line naming the folder, `path` and the key `at`; listed by `/readyz` and `docex_folders_stopped`), the others run; a remote (SFTP) one is logged once and looked for again at each poll",
+      "a folder's drop folder (`folders[N].source.path`) does not exist, is not a folder, or cannot be reached (`EACCES`: a folder above it the agent's user may not enter); the agent makes no drop folder unless the folder says `create: true`. A local one stops that folder at start or reload (one error line naming the folder, `path` and the key `at`; listed by `/readyz` and `docex_folders_stopped`, and named by `docex-agent status <file>` for a file found nowhere), the others run; a remote (SFTP) one is logged once and looked for again at each poll",
     action:
       "create it for the agent's user and the ERP's group (`install -d -o docex-agent -g docex-agent -m 2770 <path>`, [systemd/README.md](../systemd/README.md) step 5) or correct the path, then reload; `docex-agent check` says which",
   },
