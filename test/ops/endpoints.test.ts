@@ -1,4 +1,4 @@
-import { chmodSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Agent, AgentClient } from '../../src/agent/agent.js';
@@ -207,10 +207,17 @@ describe('ops endpoints', () => {
     expect(report.checks.folders.detail).toContain(`invoices: ${archive} (ENOENT)`);
   });
 
-  it('answers /readyz 503 naming a folder stopped by an unknown workflow id, and counts it in /metrics', async () => {
+  it('answers /readyz 503 naming the folders stopped by an unknown workflow id and a missing drop folder, and counts them in /metrics', async () => {
+    const mistyped = path.join(h.dir, 'no-such-parent', 'invoices');
     const config = h.config([
       { name: 'invoices', workflowId: SEED.workflows.pdfEmail },
       { name: 'typo', workflowId: 'wf_does_not_exist' },
+      {
+        name: 'mistyped',
+        workflowId: SEED.workflows.pdfEmail,
+        source: { type: 'local', path: mistyped },
+        create: false,
+      },
     ]);
     const agent = await h.startAgent(config);
     const metrics = new AgentMetrics({ processMetrics: false, version: '9.9.9' });
@@ -225,9 +232,13 @@ describe('ops endpoints', () => {
     const report = JSON.parse(ready.text);
     expect(report.checks.stoppedFolders).toMatchObject({ ok: false });
     expect(report.checks.stoppedFolders.detail).toMatch(/^typo: DOCEX_FOLDER_WORKFLOW: .*wf_does_not_exist/);
+    expect(report.checks.stoppedFolders.detail).toContain(
+      `mistyped: DOCEX_SOURCE_FOLDER_MISSING: folder mistyped: drop folder ${mistyped} (folders[2].source.path) does not exist`,
+    );
+    expect(existsSync(path.dirname(mistyped))).toBe(false);
     expect(report.checks.folders.ok).toBe(true);
     const text = (await get(`${ops.url}/metrics`)).text;
-    expect(sample(text, 'docex_folders_stopped')).toBe(1);
+    expect(sample(text, 'docex_folders_stopped')).toBe(2);
     expect(sample(text, `docex_build_info{version="9.9.9",node="${process.version}"}`)).toBe(1);
     expect(sample(text, 'docex_journal_size_bytes')).toBeGreaterThan(0);
     // A SQLite journal is one agent's: it alone is alive.
