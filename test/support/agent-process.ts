@@ -76,9 +76,17 @@ export interface AgentProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Starts the agent on `configFile` (at `DOCEX_LOG_LEVEL=info` unless `env` says otherwise). */
-export function spawnAgent(configFile: string, env: NodeJS.ProcessEnv = {}): AgentProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', CHILD, configFile], {
+/**
+ * Starts the agent on `configFile` (at `DOCEX_LOG_LEVEL=info` unless `env` says otherwise).
+ * `prefix`: a command that execs the agent's (`setpriv …` to start it with fewer privileges).
+ */
+export function spawnAgent(
+  configFile: string,
+  env: NodeJS.ProcessEnv = {},
+  prefix: readonly string[] = [],
+): AgentProcess {
+  const [command, ...args] = [...prefix, process.execPath, '--import', 'tsx', CHILD, configFile];
+  const child = spawn(command!, args, {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, DOCEX_LOG_LEVEL: 'info', ...env },
   });
