@@ -289,6 +289,20 @@ grep '"msg":"folder stopped"' "$work/agent.log" | grep '"folder":"mistyped"' |
   grep '"code":"DOCEX_SOURCE_FOLDER_MISSING"' | grep -F '"at":"folders[1].source.path"' ||
   fail "start did not log the mistyped folder stopped with its code and key"
 [ -e "$TYPO" ] && fail "start made $TYPO"
+ops_url=$(sed -n 's/.*"address":"\(http[^"]*\)".*"msg":"ops endpoints listening".*/\1/p' "$work/agent.log" | sed -n 1p)
+[ -n "$ops_url" ] || fail "no 'ops endpoints listening' line with its address in the agent's log"
+# GET a path of the ops endpoints; prints the body whatever the status (/readyz answers 503 with its checks).
+ops_get() { "$NODE" -e 'fetch(process.argv[1] + process.argv[2]).then((r) => r.text()).then((t) => process.stdout.write(t))' "$ops_url" "$1"; }
+ready=$(ops_get /readyz)
+grep -qF "mistyped: DOCEX_SOURCE_FOLDER_MISSING: folder mistyped: drop folder $TYPO/invoices (folders[1].source.path) does not exist" <<<"$ready" ||
+  fail "/readyz does not name the mistyped folder stopped: $ready"
+# A file the ERP dropped where the configuration does not look: status names the folder that does not exist.
+status=0
+out=$(env -u CREDENTIALS_DIRECTORY "$NODE" "$OPT/dist/cli/main.js" status invoice-2026-0001.pdf --config "$config" 2>&1) || status=$?
+printf '%s\n' "$out"
+[ "$status" = 1 ] || fail "status of a file found nowhere exited $status, not 1"
+grep -qF "folder mistyped is stopped: drop folder $TYPO/invoices (folders[1].source.path) does not exist" <<<"$out" ||
+  fail "status does not name the mistyped drop folder"
 
 say "the ERP drops a PDF"
 mode=$(stat -c %a "$SRV/invoices")
@@ -324,14 +338,18 @@ mode=$(stat -c %a "$SRV/invoices/umask-077.pdf")
 unreadable_warning() { grep '"code":"DOCEX_SOURCE_FILE_UNREADABLE"' "$work/agent.log" | grep '"file":"umask-077.pdf"'; }
 wait_for "$WAIT_OUTPUT" "warning about the unreadable file" eval 'unreadable_warning >/dev/null'
 unreadable_warning
-ops_url=$(sed -n 's/.*"address":"\(http[^"]*\)".*"msg":"ops endpoints listening".*/\1/p' "$work/agent.log" | sed -n 1p)
-metric() { "$NODE" -e 'fetch(process.argv[1] + "/metrics").then((r) => r.text()).then((t) => process.stdout.write(t))' "$ops_url" | grep "^$1 "; }
+metric() { ops_get /metrics | grep "^$1 "; }
 grep -q ' 1$' <<<"$(metric 'docex_files_unreadable{folder="invoices"}')" || fail "docex_files_unreadable is not 1: $(metric 'docex_files_unreadable{folder="invoices"}')"
 [ -f "$SRV/invoices/umask-077.pdf" ] || fail "the unreadable file left the drop folder"
+ready=$(ops_get /readyz)
+grep -qF "invoices/umask-077.pdf: cannot read (EACCES), mode 0600, owner $ERP_USER (uid $(id -u "$ERP_USER"))" <<<"$ready" ||
+  fail "/readyz does not name the unreadable file with its mode and owner: $ready"
 # Run by hand as an operator would: without the service's credentials (status needs none).
 env -u CREDENTIALS_DIRECTORY "$NODE" "$OPT/dist/cli/main.js" status umask-077.pdf --config "$config" \
   | tee "$work/status-unreadable.txt"
 grep -q 'the agent cannot read it (EACCES)' "$work/status-unreadable.txt" || fail "status does not say the agent cannot read the file"
+grep -qF "mode 0600, owner $ERP_USER (uid $(id -u "$ERP_USER"))" "$work/status-unreadable.txt" ||
+  fail "status does not show the unreadable file's mode and owner"
 # The ERP's side fixed for this file (the guide: chmod g+r); it is taken like any other.
 runuser -u "$ERP_USER" -- chmod g+r "$SRV/invoices/umask-077.pdf"
 wait_for "$WAIT_OUTPUT" "archived umask-077.pdf" found ../invoices/.archive 'umask-077.pdf'
