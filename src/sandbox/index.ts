@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import https from 'node:https';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import path from 'node:path';
 import { stringify } from 'yaml';
 import { type Clock, systemClock } from '../core/clock.js';
@@ -77,6 +77,8 @@ export interface RunningSandbox {
   tick(): void;
   /** Resolves once the work started by ticks so far (proof generation) is written. */
   settle(): Promise<void>;
+  /** Request handlers running now (a test's request is in hand, e.g. asleep in an injected latency). */
+  requestsInFlight(): number;
   stop(): Promise<void>;
 }
 
@@ -123,10 +125,26 @@ async function listen(server: https.Server, host: string, port: number): Promise
   return `https://${shownHost}:${address.port}`;
 }
 
-async function close(server: https.Server): Promise<void> {
+/**
+ * Every TCP connection of the server from its accept on. The HTTP layer knows a connection only
+ * once its TLS handshake is done, so closeAllConnections misses one still in its handshake.
+ */
+function openSockets(server: https.Server): Set<Socket> {
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  return sockets;
+}
+
+async function close(server: https.Server, sockets: Set<Socket>): Promise<void> {
   await new Promise<void>((resolve) => {
     server.close(() => resolve());
     server.closeAllConnections();
+    // A connection still in its TLS handshake would otherwise live on: answered after this, it
+    // holds close() until its keep-alive timeout (30 s); never answered, until the handshake timeout.
+    for (const socket of sockets) socket.destroy();
   });
 }
 
@@ -222,6 +240,8 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   // Interface B: server TLS only, no client certificate (decisions, Authentication).
   const adminServer = https.createServer(tls, createRequestHandler({ ...common, router: adminRouter }));
   const servers = [apiServer, authServer, filesServer, adminServer];
+  const sockets = new Map(servers.map((server) => [server, openSockets(server)] as const));
+  const closeServer = (server: https.Server) => close(server, sockets.get(server)!);
   for (const server of servers) {
     server.keepAliveTimeout = 30_000;
     server.headersTimeout = 35_000;
@@ -236,7 +256,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     urls.files = await listen(filesServer, host, options.filesPort ?? 0);
     urls.admin = await listen(adminServer, host, options.adminPort ?? 0);
   } catch (err) {
-    await Promise.all(servers.map((s) => (s.listening ? close(s) : Promise.resolve())));
+    await Promise.all(servers.map((s) => (s.listening ? closeServer(s) : Promise.resolve())));
     await uploadReader.close();
     store.close();
     throw err;
@@ -280,6 +300,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       advanceClock(ms).catch((err: unknown) => log.error({ err }, 'advancing the sandbox clock failed')),
     tick: () => lifecycle.tick(),
     settle: () => lifecycle.idle(),
+    requestsInFlight: () => inFlight.size,
     stop: async () => {
       if (stopped) return;
       stopped = true;
@@ -288,7 +309,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       lifecycle.stop();
       // A file being read is abandoned at once (its job resumes at the next start).
       const reading = uploadReader.close();
-      await Promise.all(servers.map(close));
+      await Promise.all(servers.map(closeServer));
       // Handlers still running (a slow upload, a proof) must finish before the store closes.
       if (!(await inFlight.drained(STOP_WAIT_MS))) {
         log.warn({ inFlight: inFlight.size }, 'stopping with requests still running');

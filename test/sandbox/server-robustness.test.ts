@@ -1,7 +1,9 @@
+import net from 'node:net';
 import tls from 'node:tls';
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SEED } from '../../src/sandbox/seed-ids.js';
+import { waitFor } from '../support/wait-for.js';
 import { startTestSandbox, type TestSandbox } from './sandbox-harness.js';
 
 let t: TestSandbox;
@@ -82,12 +84,29 @@ describe('shutdown', () => {
       (res) => res.statusCode,
       (err: NodeJS.ErrnoException) => err.code,
     );
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Asleep in the latency before the stop: its handler runs (the only one), and nothing between
+    // its start and the sleep waits. A stop before that would test another case.
+    await waitFor(() => own.sandbox.requestsInFlight() === 1);
     const started = Date.now();
     await own.stop();
     expect(Date.now() - started).toBeLessThan(3_000);
     // The sleeping request was cut off with the connection (or answered 503 on its way out).
     expect([503, 'UND_ERR_SOCKET']).toContain(await slow);
     await expect(own.sandbox.advanceClock(1000)).resolves.toBeUndefined();
+  });
+
+  it('stops without waiting for a connection still in its TLS handshake', async () => {
+    const own = await startTestSandbox();
+    const { hostname, port } = new URL(own.sandbox.urls.api);
+    // Connected, not one TLS byte sent: the HTTP layer does not know this connection yet, so
+    // closing its connections alone would leave it holding the stop until the handshake timeout.
+    const socket = net.connect(Number(port), hostname);
+    socket.on('error', () => {});
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    await new Promise((resolve) => socket.once('connect', resolve));
+    // Accepted by the server in the same turn of the loop as the connect, at the latest.
+    await new Promise((resolve) => setImmediate(resolve));
+    await own.stop();
+    await closed;
   });
 });
