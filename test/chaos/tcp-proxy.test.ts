@@ -2,20 +2,25 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startTcpProxy, type TcpFaultProxy } from '../../bench/chaos/tcp-proxy.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** An upstream that records what it received and echoes it back. */
 let upstream: net.Server;
 let received: Buffer[];
+/** Upstream connections that closed (the proxy's reset reached the target). */
+let upstreamClosed: number;
 let proxy: TcpFaultProxy;
 
 beforeEach(async () => {
   received = [];
+  upstreamClosed = 0;
   upstream = net.createServer((socket) => {
     socket.on('data', (chunk) => {
       received.push(chunk);
       socket.write(chunk);
     });
     socket.on('error', () => {});
+    socket.on('close', () => upstreamClosed++);
   });
   await new Promise<void>((resolve) => upstream.listen(0, '127.0.0.1', resolve));
   proxy = await startTcpProxy({
@@ -89,7 +94,9 @@ describe('the TCP fault proxy', () => {
     proxy.set({ resetAfterBytes: 5000 });
     const { error } = await roundTrip(randomBytes(64 * 1024));
     expect(error).toBe('ECONNRESET');
-    await new Promise((r) => setTimeout(r, 50));
+    // The client sees its reset before the target has read every byte sent before it: wait for
+    // the target's side of the link to close, then count.
+    await waitFor(() => upstreamClosed === 1);
     expect(Buffer.concat(received).length).toBe(5000);
     expect(proxy.counters.resets).toBe(1);
   });
@@ -129,12 +136,13 @@ describe('the TCP fault proxy', () => {
   it('holds every byte while stalled and lets them through once released', async () => {
     proxy.set({ stall: true });
     const pending = roundTrip(Buffer.from('held'));
-    await new Promise((r) => setTimeout(r, 300));
+    // The bytes reached the proxy and are held there (it counts the stall when it holds them).
+    await waitFor(() => proxy.counters.stalled === 1);
     expect(received).toEqual([]);
+    expect(proxy.counters.bytesUp).toBe(0);
     proxy.set({});
-    const { echo, ms } = await pending;
+    const { echo } = await pending;
     expect(echo.toString()).toBe('held');
-    expect(ms).toBeGreaterThanOrEqual(290);
     expect(proxy.counters.stalled).toBe(1);
   });
 
@@ -152,7 +160,8 @@ describe('the TCP fault proxy', () => {
       socket.on('error', (err: NodeJS.ErrnoException) => resolve(err.code));
       socket.on('close', () => resolve(undefined));
     });
-    await new Promise((r) => setTimeout(r, 50));
+    // Connected on the client's side is not yet accepted on the proxy's: wait until it is.
+    await waitFor(() => proxy.counters.connections === 1);
     expect(proxy.resetAll()).toBe(1);
     expect(await closed).toBe('ECONNRESET');
   });
