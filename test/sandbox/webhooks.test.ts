@@ -58,7 +58,7 @@ function verify(secret: string, r: Received): unknown {
   return new Webhook(secret).verify(r.body, r.headers as Record<string, string>);
 }
 
-async function until(check: () => boolean, timeoutMs = 5000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > end) throw new Error('condition not met in time');
@@ -377,14 +377,18 @@ describe('WebhookDispatcher', () => {
     const r = await receiver([500]);
     const sub = subscribe(r.url, ['job.status.changed']);
     // A long retry delay: the first dispatcher stops before the retry is due.
-    const first = dispatcher([300]);
+    // The retry waits for the sandbox clock, moved only once the first dispatcher stopped: a
+    // slow turn of this test cannot let it run before the stop.
+    const ctx = context();
+    const first = dispatcher([60_000], undefined, ctx);
     first.start();
     first.enqueue({ type: 'job.status.changed', companyId: 'cmp_a', data: { jobId: 'j9' } });
     await until(() => deliveries()[0]?.attempts === 1);
     await first.stop();
     expect(deliveries()[0]).toMatchObject({ state: 'PENDING', lastStatus: 500 });
 
-    const second = dispatcher([300]);
+    ctx.clock.advance(60_000);
+    const second = dispatcher([60_000], undefined, ctx);
     second.start();
     await until(() => deliveries()[0]?.state === 'DELIVERED');
     expect(r.received).toHaveLength(2);
@@ -402,7 +406,8 @@ describe('WebhookDispatcher', () => {
     await until(() => r.received.length === 1);
     const started = Date.now();
     await d.stop();
-    expect(Date.now() - started).toBeLessThan(1_000);
+    // Far under the delivery's 15 s timeout, with room for a loaded machine.
+    expect(Date.now() - started).toBeLessThan(7_500);
     // Not counted as an attempt: the next start sends it again with the same webhook-id.
     expect(deliveries()[0]).toMatchObject({ state: 'PENDING', attempts: 0 });
   });
@@ -411,12 +416,16 @@ describe('WebhookDispatcher', () => {
     freshStore();
     const r = await receiver([500]);
     const sub = subscribe(r.url, ['job.status.changed']);
-    const d = dispatcher([50]);
+    // The retry is due when the sandbox clock says so, moved only after the subscription is
+    // disabled: a slow turn of this test cannot let the retry go out first.
+    const ctx = context();
+    const d = dispatcher([60_000], undefined, ctx);
     d.start();
     d.enqueue({ type: 'job.status.changed', companyId: 'cmp_a', data: {} });
     await until(() => deliveries()[0]?.attempts === 1);
     const record = store.get(WEBHOOK_KIND, sub.id)!;
     store.put(WEBHOOK_KIND, { ...record, enabled: false });
+    ctx.clock.advance(60_000);
     await until(() => deliveries()[0]?.state === 'CANCELLED');
     expect(r.received).toHaveLength(1);
   });
@@ -431,8 +440,10 @@ describe('WebhookDispatcher', () => {
     d.start();
     d.enqueue({ type: 'job.status.changed', companyId: 'cmp_a', data: {} });
     await until(() => deliveries()[0]?.attempts === 1);
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // A pass over the due attempts, waited for: the retry is not due before the clock reaches its delay.
+    await d.tick();
     expect(r.received).toHaveLength(1);
+    expect(deliveries()[0]).toMatchObject({ state: 'PENDING', attempts: 1 });
     ctx.clock.advance(60_000);
     await until(() => deliveries()[0]?.state === 'DELIVERED');
     expect(() => verify(sub.secret, r.received[1]!)).not.toThrow();
