@@ -12,6 +12,7 @@ import { SqliteInboxStore } from '../../src/returns/sqlite-inbox-store.js';
 import { WebhookReceiver } from '../../src/returns/webhook-receiver.js';
 import { SecretRing, webhookSecretsDir } from '../../src/returns/webhook-secrets.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { waitFor } from '../support/wait-for.js';
 import { runCli } from './support/run-cli.js';
 
 let t: TestSandbox;
@@ -127,7 +128,8 @@ describe('docex-agent webhooks', () => {
       'peppol.document.received',
     );
     expect(again.exitCode, again.stderr).toBe(0);
-    await new Promise((r) => setTimeout(r, 30));
+    // The receiver hands a delivery over after its answer: wait for it rather than for a while.
+    await waitFor(() => received > before);
     expect(received).toBe(before + 1);
 
     const list = await cli('webhooks', 'list', '--config', config, '-o', 'json');

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { REDACTED, redactDeep, SECRET_LOG_KEYS } from '../../src/core/log-redact.js';
 import { createLogger, REDACT_PATHS, wantsPretty } from '../../src/core/logger.js';
 import { captureLogger } from '../api/support/log-capture.js';
+import { waitFor } from '../support/wait-for.js';
 
 /** Distinct values, so a leak names the path it came from. */
 const leak = (name: string) => `leak-${name}-0123456789`;
@@ -123,7 +124,8 @@ describe('log format', () => {
     });
     const log = createLogger({ format: 'pretty', destination, level: 'info' });
     log.info({ folder: 'invoices', service: { clientSecret: leak('pretty') } }, 'agent started');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // pino-pretty is a stream of its own: wait for the line, not for a while.
+    await waitFor(() => out.includes('agent started') && out.includes('invoices'));
     expect(out).toContain('agent started');
     expect(out).toContain('invoices');
     expect(out).not.toContain(leak('pretty'));

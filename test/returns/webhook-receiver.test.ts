@@ -14,6 +14,7 @@ import { WebhookReceiver } from '../../src/returns/webhook-receiver.js';
 import { SecretRing, storeWebhookSecret, webhookSecretsDir } from '../../src/returns/webhook-secrets.js';
 import { newWebhookSecret } from '../../src/sandbox/routes/webhooks.js';
 import { captureLogger } from '../api/support/log-capture.js';
+import { waitFor } from '../support/wait-for.js';
 
 const PATH = '/docex/webhooks';
 const MAX = 16 * 1024;
@@ -66,7 +67,11 @@ async function post(text: string | Readable, headers: Record<string, string>, ur
   return { status: res.statusCode, body: answer ? JSON.parse(answer) : undefined };
 }
 
-/** The work runs after the answer: give it its turn. */
+/**
+ * Nothing was handed over: a refused delivery schedules no work, and the work of an accepted one
+ * starts on the turn after its answer, long before this wait ends. Only for checks that nothing
+ * came; what must come is waited for (waitFor).
+ */
 const settle = () => new Promise((r) => setTimeout(r, 30));
 
 beforeEach(() => {
@@ -92,7 +97,7 @@ describe('webhook receiver', () => {
     const headers = signed(text, { id: 'msg_a' });
     const answer = await post(text, headers);
     expect(answer).toEqual({ status: 202, body: { status: 'accepted' } });
-    await settle();
+    await waitFor(() => delivered.length > 0);
     expect(delivered).toHaveLength(1);
     expect(delivered[0]).toMatchObject({ webhookId: 'msg_a', delivery: { type: 'job.status.changed' } });
     const line = capture.lines().find((l) => l['msg'] === 'webhook accepted');
@@ -120,7 +125,7 @@ describe('webhook receiver', () => {
       expect(receiver!.counts).toEqual({ accepted: 0, rejected: 1 });
       down = false;
       expect((await post(text, signed(text, { id: 'msg_db' }))).status).toBe(202);
-      await settle();
+      await waitFor(() => delivered.length > 0);
       expect(delivered).toHaveLength(1);
     } finally {
       store = real;
@@ -258,7 +263,6 @@ describe('webhook receiver', () => {
     expect(delivered).toHaveLength(0);
     // The id was never handled: the sender's retry of the same delivery is accepted.
     expect((await post(text, headers)).status).toBe(202);
-    await settle();
-    expect(capture.raw()).toContain('went away mid-body');
+    await waitFor(() => capture.raw().includes('went away mid-body'));
   });
 });
