@@ -75,8 +75,9 @@ const logsOf = (msg: string, file: string) => h.logs.filter((l) => l['msg'] === 
 describe('reload and files waiting for a retry', () => {
   it('cancels the retry of a removed folder: the file stays in .processing and no "folder not running" is logged', async () => {
     writeConfig(['invoices', 'orders']);
-    // Long enough for the reload (which fetches workflows) to come first on a loaded machine.
-    const retryMs = 1500;
+    // Far longer than any reload (which fetches workflows), however loaded the machine: the retry
+    // cannot come first. That it never comes is read from the timers, not waited for.
+    const retryMs = 600_000;
     const { agent, reloader } = await startFromFile({
       retryDelayMs: () => retryMs,
       client: clientWith(h.client, () => ({
@@ -87,17 +88,16 @@ describe('reload and files waiting for a retry', () => {
     });
     h.drop('invoices', 'waiting.pdf', await makePdf('waits for a retry'));
     await waitFor(() => logsOf('file must wait', 'waiting.pdf').length > 0);
-    const failedAt = Date.now();
+    expect(agent.pipeline.tracked().waiting).toBe(1);
 
     writeConfig(['orders']);
     expect(await reloader.reload()).toMatchObject({ applied: true, removed: ['invoices'] });
 
-    // Past the moment the old timer would have fired.
-    await sleep(Math.max(0, failedAt + retryMs * 2 - Date.now()));
+    // The removal cancelled the file's timer: nothing is left to fire.
+    expect(agent.pipeline.tracked()).toEqual({ folders: [], waiting: 0, claiming: 0 });
     expect(h.logs.filter((l) => l['msg'] === 'folder not running; item left')).toEqual([]);
     expect(logsOf('file must wait', 'waiting.pdf')).toHaveLength(1);
     expect(existsSync(path.join(h.folderPath('invoices'), '.processing', 'waiting.pdf'))).toBe(true);
-    expect(agent.pipeline.tracked()).toEqual({ folders: [], waiting: 0, claiming: 0 });
   });
 
   it('resumes a waiting file of a changed folder once, by the new folder only (the old timer is gone)', async () => {
