@@ -15,6 +15,7 @@ import { addPeppolDocument } from '../../src/sandbox/peppol-documents.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { sandboxClientOptions } from '../api/support/sandbox-client.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { requestSent } from '../support/request-sent.js';
 
 const SEED_DIR = fileURLToPath(new URL('../../src/sandbox/seed-data/peppol/', import.meta.url));
 const SEEDED = readdirSync(SEED_DIR).filter((f) => f.endsWith('.xml'));
@@ -236,9 +237,10 @@ describe('Peppol inbox poller against the sandbox', () => {
     const answer = await t.control('POST', '/faults', { route: '/download/peppol/:id', latencyMs: 60_000 });
     expect(answer.status).toBe(201);
     const { store, poller } = openPoller();
+    const downloading = requestSent('/download/peppol/');
     const pass = poller.poll();
-    // The first download is now held by the injected latency.
-    await new Promise((r) => setTimeout(r, 200));
+    // The first download is in flight, held by the injected latency (a stop before it would prove nothing).
+    await downloading;
     await poller.stop();
     expect((await pass).saved).toBe(0);
     expect(await store.savedCount()).toBe(0);
