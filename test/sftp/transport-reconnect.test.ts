@@ -16,6 +16,7 @@ import { caughtDocex } from '../api/support/caught.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { sshdEndpoint } from '../sources/sftp/support/endpoint.js';
 import { describeSshd, startSshd, type TestSshd } from '../sources/sftp/support/sshd.js';
+import { waitFor } from '../support/wait-for.js';
 
 const md5 = (data: Buffer) => createHash('md5').update(data).digest('hex');
 
@@ -120,8 +121,7 @@ describeSshd('SFTP reconnect (real sshd)', () => {
     // in its handshake, which is a connect failure, not a broken download.
     const receiving = () =>
       readdirSync(local).some((n) => n.endsWith('.part') && statSync(path.join(local, n)).size > 0);
-    for (let i = 0; i < 200 && !receiving(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
-    expect(receiving()).toBe(true);
+    await waitFor(receiving);
     sshd.dropSessions();
     expect(await pending).toEqual({ bytes: data.length });
     expect(md5(readFileSync(target))).toBe(md5(data));

@@ -25,7 +25,7 @@ async function bigPdf(text: string): Promise<Buffer> {
 
 async function expectArchivedOnce(name: string, content: Buffer): Promise<void> {
   await waitFor(() => t.env.archived().includes(path.join(t.day(), name)), 15_000);
-  await waitFor(async () => (await t.env.jobsFor(name)) === 1, 5_000);
+  await waitFor(async () => (await t.env.jobsFor(name)) === 1);
   // md5s, not the buffers: a deep comparison of 600 KiB takes seconds.
   expect(md5(readFileSync(path.join(t.env.remote, '.archive', t.day(), name)))).toBe(md5(content));
   expect(t.env.archived()).toEqual([path.join(t.day(), name)]);
@@ -92,7 +92,7 @@ describe('sftp folder source against a faulty server', () => {
     await t.env.start();
     const pdf = await bigPdf('slow server');
     t.env.drop('slow.pdf', pdf);
-    await waitFor(() => t.env.h.logs.some((l) => l.msg === 'file claimed'), 10_000);
+    await waitFor(() => t.env.h.logs.some((l) => l.msg === 'file claimed'));
     const listingsAtClaim = t.server.stats.listings;
     await waitFor(() => t.env.h.logs.some((l) => l.msg === 'file downloaded'), 15_000);
     // Polls went on during the download (downloads run beside them) without taking the file again.
@@ -109,13 +109,14 @@ describe('sftp folder source against a faulty server', () => {
     t.env.drop('norename.pdf', pdf);
     await waitFor(async () => (await agent.journal.stats()).files.done === 1, 15_000);
     // Once final, the file is removed from the drop folder (there is no way to move it).
-    await waitFor(() => t.env.remoteFiles().length === 0, 5_000);
+    await waitFor(() => t.env.remoteFiles().length === 0);
     const second = await makePdf('no rename, second file');
     t.env.drop('norename-2.pdf', second);
     await waitFor(async () => (await agent.journal.stats()).files.done === 2, 15_000);
-    await waitFor(() => t.env.remoteFiles().length === 0, 5_000);
-    // Several more polls: nothing is taken again.
-    await new Promise((r) => setTimeout(r, 300));
+    await waitFor(() => t.env.remoteFiles().length === 0);
+    // Several more polls (counted by the server, not guessed from a wait): nothing is taken again.
+    const listed = t.server.stats.listings;
+    await waitFor(() => t.server.stats.listings >= listed + 5);
     expect(await t.env.jobsFor('norename.pdf')).toBe(1);
     expect(await t.env.jobsFor('norename-2.pdf')).toBe(1);
     expect((await agent.journal.stats()).files.done).toBe(2);
@@ -176,8 +177,12 @@ describe('sftp folder source against a faulty server', () => {
     await expectArchivedOnce('before.pdf', first);
     await t.server.restart({ newHostKey: true });
     t.env.drop('after.pdf', await makePdf('after the key change'));
-    await waitFor(() => t.env.h.logs.some((l) => l.code === 'DOCEX_SFTP_HOST_KEY'), 15_000);
-    await new Promise((r) => setTimeout(r, 300));
+    // Each attempt is refused with the code (the transport's line, then the poll's); the next one
+    // comes after the transport's backoff. Two refused attempts seen: the poll said why once.
+    const refusedAttempts = () =>
+      t.env.h.logs.filter((l) => l.code === 'DOCEX_SFTP_HOST_KEY' && l.msg === 'sftp connection failed')
+        .length;
+    await waitFor(() => refusedAttempts() >= 2);
     expect(t.env.remoteFiles()).toEqual(['after.pdf']);
     expect(await t.env.jobsFor('after.pdf')).toBe(0);
     expect((await agent.journal.stats()).files.done).toBe(1);
