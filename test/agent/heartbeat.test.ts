@@ -110,7 +110,7 @@ describe('the cluster part', () => {
     parts.push(part);
     // The first heartbeat fails at start: not fatal.
     await part.start();
-    await waitFor(() => store.beats >= 5, 5_000);
+    await waitFor(() => store.beats >= 5);
     const warned = () => lines().filter((l) => l['msg']?.toString().startsWith('cluster heartbeat failed'));
     expect(warned()).toHaveLength(1);
     expect(warned()[0]).toMatchObject({
@@ -119,9 +119,9 @@ describe('the cluster part', () => {
       deadAfterMs: 60_000,
     });
     store.down = false;
-    await waitFor(() => lines().some((l) => l['msg'] === 'cluster heartbeat written again'), 5_000);
+    await waitFor(() => lines().some((l) => l['msg'] === 'cluster heartbeat written again'));
     const beats = store.beats;
-    await waitFor(() => store.beats >= beats + 3, 5_000);
+    await waitFor(() => store.beats >= beats + 3);
     expect(lines().filter((l) => l['msg'] === 'cluster heartbeat written again')).toHaveLength(1);
     // A goodbye that fails is a warning too, never a failed stop.
     store.down = true;
@@ -179,7 +179,7 @@ describePostgres('the cluster part on a PostgreSQL journal', () => {
       await client.query(`UPDATE agents SET last_seen = now() - interval '1 minute' WHERE id = $1`, [
         IDENTITY.id,
       ]);
-      await waitFor(async () => Number((await row()).ago) < 10, 5_000);
+      await waitFor(async () => Number((await row()).ago) < 10);
       expect(await part.cluster.agentsAlive()).toBe(1);
       parts.splice(0);
       await part.stop();

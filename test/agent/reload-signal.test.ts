@@ -61,11 +61,11 @@ describe('SIGHUP', () => {
     const written = parse(readFileSync(configFile, 'utf8'));
     writeFileSync(configFile, stringify({ ...written, folders: [folder('invoices'), folder('orders')] }));
     process.kill(process.pid, 'SIGHUP');
-    await waitFor(() => agent!.plan.running.has('orders'), 10_000);
+    await waitFor(() => agent!.plan.running.has('orders'));
 
     writeFileSync(path.join(dir, 'in', 'orders', 'o-1.pdf'), await makePdf('order'));
     const archive = path.join(dir, 'in', 'orders', '.archive');
-    await waitFor(() => listFiles(archive).some((f) => f.endsWith('o-1.pdf.result.json')), 10_000);
+    await waitFor(() => listFiles(archive).some((f) => f.endsWith('o-1.pdf.result.json')));
     const metrics = await (await fetch(`${control!.opsUrl}/metrics`)).text();
     expect(metrics).toContain('docex_files_submitted_total{folder="orders"} 1');
 
@@ -125,7 +125,7 @@ describe('SIGHUP', () => {
 
     writeFileSync(path.join(sub, 'in', 'invoices', 'i-1.pdf'), await makePdf('still works'));
     const archive = path.join(sub, 'in', 'invoices', '.archive');
-    await waitFor(() => listFiles(archive).some((f) => f.endsWith('i-1.pdf.result.json')), 10_000);
+    await waitFor(() => listFiles(archive).some((f) => f.endsWith('i-1.pdf.result.json')));
     stop('SIGTERM');
     expect(await exit).toBe(0);
     blocker.close();

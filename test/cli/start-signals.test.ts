@@ -50,10 +50,10 @@ describe('signals of a running agent process', () => {
       const temp = path.join(dir, 'in', 'slow.pdf.part');
       writeFileSync(temp, await makePdf('drained during the stop'));
       renameSync(temp, path.join(dir, 'in', 'slow.pdf'));
-      await waitFor(seen('file taken'), 10_000);
+      await waitFor(seen('file taken'));
 
       child.kill('SIGTERM');
-      await waitFor(seen('stopping agent'), 10_000);
+      await waitFor(seen('stopping agent'));
       child.kill('SIGHUP');
 
       const end = await agent.exited;

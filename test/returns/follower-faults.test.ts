@@ -86,7 +86,7 @@ describe('follower faults', () => {
     });
     const f = follower({ store: failing, client, log: logs.log });
     f.start();
-    await waitFor(() => polled.length > 0, 5000);
+    await waitFor(() => polled.length > 0);
     await f.stop();
     expect(failures).toBe(0);
     const stepErrors = logs.lines().filter((l) => l['msg'] === 'follower step failed: tried again later');
@@ -109,7 +109,7 @@ describe('follower faults', () => {
     });
     const f = follower({ feed, client, maxSleepMs: 20 });
     f.start();
-    await waitFor(() => reads.length >= 9, 10_000);
+    await waitFor(() => reads.length >= 9);
     const gaps = reads.slice(1).map((at, i) => at - reads[i]!);
     // Timers never fire early: from the third idle pass on, each wait is 80-100 ms, not 20.
     for (const gap of gaps.slice(-3)) expect(gap).toBeGreaterThanOrEqual(75);

@@ -141,7 +141,7 @@ export async function startTestSandbox(
 }
 
 /** Polls until `check` returns a value (the sandbox finalises events asynchronously). */
-export async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 5000): Promise<T> {
+export async function until<T>(check: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

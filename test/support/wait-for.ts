@@ -5,7 +5,9 @@
  */
 export async function waitFor<T>(
   check: () => T | undefined | Promise<T | undefined>,
-  timeoutMs = 8000,
+  // Generous: a loaded 2-core machine running the whole suite stalls for seconds at times, and
+  // only a wait that fails anyway is slowed by it.
+  timeoutMs = 15_000,
 ): Promise<T> {
   const end = Date.now() + timeoutMs;
   for (;;) {

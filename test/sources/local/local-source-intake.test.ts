@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.cleanup();
 });
 
-async function until(check: () => boolean, timeoutMs = 2_000): Promise<void> {
+async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;
   while (!check()) {
     if (Date.now() > end) throw new Error('condition not met in time');

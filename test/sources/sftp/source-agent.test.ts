@@ -25,7 +25,7 @@ describe('sftp folder options', () => {
     expect((await agent.journal.stats()).files.claimed).toBe(0);
     t.env.drop('marked.pdf.done', '');
     await waitFor(() => t.env.archived().includes(path.join(t.day(), 'marked.pdf')), 15_000);
-    await waitFor(() => t.env.archived().length === 2, 5_000);
+    await waitFor(() => t.env.archived().length === 2);
     expect(t.env.archived()).toEqual([
       path.join(t.day(), 'marked.pdf'),
       path.join(t.day(), 'marked.pdf.done'),
@@ -94,7 +94,7 @@ describe('sftp folder options', () => {
     const agent = await t.env.start(t.env.config({ afterSuccess: 'delete' }));
     t.env.drop('gone.pdf', await makePdf('delete me after'));
     await waitFor(async () => (await agent.journal.stats()).files.done === 1, 15_000);
-    await waitFor(() => t.env.remoteFiles('.processing').length === 0, 5_000);
+    await waitFor(() => t.env.remoteFiles('.processing').length === 0);
     expect(t.env.remoteFiles()).toEqual([]);
     expect(t.env.archived()).toEqual([]);
     expect(await t.env.jobsFor('gone.pdf')).toBe(1);

@@ -23,7 +23,7 @@ describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
     env.drop('plain.pdf', await makePdf('plain name'));
     const agent = await env.start(env.config());
     await waitFor(() => env.archived().some((f) => f.endsWith('plain.pdf')), 30_000);
-    await waitFor(() => env.refused().length === 2, 10_000);
+    await waitFor(() => env.refused().length === 2);
     // Ten more polls (50 ms apart) see the same name: still one report.
     await new Promise((r) => setTimeout(r, 500));
     const journalled = (await agent.journal.recent(10)).map((i) => i.fileName);

@@ -96,9 +96,9 @@ describe('an SFTP folder polled by several agents', () => {
     await Promise.all([a.start(), b.start()]);
     for (let round = 0; round < 5 && readyA.length + readyB.length < names.length; round++) {
       await Promise.all([a.tick(), b.tick()]);
-      await waitFor(() => claimed(A).length + claimed(B).length === readyA.length + readyB.length, 10_000);
+      await waitFor(() => claimed(A).length + claimed(B).length === readyA.length + readyB.length);
     }
-    await waitFor(() => readyA.length + readyB.length === names.length, 10_000);
+    await waitFor(() => readyA.length + readyB.length === names.length);
     const taken = [...readyA, ...readyB].map((f) => f.name).sort();
     expect(taken).toEqual([...names].sort());
     expect(new Set(taken).size).toBe(names.length);
@@ -117,7 +117,7 @@ describe('an SFTP folder polled by several agents', () => {
     const a = agentSource(A, ready, (name) => name === GONE);
     await a.start();
     await a.tick();
-    await waitFor(() => ready.length === 2, 10_000);
+    await waitFor(() => ready.length === 2);
     expect(ready.map((f) => f.name).sort()).toEqual(['loose.pdf', 'orphan.pdf']);
     expect(claimed(A)).toEqual(['loose.pdf', 'orphan.pdf']);
     expect(claimed(GONE)).toEqual([]);
@@ -130,7 +130,7 @@ describe('an SFTP folder polled by several agents', () => {
     const a = agentSource(A, ready);
     await a.start();
     await a.tick();
-    await waitFor(() => ready.length === 1, 10_000);
+    await waitFor(() => ready.length === 1);
     const spoolCopy = ready[0]!.claimedPath;
     const item = {
       kind: 'file',
@@ -141,7 +141,7 @@ describe('an SFTP folder polled by several agents', () => {
     expect(existsSync(spoolCopy)).toBe(false);
     // Still in this agent's claim folder (adopted back, say): the next poll takes it again.
     await a.tick();
-    await waitFor(() => ready.length === 2, 10_000);
+    await waitFor(() => ready.length === 2);
     expect(ready.map((f) => f.name)).toEqual(['x.pdf', 'x.pdf']);
   });
 });

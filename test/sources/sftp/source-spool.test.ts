@@ -110,7 +110,7 @@ describe('sftp source spool', () => {
     expect(listDir(path.join(spool, '.processing'))).toEqual([]);
     expect(listDir(path.join(spool, '.incoming'))[0]).toMatch(/^big\.pdf\.[0-9a-f]{8}\.part$/);
     fault.knobs.readDelayMs = 0;
-    await waitFor(() => ready.length === 1, 10_000);
+    await waitFor(() => ready.length === 1);
     expect(listDir(path.join(spool, '.processing'))).toEqual(['big.pdf']);
     expect(listDir(path.join(spool, '.incoming'))).toEqual([]);
   });
@@ -134,7 +134,7 @@ describe('sftp source spool', () => {
     rmSync(path.join(spool, '.processing'), { recursive: true });
     symlinkSync(outside, path.join(spool, '.processing'));
     await source.tick();
-    await waitFor(() => unsafe.length === 1, 10_000);
+    await waitFor(() => unsafe.length === 1);
     expect(unsafe).toEqual(['DOCEX_FOLDER_UNSAFE']);
     expect(ready).toEqual([]);
     expect(listDir(outside)).toEqual([]);
@@ -172,7 +172,7 @@ describe('sftp source spool', () => {
     mkdirSync(remote);
     writeFileSync(path.join(remote, 'a.pdf'), 'remote bytes');
     await source.tick();
-    await waitFor(() => ready.length === 1, 10_000);
+    await waitFor(() => ready.length === 1);
     expect(lines().some((l) => l['msg'] === 'sftp folder reachable again')).toBe(true);
   });
 
@@ -261,7 +261,7 @@ describe('sftp source spool', () => {
     await waitFor(async () => {
       await source.tick();
       return offered.length === 2;
-    }, 10_000);
+    });
     expect(offered.sort()).toEqual(['a.pdf', 'b.pdf']);
   });
 

@@ -33,7 +33,7 @@ describeSshd('sftp folder source against a real sshd', () => {
     const second = await env.start(config);
     const day = new Date(env.h.clock.now()).toISOString().slice(0, 10);
     await waitFor(() => env.archived().length === 20, 60_000);
-    await waitFor(async () => (await second.journal.stats()).files.done === 20, 10_000);
+    await waitFor(async () => (await second.journal.stats()).files.done === 20);
 
     expect(env.archived()).toEqual(names.map((n) => path.join(day, n)));
     expect(env.remoteFiles()).toEqual([]);

@@ -37,7 +37,7 @@ describe('stopping an sftp folder with a file in flight', () => {
   it('a reload removing the folder waits for the file, then archives it remotely before closing', async () => {
     const { agent, release, uploading } = await agentWithHeldUpload();
     t.env.drop('held.pdf', await makePdf('in flight during the removal'));
-    await waitFor(uploading, 10_000);
+    await waitFor(uploading);
     expect(t.env.remoteFiles('.processing')).toEqual(['held.pdf']);
 
     let removed = false;
@@ -61,7 +61,7 @@ describe('stopping an sftp folder with a file in flight', () => {
   it('the agent stopping lets the file finish in the grace time and archives it remotely', async () => {
     const { agent, release, uploading } = await agentWithHeldUpload();
     t.env.drop('held.pdf', await makePdf('in flight during the stop'));
-    await waitFor(uploading, 10_000);
+    await waitFor(uploading);
 
     const stopping = agent.stop();
     setTimeout(release, 150);
