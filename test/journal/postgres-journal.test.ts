@@ -1177,7 +1177,8 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
       await client.query(`
         CREATE FUNCTION stall() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
-          IF NEW.file_name = 'stalled.pdf' THEN PERFORM pg_sleep(5); END IF;
+          -- Ended by the test's kill; long enough that a loaded machine's polling still finds it asleep.
+          IF NEW.file_name = 'stalled.pdf' THEN PERFORM pg_sleep(30); END IF;
           RETURN NEW;
         END $$;
         CREATE TRIGGER stall AFTER INSERT ON items FOR EACH ROW EXECUTE FUNCTION stall();`);

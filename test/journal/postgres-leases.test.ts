@@ -404,7 +404,7 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
         Promise.race([
           work,
           new Promise<never>((_, reject) =>
-            setTimeout(() => reject(new Error('stalled behind the stopped transaction')), 5_000).unref(),
+            setTimeout(() => reject(new Error('stalled behind the stopped transaction')), 15_000).unref(),
           ),
         ]);
       const feed = within(reader.historyAfter(seen.at(-1)!.id, 100));

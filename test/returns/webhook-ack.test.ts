@@ -259,8 +259,9 @@ describe('a webhook acknowledged once its effect is durable', () => {
     const event = delivery('sending.event.status.changed', { sendingEventId: 'se_unknown' });
     const started = performance.now();
     expect(await post(event, 'msg_no_job')).toEqual({ status: 202, body: { status: 'accepted' } });
-    // Bounded by the lookup deadline, far under the sender's 15 s.
-    expect(performance.now() - started).toBeLessThan(3_000);
+    // Bounded by the lookup deadline (50 ms), not by the sender's 15 s: under 10 s leaves a loaded
+    // machine its stalls and still tells the two apart.
+    expect(performance.now() - started).toBeLessThan(10_000);
     // Answered with the request recorded: a stop now would not lose it.
     expect(await store.getMeta(POLL_UNFINISHED_KEY)).toBe(String(T0));
     expect(await ib.store.webhookSeen('msg_no_job')).toBe(true);

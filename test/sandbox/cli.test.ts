@@ -37,7 +37,8 @@ describe('docex-agent sandbox', () => {
       out += d.toString();
     });
     await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner: ${out}`)), 15_000);
+      // A child compiling TypeScript at start on a loaded machine: a generous bound.
+      const timer = setTimeout(() => reject(new Error(`no banner: ${out}`)), 45_000);
       child.stdout.on('data', () => {
         if (out.includes('Press Ctrl+C')) {
           clearTimeout(timer);
