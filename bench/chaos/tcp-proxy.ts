@@ -47,6 +47,12 @@ export interface TcpFaultProxy {
 }
 
 const SLICE = 16 * 1024;
+/**
+ * From the last byte before a reset to the reset. A reset right behind a write goes out as a FIN,
+ * and a reset that reaches the peer before it read the bytes discards them (Linux): the peer gets
+ * this long to read them. 20 ms was lost to a stalled event loop on a loaded machine.
+ */
+const RESET_GRACE_MS = 100;
 const HIGH_WATER = 1024 * 1024;
 
 interface Pending {
@@ -107,10 +113,10 @@ export async function startTcpProxy(
           if (limit !== undefined && sent + piece.length >= limit) {
             to.write(piece.subarray(0, Math.max(0, limit - sent)));
             counters.resets++;
-            // A reset right behind a write goes out as a FIN: let the bytes leave first.
+            // The bytes leave, and the peer reads them, before the reset (RESET_GRACE_MS).
             link.cutting = true;
             from.pause();
-            setTimeout(link.cut, 20);
+            setTimeout(link.cut, RESET_GRACE_MS);
             return;
           }
           sent += piece.length;
