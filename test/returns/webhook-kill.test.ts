@@ -20,7 +20,6 @@ import { newWebhookSecret } from '../../src/sandbox/routes/webhooks.js';
 import { makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
 import { type AgentProcess, PDF_FOLDER, spawnAgent, writeAgentConfig } from '../support/agent-process.js';
-import { freePort } from '../support/free-port.js';
 import { waitFor } from '../support/wait-for.js';
 
 const PATH = '/docex/webhooks';
@@ -29,6 +28,7 @@ const THIRTY_MINUTES = 30 * 60_000;
 let dir: string;
 let sandbox: TestSandbox;
 let configFile: string;
+/** The receiver of the agent started last (each start listens on a port the OS picks). */
 let url: string;
 let secret: string;
 const running: AgentProcess[] = [];
@@ -90,6 +90,8 @@ async function started(agent: AgentProcess): Promise<void> {
       throw new Error(`the agent exited at start:\n${agent.tail.join('\n')}`);
     }),
   ]);
+  const listening = agent.records.find((r) => r['msg'] === 'webhook receiver listening');
+  url = `http://${String(listening?.['listen'])}${PATH}`;
 }
 
 beforeAll(async () => {
@@ -97,15 +99,15 @@ beforeAll(async () => {
   // The sandbox's own ManualClock: the job's sending event stays in progress until the test moves it.
   sandbox = await startTestSandbox({ stateDir: path.join(dir, 'sandbox') });
   mkdirSync(path.join(dir, 'in'), { recursive: true });
-  const port = await freePort();
-  url = `http://127.0.0.1:${port}${PATH}`;
   secret = newWebhookSecret();
   storeWebhookSecret(path.join(dir, 'state'), 'wh_kill', secret);
   configFile = writeAgentConfig(dir, sandbox, {
     folders: [PDF_FOLDER],
     ops: { enabled: false },
     peppolInbox: { enabled: false },
-    webhooks: { enabled: true, listen: `127.0.0.1:${port}`, path: PATH },
+    // Port 0: each start gets its own port from the OS, read back from its log (a port picked
+    // beforehand can be taken meanwhile by another process).
+    webhooks: { enabled: true, listen: '127.0.0.1:0', path: PATH },
     returns: {
       follow: { schedule: '* * * * * *', firstPollMs: 0, minIntervalMs: '1s', maxIntervalMs: '2s' },
     },
