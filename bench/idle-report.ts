@@ -71,8 +71,10 @@ export const IDLE_NOTES = `## Idle (issue 18)
   Between such events the main thread wakes about twice a second: prom-client's event-loop delay
   sample and the return path's loop.
 - RSS: the XML, CSV and ZIP parsers and the webhook signature library load on first use, and the
-  service client requires undici's dispatcher and request API without its index (fetch, WebSocket,
-  caches: about 10 MB). What remains, read from /proc/PID/smaps of an idle agent on Node 20
+  service client required undici's dispatcher and request API without its index (fetch, WebSocket,
+  caches: about 10 MB on Node 20; on Node 24 issue 32 measured about 2 MB of an idle agent and went
+  back to undici's public entry point: [Figures behind choices in the code](#figures-behind-choices-in-the-code)).
+  What remains, read from /proc/PID/smaps of an idle agent on Node 20
   (about 95-105 MB): 48 MB are pages of the node binary itself (shared, file-backed; a bare
   \`node\` touches 32 MB of it), 21 MB V8 heap (7 MB of it the source text of the loaded modules:
   zod, undici, prom-client, yaml, pino), 9 MB malloc, the rest libraries and thread stacks. V8's

@@ -251,8 +251,17 @@ page says how much (same machine and caveats as above; each was measured when th
   in 6 ms). pdf-lib itself, loaded at the first PDF small enough to parse, is about 25 MiB.
 - \`src/sources/local/dir-watcher.ts\`: chokidar puts one fs.watch on every file it lists, measured
   at 20,001 inotify watches and 152 MB RSS for 20,000 files.
-- \`src/api/http.ts\`: undici's index (fetch, WebSocket, EventSource, the HTTP caches, the mocks) is
-  about 10 MB of an idle agent's resident set ([Idle](#idle-issue-18)).
+- \`src/api/http.ts\`, undici's public entry point only (issue 32). Until then the client required
+  undici's Agent and request API from undici's own files (\`undici/lib/...\`), leaving out its
+  index (fetch, WebSocket, EventSource, the HTTP caches, the mocks). Measured before that was
+  dropped (Node 24.21.0, the agent's flags, the two builds alternated): a bare process holding one
+  Agent, 57.2 MB RSS with the two files against 71.0 MB with the index (+13.8 MB, five runs each
+  within 1 MB; V8 heap used +3.4 MB; 26 undici modules loaded against 111); one client in its own
+  process (tsx) making 2,800 requests (creates, 64 KiB uploads, GETs) against the sandbox in
+  another, peak RSS 107.6–108.4 MB against 115.6–117.4 (+7–9 MB; four runs each), heap used after
+  a full GC 16.4 against 19.6 MB; the idle agent (\`npm run bench -- --only idle\`, 30 s after
+  ready, three runs each) 115.4–116.2 MB against 117.5–117.9 (+2 MB). About 2 MB of an idle agent
+  was not worth depending on files an undici release may move.
 - \`src/core/log-redact.ts\`: fast-redact's wildcards cost about 2 µs per path and log line, too
   much for the dozens of paths and depths the agent's redaction needs.
 - \`src/core/log-errors.ts\`: a stack is up to 1.7 KB per log line, in every retry.

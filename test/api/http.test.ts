@@ -1,11 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Agent, request } from '../../src/api/http.js';
 
-describe('the undici request the clients use (without undici index)', () => {
+describe('the undici request the clients use', () => {
   let base = '';
   const seen: { method: string | undefined; url: string | undefined; header?: string; body: string }[] = [];
   const server = createServer((req: IncomingMessage, res) => {
@@ -43,17 +41,5 @@ describe('the undici request the clients use (without undici index)', () => {
       header: 'yes',
       body: 'hello',
     });
-  });
-
-  it('is all of undici the service client loads: its index (fetch, WebSocket, caches) stays out', () => {
-    const root = path.resolve(import.meta.dirname, '..', '..');
-    const script =
-      "import('./src/api/index.ts').then(() => { const loaded = Object.keys(require.cache).filter((f) => f.includes('undici')); " +
-      "process.stdout.write(JSON.stringify({ index: loaded.some((f) => f.endsWith('undici/index.js')), some: loaded.length > 0 })); })";
-    const out = execFileSync(process.execPath, ['--import', 'tsx', '-e', script], {
-      cwd: root,
-      encoding: 'utf8',
-    });
-    expect(JSON.parse(out)).toEqual({ index: false, some: true });
   });
 });
