@@ -2,9 +2,10 @@ import type { Dispatcher } from 'undici';
 import type { z } from 'zod';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { API_ERROR_CODES, ApiError, redactSecrets, type TlsExplainer } from './errors.js';
-import { answerError, exchange, parseJsonText } from './exchange.js';
-import { type ApiObserver, notify } from './observer.js';
+import { parseJsonText } from './answer.js';
+import { API_ERROR_CODES, ApiError, type TlsExplainer } from './errors.js';
+import { exchange } from './http.js';
+import type { ApiObserver } from './observer.js';
 import { buildQuery, fillRoute, joinUrl, type Query } from './query.js';
 import type { RetryPolicy } from './retry.js';
 import { type AttemptListener, type Sleep, withRetry } from './retry-loop.js';
@@ -83,61 +84,36 @@ export class ApiCaller {
 
     const once = async (): Promise<unknown> => {
       const token = await this.deps.tokens.getToken(signal);
-      const started = performance.now();
-      const observed = (status: number | 'error') =>
-        notify(this.deps.observer, 'request', {
-          method: spec.method,
-          route: spec.route,
-          status,
-          seconds: (performance.now() - started) / 1000,
-        });
-      const raw = await exchange(
-        this.deps.dispatcher,
-        {
-          url,
-          method: spec.method,
-          route: spec.route,
-          headers: {
-            accept: 'application/json',
-            authorization: `Bearer ${token}`,
-            'x-api-key': this.deps.apiKey,
-            ...(managed ? { 'x-managed-company-id': managed } : {}),
-            ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-          },
-          ...(body === undefined ? {} : { body }),
-          ...(signal ? { signal } : {}),
+      const answer = await exchange(this.deps, {
+        url,
+        method: spec.method,
+        route: spec.route,
+        log,
+        headers: {
+          accept: 'application/json',
+          authorization: `Bearer ${token}`,
+          'x-api-key': this.deps.apiKey,
+          ...(managed ? { 'x-managed-company-id': managed } : {}),
+          ...(body === undefined ? {} : { 'content-type': 'application/json' }),
         },
-        this.deps.explainTls,
-      ).catch((err: unknown) => {
-        observed('error');
-        throw err;
+        body,
+        signal,
+        secrets: [this.deps.apiKey, token],
       });
-      observed(raw.status);
-      const ms = Math.round(performance.now() - started);
-      log.debug({ method: spec.method, route: spec.route, status: raw.status, ms }, 'api request');
-      if (raw.status === 401 && !refreshedAfter401) {
+      if (answer.status === 401 && !refreshedAfter401) {
         // An expired or revoked token: one more try with a token fresh from the server.
         refreshedAfter401 = true;
         this.deps.tokens.invalidate(token);
         return once();
       }
-      // A server or proxy that echoes the request must not put the key or token in our errors.
-      const secrets = [this.deps.apiKey, token];
-      if (raw.status < 200 || raw.status > 299) {
-        throw answerError(raw, spec.method, spec.route, clock.now(), undefined, secrets);
-      }
+      if (answer.status < 200 || answer.status > 299) throw answer.error();
       try {
-        return parseJsonText(raw.text);
+        return parseJsonText(answer.text);
       } catch {
         throw new ApiError(
           API_ERROR_CODES.responseInvalid,
           `${spec.method} ${spec.route}: answer is not JSON`,
-          {
-            method: spec.method,
-            route: spec.route,
-            status: raw.status,
-            text: redactSecrets(raw.text, secrets),
-          },
+          { method: spec.method, route: spec.route, status: answer.status, text: answer.text },
         );
       }
     };

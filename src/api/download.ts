@@ -1,11 +1,9 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { open, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
-import type { Dispatcher } from 'undici';
-import { DocexError, isDocexError } from '../core/errors.js';
-import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
-import { answerError } from './exchange.js';
-import { request } from './http.js';
+import { DocexError } from '../core/errors.js';
+import { API_ERROR_CODES, ApiError, urlSecrets } from './errors.js';
+import { send } from './http.js';
 import { type AttemptListener, withRetry } from './retry-loop.js';
 import type { FileTransferDeps, TempFile } from './upload.js';
 
@@ -74,49 +72,40 @@ export async function downloadFile(
         path.dirname(targetPath),
         `${path.basename(targetPath)}.part-${randomBytes(6).toString('hex')}`,
       );
-      const started = performance.now();
       let handle: TempFile | undefined;
-      let answer: Dispatcher.ResponseData | undefined;
       try {
-        try {
-          answer = await request(url, {
-            dispatcher: deps.dispatcher,
-            method: 'GET',
-            ...(signal ? { signal } : {}),
-          });
-        } catch (err) {
-          if (signal?.aborted) throw err;
-          throw transportError(err, 'GET', DOWNLOAD_ROUTE);
-        }
-        if (answer.statusCode < 200 || answer.statusCode > 299) {
-          const text = redactUrlParts(await answer.body.text().catch(() => ''), url);
-          throw answerError(
-            { status: answer.statusCode, headers: answer.headers, text },
-            'GET',
-            DOWNLOAD_ROUTE,
-            clock.now(),
-          );
-        }
-        handle = await local('open', () => openTemp(temp));
-        const hash = createHash('md5');
-        let size = 0;
-        try {
-          for await (const chunk of answer.body) {
-            const buf = chunk as Buffer;
-            hash.update(buf);
-            size += buf.length;
-            const file = handle;
-            await local('write', () => file.write(buf));
-          }
-        } catch (err) {
-          if (signal?.aborted || isDocexError(err)) throw err;
-          throw transportError(err, 'GET', DOWNLOAD_ROUTE);
-        }
+        const got = await send(
+          deps,
+          { url, method: 'GET', route: DOWNLOAD_ROUTE, log, signal, secrets: urlSecrets(url) },
+          async (answer) => {
+            if (answer.status < 200 || answer.status > 299) {
+              throw answer.error(await answer.text().catch(() => ''));
+            }
+            const file = await local('open', () => openTemp(temp));
+            try {
+              const hash = createHash('md5');
+              let size = 0;
+              for await (const chunk of answer.body) {
+                const buf = chunk as Buffer;
+                hash.update(buf);
+                size += buf.length;
+                await local('write', () => file.write(buf));
+              }
+              answer.note({ size });
+              return { file, size, md5: hash.digest('hex'), status: answer.status };
+            } catch (err) {
+              await file.close().catch(() => {});
+              throw err;
+            }
+          },
+        );
+        handle = got.file;
+        const { size, md5 } = got;
         if (options.expectedSize !== undefined && size !== options.expectedSize) {
           throw new ApiError(
             API_ERROR_CODES.downloadSize,
             `GET ${DOWNLOAD_ROUTE}: got ${size} bytes, expected ${options.expectedSize}`,
-            { method: 'GET', route: DOWNLOAD_ROUTE, status: answer.statusCode },
+            { method: 'GET', route: DOWNLOAD_ROUTE, status: got.status },
           );
         }
         const file = handle;
@@ -125,21 +114,8 @@ export async function downloadFile(
         await local('close', () => file.close());
         await local('rename', () => rename(temp, targetPath));
         await syncDir(path.dirname(targetPath));
-        const md5 = hash.digest('hex');
-        log.debug(
-          {
-            method: 'GET',
-            route: DOWNLOAD_ROUTE,
-            status: answer.statusCode,
-            size,
-            ms: Math.round(performance.now() - started),
-          },
-          'api request',
-        );
         return { size, md5 };
       } catch (err) {
-        // An answer body left unread would hold its connection until the body timeout.
-        if (answer && !answer.body.destroyed) answer.body.destroy();
         await handle?.close().catch(() => {});
         await unlink(temp).catch(() => {});
         throw err;

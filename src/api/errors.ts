@@ -213,7 +213,10 @@ export function redactProblem(problem: ApiProblem, secrets: readonly string[]): 
   };
 }
 
-/** The secrets a pre-signed URL carries: the URL, its query and every longer query value. */
+/**
+ * The secrets a pre-signed URL carries: the URL, its query and every longer query value. Object
+ * stores echo the request (signature included) in their error bodies.
+ */
 export function urlSecrets(url: string): string[] {
   let parsed: URL;
   try {
@@ -224,12 +227,4 @@ export function urlSecrets(url: string): string[] {
   const secrets = [url, parsed.search, parsed.search.slice(1)];
   for (const [, value] of parsed.searchParams) secrets.push(value);
   return secrets;
-}
-
-/**
- * Removes a pre-signed URL's query and the values in it from text the files host answered: object
- * stores echo the request (signature included) in their error bodies.
- */
-export function redactUrlParts(text: string, url: string): string {
-  return redactSecrets(text, urlSecrets(url));
 }

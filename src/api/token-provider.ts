@@ -2,8 +2,9 @@ import type { Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
 import { tokenResponseSchema } from '../domain/wire.js';
+import { parseJsonText } from './answer.js';
 import { API_ERROR_CODES, ApiError, isApiError, type TlsExplainer } from './errors.js';
-import { answerError, exchange, parseJsonText } from './exchange.js';
+import { exchange } from './http.js';
 import { type ApiObserver, notify } from './observer.js';
 import { joinUrl } from './query.js';
 import type { RetryPolicy } from './retry.js';
@@ -154,34 +155,16 @@ export class TokenProvider {
         ...(this.options.sleep ? { sleep: this.options.sleep } : {}),
       },
       async () => {
-        const sent = performance.now();
-        const observed = (status: number | 'error') =>
-          notify(this.options.observer, 'request', {
-            method: 'POST',
-            route: ROUTE,
-            status,
-            seconds: (performance.now() - sent) / 1000,
-          });
-        const raw = await exchange(
-          this.options.dispatcher,
-          {
-            url: joinUrl(this.options.authUrl, ROUTE),
-            method: 'POST',
-            route: ROUTE,
-            headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
-            body,
-          },
-          this.options.explainTls,
-        ).catch((err: unknown) => {
-          observed('error');
-          throw err;
+        const raw = await exchange(this.options, {
+          url: joinUrl(this.options.authUrl, ROUTE),
+          method: 'POST',
+          route: ROUTE,
+          log,
+          headers: { 'content-type': 'application/x-www-form-urlencoded', accept: 'application/json' },
+          body,
+          secrets: [this.options.clientSecret],
         });
-        observed(raw.status);
-        if (raw.status < 200 || raw.status > 299) {
-          // An echoing server or proxy must not put the client secret in our errors.
-          const secrets = [this.options.clientSecret];
-          throw answerError(raw, 'POST', ROUTE, clock.now(), API_ERROR_CODES.authToken, secrets);
-        }
+        if (raw.status < 200 || raw.status > 299) throw raw.error(API_ERROR_CODES.authToken);
         return raw;
       },
     ).catch((err: unknown) => {

@@ -1,6 +1,5 @@
 import { createSecureContext, rootCertificates } from 'node:tls';
-import type { Dispatcher } from 'undici';
-import { Agent } from './http.js';
+import { Agent, type Dispatcher } from 'undici';
 import { TlsDiagnostics } from './tls-diagnostics.js';
 
 /** PEM text or the bytes of a PEM file. */

@@ -4,9 +4,8 @@ import type { Dispatcher } from 'undici';
 import type { Clock } from '../core/clock.js';
 import { GarbagePacer } from '../core/collect.js';
 import type { Logger } from '../core/logger.js';
-import { API_ERROR_CODES, ApiError, redactUrlParts, transportError } from './errors.js';
-import { answerError, type RawAnswer } from './exchange.js';
-import { request } from './http.js';
+import { API_ERROR_CODES, ApiError, urlSecrets } from './errors.js';
+import { send, textAnswer } from './http.js';
 import { type ApiObserver, notify } from './observer.js';
 import type { RetryPolicy } from './retry.js';
 import { type Sleep, withRetry } from './retry-loop.js';
@@ -227,48 +226,49 @@ export async function uploadFile(
         throw sourceChangedError(first, source.stamp, { bytes: 0, uploaded: false });
       }
       const { size } = first;
-      const started = performance.now();
-      let answer: Dispatcher.ResponseData;
-      try {
-        answer = await request(url, {
-          dispatcher: deps.dispatcher,
+      let seconds = 0;
+      const answer = await send(
+        deps,
+        {
+          url,
           method: 'PUT',
+          route: UPLOAD_ROUTE,
+          log,
           headers: {
             'content-length': String(size),
             'content-type': options.contentType ?? 'application/octet-stream',
           },
           body: source.body,
-          ...(signal ? { signal } : {}),
-        });
-      } catch (err) {
-        source.abandon();
-        observeUpload(deps, 'error', source.sent(), started);
-        if (signal?.aborted) throw err;
-        const readError = source.readError();
-        if (readError) throw sourceReadError(readError);
-        const mismatch = source.mismatch();
-        if (mismatch !== undefined) {
-          throw sourceContentError(options.expectSha256 ?? '', mismatch, { bytes: source.sent() });
-        }
-        const now = await currentStamp(filePath);
-        if (now && !isSameStamp(first, now)) {
-          throw sourceChangedError(first, now, { bytes: source.sent(), uploaded: false });
-        }
-        mayHaveLanded = true;
-        throw transportError(err, 'PUT', UPLOAD_ROUTE);
-      }
-      const text = redactUrlParts(await answer.body.text().catch(() => ''), url);
-      const status = answer.statusCode;
-      const ms = Math.round(performance.now() - started);
-      observeUpload(deps, status, source.sent(), started);
-      log.debug({ method: 'PUT', route: UPLOAD_ROUTE, status, size, ms, attempt }, 'api request');
-      const raw = { status, headers: answer.headers, text };
-      if (status === 409 && mayHaveLanded) throw maybeDoneError(raw, clock.now());
+          signal,
+          secrets: urlSecrets(url),
+          fields: { size, attempt },
+          onOutcome: (status, took) => {
+            seconds = took;
+            notify(deps.observer, 'upload', { bytes: source.sent(), seconds: took, status });
+          },
+          onNoAnswer: async () => {
+            source.abandon();
+            const readError = source.readError();
+            if (readError) throw sourceReadError(readError);
+            const mismatch = source.mismatch();
+            if (mismatch !== undefined) {
+              throw sourceContentError(options.expectSha256 ?? '', mismatch, { bytes: source.sent() });
+            }
+            const now = await currentStamp(filePath);
+            if (now && !isSameStamp(first, now)) {
+              throw sourceChangedError(first, now, { bytes: source.sent(), uploaded: false });
+            }
+            mayHaveLanded = true;
+          },
+        },
+        // The store's answer is its status and ETag: a body cut short changes neither.
+        async (a) => textAnswer(a, await a.text().catch(() => '')),
+      );
+      const { status } = answer;
+      if (status === 409 && mayHaveLanded) throw maybeDoneError(answer.error());
       if (status >= 500) mayHaveLanded = true;
-      if (status === 403) {
-        throw answerError(raw, 'PUT', UPLOAD_ROUTE, clock.now(), API_ERROR_CODES.uploadExpired);
-      }
-      if (status < 200 || status > 299) throw answerError(raw, 'PUT', UPLOAD_ROUTE, clock.now());
+      if (status === 403) throw answer.error(API_ERROR_CODES.uploadExpired);
+      if (status < 200 || status > 299) throw answer.error();
       const md5 = source.sent() === size ? source.md5() : `incomplete-${source.sent()}`;
       const now = await currentStamp(filePath);
       if (now && !isSameStamp(first, now)) {
@@ -282,26 +282,14 @@ export async function uploadFile(
           { method: 'PUT', route: UPLOAD_ROUTE, status },
         );
       }
-      log.info({ size, ms }, 'file uploaded');
+      log.info({ size, ms: Math.round(seconds * 1000) }, 'file uploaded');
       return { md5, size };
     },
   );
 }
 
-function observeUpload(
-  deps: FileTransferDeps,
-  status: number | 'error',
-  bytes: number,
-  started: number,
-): void {
-  const seconds = (performance.now() - started) / 1000;
-  notify(deps.observer, 'upload', { bytes, seconds, status });
-  notify(deps.observer, 'request', { method: 'PUT', route: UPLOAD_ROUTE, status, seconds });
-}
-
 /** A 409 (already uploaded) to a retry: the attempt that seemed lost may have stored the file. */
-function maybeDoneError(raw: RawAnswer, nowMs: number): ApiError {
-  const err = answerError(raw, 'PUT', UPLOAD_ROUTE, nowMs);
+function maybeDoneError(err: ApiError): ApiError {
   return new ApiError(
     API_ERROR_CODES.uploadMaybeDone,
     `PUT ${UPLOAD_ROUTE} answered 409 after a retried attempt: the file may be stored; check the job with GET /jobs/{id}`,

@@ -11,6 +11,7 @@ import type { FileTransferDeps } from '../../src/api/upload.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { caught, caughtDocex } from './support/caught.js';
+import { captureLogger } from './support/log-capture.js';
 import { makeTestPki, type TestPki } from './support/pki.js';
 import { startTlsServer } from './support/test-server.js';
 
@@ -100,6 +101,34 @@ describe('download of a pre-signed URL', () => {
     await server.close();
     expect(result.md5).toBe(bodyMd5);
     expect(readdirSync(dir)).toEqual(['retry.pdf']);
+  });
+
+  it('is heard by the observer and logged like every request: the route template, the bytes, never the URL', async () => {
+    const server = await startTlsServer(pki, (req, res) => {
+      if (req.url?.includes('gone')) {
+        res.writeHead(403).end(`expired: ${req.url}`);
+        return;
+      }
+      res.end(body.subarray(0, 1000));
+    });
+    const events: unknown[] = [];
+    const { log, lines, raw } = captureLogger();
+    const heard = { ...deps, log, observer: { request: (e: unknown) => events.push(e) } };
+    await downloadFile(heard, `${server.url}/files/a?sig=s3cr3t-signature`, path.join(dir, 'a.pdf'));
+    await caught(
+      downloadFile(heard, `${server.url}/files/gone?sig=s3cr3t-signature`, path.join(dir, 'b.pdf')),
+    );
+    await server.close();
+    expect(events).toEqual([
+      { method: 'GET', route: '{downloadUrl}', status: 200, seconds: expect.any(Number) },
+      { method: 'GET', route: '{downloadUrl}', status: 403, seconds: expect.any(Number) },
+    ]);
+    const requests = lines().filter((l) => l['msg'] === 'api request');
+    expect(requests).toMatchObject([
+      { method: 'GET', route: '{downloadUrl}', status: 200, size: 1000 },
+      { method: 'GET', route: '{downloadUrl}', status: 403 },
+    ]);
+    expect(raw()).not.toContain('s3cr3t-signature');
   });
 
   it('rejects a body of another size than expected and leaves no file', async () => {

@@ -1,10 +1,9 @@
 import { rootCertificates } from 'node:tls';
-import type { Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
 import type { Clock } from '../../core/clock.js';
 import type { Logger } from '../../core/logger.js';
 import type { ApiCaller, CallOptions } from '../api-caller.js';
 import { wireCaller } from '../client-wiring.js';
-import { Agent } from '../http.js';
 import type { RetryPolicy } from '../retry.js';
 import type { Sleep } from '../retry-loop.js';
 import type { TokenProvider } from '../token-provider.js';

@@ -1,55 +1,14 @@
+/** What an answer says: its JSON, its problem details, and the error a non-2xx answer means. */
 import type { IncomingHttpHeaders } from 'node:http';
-import type { Dispatcher } from 'undici';
 import type { ErrorCode } from '../core/error-codes.js';
 import { problemSchema } from '../domain/wire.js';
-import {
-  type ApiProblem,
-  httpError,
-  redactProblem,
-  redactSecrets,
-  type TlsExplainer,
-  transportError,
-} from './errors.js';
-import { request } from './http.js';
+import { type ApiProblem, httpError, redactProblem, redactSecrets } from './errors.js';
 import { parseRetryAfter } from './retry.js';
 
 export interface RawAnswer {
   status: number;
   headers: IncomingHttpHeaders;
   text: string;
-}
-
-export interface ExchangeRequest {
-  url: string;
-  method: 'GET' | 'POST' | 'PATCH' | 'DELETE' | 'PUT';
-  headers: Record<string, string>;
-  body?: string;
-  signal?: AbortSignal;
-  /** For errors and logs: the method and route template, never the URL. */
-  route: string;
-}
-
-/** One request with a small textual answer; throws DOCEX_TLS / DOCEX_NETWORK when none came. */
-export async function exchange(
-  dispatcher: Dispatcher,
-  req: ExchangeRequest,
-  explainTls?: TlsExplainer,
-): Promise<RawAnswer> {
-  try {
-    const answer = await request(req.url, {
-      dispatcher,
-      method: req.method,
-      headers: req.headers,
-      ...(req.body === undefined ? {} : { body: req.body }),
-      ...(req.signal ? { signal: req.signal } : {}),
-    });
-    const text = await answer.body.text();
-    return { status: answer.statusCode, headers: answer.headers, text };
-  } catch (err) {
-    if (req.signal?.aborted) throw err;
-    const alert = explainTls ? await explainTls(err, req.url).catch(() => undefined) : undefined;
-    throw transportError(err, req.method, req.route, alert);
-  }
 }
 
 export function parseJsonText(text: string): unknown {
