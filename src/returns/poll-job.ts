@@ -1,17 +1,31 @@
 /**
- * One poll of one job: GET /jobs/{id} (until the job is final), GET /sending-events?jobId= (every
- * page, each recorded in a store transaction as it arrives: what changed, the documents to fetch),
- * then the job's row with its next poll time. Nothing is written for the ERP here; the follower writes status files from the store.
+ * One poll of one job, the shell around poll-step.ts: GET /jobs/{id} (until the job is final),
+ * GET /sending-events?jobId= (every page, each recorded in a store transaction as it arrives: what
+ * changed, the documents to fetch), then the job's row with its next poll time. What to record is
+ * the pure step's decision; proof names are proof-names.ts's, made unique here against the store.
+ * Nothing is written for the ERP here; the follower writes status files from the store.
  */
 import { isApiError } from '../api/errors.js';
 import type { CallOptions, DocexClient } from '../api/index.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Logger } from '../core/logger.js';
-import { isFinalSendingEvent, type Job, normaliseJobStatus, type SendingEvent } from '../domain/wire.js';
+import type { Job, SendingEvent } from '../domain/wire.js';
 import type { CallGate } from './call-gate.js';
-import { followExpired, nextPollAt } from './follow-plan.js';
-import { proofPath, safeSegment, stemOf, utcDay } from './proof-names.js';
-import type { JobRow, NewDocument, PolledEvent, ReturnsStore, SourceRow } from './store.js';
+import {
+  addPage,
+  afterNotFound,
+  type GiveUp,
+  judgeEnd,
+  judgePage,
+  pageRules,
+  pollStart,
+  startTally,
+  type WantedDocument,
+} from './poll-step.js';
+import { namesWhenTaken, type ProofOwner, proofName } from './proof-names.js';
+import type { JobRow, NewDocument, ReturnsStore, SourceRow } from './store.js';
+
+export { NOT_FOUND_GRACE_MS } from './poll-step.js';
 
 export type FollowClient = {
   jobs: Pick<DocexClient['jobs'], 'get'>;
@@ -28,14 +42,7 @@ export interface PollDeps {
   webhooksActive(): boolean;
 }
 
-const FINAL_JOB = new Set(['COMPLETED', 'FAILED']);
 const PAGE = 1000;
-/** A 404 for a job recorded less than this long ago is retried, not given up. */
-export const NOT_FOUND_GRACE_MS = 3_600_000;
-
-export function isFinalJob(status: string | undefined): boolean {
-  return status !== undefined && FINAL_JOB.has(normaliseJobStatus(status));
-}
 
 /** The job's events, a page (up to 1,000) at a time: a job of 10,000 events is never held whole. */
 async function* eventPages(
@@ -57,68 +64,44 @@ async function* eventPages(
   }
 }
 
-/** `name.ext` → `name-<suffix>.ext` (the extension of the last segment only). */
-function withSuffix(target: string, suffix: string): string {
-  const ext = target.lastIndexOf('.');
-  const cut = ext > target.lastIndexOf('/') ? ext : target.length;
-  return `${target.slice(0, cut)}-${suffix}${target.slice(cut)}`;
-}
-
 /**
- * Documents of a page's final events that the config asks for, with their names. `picked` holds
- * the paths named earlier in this poll: a template without `<fileReference>` gives two documents of
- * one type the same name, and the store only knows the documents of earlier polls. The second gets
- * its file reference (then a counter) added; a re-poll finds the first in the store and names them
- * alike. The store is asked about the page's plain names in one statement; only a name taken asks
- * again, one suffix at a time.
+ * The page's wanted documents with their names. `picked` holds the paths named earlier in this
+ * poll: the store only knows the documents of earlier polls. A name taken gets the next of
+ * namesWhenTaken that is free; a re-poll finds the first in the store and names them alike. The
+ * store is asked about the page's template names in one statement; only a name taken asks again,
+ * one candidate at a time.
  */
-async function wantedDocuments(
+async function namedDocuments(
   deps: PollDeps,
-  source: SourceRow,
-  job: JobRow,
-  events: readonly SendingEvent[],
+  owner: ProofOwner,
+  wanted: readonly WantedDocument[],
   now: number,
   picked: Set<string>,
 ): Promise<NewDocument[]> {
-  const types = new Set(deps.config.proofs.documentTypes);
-  const candidates = events.flatMap((event) =>
-    (event.documents ?? [])
-      .filter((d) => types.has(d.type))
-      .map((d) => ({
-        event,
-        d,
-        path: proofPath(deps.config.proofs.nameTemplate, {
-          date: source.day,
-          folder: source.folder,
-          file: source.fileName,
-          jobId: job.jobId,
-          sendingEventId: event.id,
-          type: d.type,
-          fileReference: d.fileReference,
-          documentName: d.name,
-          contentType: d.contentType,
-        }),
-      })),
-  );
-  if (candidates.length === 0) return [];
+  if (wanted.length === 0) return [];
+  const template = deps.config.proofs.nameTemplate;
+  const named = wanted.map((w) => proofName(template, owner, w.event.id, w.document));
   const usedByOthers = await deps.store.pathsUsedByOthers(
-    candidates.map((c) => ({ path: c.path, sendingEventId: c.event.id, fileReference: c.d.fileReference })),
+    wanted.map((w, i) => ({
+      path: named[i]!,
+      sendingEventId: w.event.id,
+      fileReference: w.document.fileReference,
+    })),
   );
-  const wanted: NewDocument[] = [];
-  for (const [i, { event, d, path: named }] of candidates.entries()) {
-    const taken = async (path: string) =>
-      picked.has(path) || (await deps.store.pathUsedByOther(path, event.id, d.fileReference));
-    let target = named;
-    if (picked.has(named) || usedByOthers[i]) {
-      const base = withSuffix(named, safeSegment(stemOf(d.fileReference)));
-      target = base;
-      for (let n = 2; await taken(target); n++) target = withSuffix(base, String(n));
+  const documents: NewDocument[] = [];
+  for (const [i, { event, document: d }] of wanted.entries()) {
+    let target = named[i]!;
+    if (picked.has(target) || usedByOthers[i]) {
+      for (const next of namesWhenTaken(target, d.fileReference)) {
+        target = next;
+        if (!picked.has(next) && !(await deps.store.pathUsedByOther(next, event.id, d.fileReference))) break;
+      }
     }
     picked.add(target);
-    wanted.push({
+    documents.push({
       sendingEventId: event.id,
       fileReference: d.fileReference,
-      jobId: job.jobId,
+      jobId: owner.jobId,
       type: d.type,
       name: d.name,
       contentType: d.contentType,
@@ -127,7 +110,7 @@ async function wantedDocuments(
       nextTryAt: now,
     });
   }
-  return wanted;
+  return documents;
 }
 
 export interface PollResult {
@@ -144,112 +127,56 @@ export async function pollJob(
 ): Promise<PollResult> {
   const { store, log, config } = deps;
   const fields = { folder: source.folder, file: source.fileName, jobId: row.jobId };
-  const timing = config.follow;
   const start = deps.now();
-  const giveUp = async (why: string, status: string, jobJson: string): Promise<PollResult> => {
-    await store.recordPoll(
-      {
-        jobId: row.jobId,
-        status,
-        jobJson,
-        nextPollAt: start,
-        unchangedPolls: row.unchangedPolls,
-        done: true,
-        gaveUp: why,
-        changed: true,
-      },
-      start,
-    );
+  const gaveUp = async ({ why, record }: GiveUp): Promise<PollResult> => {
+    await store.recordPoll(record, start);
     log.warn({ ...fields, why }, 'job no longer followed');
     return { done: true, newlyFinal: [], changed: true };
   };
-  if (followExpired(row.recordedAt, start, timing)) {
-    return giveUp('not final after follow.maxFollowMs', row.status ?? 'UNKNOWN', row.jobJson ?? '{}');
-  }
+  const first = pollStart(row, start, config.follow);
+  if (first.giveUp) return gaveUp(first.giveUp);
 
-  let job: Job | undefined = row.jobJson ? (JSON.parse(row.jobJson) as Job) : undefined;
-  if (!isFinalJob(row.status)) {
+  let job: Job | undefined = first.stored;
+  if (first.fetch) {
     try {
       job = await deps.client.jobs.get(row.jobId, await deps.gate.take(options));
     } catch (err) {
-      // Just uploaded and not found: a wrong managed company or a slow replica; the task's
-      // backoff asks again. Only a job the service has long forgotten is given up.
-      if (isApiError(err) && err.status === 404 && start - row.recordedAt >= NOT_FOUND_GRACE_MS)
-        return giveUp('the service no longer knows the job', 'NOT_FOUND', '{}');
+      const given = isApiError(err) && err.status === 404 ? afterNotFound(row, start) : undefined;
+      if (given) return gaveUp(given);
       throw err;
     }
   }
-  const status = job ? normaliseJobStatus(job.status) : 'UNKNOWN';
   const now = deps.now();
-
-  let changed = status !== row.status;
+  let tally = startTally(row, job);
   const newlyFinal: string[] = [];
-  let eventCount = 0;
-  let allSettled = true;
-  const types = new Set(config.proofs.documentTypes);
+  const rules = pageRules(config);
+  const owner: ProofOwner = {
+    day: source.day,
+    folder: source.folder,
+    fileName: source.fileName,
+    jobId: row.jobId,
+  };
   const picked = new Set<string>();
   // Each page is recorded as it arrives (events and documents; the file's status version moves
   // with a changed page), the job's own row last: a poll cut short is repeated whole, and upserts.
   for await (const events of eventPages(deps, row.jobId, options)) {
-    const records: PolledEvent[] = [];
-    const documents: NewDocument[] = [];
-    const finals: SendingEvent[] = [];
-    let pageChanged = false;
     // The page's events as recorded, read at once (one statement, not one per event).
-    const recorded = await store.eventsById(events.map((e) => e.id));
-    for (const event of events) {
-      const json = JSON.stringify(event);
-      const before = recorded.get(event.id);
-      if (before?.eventJson !== json) pageChanged = true;
-      const final = isFinalSendingEvent(event);
-      let finalAt = before?.finalAt;
-      if (final && finalAt === undefined) {
-        finalAt = now;
-        newlyFinal.push(event.id);
-        log.info(
-          { ...fields, sendingEventId: event.id, businessStatus: event.businessStatus, status: event.status },
-          'sending event final',
-        );
-      }
-      records.push({
-        id: event.id,
-        businessStatus: event.businessStatus,
-        status: event.status,
-        json,
-        ...(final && finalAt !== undefined ? { finalAt, finalDay: utcDay(finalAt) } : {}),
-      });
-      if (!final) {
-        allSettled = false;
-        continue;
-      }
-      finals.push(event);
-      const hasWanted = (event.documents ?? []).some((d) => types.has(d.type));
-      if (!hasWanted && (finalAt ?? now) + timing.documentWaitMs > now) allSettled = false;
+    const page = judgePage(events, await store.eventsById(events.map((e) => e.id)), now, rules);
+    for (const event of page.newlyFinal) {
+      newlyFinal.push(event.id);
+      log.info(
+        { ...fields, sendingEventId: event.id, businessStatus: event.businessStatus, status: event.status },
+        'sending event final',
+      );
     }
-    documents.push(...(await wantedDocuments(deps, source, row, finals, now, picked)));
-    await store.recordEvents(row.jobId, records, documents, now, pageChanged);
-    changed ||= pageChanged;
-    eventCount += events.length;
+    const documents = await namedDocuments(deps, owner, page.wanted, now, picked);
+    await store.recordEvents(row.jobId, page.records, documents, now, page.changed);
+    tally = addPage(tally, events.length, page);
   }
-  const expected = job?.sendingEventCount ?? 0;
-  const done = isFinalJob(status) && eventCount >= expected && allSettled;
-  const unchangedPolls = changed ? 0 : row.unchangedPolls + 1;
-  await store.recordPoll(
-    {
-      jobId: row.jobId,
-      status,
-      jobJson: JSON.stringify(job ?? {}),
-      nextPollAt: nextPollAt(
-        { now, followedSince: row.recordedAt, unchangedPolls, webhooksActive: deps.webhooksActive() },
-        timing,
-      ),
-      unchangedPolls,
-      done,
-      changed,
-    },
-    now,
-  );
-  if (done) log.info({ ...fields, status, sendingEvents: eventCount }, 'job followed to the end');
-  else log.debug({ ...fields, status, sendingEvents: eventCount, changed }, 'job polled');
-  return { done, newlyFinal, changed };
+  const record = judgeEnd(row, job, tally, now, deps.webhooksActive(), config.follow);
+  await store.recordPoll(record, now);
+  const { status, changed } = record;
+  if (record.done) log.info({ ...fields, status, sendingEvents: tally.events }, 'job followed to the end');
+  else log.debug({ ...fields, status, sendingEvents: tally.events, changed }, 'job polled');
+  return { done: record.done, newlyFinal, changed };
 }

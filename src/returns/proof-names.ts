@@ -75,6 +75,61 @@ export function proofPath(template: string, input: ProofNameInput): string {
     .join('/');
 }
 
+/** The dropped file and job a proof belongs to, as the returns store keeps them. */
+export interface ProofOwner {
+  /** UTC day the source file was claimed, YYYY-MM-DD. */
+  day: string;
+  folder: string;
+  fileName: string;
+  jobId: string;
+}
+
+/** A document of a sending event, as the service lists it. */
+export interface ProofDocument {
+  type: string;
+  fileReference: string;
+  name?: string | undefined;
+  contentType?: string | undefined;
+}
+
+/** The template's name of one document of one sending event of a job. */
+export function proofName(
+  template: string,
+  owner: ProofOwner,
+  sendingEventId: string,
+  document: ProofDocument,
+): string {
+  return proofPath(template, {
+    date: owner.day,
+    folder: owner.folder,
+    file: owner.fileName,
+    jobId: owner.jobId,
+    sendingEventId,
+    type: document.type,
+    fileReference: document.fileReference,
+    documentName: document.name,
+    contentType: document.contentType,
+  });
+}
+
+/** `name.ext` → `name-<suffix>.ext` (the extension of the last segment only). */
+function withSuffix(target: string, suffix: string): string {
+  const ext = target.lastIndexOf('.');
+  const cut = ext > target.lastIndexOf('/') ? ext : target.length;
+  return `${target.slice(0, cut)}-${suffix}${target.slice(cut)}`;
+}
+
+/**
+ * The names to try, in order, for a document whose template name `named` is taken (a template
+ * without `<fileReference>` gives two documents of one type the same name): the file reference
+ * added, then a counter after it. Endless: the caller takes the first that is free.
+ */
+export function* namesWhenTaken(named: string, fileReference: string): Generator<string, never> {
+  const base = withSuffix(named, safeSegment(stemOf(fileReference)));
+  yield base;
+  for (let n = 2; ; n++) yield withSuffix(base, String(n));
+}
+
 /** `YYYY-MM-DD/<file>.status.json`; a later drop of the same name that day gets its item id too. */
 export function statusFilePath(date: string, file: string, itemId: number, collision: boolean): string {
   const name = collision ? `${file}.${itemId}.status.json` : `${file}.status.json`;
