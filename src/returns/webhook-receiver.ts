@@ -1,9 +1,10 @@
 /**
- * The webhook receiver: a plain node:http server meant to sit behind the operator's reverse proxy.
- * Per request, cheapest refusal first: wrong path or method, a declared length over the limit (413
- * before reading a byte), missing headers or a stale timestamp (before reading the body), a body
- * that grows over the limit while read (413, the rest discarded unbuffered), then the signature on
- * the raw bytes, then the JSON. A webhook id seen before is acknowledged and ignored. A genuine new
+ * The webhook receiver: a plain node:http server meant to sit behind the operator's reverse proxy,
+ * the HTTP shell around webhook-judge.ts. Per request, cheapest refusal first: wrong path or method,
+ * a declared length over the limit (413 before reading a byte), missing headers or a stale
+ * timestamp (before reading the body), a body that grows over the limit while read (413, the rest
+ * discarded unbuffered), then the signature on the raw bytes, then the JSON; the judge decides
+ * each, the shell reads, answers and logs. A webhook id seen before is acknowledged and ignored. A genuine new
  * delivery is acknowledged only once its effect is durable: the id is read (not handled yet), the
  * effect is recorded (a job's poll due now, in the store), then the id is remembered, then 202.
  * Whatever of this fails answers 503 with the id not remembered, so the sender delivers it again.
@@ -14,10 +15,10 @@ import type { AddressInfo } from 'node:net';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { type WebhookDelivery, webhookDeliverySchema } from '../domain/wire.js';
+import type { WebhookDelivery } from '../domain/wire.js';
 import { type AfterAnswer, deliveryFields } from './webhook-events.js';
+import { judgeDelivery, judgeRequest, type Refusal, refusal } from './webhook-judge.js';
 import type { SecretRing } from './webhook-secrets.js';
-import { checkHeaders, signatureMatches } from './webhook-verify.js';
 
 export interface WebhookReceiverOptions {
   host: string;
@@ -122,70 +123,37 @@ export class WebhookReceiver {
     const counts = { accepted: 0, rejected: 0 };
     const log = options.log;
 
-    const refuse = (
-      res: ServerResponse,
-      status: number,
-      reason: string,
-      fields: object = {},
-      close = false,
-    ) => {
-      counts.rejected++;
-      log.warn({ ...fields, status, reason }, 'webhook refused');
-      answer(res, status, { error: reason }, close);
+    /** Answers a refusal; a refused delivery is counted and logged (another path or method is not). */
+    const refuse = (res: ServerResponse, r: Refusal) => {
+      if (r.counted) {
+        counts.rejected++;
+        log.warn({ ...r.fields, status: r.status, reason: r.reason }, 'webhook refused');
+      }
+      if (r.allow) res.setHeader('allow', r.allow);
+      answer(res, r.status, { error: r.reason }, r.close);
     };
 
     const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (path !== options.path) {
+      const request = { path: (req.url ?? '/').split('?')[0]!, method: req.method, headers: req.headers };
+      const admitted = judgeRequest(request, clock.now(), options);
+      if (admitted.refused) {
         discard(req);
-        answer(res, 404, { error: 'not-found' });
+        refuse(res, admitted);
         return;
       }
-      if (req.method !== 'POST') {
-        discard(req);
-        res.setHeader('allow', 'POST');
-        answer(res, 405, { error: 'method-not-allowed' });
-        return;
-      }
-      const declared = Number(req.headers['content-length'] ?? Number.NaN);
-      if (declared > options.maxBodyBytes) {
-        discard(req);
-        refuse(res, 413, 'body-too-large', { bytes: declared }, true);
-        return;
-      }
-      const check = checkHeaders(req.headers, clock.now(), options.toleranceMs);
-      if (!check.ok) {
-        discard(req);
-        refuse(res, check.status, check.reason, { webhookId: req.headers['webhook-id'] });
-        return;
-      }
-      const webhookId = check.headers.id;
       const body = await readLimited(req, options.maxBodyBytes);
-      if (!body) {
-        refuse(res, 413, 'body-too-large', { webhookId }, true);
-        return;
-      }
-      const signers = options.secrets.current();
-      if (signers.length === 0) {
-        // Not the sender's fault: a 503 makes it retry once a secret is stored.
-        refuse(res, 503, 'no-secret-configured', { webhookId });
-        return;
-      }
-      if (!signatureMatches(check.headers, check.timestampSeconds, body, signers)) {
+      // The secrets' folder is listed only for a body within the limit.
+      let verdict = judgeDelivery(admitted, body, body ? options.secrets.current() : []);
+      if (verdict.refused && verdict.reason === 'bad-signature') {
         // Maybe signed with a secret stored a moment ago: read the secrets again (rate-limited).
         const fresh = options.secrets.reloadAfterMismatch?.();
-        if (!fresh || !signatureMatches(check.headers, check.timestampSeconds, body, fresh)) {
-          refuse(res, 401, 'bad-signature', { webhookId });
-          return;
-        }
+        if (fresh && fresh.length > 0) verdict = judgeDelivery(admitted, body, fresh);
       }
-      let delivery: WebhookDelivery;
-      try {
-        delivery = webhookDeliverySchema.parse(JSON.parse(body.toString('utf8')));
-      } catch {
-        refuse(res, 400, 'not-a-delivery', { webhookId });
+      if (verdict.refused) {
+        refuse(res, verdict);
         return;
       }
+      const { webhookId, delivery } = verdict;
       const fields = deliveryFields(delivery);
       const logFields = {
         webhookId,
@@ -204,7 +172,7 @@ export class WebhookReceiver {
         handled = (await options.seen?.(webhookId)) ?? false;
       } catch (err) {
         // The store of ids seen cannot answer (a database outage): the sender retries later.
-        refuse(res, 503, 'store-unavailable', { ...logFields, err });
+        refuse(res, refusal(503, 'store-unavailable', { ...logFields, err }));
         return;
       }
       if (handled) {
@@ -217,14 +185,14 @@ export class WebhookReceiver {
       try {
         after = await options.effect?.(delivery, webhookId);
       } catch (err) {
-        refuse(res, 503, 'effect-not-recorded', { ...logFields, err });
+        refuse(res, refusal(503, 'effect-not-recorded', { ...logFields, err }));
         return;
       }
       let fresh: boolean;
       try {
         fresh = await options.remember(webhookId, delivery.type);
       } catch (err) {
-        refuse(res, 503, 'store-unavailable', { ...logFields, err });
+        refuse(res, refusal(503, 'store-unavailable', { ...logFields, err }));
         return;
       }
       // Two deliveries of one id at once both made the effect; only one is new.
