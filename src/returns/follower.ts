@@ -3,17 +3,14 @@
  * the clock (short real sleeps, so a moved ManualClock is noticed) and on nudges; it takes new jobs
  * from the journal feed, polls the jobs due at each firing of `follow.schedule` (their own backoff
  * decides which are due), fetches due documents, keeps as many of those in flight as its pacing
- * allows (pacing.ts: grows while answers are good, halves on 429/503, waits out a Retry-After,
- * and `follow.maxCallsPerMinute` when set), then rewrites the status files whose state moved. A nudge (a webhook) polls its job at once, through the same code.
+ * allows (pacing.ts: grows while answers are good, halves on 429/503, waits out a Retry-After, and
+ * `follow.maxCallsPerMinute` when set), then asks each status format (status-writers.ts) to write
+ * what is due. A nudge (a webhook) polls its job at once, through the same code.
  *
- * The daily CSV is written by one agent of those sharing a PostgreSQL journal: at a firing of its
- * schedule an agent that finds days due (csvDaysDue, the shared store's) claims the task
- * (`claimTask`, by the database's clock) for a window a little shorter than
- * `follow.maxIntervalMs`; the others look again after that window, when the days are written or,
- * the claimant having failed, due still, and then one of them claims it. The same way, each firing
- * of `follow.schedule` is swept by one agent: the first to claim it polls the jobs due, the others
- * skip that firing (their nudges, webhooks and catch-up polls still run: a job's own backoff in the
- * shared store keeps them from polling it again at once).
+ * Each firing of `follow.schedule` is swept by one agent of those sharing a PostgreSQL journal: the
+ * first to claim it polls the jobs due, the others skip that firing (their nudges, webhooks and
+ * catch-up polls still run: a job's own backoff in the shared store keeps them from polling it
+ * again at once). The daily CSV is claimed the same way (status-csv.ts).
  */
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
@@ -41,9 +38,12 @@ import type { JournalFeed } from './journal-feed.js';
 import { Pacing } from './pacing.js';
 import type { FollowClient } from './poll-job.js';
 import { statusFilePath, utcDay } from './proof-names.js';
-import { csvFileName, writeDailyCsv } from './status-csv.js';
-import { writeStaleStatusFiles } from './status-files.js';
+import { writeDueCsvs } from './status-csv.js';
+import type { StatusWriter } from './status-writer.js';
+import { statusWriters } from './status-writers.js';
 import { type NewJob, POLL_UNFINISHED_KEY, type ReturnsStore } from './store.js';
+
+export { DAILY_CSV_TASK } from './status-csv.js';
 
 export const FEED_CURSOR = 'journal-history-cursor';
 /** Longest wait after failed steps, in loop periods (30 s with the default 1 s period). */
@@ -73,33 +73,17 @@ export interface FollowerOptions {
   claimTask?: TaskClaim;
 }
 
-/** The cluster task of the daily CSV. */
-export const DAILY_CSV_TASK = 'returns:daily-csv';
 /** The cluster task of a firing of follow.schedule: one agent polls the jobs due. */
 export const FOLLOW_SWEEP_TASK = 'returns:follow-sweep';
 /** A firing is claimed for this share of the time to the next one. */
 const SWEEP_CLAIM_SHARE = 0.8;
-/**
- * The daily CSV is claimed for this share of follow.maxIntervalMs, the delay after which a
- * failed write, or an agent that lost the claim, looks again: by then the window is over.
- */
-const CSV_CLAIM_SHARE = 0.9;
-
-/** How long the last status pass of a stop may write. */
-const STOP_STATUS_BUDGET_MS = 2_000;
-/** Status files may take about 1/this of the follower's time (see writeStatuses). */
-const STATUS_COST_SHARE = 20;
 
 export class Follower {
   readonly gate: CallGate;
   private readonly poll: CronPlan;
-  private readonly daily: CronPlan;
   private nextSweepAt: number;
-  private nextCsvAt: number;
-  private statusRetryAt = 0;
-  private statusWrittenAt = Number.NEGATIVE_INFINITY;
-  /** Real ms until the status files may be rewritten: grows with what the last rewrite cost. */
-  private statusPauseMs = 0;
+  /** Each status format with the clock time it is next due. */
+  private readonly statuses: { writer: StatusWriter; dueAt: number }[];
   private readonly nudged = new Set<string>();
   /** Jobs due at the last firing of the schedule, in due order (a Set: queued once). */
   private readonly sweep = new Set<string>();
@@ -132,12 +116,19 @@ export class Follower {
       opts.maxSleepMs ?? 1000,
     );
     this.poll = cronPlan(opts.config.follow.schedule);
-    this.daily = cronPlan(opts.config.statuses.dailyCsvSchedule);
     this.nextSweepAt = now;
-    // Days missed while the agent was down are written at start.
-    this.nextCsvAt = now;
     this.maxSleepMs = opts.maxSleepMs ?? 1000;
     this.tasks = this.taskContext();
+    // Each format is due at the first step (days of CSV missed while the agent was down included).
+    this.statuses = statusWriters({
+      store: opts.store,
+      target: opts.statusTarget,
+      config: opts.config,
+      log: opts.log,
+      periodMs: this.maxSleepMs,
+      stopping: () => this.abort.signal.aborted,
+      ...(opts.claimTask ? { claimTask: opts.claimTask } : {}),
+    }).map((writer) => ({ writer, dueAt: Number.NEGATIVE_INFINITY }));
   }
 
   start(): void {
@@ -355,42 +346,27 @@ export class Follower {
     this.inFlight.set(task.key, running);
   }
 
-  /** `stopping`: the last pass before the follower stops, bounded by STOP_STATUS_BUDGET_MS. */
+  /**
+   * Asks each status format due at `now` to write; a failure is logged and the format asked again
+   * after its retryMs. `stopping`: the last pass before the follower stops (formats with a lastPass).
+   */
   private async writeStatuses(now: number, stopping = false): Promise<void> {
-    if (now < this.statusRetryAt) return;
-    // A job of thousands of events changes with every proof: its status file is rewritten at most
-    // once per loop period (real time), not once per change.
-    const real = performance.now();
-    if (!stopping && real - this.statusWrittenAt < Math.max(this.maxSleepMs, this.statusPauseMs)) return;
-    this.statusWrittenAt = real;
-    // Each write is synced: a backlog of them must not hold a stop past the service manager's
-    // patience. What is left is written at the next start.
-    const enough = stopping
-      ? () => performance.now() - real > STOP_STATUS_BUDGET_MS
-      : () => this.abort.signal.aborted;
-    try {
-      await writeStaleStatusFiles(this.opts.store, this.opts.statusTarget, enough);
-      // A status file of thousands of events costs real time to build and write: rewriting it once
-      // a loop period would spend the agent on it. Spend at most about 1/STATUS_COST_SHARE of it.
-      this.statusPauseMs = (performance.now() - real) * STATUS_COST_SHARE;
-    } catch (err) {
-      this.statusRetryAt = now + this.opts.config.follow.minIntervalMs;
-      this.opts.log.warn(
-        { err, code: isDocexError(err) ? err.code : undefined },
-        'status file write failed: tried again later',
-      );
+    for (const format of this.statuses) {
+      const { writer } = format;
+      if (now < format.dueAt || (stopping && !writer.lastPass)) continue;
+      try {
+        if (stopping) await writer.lastPass?.();
+        else format.dueAt = await writer.write(now);
+      } catch (err) {
+        format.dueAt = now + writer.retryMs;
+        this.opts.log.warn({ err, code: isDocexError(err) ? err.code : undefined }, writer.failed);
+      }
     }
   }
 
-  /** Every past UTC day with final events and no CSV yet. */
-  async writeDueCsvs(now = this.opts.clock.now()): Promise<string[]> {
-    const written: string[] = [];
-    for (const day of await this.opts.store.csvDaysDue(utcDay(now))) {
-      const rows = await writeDailyCsv(this.opts.store, this.opts.statusTarget, day, now);
-      this.opts.log.info({ day, rows, file: csvFileName(day) }, 'daily status file written');
-      written.push(day);
-    }
-    return written;
+  /** Every past UTC day with final events and no CSV yet (the daily CSV's own schedule aside). */
+  writeDueCsvs(now = this.opts.clock.now()): Promise<string[]> {
+    return writeDueCsvs(this.opts.store, this.opts.statusTarget, this.opts.log, now);
   }
 
   /**
@@ -410,27 +386,6 @@ export class Follower {
       { jobs: moved, withinMs: CATCH_UP_SPREAD_MS },
       'unfinished jobs polled within a minute: webhooks may have been missed',
     );
-  }
-
-  /**
-   * The daily CSV when days are due and this agent claims it (always, without claimTask). Answers
-   * when to look again: the next firing, or after the claim's window when another agent has it.
-   */
-  private async dailyCsvStep(now: number): Promise<number> {
-    const claim = this.opts.claimTask;
-    const retryAt = now + this.opts.config.follow.maxIntervalMs;
-    const nextFiring = this.daily.next(now) ?? Number.POSITIVE_INFINITY;
-    if (claim) {
-      // Nothing due, nothing claimed: a claim made for nothing would hold a firing's days back.
-      if ((await this.opts.store.csvDaysDue(utcDay(now))).length === 0) return nextFiring;
-      const window = Math.max(1, Math.floor(this.opts.config.follow.maxIntervalMs * CSV_CLAIM_SHARE));
-      if (!(await claim(DAILY_CSV_TASK, window))) {
-        this.opts.log.debug('daily status file: another agent writes it; looked at again later');
-        return retryAt;
-      }
-    }
-    await this.writeDueCsvs(now);
-    return nextFiring;
   }
 
   /**
@@ -477,17 +432,6 @@ export class Follower {
     }
     await this.fill(now);
     await this.writeStatuses(now);
-    if (now >= this.nextCsvAt) {
-      try {
-        this.nextCsvAt = await this.dailyCsvStep(now);
-      } catch (err) {
-        this.nextCsvAt = now + this.opts.config.follow.maxIntervalMs;
-        log.warn(
-          { err, code: isDocexError(err) ? err.code : undefined },
-          'daily status file failed: tried again later',
-        );
-      }
-    }
     return added > 0 || this.inFlight.size > 0 || this.sweep.size > 0 || this.nudged.size > 0;
   }
 

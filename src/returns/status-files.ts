@@ -2,13 +2,14 @@
  * `<date>/<file>.status.json` per dropped file: its jobs and every sending event (recipient,
  * business and technical status, errors, warnings, the proofs written), rebuilt from the store
  * and rewritten atomically through the output target whenever the store's version of the file
- * moves. The build is pure; writing is the shell.
+ * moves. The build is pure; writing is the shell; `statusFiles` is the format the follower runs.
  */
 import { Readable } from 'node:stream';
 import { isoTime } from '../core/clock.js';
 import type { Job, SendingEvent } from '../domain/wire.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { type EventView, eventView, type IssueView, jobErrors, parseJson } from './status-view.js';
+import type { StatusFormat, StatusWriter, StatusWriterContext } from './status-writer.js';
 import type { DocumentRow, EventRow, JobRow, ReturnsStore, SourceRow } from './store.js';
 
 export interface StatusDocument {
@@ -170,3 +171,51 @@ export async function writeStaleStatusFiles(
   }
   return written;
 }
+
+/** How long the last status pass of a stop may write. */
+const STOP_STATUS_BUDGET_MS = 2_000;
+/** Status files may take about 1/this of the follower's time (see StatusFilesWriter). */
+const STATUS_COST_SHARE = 20;
+
+/**
+ * The status files as the follower writes them: at each step, each file whose state moved. A job
+ * of thousands of events changes with every proof: its file is rewritten at most once per loop
+ * period (real time), not once per change, and, as such a file costs real time to build and write,
+ * at most about 1/STATUS_COST_SHARE of the follower's time goes to them. Each write is synced: a
+ * backlog must not hold a stop past the service manager's patience, so the last pass of a stop
+ * writes for STOP_STATUS_BUDGET_MS at most; what is left is written at the next start.
+ */
+class StatusFilesWriter implements StatusWriter {
+  readonly failed = 'status file write failed: tried again later';
+  readonly retryMs: number;
+  private writtenAt = Number.NEGATIVE_INFINITY;
+  /** Real ms until the files may be rewritten: grows with what the last rewrite cost. */
+  private pauseMs = 0;
+
+  constructor(private readonly context: StatusWriterContext) {
+    this.retryMs = context.config.follow.minIntervalMs;
+  }
+
+  async write(now: number): Promise<number> {
+    await this.pass(false);
+    return now;
+  }
+
+  lastPass(): Promise<void> {
+    return this.pass(true);
+  }
+
+  private async pass(stopping: boolean): Promise<void> {
+    const real = performance.now();
+    if (!stopping && real - this.writtenAt < Math.max(this.context.periodMs, this.pauseMs)) return;
+    this.writtenAt = real;
+    const enough = stopping
+      ? () => performance.now() - real > STOP_STATUS_BUDGET_MS
+      : () => this.context.stopping();
+    await writeStaleStatusFiles(this.context.store, this.context.target, enough);
+    this.pauseMs = (performance.now() - real) * STATUS_COST_SHARE;
+  }
+}
+
+/** `<date>/<file>.status.json` per dropped file: always on. */
+export const statusFiles: StatusFormat = (context) => new StatusFilesWriter(context);
