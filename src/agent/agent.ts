@@ -200,6 +200,8 @@ export class Agent {
         this.leases.counts.takenOver += files;
       },
       onUnreadableChange: () => this.unreadableReport.changed(),
+      // Same process: the follower reads the journal at once rather than at its safety timer.
+      onJobDone: () => this.follower.returns?.follower.jobsDone(),
     });
     this.unreadableReport = new UnreadableReport({
       stateDir: config.stateDir,

@@ -48,6 +48,8 @@ export interface RunningFoldersOptions {
   onTakenOver?: (files: number) => void;
   /** The files some local folder cannot read, stat or move changed (or a folder left with its list). */
   onUnreadableChange?: () => void;
+  /** An item with a job was recorded done: the return path's follower reads the journal now. */
+  onJobDone?: () => void;
 }
 
 /** A running local folder and the files it reports the agent cannot read, stat or move (often none). */
@@ -132,6 +134,7 @@ export class RunningFolders implements Part {
       onFinished: (item) => sources.get(item.folder)?.finished?.(item),
       onLeft: (item) => sources.get(item.folder)?.left?.(item),
       ...(this.options.onTakenOver ? { onTakenOver: this.options.onTakenOver } : {}),
+      ...(this.options.onJobDone ? { onJobDone: this.options.onJobDone } : {}),
       onFolderUnsafe: (name, err) => this.stopUnsafe(name, err),
     });
     this.recovered = await this.pipe.recover();

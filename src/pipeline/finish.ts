@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import { crashPoint } from '../core/crash-points.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import { existsOrFalse } from '../core/fs.js';
-import type { JournalItem } from '../journal/index.js';
+import type { JournalItem, TransitionFields } from '../journal/index.js';
 import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
 import { findPlaced, placeFile } from './place-file.js';
 import { sidecarPathOf, usesSidecars } from './sidecar.js';
@@ -105,6 +105,20 @@ async function dropCopy(runtime: FolderRuntime, item: JournalItem): Promise<void
   await Promise.all(paths.map((p) => fs.rm(p, { force: true })));
 }
 
+/**
+ * Records an item `done`; one with a job is told to the return path of this process (onJobDone),
+ * whose follower then reads the journal rather than at its next look.
+ */
+export async function recordDone(
+  ctx: Pick<StepContext, 'journal' | 'onJobDone'>,
+  itemId: number,
+  fields?: TransitionFields,
+): Promise<JournalItem> {
+  const done = await ctx.journal.transition(itemId, 'done', fields);
+  if (done.jobId !== undefined) ctx.onJobDone?.();
+  return done;
+}
+
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */
 export async function archiveItem(
   ctx: StepContext,
@@ -124,7 +138,7 @@ export async function archiveItem(
         { archived: earlier },
         'file archived already by the agent that held it before: this copy dropped',
       );
-      return ctx.journal.transition(item.id, 'done');
+      return recordDone(ctx, item.id);
     }
     const record = { ...resultRecord(item, now), ...extra };
     const placed = await placeFile(
@@ -143,7 +157,7 @@ export async function archiveItem(
   } else {
     log.warn({ itemId: item.id }, 'file already moved out of .processing');
   }
-  return ctx.journal.transition(item.id, 'done');
+  return recordDone(ctx, item.id);
 }
 
 /** A `rejected` item whose file is still in `.processing/`: move it to the error folder. */

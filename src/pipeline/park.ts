@@ -6,8 +6,8 @@
  * rows not sent of a payload-word file are written as a ready file to drop again.
  */
 import type { PayloadJobRequest } from '../domain/wire.js';
-import { isFinal, type JournalItem, needsUpload } from '../journal/index.js';
-import { placeRejected } from './finish.js';
+import { isFinal, type JournalItem, needsUpload, type TransitionFields } from '../journal/index.js';
+import { placeRejected, recordDone } from './finish.js';
 import { planPayload } from './payload-plan.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
@@ -96,10 +96,9 @@ export async function parkItem(
       rowIndex: row.rowIndex,
     });
     // The service has a sent row: it is done, whatever became of the file.
-    await ctx.journal.transition(row.id, fate === 'sent' ? 'done' : 'rejected', {
-      code: PARKED_CODE,
-      reason: `${fate}: ${reason}`,
-    });
+    const fields: TransitionFields = { code: PARKED_CODE, reason: `${fate}: ${reason}` };
+    if (fate === 'sent') await recordDone(ctx, row.id, fields);
+    else await ctx.journal.transition(row.id, 'rejected', fields);
   }
   if (rows.length === 0) {
     documents.push({ label: item.fileName, fate: fateOf(item), jobId: item.jobId, jobName: item.jobName });

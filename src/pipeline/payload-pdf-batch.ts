@@ -21,7 +21,7 @@ import { fileChange, isFinal, type JournalItem } from '../journal/index.js';
 import { type BatchInput, folderBatchInput, settledBatchInput, zipBatchInput } from './batch-inputs.js';
 import { type BatchPlan, planBatch } from './batch-plan.js';
 import { callOptions } from './call-options.js';
-import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { archiveDayDir } from './outcome-files.js';
@@ -148,7 +148,7 @@ async function sendRows(
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
-    if (row.state === 'uploaded') row = await ctx.journal.transition(row.id, 'done');
+    if (row.state === 'uploaded') row = await recordDone(ctx, row.id);
     ctx.log.info(
       { folder: item.folder, file: item.fileName, row: row.label, jobId: row.jobId, state: row.state },
       'batch row finished',

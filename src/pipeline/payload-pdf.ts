@@ -15,7 +15,7 @@ import { DocexError, isDocexError } from '../core/errors.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { callOptions } from './call-options.js';
-import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js';
 import { mib } from './inspect/codes.js';
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
@@ -167,7 +167,7 @@ export async function drivePayloadPdf(
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });
-    if (row.state === 'uploaded') row = await ctx.journal.transition(row.id, 'done');
+    if (row.state === 'uploaded') row = await recordDone(ctx, row.id);
   }
   if (row.state === 'rejected') {
     return rejectItem(

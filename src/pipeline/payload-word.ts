@@ -10,7 +10,7 @@ import { crashPoint } from '../core/crash-points.js';
 import type { PayloadJobRequest } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { callOptions } from './call-options.js';
-import { archiveItem, placeRejected, rejectItem } from './finish.js';
+import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js';
 import { validateItem } from './intake.js';
 import { planPayload } from './payload-plan.js';
 import { classifyFailure } from './retry-policy.js';
@@ -58,7 +58,7 @@ export async function createRow(
     crashPoint('after-created');
   }
   // A payload-word job has no upload: once the service has it, the row is done.
-  if (item.state === 'created') item = await ctx.journal.transition(item.id, 'done');
+  if (item.state === 'created') item = await recordDone(ctx, item.id);
   return item;
 }
 

@@ -53,6 +53,8 @@ export interface StepContext {
   verdicts?: VerdictCache;
   /** Told the bytes of a streamed upload sent so far (`submit`'s progress line). */
   onUploadProgress?: (bytesSent: number) => void;
+  /** Told when an item with a job is recorded done (recordDone): the return path reads the journal now. */
+  onJobDone?: () => void;
 }
 
 /** A small file as read at its claim. */

@@ -1,11 +1,12 @@
 /**
  * The follower: decides which job to poll and which document to fetch, when. One loop wakes on
  * the clock (short real sleeps, so a moved ManualClock is noticed) and on nudges; it takes new jobs
- * from the journal feed, polls the jobs due at each firing of `follow.schedule` (their own backoff
- * decides which are due), fetches due documents, keeps as many of those in flight as its pacing
- * allows (pacing.ts: grows while answers are good, halves on 429/503, waits out a Retry-After, and
- * `follow.maxCallsPerMinute` when set), then asks each status format (status-writers.ts) to write
- * what is due. A nudge (a webhook) polls its job at once, through the same code.
+ * from the journal feed when the pipeline says a job is done (jobsDone), polls the jobs due at each
+ * firing of `follow.schedule` (their own backoff decides which are due), fetches due documents,
+ * keeps as many of those in flight as its pacing allows (pacing.ts: grows while answers are good,
+ * halves on 429/503, waits out a Retry-After, and `follow.maxCallsPerMinute` when set), then asks
+ * each status format (status-writers.ts) to write what is due. A nudge (a webhook) polls its job at
+ * once, through the same code.
  *
  * Each firing of `follow.schedule` is swept by one agent of those sharing a PostgreSQL journal: the
  * first to claim it polls the jobs due, the others skip that firing (their nudges, webhooks and
@@ -48,7 +49,7 @@ export { DAILY_CSV_TASK } from './status-csv.js';
 export const FEED_CURSOR = 'journal-history-cursor';
 /** Longest wait after failed steps, in loop periods (30 s with the default 1 s period). */
 const STEP_BACKOFF_MAX = 30;
-/** Loop periods an idle follower sleeps at most between two looks at the intake journal. */
+/** Loop periods an idle follower sleeps at most between two steps. */
 const IDLE_SLEEP_FACTOR = 5;
 /** Catch-up polls of every unfinished job (webhooks may have been missed) are spread over this. */
 export const CATCH_UP_SPREAD_MS = 60_000;
@@ -84,6 +85,12 @@ export class Follower {
   private nextSweepAt: number;
   /** Each status format with the clock time it is next due. */
   private readonly statuses: { writer: StatusWriter; dueAt: number }[];
+  /** The pipeline said a job is done since the journal was last read (see jobsDone). */
+  private feedNudged = false;
+  /** When the journal is read though no nudge came (see jobsDone): at once at start. */
+  private feedDueAt = Number.NEGATIVE_INFINITY;
+  /** Real time of the last read of the journal by the loop. */
+  private feedReadAt = Number.NEGATIVE_INFINITY;
   private readonly nudged = new Set<string>();
   /** Jobs due at the last firing of the schedule, in due order (a Set: queued once). */
   private readonly sweep = new Set<string>();
@@ -140,6 +147,22 @@ export class Follower {
     this.wakeUp?.();
     await this.loopDone;
     await Promise.allSettled([...this.inFlight.values()]);
+  }
+
+  /**
+   * The pipeline of this process recorded a job done: the journal is read at the next step, woken
+   * now. Between nudges the follower does not read the journal on every step; a slow timer stays
+   * as the safety net (one read per follow.firstPollMs of the clock, and at every start), for the
+   * jobs no nudge announces: those finished by another agent sharing the PostgreSQL journal (whose
+   * own follower may have died before reading them), and a job a nudged read could not see yet (the
+   * PostgreSQL journal's read horizon lags a commit in progress). Read that often, such a job is
+   * still found by the time its first poll is due (firstPollMs after it was recorded).
+   */
+  jobsDone(): void {
+    this.feedNudged = true;
+    // At most one read per loop period: a burst of jobs done wakes the loop once, and a nudge
+    // that comes sooner is read at the end of the period (see safeStep).
+    if (performance.now() - this.feedReadAt >= this.maxSleepMs) this.wakeUp?.();
   }
 
   /** Poll this job now (a webhook said it changed). Unknown jobs (not this agent's) are ignored. */
@@ -415,10 +438,17 @@ export class Follower {
   private async step(): Promise<boolean> {
     const { clock, store, log } = this.opts;
     let added = 0;
-    try {
-      added = await this.syncFeed();
-    } catch (err) {
-      log.warn({ err }, 'reading the intake journal failed: tried again');
+    if (this.feedNudged || clock.now() >= this.feedDueAt) {
+      this.feedNudged = false;
+      this.feedReadAt = performance.now();
+      try {
+        added = await this.syncFeed();
+        this.feedDueAt = clock.now() + this.opts.config.follow.firstPollMs;
+      } catch (err) {
+        // Read again at the next step.
+        this.feedDueAt = clock.now();
+        log.warn({ err }, 'reading the intake journal failed: tried again');
+      }
     }
     const now = clock.now();
     await this.catchUp(now);
@@ -451,7 +481,14 @@ export class Follower {
       // wake the loop at once anyway.
       this.idleSteps = busy ? 0 : this.idleSteps + 1;
       const sleep = this.maxSleepMs * Math.min(2 ** this.idleSteps, IDLE_SLEEP_FACTOR);
-      return Math.max(1, Math.min(busy ? this.maxSleepMs : sleep, this.nextSweepAt - this.opts.clock.now()));
+      // A nudge that came while the journal was read recently: read at the end of the period.
+      const feedWait = this.feedNudged
+        ? this.feedReadAt + this.maxSleepMs - performance.now()
+        : Number.POSITIVE_INFINITY;
+      return Math.max(
+        1,
+        Math.min(busy ? this.maxSleepMs : sleep, this.nextSweepAt - this.opts.clock.now(), feedWait),
+      );
     } catch (err) {
       this.stepFailures++;
       const wait = this.maxSleepMs * Math.min(2 ** (this.stepFailures - 1), STEP_BACKOFF_MAX);

@@ -1,7 +1,8 @@
 /**
  * The job-following part of the agent: opens the returns store (beside the journal: returns.sqlite
  * in the state folder, or the journal's PostgreSQL database) and the read-only journal feed,
- * creates the output targets and starts the follower. `returns.follower` is what webhooks nudge.
+ * creates the output targets and starts the follower. `returns.follower` is what webhooks and the
+ * pipeline of this process (a job done) nudge.
  */
 import { rmSync } from 'node:fs';
 import path from 'node:path';
