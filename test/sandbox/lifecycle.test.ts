@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEvent } from '../../src/sandbox/context.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
@@ -32,6 +33,12 @@ const wordJob = (email: string, sendingEventExecutionDateUtc?: string) =>
       },
     },
   });
+
+interface ListedEvent {
+  id: string;
+  jobId: string;
+  documents: { type: string; fileReference: string; size: number; md5: string | null }[];
+}
 
 const eventOf = async (jobId: string) => (await t.api('GET', `/sending-events?jobId=${jobId}`)).body.items[0];
 
@@ -73,6 +80,33 @@ describe('sending event lifecycle', () => {
       { jobId, status: 'COMPLETED', previousStatus: 'PROCESSING' },
     ]);
     expect(mine.every((e) => e.companyId === SEED.partnerCompanyId)).toBe(true);
+  });
+
+  it('lists every sending event on the control API with the MD5 of each proof it holds, as downloaded', async () => {
+    const job = await wordJob('listed@example.com');
+    const jobId = job.body.id as string;
+    for (let i = 0; i < 12; i++) await t.advance(1000);
+    const final = await until(async () => {
+      const e = await eventOf(jobId);
+      return e.status === 'SUCCESS' ? e : undefined;
+    });
+    const listed = ((await t.control('GET', '/sending-events')).body.items as ListedEvent[]).find(
+      (e) => e.jobId === jobId,
+    );
+    expect(listed).toMatchObject({ id: final.id, businessStatus: 'SUCCESS', status: 'SUCCESS', final: true });
+    // The original (the rendered document) without its MD5; the generated ones with theirs.
+    expect(listed!.documents.map((d) => [d.type, d.md5 === null])).toEqual([
+      ['ORIGINAL', true],
+      ['DELIVERY_PROOF', false],
+      ['SUBMISSION_REPORT', false],
+    ]);
+    for (const doc of listed!.documents.filter((d) => d.md5 !== null)) {
+      const { url } = (
+        await t.api('GET', `/sending-events/${final.id}/files/${doc.fileReference}/download-url`)
+      ).body as { url: string };
+      const bytes = (await t.files('GET', url)).raw;
+      expect(doc).toMatchObject({ size: bytes.length, md5: createHash('md5').update(bytes).digest('hex') });
+    }
   });
 
   it('holds a sending event scheduled until its execution date', async () => {

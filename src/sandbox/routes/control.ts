@@ -1,13 +1,16 @@
+import { createHash } from 'node:crypto';
+import { createReadStream } from 'node:fs';
 import { z } from 'zod';
 import { isDocexError } from '../../core/errors.js';
 import { jobStatusName } from '../../domain/names-profile.js';
 import { isFinalSendingEvent } from '../../domain/wire.js';
+import { blobPath } from '../blobs.js';
 import type { SandboxContext } from '../context.js';
 import { type FaultInjector, faultSchema } from '../faults.js';
 import { problem, type Router, sendJson } from '../http.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { PEPPOL_DOCUMENT_KIND } from '../peppol-documents.js';
-import type { JobRecord, SendingEventRecord } from '../records.js';
+import type { BlobRecord, JobRecord, SendingEventRecord } from '../records.js';
 import { WEBHOOK_KIND } from '../webhook-dispatcher.js';
 import { readJsonBody } from './route-helpers.js';
 import { USAGE_EVENT_KIND } from './usage-query.js';
@@ -44,6 +47,34 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
       sendingEventCount: job.sendingEventCount,
       errorList: job.errorList,
     }));
+    sendJson(res, 200, { items, totalItems: items.length });
+  });
+
+  // Every sending event with its documents; the generated ones (proofs, reports) with their MD5,
+  // so a test can compare what an agent wrote with what the service holds.
+  router.add('GET', '/_sandbox/sending-events', async (_req, res) => {
+    const items = [];
+    // Read whole first: the store's cursor must not stay open across the awaits below.
+    for (const event of [...ctx.store.iterate<SendingEventRecord>('sending-event')]) {
+      const documents = [];
+      for (const d of event.documents) {
+        const blob = d.type === 'ORIGINAL' ? undefined : ctx.store.get<BlobRecord>('blob', d.fileReference);
+        documents.push({
+          type: d.type,
+          fileReference: d.fileReference,
+          size: d.size,
+          md5: blob ? await blobMd5(ctx, blob) : null,
+        });
+      }
+      items.push({
+        id: event.id,
+        jobId: event.jobId,
+        businessStatus: event.businessStatus,
+        status: event.status,
+        final: isFinalSendingEvent(event),
+        documents,
+      });
+    }
     sendJson(res, 200, { items, totalItems: items.length });
   });
 
@@ -126,4 +157,14 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
       sendJson(res, 201, added);
     });
   }
+}
+
+async function blobMd5(ctx: SandboxContext, blob: BlobRecord): Promise<string> {
+  const hash = createHash('md5');
+  const start = blob.offset ?? 0;
+  if (blob.size === 0) return hash.digest('hex');
+  for await (const chunk of createReadStream(blobPath(ctx, blob), { start, end: start + blob.size - 1 })) {
+    hash.update(chunk as Buffer);
+  }
+  return hash.digest('hex');
 }
