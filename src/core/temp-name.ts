@@ -5,8 +5,11 @@ import { createHash } from 'node:crypto';
  * a long target could pass 255 bytes), and the same for every attempt at one target, so a temp
  * file left by a crash is overwritten and renamed away by the next write of that target instead
  * of staying beside the outputs for ever. `target` is the full final path (two targets that share
- * a staging folder get two names).
+ * a staging folder get two names). `writer`: 8 hex digits naming the writing process, where
+ * several processes may write one target at once (agents sharing an output folder): each its own
+ * temp file, never one truncating the other's.
  */
-export function tempBaseName(target: string, kind = 'tmp'): string {
-  return `.docex-${createHash('sha256').update(target).digest('hex').slice(0, 12)}.${kind}`;
+export function tempBaseName(target: string, kind = 'tmp', writer?: string): string {
+  const hash = createHash('sha256').update(target).digest('hex').slice(0, 12);
+  return `.docex-${hash}${writer ? `-${writer}` : ''}.${kind}`;
 }

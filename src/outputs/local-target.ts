@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -12,8 +13,15 @@ import { tempBaseName } from '../core/temp-name.js';
 import { removeOldLocal } from './retention.js';
 import type { OutputContent, OutputTarget, Removed } from './types.js';
 
-/** The temp names of tempBaseName. */
-const TEMP_NAME = /^\.docex-[0-9a-f]{12}\.tmp$/;
+/** The temp names of tempBaseName, with or without a writer. */
+const TEMP_NAME = /^\.docex-[0-9a-f]{12}(?:-[0-9a-f]{8})?\.tmp$/;
+
+/**
+ * This process as a writer of output folders: agents on several hosts (or processes) may share
+ * one output folder and write the same status file or proof at once, each through its own temp
+ * file. A temp file this process leaves by dying is removed by the next process's sweep.
+ */
+const PROCESS_WRITER = randomBytes(4).toString('hex');
 
 /** Resolves `relPath` inside `root`, refusing anything that would leave it. */
 export function resolveInside(root: string, relPath: string): string {
@@ -31,13 +39,16 @@ export interface LocalTargetOptions {
   log?: Logger;
   /** Config place for that line (`returns.proofs.target`). */
   at?: string;
+  /** The temp names' writer (tempBaseName); default this process's. */
+  writer?: string;
 }
 
 /**
- * An output folder on this machine: temp name beside the target, fsync, rename. The output folder
- * is the agent's own (the ERP reads from it): a missing one is made at the first write, with one
- * info line listing what was made, the folders above it too (a mistyped path shows there, as the
- * sample configuration's fresh `var/out` does). The date folders inside it are made without a line.
+ * An output folder on this machine: temp name beside the target (this writer's), fsync, rename.
+ * The output folder is the agent's own (the ERP reads from it): a missing one is made at the first
+ * write, with one info line listing what was made, the folders above it too (a mistyped path shows
+ * there, as the sample configuration's fresh `var/out` does). The date folders inside it are made
+ * without a line.
  */
 export class LocalTarget implements OutputTarget {
   readonly description: string;
@@ -45,6 +56,7 @@ export class LocalTarget implements OutputTarget {
   private readonly writing = new KeyedQueue();
   private swept: Promise<void> | undefined;
   private readonly fileMode: number;
+  readonly writer: string;
 
   constructor(
     private readonly root: string,
@@ -52,14 +64,16 @@ export class LocalTarget implements OutputTarget {
   ) {
     this.description = `local:${root}`;
     this.fileMode = options.fileMode ?? 0o640;
+    this.writer = options.writer ?? PROCESS_WRITER;
   }
 
   async write(relPath: string, content: OutputContent): Promise<void> {
     const target = resolveInside(this.root, relPath);
     this.swept ??= this.sweepStale();
     await this.swept;
-    // One temp name per target: a kill mid-write leaves it, and the write done again replaces it.
-    const temp = path.join(path.dirname(target), tempBaseName(target));
+    // One temp name per target and writer: a kill mid-write leaves it, and the sweep of the next
+    // process removes it; another process writing the same target at once has its own.
+    const temp = path.join(path.dirname(target), tempBaseName(target, 'tmp', this.writer));
     await this.writing.run(target, () => this.writeVia(relPath, target, temp, content));
   }
 

@@ -66,12 +66,12 @@ describe('LocalTarget', () => {
     expect(readdirSync(root)).toEqual(['file']);
   });
 
-  it('replaces the temp file a killed write left behind when the same output is written again', async () => {
+  it('replaces the temp file a killed write of this writer left behind when the same output is written again', async () => {
     const target = new LocalTarget(root);
     await target.write('proofs/job_1/proof.pdf', 'first');
     // What a SIGKILL between the temp write and the rename leaves: a hidden half file.
     const dir = path.join(root, 'proofs/job_1');
-    const temp = path.join(dir, tempBaseName(path.join(dir, 'again.pdf')));
+    const temp = path.join(dir, tempBaseName(path.join(dir, 'again.pdf'), 'tmp', target.writer));
     writeFileSync(temp, 'half of a proof');
     await target.write('proofs/job_1/again.pdf', 'the whole proof');
     expect(readdirSync(dir).sort()).toEqual(['again.pdf', 'proof.pdf']);
@@ -87,11 +87,50 @@ describe('LocalTarget', () => {
     expect(readdirSync(root)).toEqual(['same.csv']);
   });
 
+  it('writes one output from two processes at once (agents sharing the folder): each through its own temp file, the last rename whole', async () => {
+    const a = new LocalTarget(root, { writer: 'aaaaaaaa' });
+    const b = new LocalTarget(root, { writer: 'bbbbbbbb' });
+    let aStarted: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      aStarted = resolve;
+    });
+    let letAEnd: () => void = () => {};
+    const aMayEnd = new Promise<void>((resolve) => {
+      letAEnd = resolve;
+    });
+    const chunks = (c: string) => Array.from({ length: 16 }, () => c.repeat(4096));
+    // A writes half of its file, B writes all of its own and renames it, then A ends and renames.
+    const first = a.write('2026-11-27/doc.pdf.status.json', () =>
+      Readable.from(
+        (async function* () {
+          for (const [i, chunk] of chunks('a').entries()) {
+            if (i === 8) {
+              aStarted();
+              await aMayEnd;
+            }
+            yield chunk;
+          }
+        })(),
+      ),
+    );
+    await started;
+    await b.write('2026-11-27/doc.pdf.status.json', () => Readable.from(chunks('b')));
+    expect(readFileSync(path.join(root, '2026-11-27/doc.pdf.status.json'), 'utf8')).toBe(
+      'b'.repeat(16 * 4096),
+    );
+    letAEnd();
+    await first;
+    expect(readFileSync(path.join(root, '2026-11-27/doc.pdf.status.json'), 'utf8')).toBe(
+      'a'.repeat(16 * 4096),
+    );
+    expect(readdirSync(path.join(root, '2026-11-27'))).toEqual(['doc.pdf.status.json']);
+  });
+
   it('removes, before its first write, the temp files a killed process left under outputs not written again', async () => {
     // Left by an earlier process: a Peppol document at the root, a proof two folders down.
     const stale = [
       path.join(root, '.docex-0123456789ab.tmp'),
-      path.join(root, '2026-11-26/job_1/.docex-ba9876543210.tmp'),
+      path.join(root, '2026-11-26/job_1/.docex-ba9876543210-0badcafe.tmp'),
     ];
     mkdirSync(path.join(root, '2026-11-26/job_1'), { recursive: true });
     const before = new Date(performance.timeOrigin - 60_000);

@@ -144,10 +144,10 @@ describe('the follower killed with SIGKILL while writing proofs', () => {
       }
     }
     // Exactly the proofs named under visible names, no second copies. A kill in the middle of a
-    // write can leave the output target's hidden temp file (`.docex-<random>.tmp`) behind, never
-    // a file under a final name.
+    // write can leave the output target's hidden temp file (`.docex-<hash>-<writer>.tmp`) behind,
+    // never a file under a final name.
     const visible = (files: string[]) =>
-      files.filter((f) => !/^\.docex-[0-9a-f]{12}\.tmp$/.test(path.basename(f)));
+      files.filter((f) => !/^\.docex-[0-9a-f]{12}(-[0-9a-f]{8})?\.tmp$/.test(path.basename(f)));
     expect(visible(listFiles(proofsRoot)).sort()).toEqual([...expected].sort());
     expect(
       visible(listFiles(path.join(dir, 'state', 'out', 'statuses'))).every((f) => f.endsWith('.status.json')),
