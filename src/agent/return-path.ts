@@ -56,6 +56,8 @@ export class FollowerPart implements Part {
       ...(this.options.maxSleepMs ? { maxSleepMs: this.options.maxSleepMs } : {}),
       outputHealth: this.options.outputHealth,
       ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),
+      // Agents sharing the journal: a proof being fetched is one agent's for a lease's length.
+      ...(this.options.journal.kind === 'postgres' ? { documentClaimMs: config.cluster.leaseMs } : {}),
     });
   }
 

@@ -72,6 +72,8 @@ export interface FollowerOptions {
   maxSleepMs?: number;
   /** Claims a task run once across the agents on the journal (absent: every task is this agent's). */
   claimTask?: TaskClaim;
+  /** Several agents on one journal: a document being fetched is claimed this long (proofs.ts). */
+  documentClaimMs?: number | undefined;
 }
 
 /** The cluster task of a firing of follow.schedule: one agent polls the jobs due. */
@@ -316,6 +318,7 @@ export class Follower {
         tempDir: path.join(stateDir, RETURNS_TEMP_DIR),
         log,
         now: () => clock.now(),
+        claimMs: this.opts.documentClaimMs,
       },
       options: (folder) => this.options(folder),
       aborted: () => this.abort.signal.aborted,

@@ -44,6 +44,8 @@ export interface ReturnsOptions {
   outputHealth?: OutputHealth;
   /** Claims a task run once across the agents on the journal (the daily CSV). */
   claimTask?: TaskClaim;
+  /** Several agents on one journal: a document being fetched is claimed this long (proofs.ts). */
+  documentClaimMs?: number;
 }
 
 export interface Returns {
@@ -91,6 +93,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
       ...(options.companies ? { companies: options.companies } : {}),
       ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
       ...(options.claimTask ? { claimTask: options.claimTask } : {}),
+      ...(options.documentClaimMs ? { documentClaimMs: options.documentClaimMs } : {}),
     });
     follower.start();
     log.info(

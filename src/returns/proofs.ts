@@ -4,7 +4,9 @@
  * partial kept), then the target's own temp-name-and-rename. The store records `writing` before
  * and `done` after: after a crash between the two, a file already in place of the document's size
  * (the rename makes it whole) counts as done and nothing is fetched twice. An expired URL (403) is
- * asked for again.
+ * asked for again. With several agents on one journal, `writing` is a claim (`claimMs`): another
+ * agent that listed the document as due a moment before leaves it alone instead of fetching and
+ * writing it a second time (a second write would put back a proof the ERP may have taken away).
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -29,12 +31,18 @@ export interface ProofDeps {
   tempDir: string;
   log: Logger;
   now(): number;
+  /**
+   * Several agents on one journal: how long the document is this agent's once it starts on it
+   * (another agent takes it only after that: a writer that died). Absent: the agent is alone.
+   */
+  claimMs?: number | undefined;
 }
 
 /** How many fresh URLs one attempt asks for when the previous one answers 403 (expired). */
 const URL_ATTEMPTS = 3;
 
-export type ProofResult = 'written' | 'already-there';
+/** `left`: done, parked, or claimed by another agent meanwhile; nothing fetched, nothing written. */
+export type ProofResult = 'written' | 'already-there' | 'left';
 
 /**
  * A file in place after a crash mid-write is this document when its size is the document's (a
@@ -59,10 +67,15 @@ export async function fetchDocument(
     log.info({ ...logFields, proof: doc.path }, 'proof found written before a restart');
     return 'already-there';
   }
+  const now = deps.now();
+  const claim = deps.claimMs === undefined ? undefined : { now, until: now + deps.claimMs };
+  if (!(await store.markDocumentWriting(doc, claim))) {
+    log.debug(logFields, 'proof left alone: written, parked or being written by another agent');
+    return 'left';
+  }
   await mkdir(deps.tempDir, { recursive: true, mode: 0o700 });
   const temp = path.join(deps.tempDir, `proof-${randomBytes(8).toString('hex')}.part`);
   try {
-    await store.markDocumentWriting(doc);
     let result: { md5: string; size: number } | undefined;
     for (let attempt = 1; !result; attempt++) {
       const { url } = await deps.client.downloadUrl(

@@ -385,13 +385,24 @@ export class SqliteReturnsStore implements ReturnsStore {
     );
   }
 
-  /** Recorded before the write: after a crash, a `writing` document whose file exists is done. */
-  async markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void> {
-    this.db
-      .prepare(
-        `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,
-      )
-      .run(d.sendingEventId, d.fileReference);
+  /** Recorded before the download (ReturnsStore.markDocumentWriting: with `claim`, a claim). */
+  async markDocumentWriting(
+    d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
+    claim?: { now: number; until: number },
+  ): Promise<boolean> {
+    const changed = claim
+      ? this.db
+          .prepare(
+            `UPDATE documents SET state = 'writing', next_try_at = ? WHERE sending_event_id = ? AND file_reference = ?
+             AND state IN ('pending', 'writing') AND next_try_at <= ?`,
+          )
+          .run(claim.until, d.sendingEventId, d.fileReference, claim.now).changes
+      : this.db
+          .prepare(
+            `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,
+          )
+          .run(d.sendingEventId, d.fileReference).changes;
+    return changed > 0;
   }
 
   async markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void> {
@@ -411,7 +422,7 @@ export class SqliteReturnsStore implements ReturnsStore {
     this.db
       .prepare(
         `UPDATE documents SET state = 'pending', failures = failures + 1, last_error = ?, next_try_at = ?
-         WHERE sending_event_id = ? AND file_reference = ?`,
+         WHERE sending_event_id = ? AND file_reference = ? AND state <> 'done'`,
       )
       .run(error, nextTryAt, d.sendingEventId, d.fileReference);
   }
@@ -421,7 +432,7 @@ export class SqliteReturnsStore implements ReturnsStore {
     this.db
       .prepare(
         `UPDATE documents SET state = 'parked', failures = failures + 1, last_error = ?
-         WHERE sending_event_id = ? AND file_reference = ?`,
+         WHERE sending_event_id = ? AND file_reference = ? AND state <> 'done'`,
       )
       .run(error, d.sendingEventId, d.fileReference);
   }

@@ -130,12 +130,23 @@ export interface ReturnsStore {
   pathsUsedByOthers(
     named: readonly { path: string; sendingEventId: string; fileReference: string }[],
   ): Promise<boolean[]>;
-  /** Recorded before the write: after a crash, a `writing` document whose file exists is done. */
-  markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void>;
+  /**
+   * Recorded before the download: after a crash, a `writing` document whose file exists is done.
+   * Answers whether this writer may go on: false when the document is done or parked. With
+   * `claim` (several agents on one journal) it is also a claim: taken only when due at
+   * `claim.now` (pending, or left writing by a writer whose claim ran out), and not due again
+   * before `claim.until`, so another agent's follower, its list of due documents read a moment
+   * before, neither downloads nor writes it a second time.
+   */
+  markDocumentWriting(
+    d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
+    claim?: { now: number; until: number },
+  ): Promise<boolean>;
   /** The document is written; its file's status version moves, in the same transaction. */
   markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void>;
+  /** Tried again at `nextTryAt`; a document done meanwhile (another writer) stays done. */
   markDocumentFailed(d: DocumentRow, error: string, nextTryAt: number): Promise<void>;
-  /** Failed past the retry policy's limit: left alone until `returns retry`. */
+  /** Failed past the retry policy's limit: left alone until `returns retry` (a document done stays done). */
   markDocumentParked(d: DocumentRow, error: string): Promise<void>;
   /**
    * Documents whose download failed, waiting for their backoff or parked, due now with a fresh

@@ -345,6 +345,37 @@ function conformance(open: () => Promise<Place>): void {
       expect(await store.retryFailedDocumentsNow(T0 + 200)).toBe(0);
     });
 
+    it('claims a document for one writer: another gets it only once the claim ran out, and never once done or parked', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      await recordPolled(
+        store,
+        poll('job_1', { events: [event('se_1', T0)], documents: [doc('se_1', 'a'), doc('se_1', 'b')] }),
+        T0,
+      );
+      const listed = await store.dueDocuments(T0, 10);
+      const [a, b] = ['a', 'b'].map((ref) => listed.find((d) => d.fileReference === ref));
+      const claim = (at: number) => ({ now: at, until: at + 60_000 });
+      expect(await store.markDocumentWriting(a!, claim(T0))).toBe(true);
+      // Another agent with the same due list, a moment later: claimed, not due.
+      expect(await store.markDocumentWriting(a!, claim(T0 + 1))).toBe(false);
+      expect((await store.dueDocuments(T0 + 59_999, 10)).map((d) => d.fileReference)).toEqual(['b']);
+      // The writer died: its claim runs out and the document is due, `writing`, to be taken again.
+      expect((await store.dueDocuments(T0 + 60_000, 10)).map((d) => [d.fileReference, d.state])).toEqual([
+        ['b', 'pending'],
+        ['a', 'writing'],
+      ]);
+      expect(await store.markDocumentWriting(a!, claim(T0 + 60_000))).toBe(true);
+      await store.markDocumentDone(a!, 'md5', T0 + 60_001);
+      expect(await store.markDocumentWriting(a!, claim(T0 + 200_000))).toBe(false);
+      expect(await store.markDocumentWriting(a!)).toBe(false);
+      // A writer whose claim ran out failing late leaves the document done, not to fetch again.
+      await store.markDocumentFailed(a!, 'DOCEX_OUTPUT_WRITE: late', T0 + 300_000);
+      expect((await store.documentsOfEvent('se_1')).find((d) => d.fileReference === 'a')!.state).toBe('done');
+      await store.markDocumentParked(b!, 'DOCEX_RESPONSE_INVALID: 3 tries');
+      expect(await store.markDocumentWriting(b!, claim(T0 + 200_000))).toBe(false);
+    });
+
     it('pages events by id in byte order, with their documents, and status files byte for byte', async () => {
       const store = await returns();
       await store.addJobs(

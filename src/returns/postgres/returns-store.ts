@@ -177,7 +177,13 @@ const S = {
   markWriting: q(
     'mark-writing',
     `UPDATE returns_documents SET state = 'writing' WHERE sending_event_id = $1 AND file_reference = $2
-       AND state IN ('pending', 'writing')`,
+       AND state IN ('pending', 'writing') RETURNING 1 AS hit`,
+  ),
+  // One statement: of agents claiming at once, one gets the row (the others see it claimed).
+  claimWriting: q(
+    'claim-writing',
+    `UPDATE returns_documents SET state = 'writing', next_try_at = $3 WHERE sending_event_id = $1
+       AND file_reference = $2 AND state IN ('pending', 'writing') AND next_try_at <= $4 RETURNING 1 AS hit`,
   ),
   // One statement: the document and its file's status version move together.
   markDone: q(
@@ -192,12 +198,12 @@ const S = {
   markFailed: q(
     'mark-failed',
     `UPDATE returns_documents SET state = 'pending', failures = failures + 1, last_error = $1, next_try_at = $2
-     WHERE sending_event_id = $3 AND file_reference = $4`,
+     WHERE sending_event_id = $3 AND file_reference = $4 AND state <> 'done'`,
   ),
   markParked: q(
     'mark-parked',
     `UPDATE returns_documents SET state = 'parked', failures = failures + 1, last_error = $1
-     WHERE sending_event_id = $2 AND file_reference = $3`,
+     WHERE sending_event_id = $2 AND file_reference = $3 AND state <> 'done'`,
   ),
   retryNow: q(
     'retry-now',
@@ -473,8 +479,19 @@ export class PostgresReturnsStore implements ReturnsStore {
     return named.map((_, i) => taken.has(i + 1));
   }
 
-  async markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<void> {
-    await this.rows('markDocumentWriting', S.markWriting, [d.sendingEventId, d.fileReference]);
+  async markDocumentWriting(
+    d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
+    claim?: { now: number; until: number },
+  ): Promise<boolean> {
+    const hit = claim
+      ? await this.rows('markDocumentWriting', S.claimWriting, [
+          d.sendingEventId,
+          d.fileReference,
+          claim.until,
+          claim.now,
+        ])
+      : await this.rows('markDocumentWriting', S.markWriting, [d.sendingEventId, d.fileReference]);
+    return hit.length > 0;
   }
 
   async markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void> {
