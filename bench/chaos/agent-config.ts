@@ -30,6 +30,8 @@ export interface ChaosAgentConfigInput {
   journal?: { url: string; timeoutMs?: string } | undefined;
   /** The cluster section (several agents on the journal: leases short enough for a run). */
   cluster?: Record<string, string> | undefined;
+  /** The webhook receiver on, on a loopback port of the OS's choosing (its URL is logged). */
+  webhooks?: boolean | undefined;
 }
 
 export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, unknown> {
@@ -58,6 +60,7 @@ export function chaosAgentConfig(input: ChaosAgentConfigInput): Record<string, u
       proofs: { target: { type: 'local', path: `${input.outputsDir}/proofs` } },
     },
     peppolInbox: { target: { type: 'local', path: `${input.outputsDir}/peppol-inbox` } },
+    ...(input.webhooks ? { webhooks: { enabled: true, listen: '127.0.0.1:0' } } : {}),
     shutdownGraceMs: '2s',
     log: { level: 'info' },
     // Any free port: scenarios may run beside another agent.

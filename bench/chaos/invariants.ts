@@ -79,6 +79,8 @@ export interface InvariantReport {
   partial: string[];
   /** Every failed check, one sentence each. */
   violations: string[];
+  /** The return path's checks (returns-invariants.ts): proofs expected, status files checked. */
+  returns?: { proofs: number; statusFiles: number };
 }
 
 const SIDE_SUFFIXES = ['.result.json', '.error.json', '.error.txt'];
@@ -272,5 +274,6 @@ export function mergeReports(a: InvariantReport, b: InvariantReport, prefix: str
     mismatches: [...a.mismatches, ...b.mismatches.map((m) => prefix + m)],
     partial: [...a.partial, ...b.partial.map((p) => prefix + p)],
     violations: [...a.violations, ...b.violations.map((v) => prefix + v)],
+    ...(a.returns ? { returns: a.returns } : {}),
   };
 }

@@ -90,6 +90,12 @@ export interface AgentProcess {
   tail: string[];
   /** The ops endpoints' base URL, once logged (`ops endpoints listening`). */
   ops: Promise<string>;
+  /** The webhook receiver's URL, once logged (`webhook receiver listening`; webhooks enabled). */
+  webhookUrl: Promise<string>;
+  /** Proofs this process wrote (`proof written`), by `<sendingEventId> <documentType>`. */
+  proofsWritten: Map<string, number>;
+  /** Webhook ids this process accepted (answered 202 and handled), in order. */
+  webhooksAccepted: string[];
   /** Called with every JSON log line's message as it comes (a scenario waiting for one). */
   onMessage?: ((msg: string) => void) | undefined;
 }
@@ -98,6 +104,9 @@ export interface AgentProcess {
 export const JOURNAL_DOWN = 'journal not answering: no new files taken until it does';
 export const JOURNAL_BACK = 'journal answers again: intake resumed';
 export const JOURNAL_IDLE_LOST = 'journal idle connection lost';
+export const WEBHOOK_ACCEPTED = 'webhook accepted';
+export const WEBHOOK_REPEATED = 'webhook repeated; already handled';
+export const PROOF_WRITTEN = 'proof written';
 
 const COUNTED = new Set([
   'file taken',
@@ -112,6 +121,10 @@ const COUNTED = new Set([
   'file taken over',
   'lease lost: another agent took the file over; this agent stopped touching it',
   'file held by another agent: left to it',
+  // The return path (src/returns/webhook-receiver.ts, proofs.ts).
+  WEBHOOK_ACCEPTED,
+  WEBHOOK_REPEATED,
+  PROOF_WRITTEN,
 ]);
 
 /**
@@ -145,6 +158,12 @@ export function startAgentProcess(
   const ops = new Promise<string>((resolve) => {
     resolveOps = resolve;
   });
+  let resolveWebhook: (url: string) => void = () => {};
+  const webhookUrl = new Promise<string>((resolve) => {
+    resolveWebhook = resolve;
+  });
+  const proofsWritten = new Map<string, number>();
+  const webhooksAccepted: string[] = [];
   let resolveStarted: () => void = () => {};
   const started = new Promise<void>((resolve) => {
     resolveStarted = resolve;
@@ -160,6 +179,11 @@ export function startAgentProcess(
       code?: string;
       attempt?: number;
       address?: string;
+      listen?: string;
+      path?: string;
+      webhookId?: string;
+      sendingEventId?: string;
+      documentType?: string;
     };
     try {
       entry = JSON.parse(line) as typeof entry;
@@ -168,6 +192,14 @@ export function startAgentProcess(
     }
     if (entry.msg === 'agent started') resolveStarted();
     if (entry.msg === 'ops endpoints listening' && entry.address) resolveOps(entry.address);
+    if (entry.msg === 'webhook receiver listening' && entry.listen && entry.path) {
+      resolveWebhook(`http://${entry.listen}${entry.path}`);
+    }
+    if (entry.msg === WEBHOOK_ACCEPTED && entry.webhookId) webhooksAccepted.push(entry.webhookId);
+    if (entry.msg === PROOF_WRITTEN && entry.sendingEventId) {
+      const key = `${entry.sendingEventId} ${entry.documentType ?? '?'}`;
+      proofsWritten.set(key, (proofsWritten.get(key) ?? 0) + 1);
+    }
     if (entry.msg) agentProcess.onMessage?.(entry.msg);
     if (entry.msg && COUNTED.has(entry.msg)) seen.set(entry.msg, (seen.get(entry.msg) ?? 0) + 1);
     const named = entry.file ?? (entry.remotePath ? path.posix.basename(entry.remotePath) : undefined);
@@ -183,6 +215,19 @@ export function startAgentProcess(
   });
   createInterface({ input: child.stderr! }).on('line', keep);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const agentProcess: AgentProcess = { child, started, exited, waited, warned, recreated, seen, tail, ops };
+  const agentProcess: AgentProcess = {
+    child,
+    started,
+    exited,
+    waited,
+    warned,
+    recreated,
+    seen,
+    tail,
+    ops,
+    webhookUrl,
+    proofsWritten,
+    webhooksAccepted,
+  };
   return agentProcess;
 }

@@ -4,8 +4,9 @@
  *   --quick            small sizes (about a minute or two for all), prints only unless --write
  *   --only a,b         a subset: kill, lost-answers, service-faults, token-down, slow-link, disk-full, clock-jump,
  *                      sftp-drops, pg-restart, pg-cut, ha-kill, ha-freeze, ha-sftp-kill, ha-sftp-freeze,
- *                      ha-pg-restart, ha-pg-cut (pg-* and ha-*: PostgreSQL journal only; ha-*: two
- *                      agents on one journal and one folder, ha-sftp-*: an SFTP folder);
+ *                      ha-pg-restart, ha-pg-cut, ha-webhook (pg-* and ha-*: PostgreSQL journal only;
+ *                      ha-*: two agents on one journal and one folder, ha-sftp-*: an SFTP folder,
+ *                      ha-webhook: every webhook delivered to both agents, the return path checked);
  *                      mixed (all faults at a low dose, the test suite's small run) only when named
  *   --modes a,b|all    intake modes (bench/chaos/modes.ts): pdf, zip-pdfs, data-csv, data-xml, ubl,
  *                      word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
@@ -19,7 +20,7 @@
  *                      the matrix. postgres: a PostgreSQL server of the cell's own (test/support/postgres.ts)
  *   --faults N         restarts of pg-restart and ha-pg-restart, cuts of pg-cut and ha-pg-cut, freezes
  *                      of ha-freeze (default quick 3, 4 and 3 (ha-pg-cut 3), full 8, 12 and 8);
- *                      --kills also sets ha-kill's kills (quick 4, full 12)
+ *                      --kills also sets ha-kill's and ha-webhook's kills (quick 4, full 12)
  *   --seed N           the random moments (kills, stalls), to replay a failing run
  *   --write            write the docs after a quick or partial run too
  *   --merge            with --write: replace only these scenarios' rows in docs/chaos.json and .md

@@ -18,6 +18,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { parse, stringify } from 'yaml';
+import { clientOptionsFromService } from '../../src/agent/connection.js';
+import { DocexClient } from '../../src/api/index.js';
+import { loadConfig } from '../../src/config/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { recipientLines } from '../../test/support/pdf-recipient.js';
 import { startPostgresServer, type TestPostgresServer } from '../../test/support/postgres.js';
 import { chaosAgentConfig, type SftpFolder } from './agent-config.js';
@@ -37,7 +42,15 @@ import {
   startChaosSandbox,
   stopChild,
 } from './processes.js';
+import {
+  checkReturns,
+  type OutputFile,
+  type ReturnsObservation,
+  type ReturnsReport,
+  type ServiceEvent,
+} from './returns-invariants.js';
 import { startTcpProxy, type TcpFaultProxy } from './tcp-proxy.js';
+import { startWebhookFanout, type WebhookFanout } from './webhook-fanout.js';
 
 /** Where a world's agent keeps its journal: journal.sqlite in its state folder, or a PostgreSQL database. */
 export type ChaosJournal = 'sqlite' | 'postgres';
@@ -77,6 +90,17 @@ export interface WorldOptions {
   journalTimeout?: string;
   /** The agents' cluster section (several agents on one PostgreSQL journal). */
   cluster?: Record<string, string>;
+  /**
+   * Webhooks: every agent's receiver on, one subscription of the service pointing at a fan-out
+   * proxy (`fanout`, this many slots) that delivers each delivery to every slot's agent at once;
+   * each state folder gets the subscription's secret before its agent starts.
+   */
+  webhookSlots?: number;
+  /**
+   * The scenario waits until the return path settled (every job followed to its final events):
+   * the checks want every proof and final status file then, not only none twice.
+   */
+  returnsSettled?: boolean;
 }
 
 export interface World {
@@ -89,6 +113,10 @@ export interface World {
   proxies: { api?: TcpFaultProxy; auth?: TcpFaultProxy; files?: TcpFaultProxy; journal?: TcpFaultProxy };
   /** The journal's PostgreSQL server (journal: 'postgres'). */
   postgres?: TestPostgresServer;
+  /** The load balancer duplicating webhook deliveries (webhookSlots). */
+  fanout?: WebhookFanout;
+  /** Where the agents write statuses (`statuses/`) and proofs (`proofs/`). */
+  outputsDir: string;
   inputs: InputFile[];
   /** The document sets dropped (a single PDF is a set of one). */
   sets: DocumentSet[];
@@ -116,6 +144,10 @@ export interface World {
   /** Stops every agent still running with SIGTERM; answers their exit codes. */
   stopAgents(): Promise<(number | null)[]>;
   check(options?: InvariantOptions): Promise<InvariantReport>;
+  /** What the return-path checks look at now (the service's events, the outputs, the logs). */
+  returnsObservation(): Promise<ReturnsObservation>;
+  /** The return path's checks alone; `settled`: completeness too (see returns-invariants.ts). */
+  checkReturns(settled: boolean): Promise<ReturnsReport>;
   close(): Promise<void>;
 }
 
@@ -211,6 +243,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
         }
       : {}),
     ...(options.cluster ? { cluster: options.cluster } : {}),
+    webhooks: options.webhookSlots !== undefined,
     concurrency: options.concurrency ?? 4,
     inbox,
     archiveDir,
@@ -219,16 +252,18 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     ...(options.mode ? { folder: options.mode.folder } : {}),
   });
   writeFileSync(configFile, stringify(config));
+  const fanout = options.webhookSlots ? await startWebhookFanout(options.webhookSlots) : undefined;
+  const subscription = fanout ? await subscribe(configFile, fanout.url) : undefined;
   const configOf = (instance: number | undefined): string => {
+    const stateDir = path.join(dir, instance === undefined ? 'state' : `state-${instance}`);
+    // What an operator does for each host: the same signing secret in every state folder.
+    if (subscription) storeWebhookSecret(stateDir, subscription.id, subscription.secret);
     if (instance === undefined) return configFile;
     const file = path.join(dir, `agent-${instance}.yaml`);
     if (!existsSync(file)) {
       const direct = options.journalProxy === 'instance-0' && instance !== 0;
       const journal = direct ? { journal: { ...(config['journal'] as object), url: directJournalUrl } } : {};
-      writeFileSync(
-        file,
-        stringify({ ...config, ...journal, stateDir: path.join(dir, `state-${instance}`) }),
-      );
+      writeFileSync(file, stringify({ ...config, ...journal, stateDir }));
     }
     return file;
   };
@@ -282,6 +317,8 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     control,
     proxies,
     ...(postgres ? { postgres } : {}),
+    ...(fanout ? { fanout } : {}),
+    outputsDir: path.join(dir, 'out'),
     inputs,
     sets,
     agents,
@@ -350,6 +387,34 @@ export async function createWorld(options: WorldOptions): Promise<World> {
       await Promise.all(alive.map((a) => stopChild(a.child)));
       return Promise.all(alive.map((a) => a.exited));
     },
+    async returnsObservation() {
+      const outputs = path.join(dir, 'out');
+      const statusDir = path.join(outputs, 'statuses');
+      const statuses: OutputFile[] = listFolder(statusDir).map((e) => ({
+        path: e.path,
+        ...(/\.(status\.json|csv)$/.test(e.path)
+          ? { text: readFileSync(path.join(statusDir, e.path), 'utf8') }
+          : {}),
+      }));
+      const proofsWritten = new Map<string, number>();
+      for (const agent of agents) {
+        for (const [key, n] of agent.proofsWritten) proofsWritten.set(key, (proofsWritten.get(key) ?? 0) + n);
+      }
+      const events = (await control.call('GET', '/sending-events')) as { items: ServiceEvent[] };
+      return {
+        jobs: await control.jobs(),
+        events: events.items,
+        proofs: listFolder(path.join(outputs, 'proofs')),
+        statuses,
+        proofsWritten,
+        ...(fanout ? { webhookAnswers: fanout.answers() } : {}),
+      };
+    },
+    async checkReturns(settled) {
+      const refusedMd5s = new Set(listFolder(errorDir).map((e) => e.md5));
+      const refusedItems = new Set(sets.filter((s) => refusedMd5s.has(s.itemMd5)).map((s) => s.itemName));
+      return checkReturns(await world.returnsObservation(), { sets, refusedItems, settled });
+    },
     async check(checkOptions = {}) {
       // An SFTP folder's remote archive and error folders sit inside it.
       const leftInInbox = listFolder(inbox)
@@ -366,7 +431,16 @@ export async function createWorld(options: WorldOptions): Promise<World> {
         },
         { ...checkOptions, sets },
       );
-      if (!sftp) return report;
+      const returns = await world.checkReturns(options.returnsSettled === true);
+      const withReturns: InvariantReport = {
+        ...report,
+        ok: report.ok && returns.violations.length === 0,
+        lost: [...report.lost, ...returns.missing.map((m) => `returns: ${m}`)],
+        duplicates: [...report.duplicates, ...returns.duplicates.map((d) => `returns: ${d}`)],
+        violations: [...report.violations, ...returns.violations.map((v) => `returns: ${v}`)],
+        returns: { proofs: returns.proofs, statusFiles: returns.statusFiles },
+      };
+      if (!sftp) return withReturns;
       // The remote side too: each file in the remote archive or error folder exactly once.
       const remote = checkInvariants(
         inputs,
@@ -378,11 +452,12 @@ export async function createWorld(options: WorldOptions): Promise<World> {
         },
         { ...checkOptions, placementOnly: true },
       );
-      return mergeReports(report, remote, 'remote: ');
+      return mergeReports(withReturns, remote, 'remote: ');
     },
     async close() {
       for (const agent of agents) await stopChild(agent.child, 2_000);
       await control.close();
+      await fanout?.close();
       await sandbox.stop();
       for (const proxy of Object.values(proxies)) await proxy?.close();
       await postgres?.destroy();
@@ -392,4 +467,22 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     },
   };
   return world;
+}
+
+/** The service's subscription to every job and sending-event webhook, pointing at `url`. */
+async function subscribe(configFile: string, url: string): Promise<{ id: string; secret: string }> {
+  const { config } = loadConfig(configFile);
+  if (!config.service) throw new Error(`${configFile}: no service section`);
+  const client = new DocexClient({ ...clientOptionsFromService(config.service), log: silentLogger() });
+  try {
+    const created = await client.webhooks.create({
+      url,
+      name: 'chaos fan-out',
+      eventTypes: ['job.status.changed', 'sending.event.status.changed', 'sending.event.file.ready'],
+    });
+    if (!created.secret) throw new Error('the service answered a subscription without its secret');
+    return { id: created.id, secret: created.secret };
+  } finally {
+    await client.close();
+  }
 }

@@ -3,7 +3,9 @@
  * test suite's size (`npm run chaos -- --only ha-kill,ha-freeze,ha-sftp-kill,ha-sftp-freeze` is the
  * full one): agent processes, a PostgreSQL server and the sandbox of the run's own, leases of 3 s.
  * One of two agents SIGKILLed and replaced by a new one; one of two frozen past its lease and let
- * go; PostgreSQL restarted under both; one of them cut off from it and restored. Every document must end with one job and every file placed once, none lost, none stuck.
+ * go; PostgreSQL restarted under both; one of them cut off from it and restored; every webhook
+ * delivered to both while one is SIGKILLed (ha-webhook: the return path followed to the end too).
+ * Every document must end with one job and every file placed once, none lost, none stuck.
  * DOCEX_CHAOS_SEED replays a failing run.
  */
 import { expect, it } from 'vitest';
@@ -15,6 +17,7 @@ import {
   haPgRestartScenario,
   haSftpFreezeScenario,
   haSftpKillScenario,
+  haWebhookScenario,
 } from '../../bench/chaos/scenarios/ha.js';
 import { describeSshd } from '../sources/sftp/support/sshd.js';
 import { describePostgres } from '../support/postgres.js';
@@ -68,6 +71,16 @@ describePostgres('chaos: several agents on one PostgreSQL journal and one drop f
     expect(result.injected).toBe(2);
     // The first cut outlasts the lease: the other agent took files over meanwhile.
     expect(result.affected, result.injectedDetail).toBeGreaterThan(0);
+  }, 180_000);
+
+  it('writes each proof and final status once, and handles each webhook on one agent, when every delivery reaches both agents and one is SIGKILLed', async () => {
+    const result = await runCell(haWebhookScenario, { kills: 2 });
+    expect(result.injected).toBe(2);
+    // Deliveries came, and reached both agents at once.
+    expect(result.injectedDetail).toMatch(/ [1-9]\d* reaching both agents/);
+    expect(result.injectedDetail).toMatch(/ [1-9]\d* answered as repeats/);
+    expect(result.report?.returns?.proofs, result.injectedDetail).toBeGreaterThan(0);
+    expect(result.report?.returns?.statusFiles).toBe(FILES);
   }, 180_000);
 
   describeSshd('on one SFTP folder, each agent claiming into a folder of its own', () => {

@@ -16,7 +16,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { startSshd } from '../../../test/sources/sftp/support/sshd.js';
-import type { AgentProcess } from '../processes.js';
+import { listFolder } from '../observe.js';
+import { type AgentProcess, PROOF_WRITTEN, WEBHOOK_ACCEPTED, WEBHOOK_REPEATED } from '../processes.js';
+import { checkReturns } from '../returns-invariants.js';
 import {
   type ChaosSizes,
   type Injected,
@@ -114,7 +116,7 @@ async function runHa(
   source: Source,
   files: number,
   body: (world: World) => Promise<Injected>,
-  journal: Pick<WorldOptions, 'journalProxy' | 'journalTimeout'> = {},
+  journal: Pick<WorldOptions, 'journalProxy' | 'journalTimeout' | 'webhookSlots' | 'returnsSettled'> = {},
 ): Promise<ScenarioResult> {
   const world = {
     ...journal,
@@ -321,6 +323,158 @@ export const haPgCutScenario: Scenario = {
         };
       },
       { journalProxy: 'instance-0', journalTimeout: `${CUT_TIMEOUT_MS}ms` },
+    );
+  },
+};
+
+/** ha-webhook: the service's clock runs this many times real time, in steps of SERVICE_STEP_MS. */
+const SERVICE_SPEED = 2;
+const SERVICE_STEP_MS = 500;
+
+/** Moves the sandbox's clock on (its sending events end in seconds) until stopped. */
+function runServiceClock(world: World): { stop(): Promise<void> } {
+  let stopped = false;
+  const done = (async () => {
+    while (!stopped) {
+      await sleep(SERVICE_STEP_MS);
+      // The advance waits for the finalisations it starts: never two at once.
+      await world.control
+        .call('POST', '/clock/advance', { ms: SERVICE_STEP_MS * SERVICE_SPEED })
+        .catch(() => undefined);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await done;
+    },
+  };
+}
+
+/**
+ * The agent to hit in the return phase: the first to accept a webhook from now on (its poll and
+ * downloads run after its answer), within 15 s; else the one `random` picks.
+ */
+async function webhookHandler(agents: readonly AgentProcess[], random: () => number): Promise<number> {
+  const before = agents.map((a) => a.webhooksAccepted.length);
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    const i = agents.findIndex((a, k) => a.webhooksAccepted.length > before[k]!);
+    if (i >= 0) return i;
+    await sleep(10);
+  }
+  return random() < 0.5 ? 0 : 1;
+}
+
+/**
+ * Waits until the return path settled: the settled checks find nothing the unsettled ones do not
+ * (every proof written, every status file final). Stuck means no progress for `stallMs`.
+ */
+async function waitReturnsSettled(world: World, stallMs: number): Promise<void> {
+  let best = Number.POSITIVE_INFINITY;
+  let deadline = Date.now() + stallMs;
+  for (;;) {
+    const seen = await world.returnsObservation();
+    const refused = new Set(listFolder(world.errorDir).map((e) => e.md5));
+    const options = {
+      sets: world.sets,
+      refusedItems: new Set(world.sets.filter((s) => refused.has(s.itemMd5)).map((s) => s.itemName)),
+    };
+    const settled = checkReturns(seen, { ...options, settled: true });
+    const always = checkReturns(seen, { ...options, settled: false });
+    const open = settled.violations.length - always.violations.length;
+    if (open === 0) return;
+    if (open < best) {
+      best = open;
+      deadline = Date.now() + stallMs;
+    }
+    if (Date.now() > deadline) {
+      const left = settled.violations.filter((v) => !always.violations.includes(v));
+      throw new Error(
+        `the return path did not settle: ${open} checks open, none closed in the last ${stallMs} ms:\n${left.slice(0, 15).join('\n')}`,
+      );
+    }
+    await sleep(1_000);
+  }
+}
+
+/**
+ * ha-webhook: two agents on one journal and one drop folder, each with its webhook receiver on,
+ * behind a load balancer that duplicates every delivery to both at once (webhook-fanout.ts: the
+ * same bytes and signed headers; the sender gets the better answer). The service's clock runs, so
+ * its sending events end and their webhooks (status changes, proofs ready, jobs done) come while
+ * one agent, at random, is SIGKILLed and replaced: half of the kills while files are being sent
+ * (an agent holding one), half after, each right after an agent accepted a delivery (its poll
+ * and downloads still to come). The run ends once every job is followed to its final events:
+ * each proof written once, each status file final (returns-invariants.ts), and no delivery
+ * accepted by both agents.
+ */
+export const haWebhookScenario: Scenario = {
+  name: 'ha-webhook',
+  fault: 'every webhook delivered to both of two agents at once; one of them SIGKILLed at random moments',
+  journals: ['postgres'],
+  run(sizes) {
+    const files = sizes.files ?? (sizes.quick ? 120 : 800);
+    const kills = Math.max(2, sizes.kills ?? (sizes.quick ? 4 : 12));
+    const random = rng(sizes.seed + 43);
+    return runHa(
+      this,
+      sizes,
+      'local',
+      files,
+      async (world) => {
+        const fanout = world.fanout!;
+        const clock = runServiceClock(world);
+        const sending = Math.ceil(kills / 2);
+        try {
+          let instances = 0;
+          const live: AgentProcess[] = [];
+          const start = async (slot: number) => {
+            const agent = await startInstance(world, instances++);
+            fanout.setBackend(slot, await within(agent.webhookUrl, 10_000, `agent ${slot} webhook receiver`));
+            live[slot] = agent;
+          };
+          const replace = async (slot: number) => {
+            live[slot]!.child.kill('SIGKILL');
+            await live[slot]!.exited;
+            await start(slot);
+          };
+          await start(0);
+          await start(1);
+          const batch = Math.ceil(world.sets.length / (sending + 1));
+          world.drop(batch);
+          for (let k = 0; k < sending; k++) {
+            await sleep(200 + Math.floor(random() * 1_500));
+            const victim = await holder(live, random);
+            world.drop(batch);
+            await replace(victim);
+          }
+          world.drop();
+          await world.waitPlaced(120_000 + files * 200);
+          for (let k = sending; k < kills; k++) {
+            await sleep(200 + Math.floor(random() * 1_000));
+            await replace(await webhookHandler(live, random));
+          }
+          await waitReturnsSettled(world, 120_000);
+        } finally {
+          await clock.stop();
+        }
+        const codes = await world.stopAgents();
+        if (codes.some((code) => code !== 0)) {
+          throw new Error(
+            `an agent exited ${codes.join(', ')} after SIGTERM:\n${world.agents.at(-1)?.tail.join('\n')}`,
+          );
+        }
+        const f = fanout.stats();
+        const accepted = counted(world, WEBHOOK_ACCEPTED);
+        const repeated = counted(world, WEBHOOK_REPEATED);
+        return {
+          injected: kills,
+          injectedDetail: `${kills} SIGKILL of one of two agents (${sending} while sending, ${kills - sending} after a webhook accepted); ${f.deliveries} deliveries in ${f.requests} attempts, ${f.reachedAll} reaching both agents, ${f.refused} refused to the sender; ${accepted} accepted, ${repeated} answered as repeats; ${counted(world, PROOF_WRITTEN)} proofs written; ${counted(world, TAKEN_OVER)} files taken over`,
+          affected: counted(world, TAKEN_OVER),
+        };
+      },
+      { webhookSlots: 2, returnsSettled: true },
     );
   },
 };

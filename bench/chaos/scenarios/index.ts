@@ -9,6 +9,7 @@ import {
   haPgRestartScenario,
   haSftpFreezeScenario,
   haSftpKillScenario,
+  haWebhookScenario,
 } from './ha.js';
 import { killScenario } from './kill.js';
 import { lostAnswersScenario } from './lost-answers.js';
@@ -39,6 +40,7 @@ export const SCENARIOS: readonly Scenario[] = [
   haSftpFreezeScenario,
   haPgRestartScenario,
   haPgCutScenario,
+  haWebhookScenario,
 ];
 
 /** Not in a default run: the small all-in-one the test suite runs (`--only mixed` runs it here). */
