@@ -1,4 +1,11 @@
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+
+/**
+ * This process as a writer of output folders: agents on several hosts (or processes) may share
+ * one output folder and write the same status file or proof at once, each through its own temp
+ * file (tempBaseName's `writer`).
+ */
+export const PROCESS_WRITER = randomBytes(4).toString('hex');
 
 /**
  * The hidden name a write uses before its final rename: short and fixed-length (a name built from

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -9,19 +8,12 @@ import { KeyedQueue } from '../core/keyed-queue.js';
 import type { Logger } from '../core/logger.js';
 import { assertRealPath } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
-import { tempBaseName } from '../core/temp-name.js';
+import { PROCESS_WRITER, tempBaseName } from '../core/temp-name.js';
 import { removeOldLocal } from './retention.js';
 import type { OutputContent, OutputTarget, Removed } from './types.js';
 
 /** The temp names of tempBaseName, with or without a writer. */
 const TEMP_NAME = /^\.docex-[0-9a-f]{12}(?:-[0-9a-f]{8})?\.tmp$/;
-
-/**
- * This process as a writer of output folders: agents on several hosts (or processes) may share
- * one output folder and write the same status file or proof at once, each through its own temp
- * file. A temp file this process leaves by dying is removed by the next process's sweep.
- */
-const PROCESS_WRITER = randomBytes(4).toString('hex');
 
 /** Resolves `relPath` inside `root`, refusing anything that would leave it. */
 export function resolveInside(root: string, relPath: string): string {

@@ -145,9 +145,12 @@ export async function writeRemoteFile(
   return position;
 }
 
-/** The same for every attempt at one target: a crash's leftover is overwritten by the next write. */
-export function tempNameFor(remotePath: string, tempDir?: string): string {
-  return path.join(tempDir ?? path.dirname(remotePath), tempBaseName(remotePath));
+/**
+ * The same for every attempt at one target by one writer: a crash's leftover is overwritten by
+ * the next write (of that writer; another process's leftover waits for the folder's retention).
+ */
+export function tempNameFor(remotePath: string, tempDir?: string, writer?: string): string {
+  return path.join(tempDir ?? path.dirname(remotePath), tempBaseName(remotePath, 'tmp', writer));
 }
 
 /** Temp name, write, fsync, rename over the target. A failure removes the temp file. */
@@ -165,7 +168,7 @@ export async function uploadAtomicOn(
       throw sftpOpError('upload', remotePath, session.description, err);
     }
   }
-  const temp = tempNameFor(remotePath, options.tempDir);
+  const temp = tempNameFor(remotePath, options.tempDir, options.writer);
   try {
     await writeRemoteFile(session, temp, content);
     await renameReplace(session, temp, remotePath);

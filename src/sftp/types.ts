@@ -47,6 +47,11 @@ export interface UploadOptions {
   tempDir?: string | undefined;
   /** Write straight to remotePath, no temp name (only for servers that refuse rename). */
   inPlace?: boolean | undefined;
+  /**
+   * The writing process (tempBaseName's `writer`): another process writing the same path at once
+   * (agents sharing an output folder) has a temp file of its own. Absent: one temp name per path.
+   */
+  writer?: string | undefined;
 }
 
 /** One server: a control session (listing, rename, mkdir, remove; operations serialised) + a small pool for transfers. */

@@ -100,6 +100,46 @@ describeSshd('SftpTarget (real sshd)', () => {
     expect((await caughtDocex(t.write('../escape.txt', 'x'))).code).toBe('DOCEX_OUTPUT_PATH');
   });
 
+  it('writes one output from two processes at once (agents sharing the folder): each through its own temp file, the last rename whole', async () => {
+    const root = path.join(sshd.files, `out${++n}`);
+    const log = silentLogger();
+    const server = () => openSftpServer(sshdEndpoint(sshd), { log });
+    const a = new SftpTarget(server(), { root, log, writer: 'aaaaaaaa' });
+    const b = new SftpTarget(server(), { root, log, writer: 'bbbbbbbb' });
+    targets.push(a, b);
+    let aStarted: () => void = () => {};
+    const started = new Promise<void>((resolve) => {
+      aStarted = resolve;
+    });
+    let letAEnd: () => void = () => {};
+    const aMayEnd = new Promise<void>((resolve) => {
+      letAEnd = resolve;
+    });
+    const chunks = (c: string) => Array.from({ length: 16 }, () => c.repeat(4096));
+    // A writes half of its file, B writes all of its own and renames it, then A ends and renames.
+    const first = a.write('2026-11-27/doc.pdf.status.json', () =>
+      Readable.from(
+        (async function* () {
+          for (const [i, chunk] of chunks('a').entries()) {
+            if (i === 8) {
+              aStarted();
+              await aMayEnd;
+            }
+            yield chunk;
+          }
+        })(),
+      ),
+    );
+    await started;
+    await b.write('2026-11-27/doc.pdf.status.json', () => Readable.from(chunks('b')));
+    letAEnd();
+    await first;
+    expect(readFileSync(path.join(root, '2026-11-27/doc.pdf.status.json'), 'utf8')).toBe(
+      'a'.repeat(16 * 4096),
+    );
+    expect(readdirSync(path.join(root, '2026-11-27'))).toEqual(['doc.pdf.status.json']);
+  });
+
   it('with a staging folder, temporary files never appear in the ERP folder', async () => {
     const root = path.join(sshd.files, `out${++n}`);
     const staging = path.join(sshd.files, `staging${n}`);

@@ -150,6 +150,13 @@ describe('names and descriptions', () => {
     // The same for every attempt at one target (a crash's leftover is replaced), another for another.
     expect(tempNameFor('/out/a.pdf')).toBe(tempNameFor('/out/a.pdf'));
     expect(tempNameFor('/out/a.pdf', '/staging')).not.toBe(tempNameFor('/out/b.pdf', '/staging'));
+    // A writer's own (agents sharing an output folder): one per target and writer.
+    expect(tempNameFor('/out/a.pdf', undefined, '0badcafe')).toMatch(
+      /^\/out\/\.docex-[0-9a-f]{12}-0badcafe\.tmp$/,
+    );
+    expect(tempNameFor('/out/a.pdf', undefined, '0badcafe')).not.toBe(
+      tempNameFor('/out/a.pdf', undefined, 'cafe0bad'),
+    );
   });
 
   it('describes a server without secrets, brackets an IPv6 host', () => {
