@@ -458,6 +458,12 @@ export class SqliteReturnsStore implements ReturnsStore {
     ).map(toSource);
   }
 
+  /** One agent per state folder: nobody else writes its status files. */
+  async writeStatusAlone(_itemId: number, write: () => Promise<void>): Promise<boolean> {
+    await write();
+    return true;
+  }
+
   async markStatusWritten(itemId: number, version: number): Promise<void> {
     this.db
       .prepare('UPDATE sources SET written_version = max(written_version, ?) WHERE item_id = ?')

@@ -155,6 +155,7 @@ export async function* statusFileText(store: ReturnsStore, source: SourceRow): A
  * Writes each status file older than its state, once (a file that changes again meanwhile waits
  * for the next pass), until `enough()` says so; answers how many were written. The text is
  * streamed from the store. What is left stays stale and is written at the next pass, or start.
+ * A file another agent on the journal is writing now is left to it (store.writeStatusAlone).
  */
 export async function writeStaleStatusFiles(
   store: ReturnsStore,
@@ -165,9 +166,13 @@ export async function writeStaleStatusFiles(
   let written = 0;
   for (const source of await store.staleSources(limit)) {
     if (enough()) break;
-    await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
-    await store.markStatusWritten(source.itemId, source.version);
-    written++;
+    // Another agent writing this file now: it reads the store after this pass listed it, and a
+    // change after its read leaves the file stale for the next pass.
+    const alone = await store.writeStatusAlone(source.itemId, async () => {
+      await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
+      await store.markStatusWritten(source.itemId, source.version);
+    });
+    if (alone) written++;
   }
   return written;
 }

@@ -33,6 +33,9 @@ import {
 import { asRows, byEvent, DOCUMENT_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, SOURCE_COLUMNS } from './rows.js';
 import { existingVersion, migrateComponent, RETURNS_COMPONENT } from './schema.js';
 
+/** The advisory lock space of status file writes ('dcss'; the schema locks use 0x64637831). */
+const STATUS_LOCK_SPACE = 0x64637373;
+
 /** A statement prepared once per pooled connection. */
 const q = (name: string, text: string): Statement => ({ name: `returns-${name}`, text });
 
@@ -216,6 +219,8 @@ const S = {
     'stale-sources',
     `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE written_version < version ORDER BY item_id LIMIT $1`,
   ),
+  // Held by the transaction around one status file's write (writeStatusAlone).
+  statusLock: q('status-lock', 'SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS got'),
   markStatusWritten: q(
     'mark-status-written',
     'UPDATE returns_sources SET written_version = GREATEST(written_version, $1) WHERE item_id = $2',
@@ -523,6 +528,21 @@ export class PostgresReturnsStore implements ReturnsStore {
 
   async staleSources(limit: number): Promise<SourceRow[]> {
     return (await this.rows('staleSources', S.staleSources, [limit])).map(toSource);
+  }
+
+  /**
+   * A transaction holding an advisory lock of the source (STATUS_LOCK_SPACE, the item id folded to
+   * 32 bits: two sources sharing a key only wait for each other) while `write` runs on other
+   * pooled connections; another agent's try finds it held and leaves the file to this one.
+   */
+  writeStatusAlone(itemId: number, write: () => Promise<void>): Promise<boolean> {
+    return this.transaction('writeStatusAlone', async (tx) => {
+      const key = Number(BigInt.asIntN(32, BigInt(itemId)));
+      const row = await tx.one(S.statusLock, [STATUS_LOCK_SPACE, key]);
+      if (row?.['got'] !== true) return false;
+      await write();
+      return true;
+    });
   }
 
   async markStatusWritten(itemId: number, version: number): Promise<void> {
