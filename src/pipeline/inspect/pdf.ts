@@ -97,6 +97,14 @@ function countPages(doc: PDFDocument, lib: typeof import('pdf-lib')): number | s
 /** What pdf-lib may still inflate while one PDF loads; `hit` once it asked for more. */
 const inflation = { left: Number.POSITIVE_INFINITY, hit: false };
 let inflationMetered: Promise<void> | undefined;
+/** Why a cross-reference stream of the PDF loading is refused (entries its bytes do not hold). */
+const xref: { broken: string | undefined } = { broken: undefined };
+let xrefMetered: Promise<void> | undefined;
+/**
+ * Rows a cross-reference stream may list beyond what its bytes hold: pdf-lib reads a missing row
+ * as a free object, and a writer's count off by a few is still read as before.
+ */
+const XREF_UNBACKED_ROWS = 1024;
 
 /**
  * Every stream pdf-lib decodes (object and cross-reference streams, at load) grows its buffer
@@ -128,6 +136,40 @@ function meterInflation(): Promise<void> {
   return inflationMetered;
 }
 
+type XRefStreamParser = {
+  subsections: { firstObjectNumber: number; length: number }[];
+  byteWidths: number[];
+  bytes: { length: number };
+  parseEntries(): unknown[];
+};
+
+/**
+ * pdf-lib builds an entry for every object a cross-reference stream lists, whether or not its
+ * bytes hold a row for it: a 150-byte PDF listing 2^31 objects in no bytes (/W [0 0 0]) grew the
+ * worker to its heap cap, and with it the agent's resident set. A stream listing more rows than
+ * its bytes hold is refused as corrupt before any entry is built, as the structure check of a
+ * large PDF does. pdf-lib swallows the error and carries on parsing, hence `xref.broken`.
+ */
+function meterXrefStreams(): Promise<void> {
+  xrefMetered ??= import('pdf-lib/cjs/core/parser/PDFXRefStreamParser.js').then((mod) => {
+    type Parser = { prototype: XRefStreamParser };
+    const exported = mod as unknown as { default: Parser & { default?: Parser } };
+    const proto = (exported.default.default ?? exported.default).prototype;
+    const parseEntries = proto.parseEntries;
+    proto.parseEntries = function (this: XRefStreamParser) {
+      const width = this.byteWidths.reduce((sum, w) => sum + Math.max(0, w), 0);
+      const listed = this.subsections.reduce((sum, s) => sum + Math.max(0, s.length), 0);
+      const held = width === 0 ? 0 : Math.floor(this.bytes.length / width);
+      if (listed - held > XREF_UNBACKED_ROWS) {
+        xref.broken = `its cross-reference stream lists ${listed} objects in ${this.bytes.length} bytes`;
+        throw new Error(xref.broken);
+      }
+      return parseEntries.call(this);
+    };
+  });
+  return xrefMetered;
+}
+
 /** Full check of a PDF held in memory (a dropped file under the limit, or a ZIP entry). */
 export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<PdfCheck> {
   const ends = checkEnds(bytes.subarray(0, END_BYTES), bytes.subarray(-END_BYTES), fileName);
@@ -136,9 +178,14 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
   // (large files only, other formats) never holds it.
   const lib = await import('pdf-lib');
   const { ParseSpeeds, PDFDocument: Pdf } = lib;
-  await meterInflation();
+  await Promise.all([meterInflation(), meterXrefStreams()]);
   inflation.left = parseLimits().pdfInflate;
   inflation.hit = false;
+  xref.broken = undefined;
+  const brokenXref = (): InputRejection | undefined =>
+    xref.broken === undefined
+      ? undefined
+      : reject('DOCEX_INPUT_PDF_CORRUPT', `${quoteName(fileName)} is not a readable PDF: ${xref.broken}.`);
   let doc: PDFDocument;
   try {
     doc = await Pdf.load(bytes, {
@@ -148,12 +195,16 @@ export async function checkPdfBytes(bytes: Buffer, fileName: string): Promise<Pd
     });
   } catch (err) {
     if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
+    const broken = brokenXref();
+    if (broken) return broken;
     return reject(
       'DOCEX_INPUT_PDF_CORRUPT',
       `${quoteName(fileName)} is not a readable PDF: ${(err as Error).message.split('\n')[0]}.`,
     );
   }
   if (inflation.hit) return overLimit(fileName, 'has streams that inflate', 'pdfInflate');
+  const broken = brokenXref();
+  if (broken) return broken;
   if (doc.isEncrypted) return encrypted(fileName);
   let pages: number | string;
   try {

@@ -10,7 +10,14 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Inspector } from '../../../src/pipeline/isolate/inspector.js';
 import { planColumns } from '../../../src/pipeline/payload/columns.js';
-import { makeZip, objectStreamBombPdf, validPdf } from '../../fixtures/inputs/hostile.js';
+import {
+  endlessXrefPdf,
+  handXrefStreamPdf,
+  makeZip,
+  ONE_PAGE_OBJECTS,
+  objectStreamBombPdf,
+  validPdf,
+} from '../../fixtures/inputs/hostile.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-amp-'));
 const inspector = new Inspector({
@@ -50,6 +57,20 @@ describe('expansion limits', () => {
       details: { limit: 'pdfInflate', pdfInflate: 1024 ** 2 },
     });
     expect(await inspect('fine.pdf', objectStreamBombPdf(64 * 1024), 'PDF')).toMatchObject({ ok: true });
+  });
+
+  it('refuses as corrupt, before pdf-lib builds its entries, a small PDF whose cross-reference stream lists 2^31 objects in no bytes', async () => {
+    expect(await inspect('endless-xref.pdf', endlessXrefPdf(), 'PDF')).toEqual({
+      ok: false,
+      code: 'DOCEX_INPUT_PDF_CORRUPT',
+      reason:
+        '"endless-xref.pdf" is not a readable PDF: its cross-reference stream lists 2147483647 objects in 0 bytes.',
+    });
+    // Its worker did not run out of memory: it is still the one that answers the next file.
+    expect(inspector.workers).toBe(1);
+    expect(await inspect('xref-stream.pdf', handXrefStreamPdf([...ONE_PAGE_OBJECTS]), 'PDF')).toMatchObject({
+      ok: true,
+    });
   });
 
   it('refuses a ZIP bomb cut into entries too small for the per-entry ratio check', async () => {
