@@ -5,6 +5,7 @@ import { pipeline } from 'node:stream/promises';
 import { isoTime } from '../core/clock.js';
 import { writeFileAtomicSync } from './atomic-file.js';
 import type { SandboxContext } from './context.js';
+import { type ProofInput, renderProofPdf } from './proofs.js';
 import type { BlobRecord } from './records.js';
 
 /** Files the sandbox keeps (uploads, extracted originals, proofs): bytes in blobDir, a record in the store. */
@@ -27,7 +28,15 @@ export function saveBlob(
 /** Records a file already written (and renamed) into blobDir. */
 export function registerBlob(
   ctx: SandboxContext,
-  input: { id: string; file: string; offset?: number; name: string; contentType: string; size: number },
+  input: {
+    id: string;
+    file: string;
+    offset?: number;
+    name: string;
+    contentType: string;
+    size: number;
+    proof?: ProofInput;
+  },
 ): BlobRecord {
   return ctx.store.insert<BlobRecord>('blob', { ...input, createdAt: isoTime(ctx.clock.now()) });
 }
@@ -42,6 +51,10 @@ export async function streamBlob(ctx: SandboxContext, blob: BlobRecord, res: Ser
     'content-length': String(blob.size),
     'content-disposition': `attachment; filename="${blob.name.replace(/["\\\r\n]/g, '_')}"`,
   });
+  if (blob.proof) {
+    res.end(renderProofPdf(blob.proof));
+    return;
+  }
   if (blob.size === 0) {
     res.end();
     return;

@@ -1,19 +1,22 @@
 /**
- * What a sending event becomes when it reaches its outcome: the proof PDFs, the final statuses of
- * the event and its tasks, and one usage record per channel. The rendering is async; everything
- * after it is synchronous so no other writer can interleave (see Lifecycle.finalize).
+ * What a sending event becomes when it reaches its outcome: its proofs (records whose PDFs are
+ * rendered at each download, no file written), the final statuses of the event and its tasks, and
+ * one usage record per channel. All of it is synchronous, so no other writer can interleave (see
+ * Lifecycle.finalize).
  */
-import { saveBlob } from './blobs.js';
+import { registerBlob } from './blobs.js';
 import type { SandboxContext } from './context.js';
-import { renderProofPdf } from './proofs.js';
+import { type ProofInput, renderProofPdf } from './proofs.js';
 import type { DocumentEntry, FinalOutcome, SendingEventRecord } from './records.js';
 import { USAGE_EVENT_KIND } from './routes/usage-query.js';
 
 type GeneratedType = 'DELIVERY_PROOF' | 'SUBMISSION_REPORT';
 
+/** A proof to offer: what its PDF is rendered from, and that PDF's size. */
 export interface RenderedDocument {
   type: GeneratedType;
-  data: Uint8Array;
+  proof: ProofInput;
+  size: number;
 }
 
 /** The forced outcome, else the one the recipient and file text ask for ("reject", "fail"). */
@@ -26,11 +29,11 @@ export function outcomeOf(event: SendingEventRecord): FinalOutcome {
 }
 
 /** A delivery proof only for a success; a submission report always. */
-export async function renderOutcomeDocuments(
+export function renderOutcomeDocuments(
   event: SendingEventRecord,
   outcome: FinalOutcome,
   endedAt: string,
-): Promise<RenderedDocument[]> {
+): RenderedDocument[] {
   const input = {
     sendingEventId: event.id,
     jobId: event.jobId,
@@ -42,9 +45,10 @@ export async function renderOutcomeDocuments(
   };
   const types: GeneratedType[] =
     outcome === 'SUCCESS' ? ['DELIVERY_PROOF', 'SUBMISSION_REPORT'] : ['SUBMISSION_REPORT'];
-  const rendered: RenderedDocument[] = [];
-  for (const type of types) rendered.push({ type, data: await renderProofPdf({ ...input, type }) });
-  return rendered;
+  return types.map((type) => {
+    const proof = { ...input, type };
+    return { type, proof, size: renderProofPdf(proof).length };
+  });
 }
 
 /**
@@ -58,9 +62,17 @@ export function applyOutcome(
   rendered: RenderedDocument[],
   endedAt: string,
 ): DocumentEntry[] {
-  const newDocs: DocumentEntry[] = rendered.map(({ type, data }) => {
+  const newDocs: DocumentEntry[] = rendered.map(({ type, proof, size }) => {
     const name = `${type === 'DELIVERY_PROOF' ? 'delivery-proof' : 'submission-report'}-${event.id}.pdf`;
-    const blob = saveBlob(ctx, { name, contentType: 'application/pdf', data });
+    // No file to write and sync: the PDF is rendered again, the same bytes, at each download.
+    const blob = registerBlob(ctx, {
+      id: ctx.newId('blob'),
+      file: '',
+      name,
+      contentType: 'application/pdf',
+      size,
+      proof,
+    });
     return {
       fileReference: blob.id,
       name,

@@ -18,8 +18,14 @@ import { processUpload } from './upload-processing.js';
 export const STEP_MS = { scheduled: 2000, inProgress: 3000, final: 5000 } as const;
 
 export class Lifecycle {
-  /** Event id -> its next transition time; only due events are read from the store. */
-  private readonly active = new Map<string, number>();
+  /** Event id -> its next transition time and its job; only due events are read from the store. */
+  private readonly active = new Map<string, { due: number; jobId: string }>();
+  /**
+   * Job id -> how many of its events are in `active` (not final): a job is done when none is.
+   * Asking the store instead read every event of the job at each finalisation, a square of the
+   * job's size.
+   */
+  private readonly unfinished = new Map<string, number>();
   /** No entry of `active` is due before this: a tick before it reads none (a frozen clock costs nothing). */
   private earliestDue = Number.POSITIVE_INFINITY;
   /** Job id -> end of its upload window. */
@@ -84,7 +90,7 @@ export class Lifecycle {
     // holding 16,000 events answer at a quarter of its speed.
     if (this.earliestDue > now) return;
     this.earliestDue = Number.POSITIVE_INFINITY;
-    for (const [id, due] of [...this.active]) {
+    for (const [id, { due }] of [...this.active]) {
       // A finalising event is looked at again when its finalisation ends (startFinalize).
       if (this.finalizing.has(id)) continue;
       if (due > now) {
@@ -93,7 +99,7 @@ export class Lifecycle {
       }
       const event = this.ctx.store.get<SendingEventRecord>('sending-event', id);
       if (!event || isFinalSendingEvent(event)) {
-        this.active.delete(id);
+        this.untrack(id);
         continue;
       }
       this.advance(event, now);
@@ -129,8 +135,20 @@ export class Lifecycle {
   }
 
   private track(event: SendingEventRecord): void {
-    this.active.set(event.id, event.nextTransitionAt);
+    if (!this.active.has(event.id))
+      this.unfinished.set(event.jobId, (this.unfinished.get(event.jobId) ?? 0) + 1);
+    this.active.set(event.id, { due: event.nextTransitionAt, jobId: event.jobId });
     this.earliestDue = Math.min(this.earliestDue, event.nextTransitionAt);
+  }
+
+  /** The event is final (or gone): no longer looked at, no longer holding its job open. */
+  private untrack(id: string): void {
+    const entry = this.active.get(id);
+    if (!entry) return;
+    this.active.delete(id);
+    const left = (this.unfinished.get(entry.jobId) ?? 1) - 1;
+    if (left > 0) this.unfinished.set(entry.jobId, left);
+    else this.unfinished.delete(entry.jobId);
   }
 
   private setBusiness(event: SendingEventRecord, status: BusinessStatus, at: number): void {
@@ -154,40 +172,44 @@ export class Lifecycle {
       'sending event finalisation failed',
     ).finally(() => {
       this.finalizing.delete(id);
-      // Still active: the finalisation failed, and the next tick tries again.
-      const due = this.active.get(id);
-      if (due !== undefined) this.earliestDue = Math.min(this.earliestDue, due);
+      // Still active: the finalisation failed (or the sandbox is stopping), and a tick tries again.
+      const entry = this.active.get(id);
+      if (entry) this.earliestDue = Math.min(this.earliestDue, entry.due);
     });
   }
 
-  /** Serial background work (finalisations and their proofs); a failure is logged, never thrown. */
-  private enqueue(
-    task: () => Promise<void>,
-    fields: Record<string, unknown>,
-    message: string,
-  ): Promise<void> {
-    const run = this.work.then(task).catch((err: unknown) => this.ctx.log.error({ err, ...fields }, message));
+  /**
+   * Serial background work (finalisations and their proofs); a failure is logged, never thrown.
+   * Once the sandbox stops, what has not started is skipped: the events stay unfinished in the
+   * store and are finalised after the next start (load()), and the stop waits for one task at most.
+   */
+  private enqueue(task: () => void, fields: Record<string, unknown>, message: string): Promise<void> {
+    const run = this.work
+      .then(() => {
+        if (!this.stopping.signal.aborted) task();
+      })
+      .catch((err: unknown) => this.ctx.log.error({ err, ...fields }, message));
     this.work = run;
     return run;
   }
 
-  private async finalize(id: string, at: number): Promise<void> {
-    const before = this.ctx.store.get<SendingEventRecord>('sending-event', id);
-    if (!before || isFinalSendingEvent(before)) return;
-    const outcome = outcomeOf(before);
-    const endedAt = isoTime(at);
-    const rendered = await renderOutcomeDocuments(before, outcome, endedAt);
-
-    // From here on everything is synchronous: no other writer can interleave.
+  /** Synchronous from the read to the write: no other writer can interleave. */
+  private finalize(id: string, at: number): void {
     const event = this.ctx.store.get<SendingEventRecord>('sending-event', id);
     if (!event || isFinalSendingEvent(event)) return;
-    const newDocs = applyOutcome(this.ctx, event, outcome, rendered, endedAt);
-    this.setBusiness(event, outcome, at);
-    this.ctx.store.transaction(() => {
+    const outcome = outcomeOf(event);
+    const endedAt = isoTime(at);
+    const rendered = renderOutcomeDocuments(event, outcome, endedAt);
+    // One commit for the event, its proofs and its usage: a night's worth of events is not
+    // three commits each.
+    const newDocs = this.ctx.store.transaction(() => {
+      const docs = applyOutcome(this.ctx, event, outcome, rendered, endedAt);
+      this.setBusiness(event, outcome, at);
       this.ctx.store.put('sending-event', event);
       writeUsage(this.ctx, event, endedAt);
+      return docs;
     });
-    this.active.delete(id);
+    this.untrack(id);
     for (const doc of newDocs) this.emitFileReady(event, doc);
     this.ctx.log.info(
       { sendingEventId: id, jobId: event.jobId, businessStatus: outcome },
@@ -255,12 +277,11 @@ export class Lifecycle {
   }
 
   completeJobIfDone(jobId: string): void {
+    // Every event not final is tracked (load(), createEvent): none of the job's left, it is done.
+    if (this.unfinished.has(jobId)) return;
     const job = this.ctx.store.get<JobRecord>('job', jobId);
     // A job whose events are still being written (sendingEventCount not set yet) is not done.
     if (job?.status !== 'PROCESSING' || job.sendingEventCount === 0) return;
-    for (const event of this.ctx.store.iterate<SendingEventRecord>('sending-event', { parentId: jobId })) {
-      if (!isFinalSendingEvent(event)) return;
-    }
     setJobStatus(this.ctx, job, 'COMPLETED');
   }
 

@@ -5,6 +5,7 @@
  */
 import { jobStatusName, type NamesProfile } from '../domain/names-profile.js';
 import type { Issue, PayloadJobRequest } from '../domain/wire.js';
+import type { ProofInput } from './proofs.js';
 
 export type JobStatus = 'AWAITING_FILE_UPLOAD' | 'PROCESSING' | 'COMPLETED' | 'FAILED';
 export type JobKind = 'single-file' | 'payload-pdf' | 'payload-word';
@@ -104,6 +105,8 @@ export interface BlobRecord {
   contentType: string;
   size: number;
   createdAt: string;
+  /** A proof is not kept as a file: its PDF is rendered from this at each download (proofs.ts). */
+  proof?: ProofInput;
   [key: string]: unknown;
 }
 

@@ -149,7 +149,7 @@ export function registerJobRoutes(router: Router, ctx: SandboxContext, lifecycle
   router.add('POST', '/jobs/payload-word', async (req, res) => {
     const { job, workflow, body } = await newPayloadJob(req, 'payload-word', false);
     const item = payloadItem(body.payload, body.filename);
-    const pdf = await renderPayloadDocumentPdf({
+    const pdf = renderPayloadDocumentPdf({
       jobName: body.jobName,
       recipient: item.recipient,
       templateData: body.payload.templateData ?? {},
