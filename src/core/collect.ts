@@ -17,24 +17,37 @@ import { performance } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
 import type { Logger } from './logger.js';
 
-type GcOptions = { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor: 'last-resort' };
+type GcOptions = { type: 'minor' } | { type: 'major'; execution: 'sync'; flavor?: 'last-resort' };
 type GcFunction = (options: GcOptions) => void;
 
 function exposedGc(): GcFunction | undefined {
   return (globalThis as { gc?: GcFunction }).gc;
 }
 
-/** Calls a young-generation GC once per `everyBytes` counted through `passed()`. */
+/**
+ * Calls a GC once per `every` units (bytes, events) counted through `passed()`: a young-generation
+ * one by default; a full one (`major`) for work whose garbage lives long enough to be promoted.
+ *
+ * A job of thousands of sending events is polled a page at a time, and each page's objects live
+ * across its store calls, so they reach the old generation. V8's incremental marking, on the
+ * agent's one GC thread, did not finish before a big job's pages had grown the heap several times
+ * over, and the pages it then freed stayed in V8's pool (the memory reducer, which gives them
+ * back, is off): the agent's resident set grew with the size of the night. A full GC every few
+ * pages keeps the heap at what one page needs. Figures: docs/benchmarks.md, the return path.
+ */
 export class GarbagePacer {
   private sinceCollect = 0;
 
-  constructor(private readonly everyBytes: number) {}
+  constructor(
+    private readonly every: number,
+    private readonly type: 'minor' | 'major' = 'minor',
+  ) {}
 
-  passed(bytes: number): void {
-    this.sinceCollect += bytes;
-    if (this.sinceCollect < this.everyBytes) return;
+  passed(units: number): void {
+    this.sinceCollect += units;
+    if (this.sinceCollect < this.every) return;
     this.sinceCollect = 0;
-    exposedGc()?.({ type: 'minor' });
+    exposedGc()?.(this.type === 'minor' ? { type: 'minor' } : { type: 'major', execution: 'sync' });
   }
 }
 

@@ -19,6 +19,7 @@ import type { CallOptions } from '../api/index.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import { sharedAbortController } from '../core/abort.js';
 import type { Clock } from '../core/clock.js';
+import { GarbagePacer } from '../core/collect.js';
 import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskClaim } from '../journal/index.js';
@@ -80,6 +81,12 @@ export interface FollowerOptions {
 export const FOLLOW_SWEEP_TASK = 'returns:follow-sweep';
 /** A firing is claimed for this share of the time to the next one. */
 const SWEEP_CLAIM_SHARE = 0.8;
+/**
+ * A full GC after this many finished tasks (core/collect.ts GarbagePacer): each download lives
+ * across its awaits, so a night of them promotes garbage faster than V8's incremental marking on
+ * one thread collects it, and the heap's high-water mark, kept by V8, grew with the night.
+ */
+const COLLECT_EVERY_TASKS = 500;
 
 export class Follower {
   readonly gate: CallGate;
@@ -97,6 +104,7 @@ export class Follower {
   /** Jobs due at the last firing of the schedule, in due order (a Set: queued once). */
   private readonly sweep = new Set<string>();
   private readonly inFlight = new Map<string, Promise<void>>();
+  private readonly pacer = new GarbagePacer(COLLECT_EVERY_TASKS, 'major');
   // One signal shared by every call in flight (follow.concurrency of them).
   private readonly abort = sharedAbortController();
   private wakeUp: (() => void) | undefined;
@@ -367,6 +375,7 @@ export class Follower {
       .catch((err: unknown) => this.opts.log.error({ err, task: task.key }, 'follower task failed'))
       .finally(() => {
         this.inFlight.delete(task.key);
+        this.pacer.passed(1);
         this.wakeUp?.();
       });
     this.inFlight.set(task.key, running);

@@ -8,6 +8,7 @@
 import { isApiError } from '../api/errors.js';
 import type { CallOptions, DocexClient } from '../api/index.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
+import { GarbagePacer } from '../core/collect.js';
 import type { Logger } from '../core/logger.js';
 import type { Job, SendingEvent } from '../domain/wire.js';
 import type { CallGate } from './call-gate.js';
@@ -43,6 +44,8 @@ export interface PollDeps {
 }
 
 const PAGE = 1000;
+/** A full GC after this many events of one poll (core/collect.ts GarbagePacer): a big job's pages. */
+const COLLECT_EVERY_EVENTS = 2 * PAGE;
 
 /** The job's events, a page (up to 1,000) at a time: a job of 10,000 events is never held whole. */
 async function* eventPages(
@@ -157,6 +160,7 @@ export async function pollJob(
     jobId: row.jobId,
   };
   const picked = new Set<string>();
+  const pacer = new GarbagePacer(COLLECT_EVERY_EVENTS, 'major');
   // Each page is recorded as it arrives (events and documents; the file's status version moves
   // with a changed page), the job's own row last: a poll cut short is repeated whole, and upserts.
   for await (const events of eventPages(deps, row.jobId, options)) {
@@ -172,6 +176,7 @@ export async function pollJob(
     const documents = await namedDocuments(deps, owner, page.wanted, now, picked);
     await store.recordEvents(row.jobId, page.records, documents, now, page.changed);
     tally = addPage(tally, events.length, page);
+    pacer.passed(events.length);
   }
   const record = judgeEnd(row, job, tally, now, deps.webhooksActive(), config.follow);
   await store.recordPoll(record, now);

@@ -6,6 +6,7 @@
  */
 import { Readable } from 'node:stream';
 import { isoTime } from '../core/clock.js';
+import { GarbagePacer } from '../core/collect.js';
 import type { Job, SendingEvent } from '../domain/wire.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { type EventView, eventView, type IssueView, jobErrors, parseJson } from './status-view.js';
@@ -86,6 +87,8 @@ export function statusEvent(event: EventRow, documents: DocumentRow[]): StatusEv
 
 /** Events read from the store at a time while a status file is written. */
 const EVENT_PAGE = 500;
+/** A full GC after this many events of one status file (core/collect.ts GarbagePacer). */
+const COLLECT_EVERY_EVENTS = 4 * EVENT_PAGE;
 /** Stands for the array a pretty-printed object ends with, until its elements are written. */
 const SLOT = '\u0000status-file-slot\u0000';
 
@@ -120,7 +123,10 @@ async function* prettyArray<T>(
 }
 
 async function* eventsOf(store: ReturnsStore, jobId: string): AsyncGenerator<StatusEvent> {
+  // Each page lives across the writes of its text: promoted garbage, collected every few pages.
+  const pacer = new GarbagePacer(COLLECT_EVERY_EVENTS, 'major');
   for (let after = ''; ; ) {
+    pacer.passed(after === '' ? 0 : EVENT_PAGE);
     const page = await store.eventsWithDocumentsPage(jobId, after, EVENT_PAGE);
     for (const { event, documents } of page) {
       const view = statusEvent(event, documents);

@@ -23,6 +23,17 @@ describe('GarbagePacer', () => {
     expect(calls).toEqual([{ type: 'minor' }, { type: 'minor' }]);
   });
 
+  it('asks for one full GC per interval when made for promoted garbage (major)', () => {
+    const calls: unknown[] = [];
+    global.gc = (options: unknown) => calls.push(options);
+    const pacer = new GarbagePacer(500, 'major');
+    for (let i = 0; i < 1200; i++) pacer.passed(1);
+    expect(calls).toEqual([
+      { type: 'major', execution: 'sync' },
+      { type: 'major', execution: 'sync' },
+    ]);
+  });
+
   it('does nothing when node runs without --expose-gc', () => {
     global.gc = undefined;
     const pacer = new GarbagePacer(10);
