@@ -14,9 +14,18 @@ export interface StoreOpenOptions {
   synchronous: 'FULL' | 'NORMAL';
   /** Zero freed bytes, so a dropped secret does not linger in free page space. */
   secureDelete?: boolean;
+  /**
+   * SQLite's page cache of this connection, in KiB (better-sqlite3 builds SQLite with 16 MB). A
+   * store that grows with the night (returns, inbox) fills it as it grows, and the agent's resident
+   * set with it: those take SQLite's own default, 2 MB, their queries reading by index.
+   */
+  cacheKiB?: number;
 }
 
 /** The file is made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode. */
+/** The page cache of a store that grows with the night (StoreOpenOptions.cacheKiB). */
+export const NIGHTLY_STORE_CACHE_KIB = 2000;
+
 export function openDatabase(file: string, options: StoreOpenOptions): Database {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
   closeSync(openSync(file, 'a', 0o600));
@@ -28,6 +37,7 @@ export function openDatabase(file: string, options: StoreOpenOptions): Database 
     // better-sqlite3 builds SQLite with foreign keys on already; said here so no store depends on that.
     db.pragma('foreign_keys = ON');
     if (options.secureDelete) db.pragma('secure_delete = ON');
+    if (options.cacheKiB !== undefined) db.pragma(`cache_size = -${options.cacheKiB}`);
     db.pragma('busy_timeout = 5000');
     return db;
   } catch (err) {

@@ -8,7 +8,13 @@
  */
 import type { Clock } from '../core/clock.js';
 import type { Database } from '../core/sqlite.js';
-import { latestVersion, type Migration, migrate, openDatabase } from '../core/sqlite-store.js';
+import {
+  latestVersion,
+  type Migration,
+  migrate,
+  NIGHTLY_STORE_CACHE_KIB,
+  openDatabase,
+} from '../core/sqlite-store.js';
 import { INBOX_FILE, type InboxStore } from './inbox-store.js';
 
 const MIGRATIONS: readonly Migration[] = [
@@ -67,7 +73,7 @@ export class SqliteInboxStore implements InboxStore {
   static open(file: string, clock: Clock): SqliteInboxStore {
     // NORMAL, not FULL: a power cut may forget the last few records, which only means a document
     // written again under the same names or a webhook nudge repeated; a killed process loses nothing.
-    const db = openDatabase(file, { synchronous: 'NORMAL' });
+    const db = openDatabase(file, { synchronous: 'NORMAL', cacheKiB: NIGHTLY_STORE_CACHE_KIB });
     try {
       migrate(db, MIGRATIONS, { now: clock.now(), newerCode: 'DOCEX_INBOX_VERSION', what: INBOX_FILE });
       return new SqliteInboxStore(db, clock, file);

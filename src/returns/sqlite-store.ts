@@ -5,7 +5,7 @@
  * methods answer resolved promises.
  */
 import { cachePrepared, type Database } from '../core/sqlite.js';
-import { openDatabase } from '../core/sqlite-store.js';
+import { NIGHTLY_STORE_CACHE_KIB, openDatabase } from '../core/sqlite-store.js';
 import {
   type EventWithDocuments,
   type FinalEventEntry,
@@ -39,7 +39,7 @@ export class SqliteReturnsStore implements ReturnsStore {
   static open(file: string, now: number): SqliteReturnsStore {
     // NORMAL in WAL: a killed process loses nothing; only a power cut may drop the last polls,
     // which the next poll repeats (a proof is re-written under the same name at worst).
-    const db = openDatabase(file, { synchronous: 'NORMAL' });
+    const db = openDatabase(file, { synchronous: 'NORMAL', cacheKiB: NIGHTLY_STORE_CACHE_KIB });
     try {
       migrateReturns(db, now);
       return new SqliteReturnsStore(cachePrepared(db), file);
