@@ -15,6 +15,7 @@ import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { openJournal } from '../../src/journal/index.js';
 import { ensurePki } from '../../src/sandbox/pki.js';
+import { guideServiceBlock } from '../support/guide-config.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 
 let dir: string;
@@ -23,21 +24,7 @@ let configFile: string;
 beforeAll(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-read-only-'));
   configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    `service:
-  apiUrl: https://api.example.test/v1
-  authUrl: https://auth.example.test
-  clientId: agent-client
-  clientSecret: \${credential:client-secret}
-  apiKey: \${credential:api-key}
-  tls:
-    caFile: \${env:CREDENTIALS_DIRECTORY}/ca.pem
-    certFile: \${env:CREDENTIALS_DIRECTORY}/client.pem
-    keyFile: \${env:CREDENTIALS_DIRECTORY}/client.key
-stateDir: ./state
-`,
-  );
+  writeFileSync(configFile, guideServiceBlock());
   // The journal an agent left (empty: what matters is that it is opened and read).
   const journal = await openJournal(
     { kind: 'sqlite', file: path.join(dir, 'state', 'journal.sqlite') },
@@ -100,18 +87,11 @@ describe('read-only commands without the service credentials (CREDENTIALS_DIRECT
     const tlsConfig = path.join(dir, 'agent-tls-files.yaml');
     writeFileSync(
       tlsConfig,
-      `service:
-  apiUrl: https://api.example.test/v1
-  authUrl: https://auth.example.test
-  clientId: agent-client
-  clientSecret: \${credential:client-secret}
-  apiKey: \${credential:api-key}
-  tls:
-    caFile: ${pki.paths.caCert}
-    certFile: ${pki.paths.clientCert}
-    keyFile: ${pki.paths.clientKey}
-stateDir: ./state
-`,
+      guideServiceBlock({
+        caFile: pki.paths.caCert,
+        certFile: pki.paths.clientCert,
+        keyFile: pki.paths.clientKey,
+      }),
     );
     const run = await cli(['credentials', 'check'], tlsConfig);
     expect(run.stderr).toBe('');

@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { systemClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { openJournal } from '../../src/journal/index.js';
+import { guideServiceBlock } from '../support/guide-config.js';
 
 let dir: string;
 let configFile: string;
@@ -23,18 +24,7 @@ beforeAll(async () => {
   mkdirSync(path.join(dir, 'in', 'made-at-start-parent'), { recursive: true });
   writeFileSync(
     configFile,
-    `service:
-  apiUrl: https://api.example.test/v1
-  authUrl: https://auth.example.test
-  clientId: agent-client
-  clientSecret: \${credential:client-secret}
-  apiKey: \${credential:api-key}
-  tls:
-    caFile: \${env:CREDENTIALS_DIRECTORY}/ca.pem
-    certFile: \${env:CREDENTIALS_DIRECTORY}/client.pem
-    keyFile: \${env:CREDENTIALS_DIRECTORY}/client.key
-stateDir: ./state
-folders:
+    `${guideServiceBlock()}folders:
   - name: invoices
     source: { type: local, path: ./in/invoices }
     workflowId: wf_pdf_email

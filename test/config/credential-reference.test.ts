@@ -5,6 +5,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { thrownDocex } from '../api/support/caught.js';
+import { guideServiceBlock } from '../support/guide-config.js';
 
 let dir: string;
 let credentials: string;
@@ -101,18 +102,7 @@ describe('commands that do not call the service (secretsOnlyUnder)', () => {
     const file = path.join(dir, 'guide.yaml');
     writeFileSync(
       file,
-      `service:
-  apiUrl: https://api.example.test/v1
-  authUrl: https://auth.example.test
-  clientId: agent-client
-  clientSecret: \${credential:client-secret}
-  apiKey: \${credential:api-key}
-  tls:
-    caFile: \${env:CREDENTIALS_DIRECTORY}/ca.pem
-    certFile: \${env:CREDENTIALS_DIRECTORY}/client.pem
-    keyFile: \${env:CREDENTIALS_DIRECTORY}/client.key
-stateDir: ./state
-${password === undefined ? '' : `journal: { url: "postgres://docex@db.example.test/docex", password: "${password}" }\n`}`,
+      `${guideServiceBlock()}${password === undefined ? '' : `journal: { url: "postgres://docex@db.example.test/docex", password: "${password}" }\n`}`,
       { mode: 0o600 },
     );
     return file;

@@ -17,7 +17,7 @@ import { CallGate } from '../../src/returns/call-gate.js';
 import { Pacing } from '../../src/returns/pacing.js';
 import { fetchDocument, type ProofDeps, type ProofsClient } from '../../src/returns/proofs.js';
 import type { DocumentRow, ReturnsStore } from '../../src/returns/store.js';
-import { recordPolled } from './support/record-poll.js';
+import { recordOneDueProof } from './support/record-poll.js';
 import { oneJobStore } from './support/scripted.js';
 
 const clock = new ManualClock();
@@ -30,33 +30,7 @@ let store: ReturnsStore;
 beforeEach(async () => {
   dir = mkdtempSync(path.join(os.tmpdir(), 'docex-proof-claim-'));
   store = await oneJobStore(dir, clock.now());
-  await recordPolled(
-    store,
-    {
-      jobId: 'job_1',
-      status: 'COMPLETED',
-      jobJson: '{}',
-      events: [{ id: 'se_1', businessStatus: 'SUCCESS', status: 'SUCCESS', json: '{}' }],
-      documents: [
-        {
-          sendingEventId: 'se_1',
-          fileReference: 'ref-a',
-          jobId: 'job_1',
-          type: 'DELIVERY_PROOF',
-          name: 'proof.pdf',
-          contentType: 'application/pdf',
-          size: PROOF.length,
-          path: PATH,
-          nextTryAt: clock.now(),
-        },
-      ],
-      nextPollAt: clock.now(),
-      unchangedPolls: 0,
-      done: false,
-      changed: true,
-    },
-    clock.now(),
-  );
+  await recordOneDueProof(store, { size: PROOF.length, path: PATH }, clock.now());
 });
 afterEach(async () => {
   await store.close();
