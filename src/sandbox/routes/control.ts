@@ -10,6 +10,7 @@ import { type FaultInjector, faultSchema } from '../faults.js';
 import { problem, type Router, sendJson } from '../http.js';
 import type { Lifecycle } from '../lifecycle.js';
 import { PEPPOL_DOCUMENT_KIND } from '../peppol-documents.js';
+import { renderProofPdf } from '../proofs.js';
 import type { BlobRecord, JobRecord, SendingEventRecord } from '../records.js';
 import { WEBHOOK_KIND } from '../webhook-dispatcher.js';
 import { readJsonBody } from './route-helpers.js';
@@ -161,6 +162,8 @@ export function registerControlRoutes(router: Router, ctx: SandboxContext, deps:
 
 async function blobMd5(ctx: SandboxContext, blob: BlobRecord): Promise<string> {
   const hash = createHash('md5');
+  // A proof has no file: it is rendered at each download, the same bytes each time.
+  if (blob.proof) return hash.update(renderProofPdf(blob.proof)).digest('hex');
   const start = blob.offset ?? 0;
   if (blob.size === 0) return hash.digest('hex');
   for await (const chunk of createReadStream(blobPath(ctx, blob), { start, end: start + blob.size - 1 })) {
