@@ -100,6 +100,15 @@ export async function fetchDocument(
         throw err;
       }
     }
+    // The waits above (Retry-After, pacing, a slow download) may have outlasted the claim: renewed
+    // for the write, or left to the agent that took it meanwhile.
+    if (claim && deps.claimMs !== undefined) {
+      const at = deps.now();
+      if (!(await store.markDocumentWriting(doc, { now: at, until: at + deps.claimMs, held: claim.until }))) {
+        log.info(logFields, 'proof left to another agent: its claim ran out while it was fetched');
+        return 'left';
+      }
+    }
     await target.write(doc.path, () => createReadStream(temp));
     await store.markDocumentDone(doc, result.md5, deps.now());
     log.info({ ...logFields, proof: doc.path, size: result.size }, 'proof written');

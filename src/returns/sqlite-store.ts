@@ -7,6 +7,7 @@
 import { cachePrepared, type Database } from '../core/sqlite.js';
 import { NIGHTLY_STORE_CACHE_KIB, openDatabase } from '../core/sqlite-store.js';
 import {
+  type DocumentClaim,
   type EventWithDocuments,
   type FinalEventEntry,
   POLL_UNFINISHED_KEY,
@@ -388,15 +389,15 @@ export class SqliteReturnsStore implements ReturnsStore {
   /** Recorded before the download (ReturnsStore.markDocumentWriting: with `claim`, a claim). */
   async markDocumentWriting(
     d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
-    claim?: { now: number; until: number },
+    claim?: DocumentClaim,
   ): Promise<boolean> {
     const changed = claim
       ? this.db
           .prepare(
             `UPDATE documents SET state = 'writing', next_try_at = ? WHERE sending_event_id = ? AND file_reference = ?
-             AND state IN ('pending', 'writing') AND next_try_at <= ?`,
+             AND state IN ('pending', 'writing') AND (next_try_at <= ? OR next_try_at = ?)`,
           )
-          .run(claim.until, d.sendingEventId, d.fileReference, claim.now).changes
+          .run(claim.until, d.sendingEventId, d.fileReference, claim.now, claim.held ?? null).changes
       : this.db
           .prepare(
             `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,

@@ -61,6 +61,14 @@ export interface ReturnsCounts {
   documentsParked: number;
 }
 
+/** A claim on a document being written, by the writer's clock (ReturnsStore.markDocumentWriting). */
+export interface DocumentClaim {
+  now: number;
+  until: number;
+  /** The `until` of the claim this writer holds: a renewal. */
+  held?: number;
+}
+
 export interface ReturnsStore {
   /** Where the store is, for logs and messages: a file path, or a URL without its password. */
   readonly location: string;
@@ -136,11 +144,12 @@ export interface ReturnsStore {
    * `claim` (several agents on one journal) it is also a claim: taken only when due at
    * `claim.now` (pending, or left writing by a writer whose claim ran out), and not due again
    * before `claim.until`, so another agent's follower, its list of due documents read a moment
-   * before, neither downloads nor writes it a second time.
+   * before, neither downloads nor writes it a second time. With `claim.held` (the `until` of this
+   * writer's own claim) it is renewed even before it ran out, unless another writer took it since.
    */
   markDocumentWriting(
     d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
-    claim?: { now: number; until: number },
+    claim?: DocumentClaim,
   ): Promise<boolean>;
   /** The document is written; its file's status version moves, in the same transaction. */
   markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void>;

@@ -121,4 +121,29 @@ describe('a proof due on two agents at once', () => {
     await expect(fetchDocument(b.deps, row, {})).resolves.toBe('written');
     expect(b.writes).toEqual([PATH]);
   });
+
+  it('is written only by the agent holding the claim when a slow download outlasted the first one', async () => {
+    const a = agent('a', true);
+    const b = agent('b');
+    const seenByA = await due();
+    const first = fetchDocument(a.deps, seenByA, {});
+    await a.started;
+    // A's download outlasts its claim (a long Retry-After, a slow link): B takes the proof over.
+    clock.advance(CLAIM_MS);
+    await expect(fetchDocument(b.deps, await due(), {})).resolves.toBe('written');
+    a.release();
+    await expect(first).resolves.toBe('left');
+    expect([...a.writes, ...b.writes]).toEqual([PATH]);
+    expect((await store.documentsOfEvent('se_1'))[0]!.state).toBe('done');
+  });
+
+  it('renews its own claim for the write when its download outlasted it and nobody took it', async () => {
+    const a = agent('a', true);
+    const first = fetchDocument(a.deps, await due(), {});
+    await a.started;
+    clock.advance(CLAIM_MS + 1);
+    a.release();
+    await expect(first).resolves.toBe('written');
+    expect(a.writes).toEqual([PATH]);
+  });
 });

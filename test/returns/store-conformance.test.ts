@@ -366,6 +366,11 @@ function conformance(open: () => Promise<Place>): void {
         ['a', 'writing'],
       ]);
       expect(await store.markDocumentWriting(a!, claim(T0 + 60_000))).toBe(true);
+      // Its writer renews it before it runs out; the writer whose claim ran out cannot.
+      const renewed = { now: T0 + 70_000, until: T0 + 130_000, held: T0 + 120_000 };
+      expect(await store.markDocumentWriting(a!, renewed)).toBe(true);
+      expect(await store.markDocumentWriting(a!, { ...claim(T0 + 70_000), held: T0 + 60_000 })).toBe(false);
+      expect((await store.dueDocuments(T0 + 129_999, 10)).map((d) => d.fileReference)).toEqual(['b']);
       await store.markDocumentDone(a!, 'md5', T0 + 60_001);
       expect(await store.markDocumentWriting(a!, claim(T0 + 200_000))).toBe(false);
       expect(await store.markDocumentWriting(a!)).toBe(false);

@@ -10,6 +10,7 @@ import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../../journal/location.js';
 import { PgSession, type Statement, type Tx } from '../../journal/postgres/pool.js';
 import {
+  type DocumentClaim,
   type EventWithDocuments,
   type FinalEventEntry,
   POLL_UNFINISHED_KEY,
@@ -186,7 +187,8 @@ const S = {
   claimWriting: q(
     'claim-writing',
     `UPDATE returns_documents SET state = 'writing', next_try_at = $3 WHERE sending_event_id = $1
-       AND file_reference = $2 AND state IN ('pending', 'writing') AND next_try_at <= $4 RETURNING 1 AS hit`,
+       AND file_reference = $2 AND state IN ('pending', 'writing') AND (next_try_at <= $4 OR next_try_at = $5)
+     RETURNING 1 AS hit`,
   ),
   // One statement: the document and its file's status version move together.
   markDone: q(
@@ -486,7 +488,7 @@ export class PostgresReturnsStore implements ReturnsStore {
 
   async markDocumentWriting(
     d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
-    claim?: { now: number; until: number },
+    claim?: DocumentClaim,
   ): Promise<boolean> {
     const hit = claim
       ? await this.rows('markDocumentWriting', S.claimWriting, [
@@ -494,6 +496,7 @@ export class PostgresReturnsStore implements ReturnsStore {
           d.fileReference,
           claim.until,
           claim.now,
+          claim.held ?? null,
         ])
       : await this.rows('markDocumentWriting', S.markWriting, [d.sendingEventId, d.fileReference]);
     return hit.length > 0;
