@@ -56,14 +56,8 @@ describePostgres('one status file written by two agents on one journal', () => {
       at,
     );
 
-  it('leaves the file to the agent writing it, and the change that came meanwhile is written after', async () => {
-    const url = await testDatabase();
-    const [a, b] = [
-      await PostgresReturnsStore.open(postgresConnection(url), T0),
-      await PostgresReturnsStore.open(postgresConnection(url), T0),
-    ];
-    stores.push(a, b);
-    await a.addJobs(
+  const addJob = (store: ReturnsStore) =>
+    store.addJobs(
       [
         {
           jobId: 'job_1',
@@ -88,6 +82,15 @@ describePostgres('one status file written by two agents on one journal', () => {
       '1',
       T0,
     );
+
+  it('leaves the file to the agent writing it, and the change that came meanwhile is written after', async () => {
+    const url = await testDatabase();
+    const [a, b] = [
+      await PostgresReturnsStore.open(postgresConnection(url), T0),
+      await PostgresReturnsStore.open(postgresConnection(url), T0),
+    ];
+    stores.push(a, b);
+    await addJob(a);
     await poll(a, 'IN_PROGRESS', T0 + 1);
     // Agent A reads the file's text, then is slow to write it.
     const root = path.join(dir, 'statuses');
@@ -128,5 +131,18 @@ describePostgres('one status file written by two agents on one journal', () => {
     expect(shown.jobs[0]!.sendingEvents[0]!.businessStatus).toBe('SUCCESS');
     expect(byB).toBe(0);
     expect(await b.staleSources(10)).toEqual([]);
+  });
+
+  it('writes a status file through a journal pool of one connection (its lock holds one, its reads take another)', async () => {
+    const store = await PostgresReturnsStore.open(
+      postgresConnection(await testDatabase(), { poolSize: 1 }),
+      T0,
+    );
+    stores.push(store);
+    await addJob(store);
+    await poll(store, 'SUCCESS', T0 + 1);
+    const root = path.join(dir, 'statuses');
+    expect(await writeStaleStatusFiles(store, new LocalTarget(root))).toBe(1);
+    expect(readFileSync(path.join(root, STATUS), 'utf8')).toContain('SUCCESS');
   });
 });

@@ -37,6 +37,8 @@ export const LOCK_SPACE = {
    * a reader takes it exclusively for a moment to learn which ids are final (second key 1).
    */
   history: 0x64637833,
+  /** One status file written by one agent at a time (second key: the item id folded to 32 bits). */
+  statusFile: 0x64637373,
 } as const;
 
 export const MIGRATIONS: readonly PgMigration[] = [

@@ -9,6 +9,7 @@ import { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../../journal/location.js';
 import { PgSession, type Statement, type Tx } from '../../journal/postgres/pool.js';
+import { LOCK_SPACE } from '../../journal/postgres/schema.js';
 import {
   type DocumentClaim,
   type EventWithDocuments,
@@ -33,9 +34,6 @@ import {
 } from '../store-rows.js';
 import { asRows, byEvent, DOCUMENT_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, SOURCE_COLUMNS } from './rows.js';
 import { existingVersion, migrateComponent, RETURNS_COMPONENT } from './schema.js';
-
-/** The advisory lock space of status file writes ('dcss'; the schema locks use 0x64637831). */
-const STATUS_LOCK_SPACE = 0x64637373;
 
 /** A statement prepared once per pooled connection. */
 const q = (name: string, text: string): Statement => ({ name: `returns-${name}`, text });
@@ -222,7 +220,13 @@ const S = {
     `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE written_version < version ORDER BY item_id LIMIT $1`,
   ),
   // Held by the transaction around one status file's write (writeStatusAlone).
-  statusLock: q('status-lock', 'SELECT pg_try_advisory_xact_lock($1::int, $2::int) AS got'),
+  // The transaction waits on the file's write, which may outlast the pool's idle-in-transaction
+  // limit: lifted for it alone (it holds no row lock; a dead agent's connection ends with it).
+  statusLock: q(
+    'status-lock',
+    `SELECT set_config('idle_in_transaction_session_timeout', '0', true) AS unbounded,
+       pg_try_advisory_xact_lock($1::int, $2::int) AS got`,
+  ),
   markStatusWritten: q(
     'mark-status-written',
     'UPDATE returns_sources SET written_version = GREATEST(written_version, $1) WHERE item_id = $2',
@@ -269,7 +273,8 @@ export class PostgresReturnsStore implements ReturnsStore {
     now: number,
     log?: Logger,
   ): Promise<PostgresReturnsStore> {
-    const session = PgSession.open(connection, {}, log);
+    // A status file's write holds one connection for its lock and reads through another.
+    const session = PgSession.open(connection, { max: Math.max(2, connection.poolSize) }, log);
     try {
       await migrateComponent(session, RETURNS_COMPONENT, now);
       return new PostgresReturnsStore(session);
@@ -534,14 +539,14 @@ export class PostgresReturnsStore implements ReturnsStore {
   }
 
   /**
-   * A transaction holding an advisory lock of the source (STATUS_LOCK_SPACE, the item id folded to
+   * A transaction holding an advisory lock of the source (LOCK_SPACE.statusFile, the item id folded to
    * 32 bits: two sources sharing a key only wait for each other) while `write` runs on other
    * pooled connections; another agent's try finds it held and leaves the file to this one.
    */
   writeStatusAlone(itemId: number, write: () => Promise<void>): Promise<boolean> {
     return this.transaction('writeStatusAlone', async (tx) => {
       const key = Number(BigInt.asIntN(32, BigInt(itemId)));
-      const row = await tx.one(S.statusLock, [STATUS_LOCK_SPACE, key]);
+      const row = await tx.one(S.statusLock, [LOCK_SPACE.statusFile, key]);
       if (row?.['got'] !== true) return false;
       await write();
       return true;
