@@ -1,6 +1,7 @@
 /** An output target from its configuration: a local folder or a folder on an SFTP server. */
 import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { Logger } from '../core/logger.js';
+import { PROCESS_WRITER } from '../core/temp-name.js';
 import { endpointFromConfig } from '../sftp/endpoint.js';
 import { openSftpServer } from '../sftp/server.js';
 import type { OutputHealth } from './health.js';
@@ -14,6 +15,12 @@ export interface OpenTargetOptions {
   at?: string;
   /** Told of every write's outcome (readiness, metrics). */
   health?: OutputHealth;
+  /**
+   * Other agents may write this folder at once (a shared journal): temp names of this process's
+   * own. Otherwise an SFTP temp name is the same for every write of a target, so a crash's
+   * leftover is overwritten by the next write (a local folder sweeps its leftovers at start).
+   */
+  shared?: boolean;
 }
 
 /**
@@ -32,5 +39,10 @@ function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): Out
     log: options.log,
     transfers: 1,
   });
-  return new SftpTarget(server, { root: config.path, staging: config.staging, log: options.log });
+  return new SftpTarget(server, {
+    root: config.path,
+    staging: config.staging,
+    log: options.log,
+    ...(options.shared ? { writer: PROCESS_WRITER } : {}),
+  });
 }

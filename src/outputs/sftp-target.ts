@@ -8,7 +8,6 @@ import path from 'node:path/posix';
 import { DocexError, isDocexError } from '../core/errors.js';
 import { KeyedQueue } from '../core/keyed-queue.js';
 import type { Logger } from '../core/logger.js';
-import { PROCESS_WRITER } from '../core/temp-name.js';
 import type { SftpServer } from '../sftp/types.js';
 import { removeOldRemote } from './retention.js';
 import type { OutputContent, OutputTarget, Removed } from './types.js';
@@ -26,7 +25,7 @@ export interface SftpTargetOptions {
   root: string;
   staging?: string | undefined;
   log: Logger;
-  /** The temp names' writer (tempBaseName); default this process's. */
+  /** The temp names' writer (tempBaseName), where other agents write the same folder; absent: none. */
   writer?: string | undefined;
 }
 
@@ -62,10 +61,10 @@ export class SftpTarget implements OutputTarget {
       if (this.renameRefused && staging) return await this.writeToStaging(relPath, content);
       await this.ensureDir(path.dirname(target));
       if (staging) await this.ensureDir(staging);
-      // A temp name of this process's own: another agent may write the same status file at once.
+      // With a writer, a temp name of this process's own: another agent may write the same status file at once.
       await this.server.uploadAtomic(content, target, {
         tempDir: staging,
-        writer: this.options.writer ?? PROCESS_WRITER,
+        ...(this.options.writer ? { writer: this.options.writer } : {}),
       });
       log.debug({ server: this.server.description, remotePath: target }, 'output written');
     } catch (err) {

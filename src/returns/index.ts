@@ -62,8 +62,9 @@ export function openTarget(
   log: Logger,
   at: string,
   health?: OutputHealth,
+  shared = false,
 ): OutputTarget {
-  return openOutputTarget(config, { log, at, ...(health ? { health } : {}) });
+  return openOutputTarget(config, { log, at, shared, ...(health ? { health } : {}) });
 }
 
 export async function startReturns(options: ReturnsOptions): Promise<Returns> {
@@ -73,12 +74,13 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
   let feed: JournalFeed | undefined;
   try {
     feed = await JournalFeed.open(options.journal);
+    const shared = options.journal.kind === 'postgres';
     const statusTarget =
       options.statusTarget ??
-      openTarget(config.statuses.target, log, 'returns.statuses.target', options.outputHealth);
+      openTarget(config.statuses.target, log, 'returns.statuses.target', options.outputHealth, shared);
     const proofTarget =
       options.proofTarget ??
-      openTarget(config.proofs.target, log, 'returns.proofs.target', options.outputHealth);
+      openTarget(config.proofs.target, log, 'returns.proofs.target', options.outputHealth, shared);
     const follower = new Follower({
       store,
       feed,

@@ -19,6 +19,7 @@ import { Readable } from 'node:stream';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { outputTargetSchema } from '../../src/config/output-schema.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { tempBaseName } from '../../src/core/temp-name.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { openOutputTarget } from '../../src/outputs/open-target.js';
 import { remoteInside, SftpTarget } from '../../src/outputs/sftp-target.js';
@@ -98,6 +99,18 @@ describeSshd('SftpTarget (real sshd)', () => {
   it('refuses a path that leaves its folder with DOCEX_OUTPUT_PATH', async () => {
     const t = target(sshd, path.join(sshd.files, `out${++n}`));
     expect((await caughtDocex(t.write('../escape.txt', 'x'))).code).toBe('DOCEX_OUTPUT_PATH');
+  });
+
+  it("replaces a crash's leftover temp file at the next write of its target when no other agent writes the folder", async () => {
+    const root = path.join(sshd.files, `out${++n}`);
+    const t = target(sshd, root);
+    const remote = path.join(root, '2026-11-27', 'doc.pdf.status.json');
+    mkdirSync(path.dirname(remote), { recursive: true });
+    // What a write killed mid-upload leaves: its temp file, half written.
+    writeFileSync(path.join(path.dirname(remote), tempBaseName(remote)), 'half');
+    await t.write('2026-11-27/doc.pdf.status.json', 'whole');
+    expect(readdirSync(path.dirname(remote))).toEqual(['doc.pdf.status.json']);
+    expect(readFileSync(remote, 'utf8')).toBe('whole');
   });
 
   it('writes one output from two processes at once (agents sharing the folder): each through its own temp file, the last rename whole', async () => {
