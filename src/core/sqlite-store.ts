@@ -15,16 +15,18 @@ export interface StoreOpenOptions {
   /** Zero freed bytes, so a dropped secret does not linger in free page space. */
   secureDelete?: boolean;
   /**
-   * SQLite's page cache of this connection, in KiB (better-sqlite3 builds SQLite with 16 MB). A
-   * store that grows with the night (returns, inbox) fills it as it grows, and the agent's resident
-   * set with it: those take SQLite's own default, 2 MB, their queries reading by index.
+   * SQLite's page cache of this connection, in KiB (absent: better-sqlite3's build default, larger
+   * than SQLite's own). A store that grows with the night (returns, inbox) fills it as it grows,
+   * and the agent's resident set with it: those take SQLite's own default, their queries reading by
+   * index.
    */
   cacheKiB?: number;
 }
 
-/** The file is made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode. */
-/** The page cache of a store that grows with the night (StoreOpenOptions.cacheKiB). */
+/** The page cache of a store that grows with the night (StoreOpenOptions.cacheKiB): SQLite's default. */
 export const NIGHTLY_STORE_CACHE_KIB = 2000;
+
+/** The file is made 0600 before SQLite opens it; SQLite gives its -wal and -shm files the same mode. */
 
 export function openDatabase(file: string, options: StoreOpenOptions): Database {
   mkdirSync(dirname(file), { recursive: true, mode: 0o700 });
