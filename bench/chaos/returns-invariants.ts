@@ -119,6 +119,18 @@ function statusFilesOf(item: string, statuses: readonly OutputFile[]): OutputFil
   });
 }
 
+/** Whether a status file lists exactly these jobs (false when it is not JSON). */
+function listsJobs(file: OutputFile, jobs: readonly ObservedJob[]): boolean {
+  let listed: string[];
+  try {
+    listed = ((JSON.parse(file.text ?? '') as StatusFileJson).jobs ?? []).map((j) => j.jobId ?? '');
+  } catch {
+    return false;
+  }
+  const want = new Set(jobs.map((j) => j.id));
+  return listed.length === want.size && listed.every((id) => want.has(id));
+}
+
 export function checkReturns(seen: ReturnsObservation, options: ReturnsOptions): ReturnsReport {
   const types = new Set(options.documentTypes ?? DEFAULT_TYPES);
   const missing: string[] = [];
@@ -137,6 +149,8 @@ export function checkReturns(seen: ReturnsObservation, options: ReturnsOptions):
   let statusCount = 0;
   const knownEvents = new Set<string>();
   const statusNamed = new Set<string>();
+  // By item name: each item's jobs and the proofs written for them.
+  const statusChecks = new Map<string, { jobs: ObservedJob[]; proofOf: Map<string, string> }[]>();
   for (const set of options.sets) {
     const jobs = sentJobs(set, seen.jobs);
     const events = jobs.flatMap((job) => eventsOf.get(job.id) ?? []);
@@ -175,25 +189,38 @@ export function checkReturns(seen: ReturnsObservation, options: ReturnsOptions):
       }
     }
     if (options.refusedItems?.has(set.itemName)) continue;
-    // The status file: one per item; settled, final and saying what the service says.
-    const files = statusFilesOf(set.itemName, seen.statuses);
+    const named = statusChecks.get(set.itemName) ?? [];
+    named.push({ jobs, proofOf });
+    statusChecks.set(set.itemName, named);
+  }
+
+  // The status files: one per item. Items of one name (an index.csv dropped again and again) each
+  // have their own, numbered after the first, told apart by the jobs they list.
+  for (const [item, named] of statusChecks) {
+    const files = statusFilesOf(item, seen.statuses);
     for (const f of files) statusNamed.add(f.path);
-    if (files.length > 1) {
-      duplicates.push(set.itemName);
+    if (files.length > named.length) {
+      duplicates.push(item);
+      const of = named.length === 1 ? '' : ` for ${named.length} items`;
       violations.push(
-        `${set.itemName} has ${files.length} status files (${files.map((f) => f.path).join(', ')})`,
+        `${item} has ${files.length} status files${of} (${files.map((f) => f.path).join(', ')})`,
       );
       continue;
     }
     if (!options.settled) continue;
-    statusCount++;
-    const file = files[0];
-    if (!file) {
-      missing.push(set.itemName);
-      violations.push(`${set.itemName} has no status file`);
-      continue;
+    statusCount += named.length;
+    for (let i = files.length; i < named.length; i++) {
+      missing.push(item);
+      violations.push(`${item} has no status file`);
     }
-    violations.push(...statusFileViolations(set.itemName, file, jobs, eventsOf, proofOf, types));
+    for (const file of files) {
+      const owner = named.length === 1 ? named[0] : named.find((c) => listsJobs(file, c.jobs));
+      if (!owner) {
+        violations.push(`${item}: status file ${file.path} lists the jobs of no item of that name`);
+        continue;
+      }
+      violations.push(...statusFileViolations(item, file, owner.jobs, eventsOf, owner.proofOf, types));
+    }
   }
 
   for (const f of proofFiles) {

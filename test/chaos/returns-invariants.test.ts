@@ -183,4 +183,53 @@ describe('checkReturns', () => {
       'sending event se_1 is in 2 rows of the daily CSVs',
     ]);
   });
+
+  it('takes each of two items of one name (an index.csv dropped twice) with its own status file, told apart by its jobs', () => {
+    const seen = clean();
+    const sha2 = 'b'.repeat(64);
+    const second: ExpectedDocumentSet = {
+      ...set,
+      itemSha256: sha2,
+      itemMd5: 'item2-md5',
+      documents: [{ rowIndex: undefined, uploadMd5: 'item2-md5' }],
+    };
+    const name2 = deterministicJobName({ folder: 'chaos', fileName: set.itemName, sha256: sha2 });
+    seen.jobs = [...seen.jobs, { id: 'job_2', name: name2, uploadedMd5: 'item2-md5' }];
+    seen.events = [
+      ...seen.events,
+      {
+        id: 'se_2',
+        jobId: 'job_2',
+        businessStatus: 'SUCCESS',
+        status: 'SUCCESS',
+        final: true,
+        documents: [{ type: 'ORIGINAL', fileReference: 'blob_o2', size: 10, md5: null }],
+      },
+    ];
+    const secondText = JSON.stringify({
+      file: set.itemName,
+      final: true,
+      jobs: [
+        {
+          jobId: 'job_2',
+          followed: 'done',
+          sendingEvents: [{ sendingEventId: 'se_2', businessStatus: 'SUCCESS', final: true, documents: [] }],
+        },
+      ],
+    });
+    // The second item's file comes first: each file is matched to its item by the jobs it lists.
+    seen.statuses = [
+      { path: `2026-11-27/${set.itemName}.12.status.json`, text: secondText },
+      ...seen.statuses,
+    ];
+    expect(checkReturns(seen, { sets: [set, second], settled: true }).violations).toEqual([]);
+
+    seen.statuses = [
+      ...seen.statuses,
+      { path: `2026-11-27/${set.itemName}.13.status.json`, text: secondText },
+    ];
+    const report = checkReturns(seen, { sets: [set, second], settled: true });
+    expect(report.duplicates).toEqual([set.itemName]);
+    expect(report.violations[0]).toMatch(/has 3 status files for 2 items/);
+  });
 });
