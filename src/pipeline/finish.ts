@@ -119,6 +119,20 @@ export async function recordDone(
   return done;
 }
 
+/**
+ * Before a spool copy is placed: the copy is this agent's own, so an agent frozen past its lease
+ * would place it although the agent that took the file over placed its own copy meanwhile. The
+ * lease is renewed first, or nothing is placed (DOCEX_LEASE_LOST). A shared local folder's file is
+ * one file, its move the claim: no check needed.
+ */
+async function renewBeforePlacing(
+  ctx: StepContext,
+  runtime: FolderRuntime,
+  item: JournalItem,
+): Promise<void> {
+  if (runtime.config.source.type === 'sftp') await ctx.journal.leaseForSend(item);
+}
+
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */
 export async function archiveItem(
   ctx: StepContext,
@@ -130,6 +144,7 @@ export async function archiveItem(
   if (ctx.keepFiles) {
     log.debug({ itemId: item.id }, 'file kept in place');
   } else if (await stillClaimed(item)) {
+    await renewBeforePlacing(ctx, runtime, item);
     const now = ctx.clock.now();
     const earlier = await archivedByEarlierHolder(runtime, item, now);
     if (earlier) {
@@ -169,6 +184,7 @@ export async function placeRejected(
 ): Promise<void> {
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, jobId: item.jobId });
   if (ctx.keepFiles || !(await stillClaimed(item))) return;
+  await renewBeforePlacing(ctx, runtime, item);
   const record = errorRecord(item, ctx.clock.now(), extras.details);
   const placed = await placeFile(
     item.claimedPath!,

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { DocexError } from '../../src/core/errors.js';
 import type { JournalItem, JournalStore } from '../../src/journal/index.js';
 import { archiveItem } from '../../src/pipeline/finish.js';
 import { archiveDayDir, resultRecord } from '../../src/pipeline/outcome-files.js';
@@ -39,11 +40,16 @@ function runtime(): FolderRuntime {
   } as unknown as FolderRuntime;
 }
 
-function context(now: number): StepContext {
+/** `leaseLost`: another agent took the file over while this one was frozen. */
+function context(now: number, leaseLost = false): StepContext {
   const journal = {
     transition: async (id: number, state: string) => {
       moves.push(`${id}:${state}`);
       return { id, state } as unknown as JournalItem;
+    },
+    leaseForSend: async () => {
+      if (leaseLost) throw new DocexError('DOCEX_LEASE_LOST', 'another agent holds the file now');
+      return 60_000;
     },
   } as unknown as JournalStore;
   return { journal, clock: { now: () => now }, log: pino({ level: 'silent' }) } as unknown as StepContext;
@@ -115,5 +121,15 @@ describe('archiving a file taken over from another agent', () => {
     await archiveItem(context(NOW), runtime(), taken);
     expect(dataFiles(archiveDayDir(archiveDir, NOW)).sort()).toEqual(['invoice-7.2.pdf', 'invoice-7.pdf']);
     expect(moves).toEqual(['7:done']);
+  });
+
+  it('places nothing when the lease was lost while the agent was frozen: the agent that took the file over places its own copy', async () => {
+    const held = item(1);
+    await expect(archiveItem(context(NOW, true), runtime(), held)).rejects.toMatchObject({
+      code: 'DOCEX_LEASE_LOST',
+    });
+    expect(existsSync(archiveDayDir(archiveDir, NOW))).toBe(false);
+    expect(existsSync(held.claimedPath!)).toBe(true);
+    expect(moves).toEqual([]);
   });
 });
