@@ -354,6 +354,14 @@ export const ERROR_CODES = {
       'logged: a job create got no answer (a timeout, a reset) and its job is not found by name yet; the service may still be handling it, so it is not sent again before the API timeout (`timeouts.headersMs`) has passed since it was sent',
     action: 'nothing: looked up again, and sent again only once the lookup still finds nothing after that',
   },
+  DOCEX_PLACEMENT_BUSY: {
+    group: 'files',
+    outcome: 'waiting',
+    meaning:
+      "logged: several agents on one journal, an SFTP folder: another agent is moving its own copy of this file into the archive or error folder now (it held the file before, and may have been frozen past its lease). This agent's copy waits, and is dropped once the other's is placed; it waits as long as that agent's database session lives",
+    action:
+      'nothing, unless it lasts: then the agent named by `docex-agent agents` as holding an old session is hung (stopped, swapping); end it and the file carries on',
+  },
   DOCEX_UPLOAD_PENDING: {
     group: 'files',
     outcome: 'waiting',

@@ -367,6 +367,10 @@ export class SqliteJournal implements JournalStore {
     return undefined;
   }
 
+  placeAlone<T>(_item: Pick<JournalItem, 'id' | 'parentId'>, place: () => Promise<T>): Promise<T> {
+    return place();
+  }
+
   async close(): Promise<void> {
     if (!this.db.open) return;
     if (this.scrubTimer) this.scrubWal();

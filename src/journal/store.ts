@@ -150,6 +150,15 @@ export interface JournalStore {
    */
   leaseForSend(item: Pick<JournalItem, 'id' | 'parentId'>): Promise<number | undefined>;
 
+  /**
+   * Runs `place` (this agent's own copy of the item's file moved into the archive or error folder)
+   * while no other agent on the journal places a copy of the same file, and only while this agent
+   * still holds it: an agent frozen mid-placement keeps the one that took the file over waiting
+   * until its copy is placed, and one that lost the file before places nothing (DOCEX_LEASE_LOST).
+   * Rejects with DOCEX_PLACEMENT_BUSY while another agent places it. On SQLite: runs `place`.
+   */
+  placeAlone<T>(item: Pick<JournalItem, 'id' | 'parentId'>, place: () => Promise<T>): Promise<T>;
+
   close(): Promise<void>;
 }
 

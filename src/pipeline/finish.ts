@@ -10,7 +10,7 @@ import type { ErrorCode } from '../core/error-codes.js';
 import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
 import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
-import { findPlaced, placeFile } from './place-file.js';
+import { findPlaced, placeFileInQueue, placingInto, type SideFile } from './place-file.js';
 import { sidecarPathOf, usesSidecars } from './sidecar.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
@@ -63,16 +63,17 @@ function archiveDaysSince(archiveDir: string, since: number, now: number): strin
 }
 
 /**
- * A spool copy of a file another agent held before (an epoch past the first): that agent may have
- * archived its own copy and died before recording `done`. Answers where it did, if it did.
+ * Where an agent that held the file before placed its own copy into one of `dirs` (a spool copy of
+ * an SFTP folder's file, an epoch past the first), if it did: it may have died before recording so.
  */
-async function archivedByEarlierHolder(
+async function placedByEarlierHolder(
   runtime: FolderRuntime,
   item: JournalItem,
-  now: number,
+  dirs: readonly string[],
+  suffix: string,
 ): Promise<string | undefined> {
   if (runtime.config.source.type !== 'sftp' || item.epoch <= 1) return undefined;
-  const mine = resultRecord(item, now);
+  const mine = resultRecord(item, item.createdAt);
   const sameItem = (content: string) => {
     try {
       const record = JSON.parse(content) as Partial<ResultRecord>;
@@ -86,11 +87,11 @@ async function archivedByEarlierHolder(
       return false;
     }
   };
-  for (const day of archiveDaysSince(runtime.config.archiveDir, item.updatedAt, now)) {
+  for (const dir of dirs) {
     const placed = await findPlaced(
-      day,
+      dir,
       item.fileName,
-      { suffix: '.result.json', matches: sameItem },
+      { suffix, matches: sameItem },
       { markerSuffixes: markerSuffixes(runtime) },
     );
     if (placed) return placed;
@@ -119,18 +120,55 @@ export async function recordDone(
   return done;
 }
 
+interface OwnPlacement {
+  dir: string;
+  /** The configured folder `dir` lies in. */
+  root: string;
+  sideFiles: SideFile[];
+  /** Where an earlier holder may have placed its copy, and the side file that names the item. */
+  earlier: { dirs: readonly string[]; suffix: string };
+}
+
 /**
- * Before a spool copy is placed: the copy is this agent's own, so an agent frozen past its lease
- * would place it although the agent that took the file over placed its own copy meanwhile. The
- * lease is renewed first, or nothing is placed (DOCEX_LEASE_LOST). A shared local folder's file is
- * one file, its move the claim: no check needed.
+ * Places this agent's copy of the item's file (placeFile), or drops it when an agent that held the
+ * file before placed its own already. An SFTP folder's copy is this agent's own: it is placed only
+ * while this agent holds the file and no other agent places a copy of it (journal.placeAlone), so
+ * an agent frozen mid-placement and the one that took the file over never both place one. A shared
+ * local folder's file is one file, its move the claim: no check needed.
  */
-async function renewBeforePlacing(
+function placeOwnCopy(
   ctx: StepContext,
   runtime: FolderRuntime,
   item: JournalItem,
-): Promise<void> {
-  if (runtime.config.source.type === 'sftp') await ctx.journal.leaseForSend(item);
+  placement: OwnPlacement,
+): Promise<{ placed: string } | { earlier: string }> {
+  const place = async () => {
+    const earlier = await placedByEarlierHolder(
+      runtime,
+      item,
+      placement.earlier.dirs,
+      placement.earlier.suffix,
+    );
+    if (earlier) {
+      await dropCopy(runtime, item);
+      return { earlier };
+    }
+    const placed = await placeFileInQueue(
+      item.claimedPath!,
+      placement.dir,
+      item.fileName,
+      placement.sideFiles,
+      {
+        markerSuffixes: markerSuffixes(runtime),
+        companions: companions(runtime, item),
+        root: placement.root,
+      },
+    );
+    return { placed };
+  };
+  return placingInto(placement.dir, () =>
+    runtime.config.source.type === 'sftp' ? ctx.journal.placeAlone(item, place) : place(),
+  );
 }
 
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */
@@ -144,30 +182,25 @@ export async function archiveItem(
   if (ctx.keepFiles) {
     log.debug({ itemId: item.id }, 'file kept in place');
   } else if (await stillClaimed(item)) {
-    await renewBeforePlacing(ctx, runtime, item);
     const now = ctx.clock.now();
-    const earlier = await archivedByEarlierHolder(runtime, item, now);
-    if (earlier) {
-      await dropCopy(runtime, item);
+    const record = { ...resultRecord(item, now), ...extra };
+    const outcome = await placeOwnCopy(ctx, runtime, item, {
+      dir: archiveDayDir(runtime.config.archiveDir, now),
+      root: runtime.config.archiveDir,
+      sideFiles: [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
+      earlier: {
+        dirs: archiveDaysSince(runtime.config.archiveDir, item.updatedAt, now),
+        suffix: '.result.json',
+      },
+    });
+    if ('earlier' in outcome) {
       log.info(
-        { archived: earlier },
+        { archived: outcome.earlier },
         'file archived already by the agent that held it before: this copy dropped',
       );
       return recordDone(ctx, item.id);
     }
-    const record = { ...resultRecord(item, now), ...extra };
-    const placed = await placeFile(
-      item.claimedPath!,
-      archiveDayDir(runtime.config.archiveDir, now),
-      item.fileName,
-      [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
-      {
-        markerSuffixes: markerSuffixes(runtime),
-        companions: companions(runtime, item),
-        root: runtime.config.archiveDir,
-      },
-    );
-    log.info({ archived: placed }, 'file archived');
+    log.info({ archived: outcome.placed }, 'file archived');
     crashPoint('mid-archive');
   } else {
     log.warn({ itemId: item.id }, 'file already moved out of .processing');
@@ -184,23 +217,25 @@ export async function placeRejected(
 ): Promise<void> {
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, jobId: item.jobId });
   if (ctx.keepFiles || !(await stillClaimed(item))) return;
-  await renewBeforePlacing(ctx, runtime, item);
   const record = errorRecord(item, ctx.clock.now(), extras.details);
-  const placed = await placeFile(
-    item.claimedPath!,
-    runtime.config.errorDir,
-    item.fileName,
-    [
+  const outcome = await placeOwnCopy(ctx, runtime, item, {
+    dir: runtime.config.errorDir,
+    root: runtime.config.errorDir,
+    sideFiles: [
       { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
       { suffix: '.error.txt', content: errorText(record, extras.report, extras.headline) },
       ...(extras.sideFiles ?? []),
     ],
-    {
-      markerSuffixes: markerSuffixes(runtime),
-      companions: companions(runtime, item),
-      root: runtime.config.errorDir,
-    },
-  );
+    earlier: { dirs: [runtime.config.errorDir], suffix: '.error.json' },
+  });
+  if ('earlier' in outcome) {
+    log.info(
+      { placed: outcome.earlier },
+      'file refused already by the agent that held it before: this copy dropped',
+    );
+    return;
+  }
+  const placed = outcome.placed;
   log.warn({ code: record.code, reason: record.reason, placed }, 'file refused');
 }
 

@@ -75,12 +75,21 @@ export function placeFile(
 ): Promise<string> {
   // The first write into a missing `dir` fails before anything moved: made then, and placed again.
   // Checked before each try: a folder swapped for a link is never written through.
-  return placingInto(dir, () =>
-    inDir(dir, async () => {
-      await assertRealPath(options.root ?? dir, dir);
-      return placeInto(filePath, dir, name, sideFiles, options);
-    }),
-  );
+  return placingInto(dir, () => placeFileInQueue(filePath, dir, name, sideFiles, options));
+}
+
+/** placeFile for a caller that runs in placingInto(dir) already. */
+export function placeFileInQueue(
+  filePath: string,
+  dir: string,
+  name: string,
+  sideFiles: readonly SideFile[],
+  options: PlaceOptions = {},
+): Promise<string> {
+  return inDir(dir, async () => {
+    await assertRealPath(options.root ?? dir, dir);
+    return placeInto(filePath, dir, name, sideFiles, options);
+  });
 }
 
 function reservedBytes(sideSuffixes: readonly string[], options: PlaceOptions): number {

@@ -246,6 +246,51 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     expect(Number(row.left_ms)).toBeGreaterThan(allowed!);
   });
 
+  it('places one copy of a file at a time: the agent that took it over waits while the frozen holder places, and a holder that lost the file places nothing', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const item = await claimed(a);
+    let entered!: () => void;
+    const inside = new Promise<void>((resolve) => {
+      entered = resolve;
+    });
+    let thaw!: () => void;
+    const frozen = new Promise<void>((resolve) => {
+      thaw = resolve;
+    });
+    // a is frozen mid-placement, past its lease: b takes the file over meanwhile.
+    const aPlacing = a.placeAlone(item, async () => {
+      entered();
+      await frozen;
+      return 'placed by a';
+    });
+    await inside;
+    await expire(item.id);
+    expect((await b.takeOverFiles(SHARED)).map((t) => t.item.epoch)).toEqual([2]);
+    let bPlaced = false;
+    const bPlacement = () =>
+      b.placeAlone(item, async () => {
+        bPlaced = true;
+        return 'placed by b';
+      });
+    expect(await codeOf(bPlacement())).toBe('DOCEX_PLACEMENT_BUSY');
+    expect(bPlaced).toBe(false);
+    thaw();
+    expect(await aPlacing).toBe('placed by a');
+    // Once a's placement ended, b's goes ahead (and finds a's copy: the pipeline's part).
+    expect(await bPlacement()).toBe('placed by b');
+    // A holder that lost the file before its placement began places nothing.
+    let aPlacedAgain = false;
+    expect(
+      await codeOf(
+        a.placeAlone(item, async () => {
+          aPlacedAgain = true;
+        }),
+      ),
+    ).toBe('DOCEX_LEASE_LOST');
+    expect(aPlacedAgain).toBe(false);
+  });
+
   it('gives each file whose lease ran out to exactly one of several agents taking over at once', async () => {
     const a = await agent('a');
     const ids: number[] = [];

@@ -5,8 +5,8 @@ import pino from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { DocexError } from '../../src/core/errors.js';
 import type { JournalItem, JournalStore } from '../../src/journal/index.js';
-import { archiveItem } from '../../src/pipeline/finish.js';
-import { archiveDayDir, resultRecord } from '../../src/pipeline/outcome-files.js';
+import { archiveItem, placeRejected } from '../../src/pipeline/finish.js';
+import { archiveDayDir, errorRecord, resultRecord } from '../../src/pipeline/outcome-files.js';
 import type { FolderRuntime, StepContext } from '../../src/pipeline/types.js';
 
 // An SFTP folder shared by two agents: agent X archived its spool copy of a file and was killed
@@ -33,6 +33,7 @@ function runtime(): FolderRuntime {
     config: {
       name: 'invoices',
       archiveDir,
+      errorDir: path.join(root, 'error'),
       source: { type: 'sftp' },
       stability: { kind: 'size-stable' },
     },
@@ -47,9 +48,9 @@ function context(now: number, leaseLost = false): StepContext {
       moves.push(`${id}:${state}`);
       return { id, state } as unknown as JournalItem;
     },
-    leaseForSend: async () => {
+    placeAlone: async <T>(_item: JournalItem, place: () => Promise<T>) => {
       if (leaseLost) throw new DocexError('DOCEX_LEASE_LOST', 'another agent holds the file now');
-      return 60_000;
+      return place();
     },
   } as unknown as JournalStore;
   return { journal, clock: { now: () => now }, log: pino({ level: 'silent' }) } as unknown as StepContext;
@@ -131,5 +132,44 @@ describe('archiving a file taken over from another agent', () => {
     expect(existsSync(archiveDayDir(archiveDir, NOW))).toBe(false);
     expect(existsSync(held.claimedPath!)).toBe(true);
     expect(moves).toEqual([]);
+  });
+
+  it('drops the taken-over copy of a refused file when the earlier holder placed its own copy in the error folder', async () => {
+    const taken = item(2, {
+      state: 'rejected',
+      rejectCode: 'DOCEX_INPUT_NOT_UBL',
+      rejectReason: 'not a UBL document',
+    });
+    const errorDir = path.join(root, 'error');
+    mkdirSync(errorDir, { recursive: true });
+    writeFileSync(path.join(errorDir, taken.fileName), '%PDF-1.4 copy');
+    writeFileSync(
+      path.join(errorDir, `${taken.fileName}.error.json`),
+      JSON.stringify(errorRecord(taken, NOW - 20_000)),
+    );
+    await placeRejected(context(NOW), runtime(), taken);
+    expect(dataFiles(errorDir)).toEqual(['invoice-7.pdf']);
+    expect(existsSync(taken.claimedPath!)).toBe(false);
+  });
+
+  it('places a refused copy beside a same-named refused file of another drop', async () => {
+    const taken = item(2, {
+      state: 'rejected',
+      rejectCode: 'DOCEX_INPUT_NOT_UBL',
+      rejectReason: 'not a UBL document',
+    });
+    const errorDir = path.join(root, 'error');
+    mkdirSync(errorDir, { recursive: true });
+    writeFileSync(path.join(errorDir, taken.fileName), '%PDF-1.4 other');
+    writeFileSync(
+      path.join(errorDir, `${taken.fileName}.error.json`),
+      JSON.stringify(errorRecord({ ...taken, createdAt: NOW - 3_600_000 }, NOW - 50_000)),
+    );
+    await placeRejected(context(NOW), runtime(), taken);
+    expect(
+      dataFiles(errorDir)
+        .filter((n) => !n.endsWith('.txt'))
+        .sort(),
+    ).toEqual(['invoice-7.2.pdf', 'invoice-7.pdf']);
   });
 });

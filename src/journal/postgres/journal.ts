@@ -59,7 +59,7 @@ import {
 } from './moves.js';
 import { allowing, type BeginStatement, PgSession, type Tx } from './pool.js';
 import { historyEntryOf, itemOf as item, type Row } from './rows.js';
-import { migrate, PG_SCHEMA_VERSION } from './schema.js';
+import { LOCK_SPACE, migrate, PG_SCHEMA_VERSION } from './schema.js';
 import { beginWithClaimLock, oneStatementMove, STATEMENTS as S } from './statements.js';
 
 /** A transaction's history entries, inserted together as its last statement. */
@@ -580,6 +580,30 @@ export class PostgresJournal implements JournalStore {
       );
     }
     return allowed;
+  }
+
+  placeAlone<T>(target: Pick<JournalItem, 'id' | 'parentId'>, place: () => Promise<T>): Promise<T> {
+    if (!this.lease) return place();
+    const { agentId } = this.lease;
+    const fileId = target.parentId ?? target.id;
+    return this.track(
+      this.db.transaction('placeAlone', async (tx) => {
+        const lock = await tx.one(S.placementLock, [
+          LOCK_SPACE.placement,
+          Number(BigInt.asIntN(32, BigInt(fileId))),
+        ]);
+        if (lock?.['got'] !== true) {
+          throw new DocexError(
+            'DOCEX_PLACEMENT_BUSY',
+            'another agent on the journal is placing its copy of this file now: this copy waits',
+            { details: { itemId: fileId } },
+          );
+        }
+        const held = await tx.rows(S.stillHeld, [agentId, fileId, this.epochOf(fileId)]);
+        if (held.length === 0) throw await this.missedWrite(fileId);
+        return place();
+      }),
+    );
   }
 
   private monotonicNow(): number {

@@ -39,6 +39,8 @@ export const LOCK_SPACE = {
   history: 0x64637833,
   /** One status file written by one agent at a time (second key: the item id folded to 32 bits). */
   statusFile: 0x64637373,
+  /** One copy of a file placed into the archive or error folder at a time (second key: the file's id folded to 32 bits). */
+  placement: 0x64637370,
 } as const;
 
 export const MIGRATIONS: readonly PgMigration[] = [

@@ -208,6 +208,16 @@ export const STATEMENTS = {
     'renew_for_send',
     `UPDATE items SET lease_until = ${fromNow('$2')} WHERE id = $3 AND owner = $1 AND epoch = $4 RETURNING id`,
   ),
+  // Held by the transaction around one placement of a file's copy (placeAlone). The transaction waits
+  // on file moves, which a frozen agent may stretch past the pool's idle-in-transaction limit: lifted
+  // for it alone (it holds no row lock; a dead agent's connection ends with it).
+  placementLock: s(
+    'placement_lock',
+    `SELECT set_config('idle_in_transaction_session_timeout', '0', true) AS unbounded,
+       pg_try_advisory_xact_lock($1::int, $2::int) AS got`,
+  ),
+  /** Whether agent $1 still holds file $2 by epoch $3 (no row lock: the placement lock excludes). */
+  stillHeld: s('still_held', 'SELECT id FROM items WHERE id = $2 AND owner = $1 AND epoch = $3'),
   /** Who holds the file of item $1 now (a lost lease's message). */
   holderOf: s(
     'holder_of',
