@@ -21,7 +21,7 @@ const FINAL_JOB = new Set(['COMPLETED', 'FAILED']);
 /** A 404 for a job recorded less than this long ago is retried, not given up. */
 export const NOT_FOUND_GRACE_MS = 3_600_000;
 
-export function isFinalJob(status: string | undefined): boolean {
+function isFinalJob(status: string | undefined): boolean {
   return status !== undefined && FINAL_JOB.has(normaliseJobStatus(status));
 }
 
