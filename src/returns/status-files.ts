@@ -170,15 +170,20 @@ export async function writeStaleStatusFiles(
   limit = 1000,
 ): Promise<number> {
   let written = 0;
-  for (const source of await store.staleSources(limit)) {
+  for (const listed of await store.staleSources(limit)) {
     if (enough()) break;
     // Another agent writing this file now: it reads the store after this pass listed it, and a
-    // change after its read leaves the file stale for the next pass.
-    const alone = await store.writeStatusAlone(source.itemId, async () => {
+    // change after its read leaves the file stale for the next pass. The source is read again
+    // under the lock: another agent may have written the file between the list and the lock.
+    let wrote = false;
+    await store.writeStatusAlone(listed.itemId, async () => {
+      const source = await store.source(listed.itemId);
+      if (!source || source.writtenVersion >= source.version) return;
       await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
       await store.markStatusWritten(source.itemId, source.version);
+      wrote = true;
     });
-    if (alone) written++;
+    if (wrote) written++;
   }
   return written;
 }

@@ -3,7 +3,8 @@
  * output folder: while one writes it (its text read from the store, its rename still to come), the
  * file's state moves on and the other agent's pass finds it stale. The other leaves it to the
  * writer, and the change is written at a later pass: the older text never lands last, the file
- * marked up to date (the ERP would keep a status that is no longer true).
+ * marked up to date (the ERP would keep a status that is no longer true). A file both agents listed
+ * stale is written once: the second reads the store again under the file's lock.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -131,6 +132,42 @@ describePostgres('one status file written by two agents on one journal', () => {
     expect(shown.jobs[0]!.sendingEvents[0]!.businessStatus).toBe('SUCCESS');
     expect(byB).toBe(0);
     expect(await b.staleSources(10)).toEqual([]);
+  });
+
+  it('writes a file two agents listed stale once: the agent whose lock comes after the other wrote it reads it up to date and leaves it', async () => {
+    const url = await testDatabase();
+    const [a, b] = [
+      await PostgresReturnsStore.open(postgresConnection(url), T0),
+      await PostgresReturnsStore.open(postgresConnection(url), T0),
+    ];
+    stores.push(a, b);
+    await addJob(a);
+    await poll(a, 'SUCCESS', T0 + 1);
+    const root = path.join(dir, 'statuses');
+    const targetA = new LocalTarget(root, { writer: 'aaaaaaaa' });
+    const localB = new LocalTarget(root, { writer: 'bbbbbbbb' });
+    const writesByB: string[] = [];
+    const targetB: OutputTarget = {
+      description: localB.description,
+      write: (p, content) => {
+        writesByB.push(p);
+        return localB.write(p, content);
+      },
+      exists: (p) => localB.exists(p),
+      close: () => localB.close(),
+    };
+    // Agent B lists the file stale; agent A writes it whole before B takes the file's lock.
+    const listedFirst: ReturnsStore = Object.assign(Object.create(b) as ReturnsStore, {
+      staleSources: async (limit: number) => {
+        const listed = await b.staleSources(limit);
+        expect(await writeStaleStatusFiles(a, targetA)).toBe(1);
+        return listed;
+      },
+    });
+    expect(await writeStaleStatusFiles(listedFirst, targetB)).toBe(0);
+    expect(writesByB).toEqual([]);
+    expect(await b.staleSources(10)).toEqual([]);
+    expect(readFileSync(path.join(root, STATUS), 'utf8')).toContain('SUCCESS');
   });
 
   it('writes a status file through a journal pool of one connection (its lock holds one, its reads take another)', async () => {
