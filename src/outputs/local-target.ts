@@ -33,7 +33,19 @@ export interface LocalTargetOptions {
   at?: string;
   /** The temp names' writer (tempBaseName); default this process's. */
   writer?: string;
+  /**
+   * Other agents may write this folder at once (a shared journal): the sweep before the first
+   * write leaves their temp files alone (see sweepStale).
+   */
+  shared?: boolean;
 }
+
+/**
+ * On a shared folder, another writer's temp file untouched this long is a killed process's
+ * leftover: far beyond any write's duration (a write in flight keeps its file fresh), and beyond
+ * any skew between the hosts' clocks and the file server's.
+ */
+export const SHARED_TEMP_STALE_MS = 24 * 3_600_000;
 
 /**
  * An output folder on this machine: temp name beside the target (this writer's), fsync, rename.
@@ -116,11 +128,20 @@ export class LocalTarget implements OutputTarget {
 
   /**
    * Before this process's first write: temp files a killed process left whose output was not
-   * written again since (a Peppol document the next run had not re-saved when it stopped). Only
-   * those last touched before this process started: a write in flight keeps its temp file fresh.
+   * written again since (a Peppol document the next run had not re-saved when it stopped). Alone
+   * on the folder, those last touched before this process started: a write in flight keeps its
+   * temp file fresh. On a shared folder another agent's write may have started before this
+   * process and paused (its text read page by page), on a host whose clock differs: only this
+   * writer's temp files last touched before this process started, and others untouched for
+   * SHARED_TEMP_STALE_MS.
    */
   private async sweepStale(): Promise<void> {
     const started = performance.timeOrigin;
+    const ours = `-${this.writer}.tmp`;
+    const stale = this.options.shared
+      ? (name: string, mtimeMs: number) =>
+          (name.endsWith(ours) && mtimeMs < started) || mtimeMs < Date.now() - SHARED_TEMP_STALE_MS
+      : (_name: string, mtimeMs: number) => mtimeMs < started;
     const walk = async (dir: string, depth: number): Promise<void> => {
       const entries = await fs.readdir(dir, { withFileTypes: true }).catch(() => []);
       for (const entry of entries) {
@@ -128,7 +149,7 @@ export class LocalTarget implements OutputTarget {
         if (entry.isDirectory() && depth > 0) await walk(full, depth - 1);
         else if (entry.isFile() && TEMP_NAME.test(entry.name)) {
           const st = await fs.stat(full).catch(() => undefined);
-          if (st && st.mtimeMs < started) await fs.rm(full, { force: true });
+          if (st && stale(entry.name, st.mtimeMs)) await fs.rm(full, { force: true });
         }
       }
     };

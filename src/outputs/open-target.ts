@@ -18,7 +18,8 @@ export interface OpenTargetOptions {
   /**
    * Other agents may write this folder at once (a shared journal): temp names of this process's
    * own. Otherwise an SFTP temp name is the same for every write of a target, so a crash's
-   * leftover is overwritten by the next write (a local folder sweeps its leftovers at start).
+   * leftover is overwritten by the next write (a local folder sweeps its leftovers at start; a
+   * shared one only its own and old ones, never another agent's write in flight).
    */
   shared?: boolean;
 }
@@ -34,7 +35,11 @@ export function openOutputTarget(config: OutputTargetConfig, options: OpenTarget
 
 function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): OutputTarget {
   if (config.type === 'local')
-    return new LocalTarget(config.path, { log: options.log, ...(options.at ? { at: options.at } : {}) });
+    return new LocalTarget(config.path, {
+      log: options.log,
+      ...(options.at ? { at: options.at } : {}),
+      ...(options.shared ? { shared: true } : {}),
+    });
   const server = openSftpServer(endpointFromConfig(config, options.at ?? 'target'), {
     log: options.log,
     transfers: 1,

@@ -84,9 +84,23 @@ export function scheduledPollDue(
   return lastPassAt === undefined || now - lastPassAt >= quietMs;
 }
 
-/** The inbox target: a local folder or a folder on an SFTP server. */
-export function openInboxTarget(config: PeppolInboxConfig, log: Logger, health?: OutputHealth): OutputTarget {
-  return openOutputTarget(config.target, { log, at: 'peppolInbox.target', ...(health ? { health } : {}) });
+/**
+ * The inbox target: a local folder or a folder on an SFTP server. `shared`: other agents on the
+ * journal may write it (the inbox poll runs once across them, but one may take over from another
+ * whose write is still in flight).
+ */
+export function openInboxTarget(
+  config: PeppolInboxConfig,
+  log: Logger,
+  health?: OutputHealth,
+  shared = false,
+): OutputTarget {
+  return openOutputTarget(config.target, {
+    log,
+    at: 'peppolInbox.target',
+    shared,
+    ...(health ? { health } : {}),
+  });
 }
 
 export async function startInbound(options: InboundOptions): Promise<Inbound> {
@@ -108,7 +122,9 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
     let poller: PeppolPoller | undefined;
     const peppol = options.client.peppol;
     if (config.peppolInbox.enabled && peppol) {
-      const target = options.target ?? openInboxTarget(config.peppolInbox, log, options.outputHealth);
+      const target =
+        options.target ??
+        openInboxTarget(config.peppolInbox, log, options.outputHealth, options.journal.kind === 'postgres');
       if (!options.target) stops.push(() => target.close());
       outputs.push({ place: 'peppol-inbox', target, retentionMs: config.peppolInbox.target.retention });
       const tmpDir = path.join(config.stateDir, 'inbox-tmp');

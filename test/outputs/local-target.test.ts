@@ -5,6 +5,7 @@ import {
   readdirSync,
   readFileSync,
   rmSync,
+  statSync,
   utimesSync,
   writeFileSync,
 } from 'node:fs';
@@ -13,9 +14,10 @@ import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { tempBaseName } from '../../src/core/temp-name.js';
-import { LocalTarget } from '../../src/outputs/local-target.js';
+import { LocalTarget, SHARED_TEMP_STALE_MS } from '../../src/outputs/local-target.js';
 import { caughtDocex } from '../api/support/caught.js';
 import { captureLogger } from '../api/support/log-capture.js';
+import { waitFor } from '../support/wait-for.js';
 
 describe('LocalTarget', () => {
   let root: string;
@@ -144,6 +146,59 @@ describe('LocalTarget', () => {
     for (const file of stale) expect(existsSync(file), file).toBe(false);
     expect(readdirSync(root).sort()).toEqual(['2026-11-26', 'keep.tmp', 'statuses.csv']);
   });
+  it('on a shared folder, removes before its first write only its own and day-old temp files, never another agent’s write in flight', async () => {
+    const a = new LocalTarget(root, { writer: 'aaaaaaaa', shared: true });
+    const b = new LocalTarget(root, { writer: 'bbbbbbbb', shared: true });
+    const status = '2026-11-27/doc.pdf.status.json';
+    const tempOfA = path.join(root, '2026-11-27', tempBaseName(path.join(root, status), 'tmp', a.writer));
+    let letAEnd: () => void = () => {};
+    const aMayEnd = new Promise<void>((resolve) => {
+      letAEnd = resolve;
+    });
+    const chunks = Array.from({ length: 16 }, () => 'a'.repeat(4096));
+    // A writes half of a status file, then waits (its text read page by page from the journal).
+    const first = a.write(status, () =>
+      Readable.from(
+        (async function* () {
+          for (const [i, chunk] of chunks.entries()) {
+            if (i === 8) await aMayEnd;
+            yield chunk;
+          }
+        })(),
+      ),
+    );
+    await waitFor(() => existsSync(tempOfA) && statSync(tempOfA).size === 8 * 4096);
+    // Paused since before B's process started (or on a host whose clock is behind).
+    const beforeStart = new Date(performance.timeOrigin - 60_000);
+    utimesSync(tempOfA, beforeStart, beforeStart);
+    // Left by killed processes: one of B's own writer, one of another writer a day and more ago.
+    const ownLeftover = path.join(
+      root,
+      '2026-11-26',
+      tempBaseName(path.join(root, '2026-11-26/x.pdf'), 'tmp', b.writer),
+    );
+    const oldLeftover = path.join(
+      root,
+      '2026-11-26',
+      tempBaseName(path.join(root, '2026-11-26/y.pdf'), 'tmp', 'cccccccc'),
+    );
+    const dayOld = new Date(Date.now() - SHARED_TEMP_STALE_MS - 60_000);
+    mkdirSync(path.join(root, '2026-11-26'));
+    writeFileSync(ownLeftover, 'half');
+    utimesSync(ownLeftover, beforeStart, beforeStart);
+    writeFileSync(oldLeftover, 'half');
+    utimesSync(oldLeftover, dayOld, dayOld);
+
+    await b.write('statuses.csv', 'a;b');
+    expect(existsSync(tempOfA)).toBe(true);
+    expect(existsSync(ownLeftover)).toBe(false);
+    expect(existsSync(oldLeftover)).toBe(false);
+    letAEnd();
+    await first;
+    expect(readFileSync(path.join(root, status), 'utf8')).toBe('a'.repeat(16 * 4096));
+    expect(readdirSync(path.join(root, '2026-11-27'))).toEqual(['doc.pdf.status.json']);
+  });
+
   it('retention: removes files last written before the cutoff and the folders they leave empty, keeps the rest', async () => {
     const target = new LocalTarget(root);
     const now = Date.parse('2026-11-26T00:00:00Z');
