@@ -67,9 +67,12 @@ export async function fetchDocument(
     log.info({ ...logFields, proof: doc.path }, 'proof found written before a restart');
     return 'already-there';
   }
-  const now = deps.now();
-  const claim = deps.claimMs === undefined ? undefined : { now, until: now + deps.claimMs };
-  if (!(await store.markDocumentWriting(doc, claim))) {
+  // Several agents on one journal: a claim (its answer renews it before the write); alone: writing.
+  const { claimMs } = deps;
+  const held =
+    claimMs === undefined ? undefined : await store.claimDocument(doc, { now: deps.now(), ms: claimMs });
+  const mayWrite = claimMs === undefined ? await store.markDocumentWriting(doc) : held !== undefined;
+  if (!mayWrite) {
     log.debug(logFields, 'proof left alone: written, parked or being written by another agent');
     return 'left';
   }
@@ -102,9 +105,8 @@ export async function fetchDocument(
     }
     // The waits above (Retry-After, pacing, a slow download) may have outlasted the claim: renewed
     // for the write, or left to the agent that took it meanwhile.
-    if (claim && deps.claimMs !== undefined) {
-      const at = deps.now();
-      if (!(await store.markDocumentWriting(doc, { now: at, until: at + deps.claimMs, held: claim.until }))) {
+    if (claimMs !== undefined && held !== undefined) {
+      if ((await store.claimDocument(doc, { now: deps.now(), ms: claimMs, held })) === undefined) {
         log.info(logFields, 'proof left to another agent: its claim ran out while it was fetched');
         return 'left';
       }

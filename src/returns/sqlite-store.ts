@@ -386,24 +386,29 @@ export class SqliteReturnsStore implements ReturnsStore {
     );
   }
 
-  /** Recorded before the download (ReturnsStore.markDocumentWriting: with `claim`, a claim). */
-  async markDocumentWriting(
-    d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
-    claim?: DocumentClaim,
-  ): Promise<boolean> {
-    const changed = claim
-      ? this.db
-          .prepare(
-            `UPDATE documents SET state = 'writing', next_try_at = ? WHERE sending_event_id = ? AND file_reference = ?
-             AND state IN ('pending', 'writing') AND (next_try_at <= ? OR next_try_at = ?)`,
-          )
-          .run(claim.until, d.sendingEventId, d.fileReference, claim.now, claim.held ?? null).changes
-      : this.db
-          .prepare(
-            `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,
-          )
-          .run(d.sendingEventId, d.fileReference).changes;
+  /** Recorded before the download (ReturnsStore.markDocumentWriting). */
+  async markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<boolean> {
+    const changed = this.db
+      .prepare(
+        `UPDATE documents SET state = 'writing' WHERE sending_event_id = ? AND file_reference = ? AND state IN ('pending', 'writing')`,
+      )
+      .run(d.sendingEventId, d.fileReference).changes;
     return changed > 0;
+  }
+
+  /** ReturnsStore.claimDocument by the writer's clock: the agents of one SQLite store share a host. */
+  async claimDocument(
+    d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
+    claim: DocumentClaim,
+  ): Promise<number | undefined> {
+    const until = claim.now + claim.ms;
+    const changed = this.db
+      .prepare(
+        `UPDATE documents SET state = 'writing', next_try_at = ? WHERE sending_event_id = ? AND file_reference = ?
+         AND state IN ('pending', 'writing') AND (next_try_at <= ? OR next_try_at = ?)`,
+      )
+      .run(until, d.sendingEventId, d.fileReference, claim.now, claim.held ?? null).changes;
+    return changed > 0 ? until : undefined;
   }
 
   async markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void> {

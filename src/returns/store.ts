@@ -61,11 +61,17 @@ export interface ReturnsCounts {
   documentsParked: number;
 }
 
-/** A claim on a document being written, by the writer's clock (ReturnsStore.markDocumentWriting). */
+/**
+ * A claim on a document being written (ReturnsStore.claimDocument). Its lease is reckoned by the
+ * store's clock: the writer's `now` in a store of one host (SQLite), the database's now() in the
+ * store several agents share (PostgreSQL), so hosts whose clocks disagree still exclude each other.
+ */
 export interface DocumentClaim {
+  /** The writer's clock: when a pending document is due (its next try was set by a writer's clock). */
   now: number;
-  until: number;
-  /** The `until` of the claim this writer holds: a renewal. */
+  /** How long the claim holds. */
+  ms: number;
+  /** The claim this writer holds (claimDocument's answer): a renewal. */
   held?: number;
 }
 
@@ -130,7 +136,10 @@ export interface ReturnsStore {
     changed: boolean,
   ): Promise<void>;
 
-  /** Documents to fetch now: pending ones whose time has come, and any left `writing` by a crash. */
+  /**
+   * Documents to fetch now: pending ones whose time has come, and any left `writing` by a crash
+   * whose claim (if any) ran out by the store's clock (DocumentClaim).
+   */
   dueDocuments(now: number, limit: number): Promise<DocumentRow[]>;
   /** Whether a path is already the name of another document (a template that collides). */
   pathUsedByOther(path: string, sendingEventId: string, fileReference: string): Promise<boolean>;
@@ -140,17 +149,22 @@ export interface ReturnsStore {
   ): Promise<boolean[]>;
   /**
    * Recorded before the download: after a crash, a `writing` document whose file exists is done.
-   * Answers whether this writer may go on: false when the document is done or parked. With
-   * `claim` (several agents on one journal) it is also a claim: taken only when due at
-   * `claim.now` (pending, or left writing by a writer whose claim ran out), and not due again
-   * before `claim.until`, so another agent's follower, its list of due documents read a moment
-   * before, neither downloads nor writes it a second time. With `claim.held` (the `until` of this
-   * writer's own claim) it is renewed even before it ran out, unless another writer took it since.
+   * Answers whether this writer may go on: false when the document is done or parked.
    */
-  markDocumentWriting(
+  markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<boolean>;
+  /**
+   * markDocumentWriting as a claim (several agents on one journal): taken only when due (pending
+   * with its next try come at `claim.now`, or left writing by a writer whose claim ran out), and
+   * not due again for `claim.ms`, so another agent's follower, its list of due documents read a
+   * moment before, neither downloads nor writes it a second time. With `claim.held` (this
+   * writer's own claim) it is renewed even before it ran out, unless another writer took it since.
+   * Answers the claim, to renew it with (`held`), or undefined when not taken (done, parked, or
+   * another writer's). The claim's times are the store's clock's (DocumentClaim).
+   */
+  claimDocument(
     d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
-    claim?: DocumentClaim,
-  ): Promise<boolean>;
+    claim: DocumentClaim,
+  ): Promise<number | undefined>;
   /** The document is written; its file's status version moves, in the same transaction. */
   markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void>;
   /** Tried again at `nextTryAt`; a document done meanwhile (another writer) stays done. */

@@ -39,6 +39,12 @@ interface Place {
   exec(sql: string): Promise<void>;
   /** The tables that exist. */
   tables(): Promise<string[]>;
+  /**
+   * A document claim's clock moves on by `ms` (DocumentClaim): nothing for a store that reckons
+   * claims by the writer's clock (the test moves that); for one that reckons them by the
+   * database's, the ends of the claims held come that much closer.
+   */
+  claimTimePasses(ms: number): Promise<void>;
 }
 
 const T0 = 1_700_000_000_000;
@@ -355,30 +361,43 @@ function conformance(open: () => Promise<Place>): void {
       );
       const listed = await store.dueDocuments(T0, 10);
       const [a, b] = ['a', 'b'].map((ref) => listed.find((d) => d.fileReference === ref));
-      const claim = (at: number) => ({ now: at, until: at + 60_000 });
-      expect(await store.markDocumentWriting(a!, claim(T0))).toBe(true);
-      // Another agent with the same due list, a moment later: claimed, not due.
-      expect(await store.markDocumentWriting(a!, claim(T0 + 1))).toBe(false);
-      expect((await store.dueDocuments(T0 + 59_999, 10)).map((d) => d.fileReference)).toEqual(['b']);
+      // The writers' clock; a claim's time passes by the store's (place.claimTimePasses).
+      let at = T0;
+      const claim = (held?: number) => ({ now: at, ms: 60_000, ...(held === undefined ? {} : { held }) });
+      const passes = async (ms: number) => {
+        at += ms;
+        await place.claimTimePasses(ms);
+      };
+      const dueNow = async () => (await store.dueDocuments(at, 10)).map((d) => [d.fileReference, d.state]);
+      const first = await store.claimDocument(a!, claim());
+      expect(first).toBeDefined();
+      // Another agent with the same due list, later: claimed, not due.
+      await passes(30_000);
+      expect(await store.claimDocument(a!, claim())).toBeUndefined();
+      expect(await dueNow()).toEqual([['b', 'pending']]);
       // The writer died: its claim runs out and the document is due, `writing`, to be taken again.
-      expect((await store.dueDocuments(T0 + 60_000, 10)).map((d) => [d.fileReference, d.state])).toEqual([
+      await passes(30_000);
+      expect(await dueNow()).toEqual([
         ['b', 'pending'],
         ['a', 'writing'],
       ]);
-      expect(await store.markDocumentWriting(a!, claim(T0 + 60_000))).toBe(true);
+      const second = await store.claimDocument(a!, claim());
+      expect(second).toBeDefined();
       // Its writer renews it before it runs out; the writer whose claim ran out cannot.
-      const renewed = { now: T0 + 70_000, until: T0 + 130_000, held: T0 + 120_000 };
-      expect(await store.markDocumentWriting(a!, renewed)).toBe(true);
-      expect(await store.markDocumentWriting(a!, { ...claim(T0 + 70_000), held: T0 + 60_000 })).toBe(false);
-      expect((await store.dueDocuments(T0 + 129_999, 10)).map((d) => d.fileReference)).toEqual(['b']);
-      await store.markDocumentDone(a!, 'md5', T0 + 60_001);
-      expect(await store.markDocumentWriting(a!, claim(T0 + 200_000))).toBe(false);
+      const renewed = await store.claimDocument(a!, claim(second));
+      expect(renewed).toBeGreaterThanOrEqual(second!);
+      expect(await store.claimDocument(a!, claim(first))).toBeUndefined();
+      await passes(30_000);
+      expect(await dueNow()).toEqual([['b', 'pending']]);
+      await store.markDocumentDone(a!, 'md5', at);
+      await passes(60_000);
+      expect(await store.claimDocument(a!, claim())).toBeUndefined();
       expect(await store.markDocumentWriting(a!)).toBe(false);
       // A writer whose claim ran out failing late leaves the document done, not to fetch again.
-      await store.markDocumentFailed(a!, 'DOCEX_OUTPUT_WRITE: late', T0 + 300_000);
+      await store.markDocumentFailed(a!, 'DOCEX_OUTPUT_WRITE: late', at + 100_000);
       expect((await store.documentsOfEvent('se_1')).find((d) => d.fileReference === 'a')!.state).toBe('done');
       await store.markDocumentParked(b!, 'DOCEX_RESPONSE_INVALID: 3 tries');
-      expect(await store.markDocumentWriting(b!, claim(T0 + 200_000))).toBe(false);
+      expect(await store.claimDocument(b!, claim())).toBeUndefined();
     });
 
     it('pages events by id in byte order, with their documents, and status files byte for byte', async () => {
@@ -653,6 +672,7 @@ describe('the return path stores on SQLite files in the state folder', () => {
       async tables() {
         return readdirSync(stateDir).filter((f) => f.endsWith('.sqlite'));
       },
+      async claimTimePasses() {},
     };
   });
 });
@@ -682,6 +702,14 @@ describePostgres('the return path stores in the journal’s PostgreSQL database'
               "SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
             )
           ).rows.map((r) => r.name),
+        );
+      },
+      async claimTimePasses(ms) {
+        await run((client) =>
+          client.query(
+            "UPDATE returns_documents SET next_try_at = next_try_at - $1 WHERE state = 'writing'",
+            [ms],
+          ),
         );
       },
     };
@@ -763,3 +791,86 @@ describePostgres('the returns store on PostgreSQL when another agent inserts the
     expect(await returns.getMeta('cursor')).toBe('1');
   });
 });
+
+describePostgres(
+  'document claims on PostgreSQL, by the database’s clock whatever the agents’ clocks say',
+  () => {
+    const CLAIM_MS = 60_000;
+    const SKEW_MS = 5 * 60_000;
+    const stores: ReturnsStore[] = [];
+    const clients: pg.Client[] = [];
+    afterEach(async () => {
+      for (const store of stores.splice(0)) await store.close();
+      for (const client of clients.splice(0)) await client.end();
+    });
+
+    it('keeps a claim from an agent whose clock is minutes ahead, and gives one that ran out by the database’s time to an agent whose clock is minutes behind', async () => {
+      const url = await testDatabase();
+      const sql = new pg.Client({ connectionString: url });
+      await sql.connect();
+      clients.push(sql);
+      // Two agents' clocks, ten minutes apart, around the database's.
+      const real = Date.now();
+      const behind = new ManualClock(real - SKEW_MS);
+      const ahead = new ManualClock(real + SKEW_MS);
+      const location: JournalLocation = {
+        kind: 'postgres',
+        connection: { url, poolSize: 2, timeoutMs: 10_000 },
+      };
+      const slow = await openReturnsStore(location, '/nonexistent/state', behind);
+      const fast = await openReturnsStore(location, '/nonexistent/state', ahead);
+      stores.push(slow, fast);
+      await slow.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', behind.now());
+      // Two proofs due by both clocks.
+      const early = (ref: string) => ({ ...doc('se_1', ref), nextTryAt: real - 2 * SKEW_MS });
+      await recordPolled(
+        slow,
+        poll('job_1', { events: [event('se_1', T0)], documents: [early('x'), early('y')] }),
+        behind.now(),
+      );
+      const x = { sendingEventId: 'se_1', fileReference: 'x' };
+      const y = { sendingEventId: 'se_1', fileReference: 'y' };
+      const claim = (clock: ManualClock, held?: number) => ({
+        now: clock.now(),
+        ms: CLAIM_MS,
+        ...(held === undefined ? {} : { held }),
+      });
+      const leftMs = async (ref: string) =>
+        Number(
+          (
+            await sql.query(
+              `SELECT next_try_at - (extract(epoch FROM now()) * 1000)::bigint AS left_ms
+             FROM returns_documents WHERE file_reference = $1`,
+              [ref],
+            )
+          ).rows[0].left_ms,
+        );
+
+      // The agent whose clock is behind claims x: the claim ends CLAIM_MS after the database's now.
+      expect(await slow.claimDocument(x, claim(behind))).toBeDefined();
+      expect(await leftMs('x')).toBeGreaterThan(CLAIM_MS - 10_000);
+      expect(await leftMs('x')).toBeLessThanOrEqual(CLAIM_MS);
+      // The agent whose clock is minutes past that end neither lists it nor takes it.
+      expect((await fast.dueDocuments(ahead.now(), 10)).map((d) => d.fileReference)).toEqual(['y']);
+      expect(await fast.claimDocument(x, claim(ahead))).toBeUndefined();
+
+      // The agent whose clock is ahead claims y and dies; its claim runs out by the database's clock
+      // (its end set a second in the past): the agent whose clock is behind that end takes it.
+      const heldByFast = await fast.claimDocument(y, claim(ahead));
+      expect(heldByFast).toBeDefined();
+      expect(await slow.claimDocument(y, claim(behind))).toBeUndefined();
+      await sql.query(
+        `UPDATE returns_documents SET next_try_at = (extract(epoch FROM now()) * 1000)::bigint - 1000
+       WHERE file_reference = 'y'`,
+      );
+      expect((await slow.dueDocuments(behind.now(), 10)).map((d) => [d.fileReference, d.state])).toEqual([
+        ['y', 'writing'],
+      ]);
+      const heldBySlow = await slow.claimDocument(y, claim(behind));
+      expect(heldBySlow).toBeDefined();
+      // The agent that lost it can no longer renew it; the one holding it can.
+      expect(await fast.claimDocument(y, claim(ahead, heldByFast))).toBeUndefined();
+      expect(await slow.claimDocument(y, claim(behind, heldBySlow))).toBeDefined();
+    });
+  },
+);

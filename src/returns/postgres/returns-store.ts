@@ -35,6 +35,9 @@ import {
 import { asRows, byEvent, DOCUMENT_COLUMNS, EVENT_COLUMNS, JOB_COLUMNS, SOURCE_COLUMNS } from './rows.js';
 import { existingVersion, migrateComponent, RETURNS_COMPONENT } from './schema.js';
 
+/** The database's clock in epoch ms: a document claim's time (DocumentClaim). */
+const NOW_MS = '(extract(epoch FROM now()) * 1000)::bigint';
+
 /** A statement prepared once per pooled connection. */
 const q = (name: string, text: string): Statement => ({ name: `returns-${name}`, text });
 
@@ -160,9 +163,12 @@ const S = {
        ORDER BY d.n
      ON CONFLICT (sending_event_id, file_reference) DO NOTHING`,
   ),
+  // A pending document by the writer's clock ($1: its next try was set by one); a writing one when
+  // its claim ran out by the database's (claimWriting).
   dueDocuments: q(
     'due-documents',
-    `SELECT ${DOCUMENT_COLUMNS} FROM returns_documents WHERE state IN ('pending', 'writing') AND next_try_at <= $1
+    `SELECT ${DOCUMENT_COLUMNS} FROM returns_documents
+     WHERE (state = 'pending' AND next_try_at <= $1) OR (state = 'writing' AND next_try_at <= ${NOW_MS})
      ORDER BY next_try_at LIMIT $2`,
   ),
   pathUsedByOther: q(
@@ -181,12 +187,16 @@ const S = {
     `UPDATE returns_documents SET state = 'writing' WHERE sending_event_id = $1 AND file_reference = $2
        AND state IN ('pending', 'writing') RETURNING 1 AS hit`,
   ),
-  // One statement: of agents claiming at once, one gets the row (the others see it claimed).
+  // One statement: of agents claiming at once, one gets the row (the others see it claimed). The
+  // claim's end and whether one ran out are the database's clock's, never a host's ($4, the
+  // writer's clock, only says whether a pending document's next try has come).
   claimWriting: q(
     'claim-writing',
-    `UPDATE returns_documents SET state = 'writing', next_try_at = $3 WHERE sending_event_id = $1
-       AND file_reference = $2 AND state IN ('pending', 'writing') AND (next_try_at <= $4 OR next_try_at = $5)
-     RETURNING 1 AS hit`,
+    `UPDATE returns_documents SET state = 'writing', next_try_at = ${NOW_MS} + $3::bigint
+     WHERE sending_event_id = $1 AND file_reference = $2
+       AND ((state = 'pending' AND next_try_at <= $4)
+         OR (state = 'writing' AND (next_try_at <= ${NOW_MS} OR next_try_at = $5)))
+     RETURNING next_try_at AS until`,
   ),
   // One statement: the document and its file's status version move together.
   markDone: q(
@@ -491,20 +501,25 @@ export class PostgresReturnsStore implements ReturnsStore {
     return named.map((_, i) => taken.has(i + 1));
   }
 
-  async markDocumentWriting(
+  async markDocumentWriting(d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>): Promise<boolean> {
+    return (
+      (await this.rows('markDocumentWriting', S.markWriting, [d.sendingEventId, d.fileReference])).length > 0
+    );
+  }
+
+  /** ReturnsStore.claimDocument by the database's clock: the agents sharing it may disagree on theirs. */
+  async claimDocument(
     d: Pick<DocumentRow, 'sendingEventId' | 'fileReference'>,
-    claim?: DocumentClaim,
-  ): Promise<boolean> {
-    const hit = claim
-      ? await this.rows('markDocumentWriting', S.claimWriting, [
-          d.sendingEventId,
-          d.fileReference,
-          claim.until,
-          claim.now,
-          claim.held ?? null,
-        ])
-      : await this.rows('markDocumentWriting', S.markWriting, [d.sendingEventId, d.fileReference]);
-    return hit.length > 0;
+    claim: DocumentClaim,
+  ): Promise<number | undefined> {
+    const [row] = await this.rows('claimDocument', S.claimWriting, [
+      d.sendingEventId,
+      d.fileReference,
+      Math.max(0, Math.round(claim.ms)),
+      claim.now,
+      claim.held ?? null,
+    ]);
+    return row ? Number(row['until']) : undefined;
   }
 
   async markDocumentDone(d: DocumentRow, md5: string | undefined, now: number): Promise<void> {
