@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { count, durationMs, flag, pathText, retention } from './schema-types.js';
+import { sendAtSchema, sendWindowSchema } from './send-schedule-schema.js';
 import { type SftpSourceConfig, sftpSourceDefaults, sftpSourceSchema } from './sftp-source-schema.js';
 
 export const FOLDER_MODES = ['single-file', 'payload-pdf', 'payload-word'] as const;
@@ -210,6 +211,8 @@ export const folderSchema = z
       ),
     mapping: mappingSchema.optional(),
     payloadPdf: payloadPdfSchema,
+    window: sendWindowSchema.optional(),
+    sendAt: sendAtSchema.optional(),
   })
   .superRefine((folder, refinement) => {
     // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
