@@ -59,6 +59,8 @@ export interface AgentOptions {
   source?: SourceTiming;
   uploadMarginMs?: number;
   retryDelayMs?: (n: number) => number;
+  /** How often a folder holding files for its send window looks at the clock again (tests: short). */
+  windowRecheckMs?: number;
   /** An existing client (tests, one-shot commands); otherwise one is opened from the config. */
   client?: AgentClient;
   /** Told of the opened client's requests, token fetches and uploads (metrics). */
@@ -189,6 +191,7 @@ export class Agent {
       timing: options.source ?? {},
       uploadMarginMs: options.uploadMarginMs ?? DEFAULT_UPLOAD_MARGIN_MS,
       retryDelayMs: options.retryDelayMs,
+      windowRecheckMs: options.windowRecheckMs,
       stopping: () => this.stopping,
       sftpClaims: () => {
         const store = this.clusterPart.cluster;

@@ -40,6 +40,7 @@ export interface RunningFoldersOptions {
   timing: SourceTiming;
   uploadMarginMs: number;
   retryDelayMs?: ((n: number) => number) | undefined;
+  windowRecheckMs?: number | undefined;
   /** True once the agent began to stop: a folder a reload adds then starts nothing. */
   stopping: () => boolean;
   /** Several agents share the journal: SFTP folders claim into a folder of this agent's own. */
@@ -131,6 +132,7 @@ export class RunningFolders implements Part {
         log.debug({ folder, full }, full ? 'intake paused' : 'intake resumed');
       },
       ...(this.options.retryDelayMs ? { retryDelayMs: this.options.retryDelayMs } : {}),
+      ...(this.options.windowRecheckMs ? { windowRecheckMs: this.options.windowRecheckMs } : {}),
       onFinished: (item) => sources.get(item.folder)?.finished?.(item),
       onLeft: (item) => sources.get(item.folder)?.left?.(item),
       ...(this.options.onTakenOver ? { onTakenOver: this.options.onTakenOver } : {}),

@@ -21,6 +21,7 @@ import {
   journalFiles,
   openJournalReader,
 } from '../journal/index.js';
+import { SEND_WINDOW_CODE } from '../pipeline/send-windows.js';
 import { openReturnsReader } from '../returns/open-stores.js';
 import { type DropFolderTrouble, dropFolderTrouble, folderKey } from '../sources/drop-folder.js';
 import { READ_ONLY_SECRETS } from './read-only.js';
@@ -126,6 +127,9 @@ export function formatItem(item: JournalItem, history: readonly HistoryEntry[]):
     `  sha256 ${item.sha256}${item.size === undefined ? '' : `, ${item.size} bytes`}`,
     ...(item.jobId ? [`  job ${item.jobId} (name ${item.jobName ?? '-'}, attempt ${item.attempt})`] : []),
     ...(item.rejectCode ? [`  refused: ${item.rejectCode}: ${item.rejectReason ?? ''}`] : []),
+    ...(item.lastFailureCode === SEND_WINDOW_CODE && item.nextTryAt !== undefined && !isFinal(item.state)
+      ? [`  waits: send window closed until ${iso(item.nextTryAt)}`]
+      : []),
     // Several agents on one journal: who drives the file now (`docex-agent agents` names its host).
     ...(item.owner !== undefined && !isFinal(item.state)
       ? [

@@ -362,6 +362,14 @@ export const ERROR_CODES = {
     action:
       'nothing, unless it lasts: then the agent named by `docex-agent agents` as holding an old session is hung (stopped, swapping); end it and the file carries on',
   },
+  DOCEX_SEND_WINDOW_CLOSED: {
+    group: 'files',
+    outcome: 'waiting',
+    meaning:
+      "logged and recorded on the file: its folder's send window (`window`) is closed, so its job is not created yet; the file was taken and checked, and `docex-agent status <file>` says until when it waits",
+    action:
+      "nothing: its job is created when the window opens; change the folder's `window` to send at other hours",
+  },
   DOCEX_UPLOAD_PENDING: {
     group: 'files',
     outcome: 'waiting',

@@ -10,6 +10,7 @@ import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { placeRejected, rejectItem } from './finish.js';
 import type { Inspection } from './inspect/inspect-file.js';
+import { windowOpen } from './send-windows.js';
 import type { FolderRuntime, StepContext } from './types.js';
 import type { VerdictInputs } from './verdicts.js';
 
@@ -59,7 +60,8 @@ export async function intakeItem(
     workflowId: runtime.config.workflowId,
     mode: runtime.mode,
     allowDuplicates: runtime.config.allowDuplicates,
-    ...(checked?.ok ? { validatedNote: checked.kind } : {}),
+    // Outside the folder's send window no intent is recorded: the file waits validated.
+    ...(checked?.ok && windowOpen(runtime, ctx.clock.now()) ? { validatedNote: checked.kind } : {}),
     ...(runtime.config.source.type === 'sftp' ? { remote: true } : {}),
     stillThere: () => existsOrFalse(file.claimedPath),
   });

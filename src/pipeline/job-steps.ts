@@ -17,6 +17,7 @@ import { callOptions, itemLog } from './call-options.js';
 import type { RejectionExtras } from './finish.js';
 import { classifyFailure } from './retry-policy.js';
 import { recordIntent, type SendOutcome, sendOnce } from './send-gate.js';
+import { checkSendWindow } from './send-windows.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /** Create intents per item at most: an upload window missed this often means something else is wrong. */
@@ -234,9 +235,11 @@ export async function runJobSteps(
     if (ctx.signal.aborted) throw new RetryLater('DOCEX_STOPPING', 'the agent is stopping');
     switch (item.state) {
       case 'validated':
+        checkSendWindow(ctx, runtime);
         item = await recordIntent(ctx, item.id);
         break;
       case 'creating':
+        checkSendWindow(ctx, runtime);
         item = await createJob(ctx, runtime, item, target);
         break;
       case 'created':

@@ -15,6 +15,7 @@ import { validateItem } from './intake.js';
 import { planPayload } from './payload-plan.js';
 import { classifyFailure } from './retry-policy.js';
 import { recordIntent, type SendOutcome, sendOnce } from './send-gate.js';
+import { checkSendWindow } from './send-windows.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /**
@@ -28,6 +29,8 @@ export async function createRow(
   row: JournalItem,
   request: PayloadJobRequest,
 ): Promise<JournalItem> {
+  // No job outside the folder's send window: the file waits with its rows recorded.
+  if (row.state === 'validated' || row.state === 'creating') checkSendWindow(ctx, runtime);
   let item = row.state === 'validated' ? await recordIntent(ctx, row.id) : row;
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, row: item.rowIndex });
   if (item.state === 'creating') {

@@ -29,6 +29,7 @@ import {
 } from './recovery.js';
 import { RetryTimers } from './retry-timers.js';
 import { priorityOf, Scheduler } from './scheduler.js';
+import { SEND_WINDOW_CODE, SendWindowHolds, WindowClosed } from './send-windows.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
 import type { FolderRuntime, HeldFile, StepContext } from './types.js';
@@ -47,6 +48,8 @@ export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' 
   onBacklog?: (folder: string, full: boolean) => void;
   /** Wait before try number `n` (1-based) of a file that must wait. Default 1 s doubling, at most 60 s. */
   retryDelayMs?: (n: number) => number;
+  /** How often a folder holding files for its send window looks at the clock again (default 60 s). */
+  windowRecheckMs?: number;
   /** Told when a file item became done or rejected (SFTP sources then move the remote file). */
   onFinished?: (item: JournalItem) => void;
   /** Told when this agent left a file to another agent (an SFTP source then forgets its copy). */
@@ -67,6 +70,7 @@ const INSPECTION_RECORD_MARGIN_MS = 10_000;
 export class Pipeline {
   private readonly scheduler: Scheduler;
   private readonly retries: RetryTimers;
+  private readonly windows: SendWindowHolds;
   private readonly orphans: OrphanSidecars;
   private readonly outage: JournalOutage;
   /** Folders whose backlog is over its high mark (the scheduler says). */
@@ -115,6 +119,15 @@ export class Pipeline {
       ...retryDelay,
       resume: (itemId) => this.resume(itemId),
       onFired: () => this.notifyIdle(),
+    });
+    this.windows = new SendWindowHolds({
+      journal: options.journal,
+      clock: options.clock,
+      log: options.log,
+      folders: options.folders,
+      ...(options.windowRecheckMs === undefined ? {} : { recheckMs: options.windowRecheckMs }),
+      resume: (itemId) => this.resume(itemId),
+      onReleased: () => this.notifyIdle(),
     });
     this.orphans = new OrphanSidecars({ clock: options.clock, log: options.log, ...retryDelay });
     this.outage = new JournalOutage({
@@ -330,7 +343,9 @@ export class Pipeline {
       folders: this.options.folders,
       accept: (folder, file) => this.accept(folder, file),
       resume: (item, rehash) => {
-        if (!this.retries.resumeAt(item)) this.resumeItem(item, rehash);
+        // A file held for its send window is held again by its drive, until the window opens.
+        if (item.lastFailureCode === SEND_WINDOW_CODE || !this.retries.resumeAt(item))
+          this.resumeItem(item, rehash);
       },
     };
   }
@@ -349,6 +364,7 @@ export class Pipeline {
   async folderIdle(folder: string): Promise<void> {
     await this.scheduler.drain(folder, () => {
       this.retries.cancel(folder);
+      this.windows.cancel(folder);
       this.orphans.cancel(folder);
     });
     // Queued work of a halted folder settles without running: its files were never recorded and
@@ -364,7 +380,7 @@ export class Pipeline {
   tracked(): { folders: string[]; waiting: number; claiming: number } {
     return {
       folders: this.scheduler.folders(),
-      waiting: this.retries.waiting + this.orphans.watched + this.outage.waiting,
+      waiting: this.retries.waiting + this.windows.waiting + this.orphans.watched + this.outage.waiting,
       claiming: this.claiming.size,
     };
   }
@@ -381,12 +397,15 @@ export class Pipeline {
    */
   stop(graceMs: number): Promise<{ finished: boolean }> {
     this.retries.cancelAll();
+    this.windows.cancelAll();
     this.outage.stop();
     this.orphans.stop();
     return this.scheduler.stop(graceMs, () => this.abort.abort());
   }
 
   private async drive(runtime: FolderRuntime, item: JournalItem, rehash: boolean): Promise<void> {
+    // Held for its send window before a restart (or a reload), and the window still closed.
+    if (this.windows.holdsAgain(runtime, item)) return;
     let settledBefore = 0;
     try {
       settledBefore = await this.settledRows(item);
@@ -414,6 +433,11 @@ export class Pipeline {
           'file held by another agent: left to it',
         );
         this.options.onLeft?.(item);
+        return;
+      }
+      // Not a failure: no job may be created before the folder's send window opens.
+      if (err instanceof WindowClosed) {
+        await this.windows.hold(item, err.opensAt);
         return;
       }
       // Not the file's failure: it is driven again, from what the journal holds, once it answers.
@@ -474,7 +498,12 @@ export class Pipeline {
   }
 
   private isIdle(): boolean {
-    return this.scheduler.size === 0 && this.retries.waiting === 0 && this.outage.waiting === 0;
+    return (
+      this.scheduler.size === 0 &&
+      this.retries.waiting === 0 &&
+      this.windows.waiting === 0 &&
+      this.outage.waiting === 0
+    );
   }
 
   private notifyIdle(): void {

@@ -204,6 +204,7 @@ export async function makeHarness(
         source: { statIntervalMs: 10, rescanIntervalMs: 200, watch: true },
         uploadMarginMs: 1000,
         retryDelayMs: () => 20,
+        windowRecheckMs: 20,
         ...agentOptions,
       });
       agents.push(agent);
