@@ -891,6 +891,13 @@ export const ERROR_CODES = {
     meaning: 'A payload-pdf batch lacks index.csv, or index.csv and the PDFs do not match one to one.',
     action: 'drop the batch again with an index.csv naming each PDF once',
   },
+  DOCEX_INPUT_EXECUTION_DATE: {
+    group: 'inspect',
+    outcome: 'refusal',
+    meaning:
+      "A row's execution date (`executionDate` or `sendingEventExecutionDateUtc`) is not an ISO 8601 date-time with its offset (`2026-12-01T09:00:00+01:00`, `…Z`), or is not later than the time the file was taken.",
+    action: 'write the date with its offset and in the future, then drop the row again',
+  },
   DOCEX_INPUT_ROWS_INVALID: {
     group: 'inspect',
     outcome: 'refusal',

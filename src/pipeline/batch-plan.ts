@@ -23,6 +23,8 @@ export interface BatchPlanInput {
   batchName: string;
   indexName: string;
   onInvalidRow: OnInvalidRow;
+  /** Execution dates must be later than this (epoch ms: when the batch was taken). */
+  notBefore?: number;
 }
 
 export function planBatch(input: BatchPlanInput): BatchPlan {
@@ -39,7 +41,13 @@ export function planBatch(input: BatchPlanInput): BatchPlan {
   if (built.rows.length === 0) {
     return { ok: false, code: 'DOCEX_INPUT_NO_RECORDS', reason: `${batchName}: ${indexName} has no rows` };
   }
-  const check = checkRows(built.rows, input.workflow, 'payload-pdf', input.onInvalidRow);
+  const check = checkRows(
+    built.rows,
+    input.workflow,
+    'payload-pdf',
+    input.onInvalidRow,
+    input.notBefore === undefined ? {} : { notBefore: input.notBefore },
+  );
   return planRows(built, check, {
     reportName: `${batchName} ${indexName}`,
     fileReason: (bad) =>

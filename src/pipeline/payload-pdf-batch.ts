@@ -198,6 +198,7 @@ async function driveRows(
     batchName: item.fileName,
     indexName: input.indexName,
     onInvalidRow: runtime.config.onInvalidRow,
+    notBefore: item.createdAt,
   });
   if (!plan.ok) {
     if (recorded.length > 0)

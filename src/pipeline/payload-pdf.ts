@@ -82,7 +82,9 @@ async function readSidecar(
     sidecarName,
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
-  const check = checkRows(built.rows, runtime.workflow, 'payload-pdf', 'reject-file');
+  const check = checkRows(built.rows, runtime.workflow, 'payload-pdf', 'reject-file', {
+    notBefore: item.createdAt,
+  });
   const accepted = check.accepted[0];
   if (check.fileRejected || !accepted) {
     return {

@@ -26,7 +26,10 @@ export async function planPayload(
     xml: mapping?.xml ? { record: mapping.xml.recordPath, fields: mapping.xml.fields } : undefined,
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
-  const check = checkRows(built.rows, runtime.workflow, 'payload-word', runtime.config.onInvalidRow);
+  // Execution dates are judged against the claim, so a restart rebuilds the same rows.
+  const check = checkRows(built.rows, runtime.workflow, 'payload-word', runtime.config.onInvalidRow, {
+    notBefore: item.createdAt,
+  });
   return planRows(built, check, {
     reportName: item.fileName,
     fileReason: (bad) =>

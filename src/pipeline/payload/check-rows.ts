@@ -2,15 +2,19 @@
  * The ten payload rules, run locally on every built row against the workflow record fetched at
  * start-up, so a bad row is reported with its number, rule and column before anything is sent.
  */
+import { isoTime } from '../../core/clock.js';
 import { escapeCodePoint } from '../../core/escape.js';
+import { parseExecutionDate } from '../../core/send-window.js';
 import { checkPayloadRules, normalisePayload, type PayloadEndpoint } from '../../domain/payload-rules.js';
-import type { Workflow } from '../../domain/wire.js';
+import type { PayloadJobRequest, Workflow } from '../../domain/wire.js';
+import { executionDateProblem } from './columns.js';
 import type {
   AcceptedRow,
   BuiltRow,
   CheckResult,
   OnInvalidRow,
   RowColumns,
+  RowProblem,
   RowRejection,
   RowUnit,
 } from './types.js';
@@ -36,12 +40,45 @@ function columnOf(field: string, columns: RowColumns | undefined): string | unde
   return list[Number(m[2])];
 }
 
+/**
+ * The row's execution date (sendingEventExecutionDateUtc, from any column or JSON key) in UTC, or
+ * why it is refused: not ISO 8601 with its offset, or not later than `notBefore` (the time the
+ * file was taken: a date already past would be sent at once, not when the ERP asked).
+ */
+function datedRequest(
+  request: PayloadJobRequest,
+  columns: RowColumns | undefined,
+  notBefore: number | undefined,
+): { request: PayloadJobRequest } | { problem: RowProblem } {
+  const text = request.sendingEventExecutionDateUtc;
+  if (text === undefined) return { request };
+  const column = columns?.fields?.['sendingEventExecutionDateUtc'];
+  const at = parseExecutionDate(text);
+  if (at === undefined) return { problem: executionDateProblem(text, column) };
+  if (notBefore !== undefined && at <= notBefore) {
+    return {
+      problem: {
+        rule: 'format',
+        field: 'sendingEventExecutionDateUtc',
+        ...(column === undefined ? {} : { column }),
+        message: `${isoTime(at)} is not later than ${isoTime(notBefore)}, when the file was taken: the row would be sent at once, not then`,
+        code: 'DOCEX_INPUT_EXECUTION_DATE',
+      },
+    };
+  }
+  return { request: { ...request, sendingEventExecutionDateUtc: isoTime(at) } };
+}
+
 export function checkRows(
   rows: readonly BuiltRow[],
   workflow: Workflow,
   endpoint: PayloadEndpoint,
   onInvalidRow: OnInvalidRow = 'reject-file',
-  opts: { callerDepartmentIds?: readonly string[] } = {},
+  opts: {
+    callerDepartmentIds?: readonly string[];
+    /** Execution dates must be later than this (epoch ms: when the file was taken). */
+    notBefore?: number;
+  } = {},
 ): CheckResult {
   const accepted: AcceptedRow[] = [];
   const rejected: RowRejection[] = [];
@@ -51,14 +88,20 @@ export function checkRows(
       for (const p of built.problems) rejected.push({ row: built.row, ...p, ...file });
       continue;
     }
+    const dated = datedRequest(built.request, built.columns, opts.notBefore);
+    if ('problem' in dated) {
+      rejected.push({ row: built.row, ...dated.problem, ...file });
+      continue;
+    }
+    const request = dated.request;
     const violations = checkPayloadRules({
       endpoint,
-      request: built.request,
+      request,
       workflow,
       ...(opts.callerDepartmentIds ? { callerDepartmentIds: opts.callerDepartmentIds } : {}),
     });
     if (violations.length === 0) {
-      accepted.push({ row: built.row, request: normalisePayload(built.request), ...file });
+      accepted.push({ row: built.row, request: normalisePayload(request), ...file });
       continue;
     }
     for (const v of violations) {

@@ -7,12 +7,16 @@
  *   encrypt.extra.<name> yes/no: mustBeEncrypted on that extra info identifier
  *   data.<a.b.c>         templateData, the dotted path making nested objects ({a: {b: {c}}})
  *   jobName, filename, sendingEventExecutionDateUtc   the request fields, overriding the defaults
+ *   executionDate        the same as sendingEventExecutionDateUtc: when the service sends the row;
+ *                        ISO 8601 with its offset (2026-12-01T09:00:00+01:00 or …Z), sent in UTC
  *   file                 (payload-pdf index.csv only) the PDF the row belongs to
  *
  * A per-folder `mapping` renames ERP columns to these names first; mapping a column to null
  * ignores it. Any other column rejects the file, so a typo (EMAIL_ADRESS) is not silently dropped.
  * Cells are trimmed; an empty cell adds nothing. Yes/no cells take yes/y/true/1/x and no/n/false/0.
  */
+import { isoTime } from '../../core/clock.js';
+import { parseExecutionDate } from '../../core/send-window.js';
 import { CHANNEL_IDENTIFIER_KINDS, canonicalKind, type PayloadJobRequest } from '../../domain/wire.js';
 import { type InputRejection, isUnsafeKey, quoteName, reject } from '../inspect/codes.js';
 import { MAX_JSON_DEPTH } from '../inspect/json.js';
@@ -36,6 +40,8 @@ export interface ColumnPlan {
 
 const KINDS = new Set<string>(CHANNEL_IDENTIFIER_KINDS);
 const FIELDS = ['jobName', 'filename', 'sendingEventExecutionDateUtc'] as const;
+/** The friendly name of sendingEventExecutionDateUtc (one of the two per file). */
+const EXECUTION_DATE_COLUMN = 'executionDate';
 const YES = new Set(['yes', 'y', 'true', '1', 'x']);
 const NO = new Set(['no', 'n', 'false', '0', '']);
 
@@ -47,6 +53,7 @@ function targetOf(name: string, allowFile: boolean): Target | undefined {
   if (KINDS.has(upper)) return { type: 'kind', kind: upper };
   if ((FIELDS as readonly string[]).includes(name))
     return { type: 'field', field: name as (typeof FIELDS)[number] };
+  if (name === EXECUTION_DATE_COLUMN) return { type: 'field', field: 'sendingEventExecutionDateUtc' };
   if (allowFile && name === 'file') return { type: 'field', field: 'file' };
   const lower = name.toLowerCase();
   if (lower.startsWith('encrypt.extra.') && name.length > 14)
@@ -215,15 +222,12 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
       }
     } else if (target.type === 'field' && target.field === 'file') {
       file = cell;
+    } else if (target.type === 'field' && target.field === 'sendingEventExecutionDateUtc') {
+      const at = parseExecutionDate(cell);
+      if (at === undefined) problems.push(executionDateProblem(cell, source));
+      else request.sendingEventExecutionDateUtc = isoTime(at);
+      fieldColumns.set(target.field, source);
     } else if (target.type === 'field') {
-      if (target.field === 'sendingEventExecutionDateUtc' && Number.isNaN(Date.parse(cell))) {
-        problems.push({
-          rule: 'format',
-          field: source,
-          column: source,
-          message: `"${cell}" is not a date-time (ISO 8601, UTC)`,
-        });
-      }
       request[target.field] = cell;
       fieldColumns.set(target.field, source);
     }
@@ -244,5 +248,22 @@ export function buildRow(plan: ColumnPlan, cells: readonly string[], defaults: R
     return undefined;
   });
   if (text.length > 0) return { row: defaults.row, problems: text, ...base };
-  return { row: defaults.row, request, columns: { channel: channelColumns, extra: extraColumns }, ...base };
+  const columns = {
+    channel: channelColumns,
+    extra: extraColumns,
+    ...(fieldColumns.size > 0 ? { fields: Object.fromEntries(fieldColumns) } : {}),
+  };
+  return { row: defaults.row, request, columns, ...base };
+}
+
+/** A row's execution date that is not ISO 8601 with its offset, named with its column. */
+export function executionDateProblem(cell: string, column: string | undefined): RowProblem {
+  const shown = cell.length > 40 ? `${cell.slice(0, 40)}…` : cell;
+  return {
+    rule: 'format',
+    field: 'sendingEventExecutionDateUtc',
+    ...(column === undefined ? {} : { column }),
+    message: `"${shown}" is not a date-time with its offset (ISO 8601, such as 2026-12-01T09:00:00+01:00 or 2026-12-01T08:00:00Z)`,
+    code: 'DOCEX_INPUT_EXECUTION_DATE',
+  };
 }

@@ -29,6 +29,8 @@ export interface RowRejection extends RowProblem {
 export interface RowColumns {
   channel: string[];
   extra: string[];
+  /** Request fields (jobName, sendingEventExecutionDateUtc, …) -> the column each came from. */
+  fields?: Readonly<Record<string, string>>;
 }
 
 export type BuiltRow =

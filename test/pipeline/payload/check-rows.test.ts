@@ -156,3 +156,55 @@ describe('formatRowReport', () => {
     );
   });
 });
+
+describe('checkRows: execution dates', () => {
+  const TAKEN = Date.parse('2026-11-20T10:00:00Z');
+
+  it('refuses a row whose execution date is not later than the time the file was taken, naming the row and column', () => {
+    const rows = built(
+      'EMAIL_ADDRESS;executionDate\r\n' +
+        'a@example.com;2026-11-21T09:00:00+01:00\r\n' +
+        'b@example.com;2026-11-20T11:00:00+01:00\r\n',
+    );
+    const res = checkRows(rows, EMAIL_WORD, 'payload-word', 'skip', { notBefore: TAKEN });
+    expect(res.accepted.map((a) => [a.row, a.request.sendingEventExecutionDateUtc])).toEqual([
+      [2, '2026-11-21T08:00:00.000Z'],
+    ]);
+    expect(res.rejected).toEqual([
+      expect.objectContaining({
+        row: 3,
+        column: 'executionDate',
+        code: 'DOCEX_INPUT_EXECUTION_DATE',
+        message:
+          '2026-11-20T10:00:00.000Z is not later than 2026-11-20T10:00:00.000Z, when the file was taken: the row would be sent at once, not then',
+      }),
+    ]);
+    expect(formatRowReport(res.rejected, { fileName: 'letters.csv' })).toContain(
+      'row 3: DOCEX_INPUT_EXECUTION_DATE, column "executionDate": 2026-11-20T10:00:00.000Z is not later',
+    );
+  });
+
+  it('refuses a JSON row whose sendingEventExecutionDateUtc has no offset, and sends a good one in UTC', () => {
+    const request = (at: string) => ({
+      row: 1,
+      request: {
+        workflowId: 'wf',
+        jobName: 'j',
+        filename: 'f.docx',
+        sendingEventExecutionDateUtc: at,
+        payload: {
+          channelIdentifiers: [{ kind: 'EMAIL_ADDRESS', value: 'a@example.com' }],
+          extraInfoIdentifiers: [],
+          templateData: {},
+        },
+      },
+    });
+    const bad = checkRows([request('2026-12-01T09:00:00')], EMAIL_WORD, 'payload-word', 'reject-file', {
+      notBefore: TAKEN,
+    });
+    expect(bad.fileRejected).toBe(true);
+    expect(bad.rejected[0]).toMatchObject({ row: 1, code: 'DOCEX_INPUT_EXECUTION_DATE' });
+    const good = checkRows([request('2026-12-01T09:00:00-05:00')], EMAIL_WORD, 'payload-word');
+    expect(good.accepted[0]?.request.sendingEventExecutionDateUtc).toBe('2026-12-01T14:00:00.000Z');
+  });
+});

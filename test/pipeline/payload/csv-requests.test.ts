@@ -117,6 +117,38 @@ describe('payloadRequestsFromCsv', () => {
     });
   });
 
+  it('reads an executionDate column with its offset into sendingEventExecutionDateUtc in UTC', () => {
+    const csv = 'EMAIL_ADDRESS;executionDate\na@example.com;2026-12-01T09:00:00+01:00\n';
+    expect(rowsOf(payloadRequestsFromCsv(csv, opts))[0]).toMatchObject({
+      request: { sendingEventExecutionDateUtc: '2026-12-01T08:00:00.000Z' },
+      columns: { fields: { sendingEventExecutionDateUtc: 'executionDate' } },
+    });
+  });
+
+  it('refuses an executionDate without its offset, naming the row and the column', () => {
+    const csv = 'EMAIL_ADDRESS;executionDate\na@example.com;2026-12-01 09:00\n';
+    expect(rowsOf(payloadRequestsFromCsv(csv, opts))).toEqual([
+      {
+        row: 2,
+        problems: [
+          expect.objectContaining({
+            column: 'executionDate',
+            code: 'DOCEX_INPUT_EXECUTION_DATE',
+            message: expect.stringContaining('"2026-12-01 09:00" is not a date-time with its offset'),
+          }),
+        ],
+      },
+    ]);
+  });
+
+  it('refuses a file with both executionDate and sendingEventExecutionDateUtc columns', () => {
+    const res = payloadRequestsFromCsv(
+      'EMAIL_ADDRESS;executionDate;sendingEventExecutionDateUtc\na@x.be;2026-12-01T08:00Z;2026-12-01T08:00Z\n',
+      opts,
+    );
+    expect(res).toMatchObject({ ok: false, code: 'DOCEX_INPUT_PAYLOAD_COLUMNS' });
+  });
+
   it('reports bad cells as format problems of their row and column', () => {
     const csv =
       'EMAIL_ADDRESS;encrypt.EMAIL_ADDRESS;sendingEventExecutionDateUtc\na@x.be;maybe;\nb@x.be;yes;tomorrow\n';
@@ -139,7 +171,9 @@ describe('payloadRequestsFromCsv', () => {
             rule: 'format',
             field: 'sendingEventExecutionDateUtc',
             column: 'sendingEventExecutionDateUtc',
-            message: '"tomorrow" is not a date-time (ISO 8601, UTC)',
+            message:
+              '"tomorrow" is not a date-time with its offset (ISO 8601, such as 2026-12-01T09:00:00+01:00 or 2026-12-01T08:00:00Z)',
+            code: 'DOCEX_INPUT_EXECUTION_DATE',
           },
         ],
       },
