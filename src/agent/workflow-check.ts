@@ -10,7 +10,7 @@ import type { Workflow } from '../domain/wire.js';
 export type WorkflowCheck = { ok: true; mode: FolderMode } | { ok: false; reason: string };
 
 export function checkFolderWorkflow(
-  folder: Pick<FolderConfig, 'name' | 'workflowId' | 'mode'>,
+  folder: Pick<FolderConfig, 'name' | 'workflowId' | 'mode'> & Partial<Pick<FolderConfig, 'sendAt'>>,
   workflow: Workflow,
 ): WorkflowCheck {
   const id = folder.workflowId;
@@ -20,7 +20,14 @@ export function checkFolderWorkflow(
     return { ok: false, reason: `workflow ${id} is not validated; validate it in the portal` };
   }
   try {
-    return { ok: true, mode: resolveFolderMode(folder, workflow.inputSource.type) };
+    const mode = resolveFolderMode(folder, workflow.inputSource.type);
+    if (folder.sendAt && mode === 'single-file') {
+      return {
+        ok: false,
+        reason: `folder ${folder.name}: sendAt is for payload folders (payload-pdf, payload-word); a single-file job carries no execution date (workflow ${id} takes single files)`,
+      };
+    }
+    return { ok: true, mode };
   } catch (err) {
     if (isDocexError(err)) return { ok: false, reason: err.message };
     throw err;

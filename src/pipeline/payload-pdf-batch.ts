@@ -25,6 +25,7 @@ import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js'
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { archiveDayDir } from './outcome-files.js';
+import { withSendTime } from './send-at.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 /** How long an index waits for the PDFs it names (as a PDF waits for its sidecar). */
@@ -143,7 +144,7 @@ async function sendRows(
       mtimeMs: st.mtimeMs,
       create: (jobName, signal) =>
         ctx.jobs.createPayloadPdf(
-          { ...request, ...(jobName ? { jobName } : {}) },
+          { ...withSendTime(request, runtime, ctx.clock.now()), ...(jobName ? { jobName } : {}) },
           callOptions(ctx, runtime, start, signal),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),

@@ -21,6 +21,7 @@ import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { checkRows, formatRowReport, sharedCode } from './payload/index.js';
 import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
+import { withSendTime } from './send-at.js';
 import { sidecarPathOf } from './sidecar.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
@@ -164,7 +165,7 @@ export async function drivePayloadPdf(
       sha256: item.sha256,
       create: (jobName, signal) =>
         ctx.jobs.createPayloadPdf(
-          { ...request, ...(jobName ? { jobName } : {}) },
+          { ...withSendTime(request, runtime, ctx.clock.now()), ...(jobName ? { jobName } : {}) },
           callOptions(ctx, runtime, item, signal),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),

@@ -14,6 +14,7 @@ import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js'
 import { validateItem } from './intake.js';
 import { planPayload } from './payload-plan.js';
 import { classifyFailure } from './retry-policy.js';
+import { withSendTime } from './send-at.js';
 import { recordIntent, type SendOutcome, sendOnce } from './send-gate.js';
 import { checkSendWindow } from './send-windows.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -37,7 +38,10 @@ export async function createRow(
     let outcome: SendOutcome<{ id: string }>;
     try {
       outcome = await sendOnce(ctx, runtime, item, (jobName, signal) =>
-        ctx.jobs.createPayloadWord({ ...request, jobName }, callOptions(ctx, runtime, item, signal)),
+        ctx.jobs.createPayloadWord(
+          { ...withSendTime(request, runtime, ctx.clock.now()), jobName },
+          callOptions(ctx, runtime, item, signal),
+        ),
       );
     } catch (err) {
       if (err instanceof RetryLater) throw err;

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SandboxEvent } from '../../src/sandbox/context.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
@@ -125,6 +126,37 @@ describe('sending event lifecycle', () => {
       return e.status === 'SUCCESS' ? e : undefined;
     });
     expect(Date.parse(done.endDate)).toBeGreaterThan(Date.parse(at));
+  });
+
+  it('starts the tasks of a payload-pdf job’s sending events at its execution date, not before', async () => {
+    const body = JSON.parse(
+      readFileSync(
+        new URL('../../samples/payload-pdf-print/letter-with-payment.json', import.meta.url),
+        'utf8',
+      ),
+    );
+    const at = new Date(t.sandbox.ctx.clock.now() + 2 * 3600_000).toISOString();
+    const job = await t.api('POST', '/jobs/payload-pdf', {
+      body: { ...body, sendingEventExecutionDateUtc: at },
+    });
+    expect(job.status).toBe(201);
+    const pdf = readFileSync(
+      new URL('../../samples/payload-pdf-print/letter-with-payment.pdf', import.meta.url),
+    );
+    expect((await t.files('PUT', job.body.fileUploadUrl, { body: pdf })).status).toBe(200);
+    const created = await until(() => eventOf(job.body.id));
+    expect(created.executionDateUtc).toBe(at);
+    // A second before the date: scheduled, no task started.
+    await t.advance(Date.parse(at) - t.sandbox.ctx.clock.now() - 1000);
+    const waiting = await eventOf(job.body.id);
+    expect(waiting.businessStatus).toBe('SCHEDULED_FOR_EXECUTION');
+    expect(waiting.taskDetails.every((task: { startedAt: string | null }) => task.startedAt === null)).toBe(
+      true,
+    );
+    await t.advance(1000);
+    const started = await eventOf(job.body.id);
+    expect(started.businessStatus).toBe('IN_PROGRESS');
+    expect(started.taskDetails[0].startedAt).toBe(at);
   });
 
   it('finalises an event again at the next tick after its finalisation failed, the clock standing still', async () => {
