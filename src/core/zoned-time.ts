@@ -10,7 +10,7 @@ const DAY_MS = 86_400_000;
 const MINUTE_MS = 60_000;
 
 /** ISO weekday numbers: 1 = Monday … 7 = Sunday. */
-export const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+const WEEKDAY_NAMES = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
 
 /** One day name in any case, spelled out letter by letter: JSON Schema patterns take no `i` flag. */
 const DAY = `(?:${WEEKDAY_NAMES.map((d) => [...d].map((c) => `[${c.toUpperCase()}${c.toLowerCase()}]`).join('')).join('|')})`;
@@ -23,7 +23,7 @@ export const DAYS_PATTERN = new RegExp(`^\\s*${DAY_OR_RANGE}(?:\\s*,\\s*${DAY_OR
 export const TIME_OF_DAY_PATTERN = /^([01]?\d|2[0-3]):[0-5]\d$|^24:00$/;
 
 /** A local date as `YYYY-MM-DD`. */
-export const LOCAL_DATE_PATTERN = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
+const LOCAL_DATE_PATTERN = /^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])$/;
 
 function dayNumber(name: string): number {
   return WEEKDAY_NAMES.findIndex((d) => d.toLowerCase() === name.trim().toLowerCase()) + 1;
@@ -92,7 +92,7 @@ export function isTimeZone(timeZone: string): boolean {
 }
 
 /** The wall clock at `instant` in `timeZone`, read as if it were UTC (epoch ms). */
-export function wallMs(instant: number, timeZone: string): number {
+function wallMs(instant: number, timeZone: string): number {
   const fields: Record<string, number> = {};
   for (const part of formatter(timeZone).formatToParts(instant)) {
     if (part.type !== 'literal') fields[part.type] = Number(part.value);

@@ -18,7 +18,7 @@ import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
 export const SEND_WINDOW_CODE = 'DOCEX_SEND_WINDOW_CLOSED';
 /** How often a held folder's window is looked at again at most, besides its opening. */
-export const DEFAULT_WINDOW_RECHECK_MS = 60_000;
+const DEFAULT_WINDOW_RECHECK_MS = 60_000;
 /** Recorded as the next try when the window never opens within a year (its days and dates allow none). */
 const NEVER_MS = 366 * 86_400_000;
 
