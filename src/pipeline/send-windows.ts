@@ -75,9 +75,16 @@ export class SendWindowHolds {
     return n;
   }
 
-  /** Whether a file found in the journal waits for its window still (it is held again, unrecorded). */
+  /**
+   * Whether a single file found in the journal waits for its window still (it is held again,
+   * unrecorded). Only one whose next step is its create: a job created before a crash is uploaded
+   * whatever the hour, within its upload window. A payload file is driven: its rows that have a
+   * job finish, the next create meets the window.
+   */
   holdsAgain(runtime: FolderRuntime, item: JournalItem): boolean {
-    if (item.lastFailureCode !== SEND_WINDOW_CODE || item.kind !== 'file') return false;
+    if (item.lastFailureCode !== SEND_WINDOW_CODE || item.kind !== 'file' || item.mode !== 'single-file')
+      return false;
+    if (item.state !== 'validated' && item.state !== 'creating') return false;
     const now = this.options.clock.now();
     if (windowOpen(runtime, now)) return false;
     const window = runtime.config.window;

@@ -48,7 +48,7 @@ let journal: SqliteJournal;
 let clock: ManualClock;
 let files = 0;
 
-async function claimed(folder: string): Promise<JournalItem> {
+async function validated(folder: string): Promise<JournalItem> {
   files++;
   const result = await journal.recordClaim({
     folder,
@@ -61,7 +61,8 @@ async function claimed(folder: string): Promise<JournalItem> {
     workflowId: PDF_EMAIL.id,
     mode: 'single-file',
   });
-  return result.item;
+  // Checked: the next step is its create.
+  return journal.transition(result.item.id, 'validated', { note: 'pdf' });
 }
 
 beforeEach(() => {
@@ -112,8 +113,8 @@ describe('SendWindowHolds', () => {
   it('records the opening as the file’s next try, and releases every held file of the folder once the clock reaches it', async () => {
     const folders = new Map([['office', runtimeOf('office', WINDOW)]]);
     const { holds, resumed } = makeHolds(folders);
-    const a = await claimed('office');
-    const b = await claimed('office');
+    const a = await validated('office');
+    const b = await validated('office');
     await holds.hold(a, MONDAY_OPENING);
     await holds.hold(b, MONDAY_OPENING);
     expect(await journal.get(a.id)).toMatchObject({
@@ -134,7 +135,7 @@ describe('SendWindowHolds', () => {
   it('holds a file found in the journal with its window still closed, without writing again', async () => {
     const runtime = runtimeOf('office', WINDOW);
     const { holds } = makeHolds(new Map([['office', runtime]]));
-    const item = await claimed('office');
+    const item = await validated('office');
     await holds.hold(item, MONDAY_OPENING);
     const recorded = (await journal.get(item.id))!;
     holds.cancelAll();
@@ -147,14 +148,25 @@ describe('SendWindowHolds', () => {
     expect(holds.waiting).toBe(0);
   });
 
+  it('does not hold again a file whose job was created before a restart: its upload goes on', async () => {
+    const runtime = runtimeOf('office', WINDOW);
+    const { holds } = makeHolds(new Map([['office', runtime]]));
+    const item = await validated('office');
+    await holds.hold(item, MONDAY_OPENING);
+    const recorded = (await journal.get(item.id))!;
+    holds.cancelAll();
+    expect(holds.holdsAgain(runtime, { ...recorded, state: 'created' })).toBe(false);
+    expect(holds.holdsAgain(runtime, { ...recorded, state: 'creating' })).toBe(true);
+  });
+
   it('releases the files of a folder whose window a reload removed, and drops those of a removed folder', async () => {
     const folders = new Map([
       ['office', runtimeOf('office', WINDOW)],
       ['gone', runtimeOf('gone', WINDOW)],
     ]);
     const { holds, resumed } = makeHolds(folders);
-    const a = await claimed('office');
-    const b = await claimed('gone');
+    const a = await validated('office');
+    const b = await validated('gone');
     await holds.hold(a, MONDAY_OPENING);
     await holds.hold(b, MONDAY_OPENING);
     folders.set('office', runtimeOf('office'));
