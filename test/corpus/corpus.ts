@@ -1298,6 +1298,35 @@ export const CORPUS: CorpusCase[] = [
     expected: archived(2, [{ label: 'item 2', code: 'DOCEX_INPUT_JSON_DUPLICATE_KEY' }]),
   },
   {
+    name: 'a payload-word CSV row whose executionDate has no offset (local time of which zone?)',
+    folder: 'rows',
+    file: 'rows-execution-local.csv',
+    write: writes(() =>
+      csvBytes(
+        [
+          ['EMAIL_ADDRESS', 'data.name', 'executionDate'],
+          ['ann@example.com', 'Ann', ''],
+          ['local@example.com', 'Local', '2026-12-01 09:00'],
+          ['bob@example.com', 'Bob', ''],
+        ],
+        { delimiter: ';' },
+      ),
+    ),
+    expected: archived(2, [{ label: 'row 3', code: 'DOCEX_INPUT_EXECUTION_DATE' }]),
+  },
+  {
+    name: 'a payload-word JSON item whose sendingEventExecutionDateUtc is already past',
+    folder: 'rows',
+    file: 'rows-execution-past.json',
+    write: writes(() =>
+      JSON.stringify([
+        wordItem('ann@example.com'),
+        { ...wordItem('past@example.com'), sendingEventExecutionDateUtc: '2020-01-01T08:00:00Z' },
+      ]),
+    ),
+    expected: archived(1, [{ label: 'item 2', code: 'DOCEX_INPUT_EXECUTION_DATE' }]),
+  },
+  {
     name: 'a payload-word JSON request naming templateData twice (onInvalidRow: reject-file)',
     folder: 'words',
     file: 'duplicate-template.json',
