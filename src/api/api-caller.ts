@@ -8,7 +8,7 @@ import { exchange } from './http.js';
 import type { ApiObserver } from './observer.js';
 import { buildQuery, fillRoute, joinUrl, type Query } from './query.js';
 import type { RetryPolicy } from './retry.js';
-import { type AttemptListener, type Sleep, withRetry } from './retry-loop.js';
+import { type AttemptListener, type AttemptPace, type Sleep, withRetry } from './retry-loop.js';
 import type { TokenProvider } from './token-provider.js';
 
 /** Options every operation takes. */
@@ -20,6 +20,8 @@ export interface CallOptions {
   log?: Logger;
   /** Told of each attempt's outcome (429, 503, Retry-After): how a caller paces itself. */
   onAttempt?: AttemptListener;
+  /** Each attempt waits its turn in the service host's pace (api/host-pace.ts) first. */
+  pace?: AttemptPace;
 }
 
 export interface CallSpec {
@@ -129,6 +131,7 @@ export class ApiCaller {
         ...(signal ? { signal } : {}),
         ...(this.deps.sleep ? { sleep: this.deps.sleep } : {}),
         ...(spec.options?.onAttempt ? { onAttempt: spec.options.onAttempt } : {}),
+        ...(spec.options?.pace ? { pace: spec.options.pace } : {}),
       },
       once,
     );

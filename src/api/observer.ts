@@ -9,6 +9,10 @@ export interface ApiObserver {
   tokenRefresh?(event: { ok: boolean }): void;
   /** One upload attempt to a pre-signed URL: bytes read from the file and how long it took. */
   upload?(event: { bytes: number; seconds: number; status: number | 'error' }): void;
+  /** A call of `caller` (intake, returns) waited this long for its turn in the host's pace. */
+  paceWait?(event: { caller: string; seconds: number }): void;
+  /** The service answered a call of `caller` 429 or 503: the host's pace backs off. */
+  paceBackoff?(event: { caller: string; status: number }): void;
 }
 
 /** Calls one observer hook, swallowing what it throws: metrics must not fail a request. */
@@ -34,5 +38,11 @@ export function combineObservers(...observers: (ApiObserver | undefined)[]): Api
     (event: Parameters<NonNullable<ApiObserver[K]>>[0]) => {
       for (const o of present) notify(o, hook, event);
     };
-  return { request: each('request'), tokenRefresh: each('tokenRefresh'), upload: each('upload') };
+  return {
+    request: each('request'),
+    tokenRefresh: each('tokenRefresh'),
+    upload: each('upload'),
+    paceWait: each('paceWait'),
+    paceBackoff: each('paceBackoff'),
+  };
 }

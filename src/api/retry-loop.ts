@@ -15,6 +15,14 @@ export interface AttemptOutcome {
 /** Told of every attempt's outcome, retries included (the follower paces itself by them). */
 export type AttemptListener = (outcome: AttemptOutcome) => void;
 
+/**
+ * Paces each attempt of a call (api/host-pace.ts): `begin` resolves when the attempt may start,
+ * with the listener that must hear how it ended (which frees its place).
+ */
+export interface AttemptPace {
+  begin(signal?: AbortSignal): Promise<AttemptListener>;
+}
+
 export interface RetryLoopOptions {
   policy: RetryPolicy;
   clock: Clock;
@@ -26,6 +34,8 @@ export interface RetryLoopOptions {
   signal?: AbortSignal;
   sleep?: Sleep;
   onAttempt?: AttemptListener;
+  /** Each attempt, retries included, waits its turn here first. */
+  pace?: AttemptPace;
 }
 
 function outcomeOf(err: unknown): AttemptOutcome {
@@ -48,11 +58,15 @@ export async function withRetry<T>(
   const sleep = options.sleep ?? realSleep;
   const started = options.clock.now();
   for (let n = 1; ; n++) {
+    const paced = await options.pace?.begin(options.signal);
     try {
       const value = await attempt(n);
+      paced?.({ ok: true });
       options.onAttempt?.({ ok: true });
       return value;
     } catch (err) {
+      // An attempt cut short by the caller tells the pace nothing but that its place is free.
+      paced?.(options.signal?.aborted ? { ok: false } : outcomeOf(err));
       if (options.signal?.aborted) throw err;
       options.onAttempt?.(outcomeOf(err));
       if (!options.retryable || !isRetryableFailure(err)) throw err;

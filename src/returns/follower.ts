@@ -15,7 +15,9 @@
  */
 import path from 'node:path';
 import { isApiError } from '../api/errors.js';
+import { HostPace } from '../api/host-pace.js';
 import type { CallOptions } from '../api/index.js';
+import { Pacing, StartLog } from '../api/pacing.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import { sharedAbortController } from '../core/abort.js';
 import type { Clock } from '../core/clock.js';
@@ -24,7 +26,7 @@ import { isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { TaskClaim } from '../journal/index.js';
 import type { OutputTarget } from '../outputs/types.js';
-import { CallGate } from './call-gate.js';
+import { CallGate, RETURNS_KEY } from './call-gate.js';
 import { type CronPlan, cronPlan } from './cron-next.js';
 import { firstPollAt } from './follow-plan.js';
 import {
@@ -37,7 +39,6 @@ import {
   type TaskContext,
 } from './follow-tasks.js';
 import type { JournalFeed } from './journal-feed.js';
-import { Pacing } from './pacing.js';
 import type { FollowClient } from './poll-job.js';
 import { statusFilePath, utcDay } from './proof-names.js';
 import { writeDueCsvs } from './status-csv.js';
@@ -75,6 +76,8 @@ export interface FollowerOptions {
   claimTask?: TaskClaim;
   /** Several agents on one journal: a document being fetched is claimed this long (proofs.ts). */
   documentClaimMs?: number | undefined;
+  /** The pace of the service host, shared with the intake (absent: the follower paces itself alone). */
+  pace?: HostPace | undefined;
 }
 
 /** The cluster task of a firing of follow.schedule: one agent polls the jobs due. */
@@ -124,14 +127,16 @@ export class Follower {
   constructor(private readonly opts: FollowerOptions) {
     const now = opts.clock.now();
     const { concurrency, maxCallsPerMinute } = opts.config.follow;
-    const pacing = new Pacing({ concurrency, maxCallsPerMinute });
-    this.gate = new CallGate(
-      opts.clock,
-      pacing,
-      () => this.inFlight.size >= pacing.limit(),
-      opts.log,
-      opts.maxSleepMs ?? 1000,
+    const pace =
+      opts.pace ??
+      new HostPace(opts.clock, new Pacing({ concurrency }), opts.log, {
+        maxSleepMs: opts.maxSleepMs ?? 1000,
+      });
+    pace.pacing.limitKey(
+      RETURNS_KEY,
+      maxCallsPerMinute === undefined ? [] : [new StartLog(maxCallsPerMinute)],
     );
+    this.gate = new CallGate(pace, concurrency === 'auto' ? undefined : concurrency);
     this.poll = cronPlan(opts.config.follow.schedule);
     this.nextSweepAt = now;
     this.maxSleepMs = opts.maxSleepMs ?? 1000;
@@ -333,8 +338,9 @@ export class Follower {
     };
   }
 
+  /** The follower's limit is in flight, or every place of the host's pace is taken (the intake's too). */
   private full(): boolean {
-    return this.inFlight.size >= this.gate.pacing.limit();
+    return this.inFlight.size >= this.gate.limit() || this.gate.pace.free() === 0;
   }
 
   /**
@@ -346,7 +352,7 @@ export class Follower {
    */
   private async fill(now: number): Promise<void> {
     if (this.full()) return;
-    const free = this.gate.pacing.limit() - this.inFlight.size;
+    const free = Math.min(this.gate.limit() - this.inFlight.size, this.gate.pace.free());
     for (const doc of await this.opts.store.dueDocuments(now, this.inFlight.size + free)) {
       if (this.full()) return;
       if (!this.inFlight.has(documentKey(doc))) this.run(documentTask(this.tasks, doc));
@@ -370,10 +376,12 @@ export class Follower {
   }
 
   private run(task: Task): void {
+    const release = this.gate.pace.hold();
     const running = task
       .run()
       .catch((err: unknown) => this.opts.log.error({ err, task: task.key }, 'follower task failed'))
       .finally(() => {
+        release();
         this.inFlight.delete(task.key);
         this.pacer.passed(1);
         this.wakeUp?.();

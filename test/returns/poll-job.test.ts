@@ -2,16 +2,18 @@
  * One poll of one job against a scripted client and a real returns.sqlite: proof names of
  * documents that share a type, and a 404 right after an upload.
  */
+
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
+import { HostPace } from '../../src/api/host-pace.js';
+import { Pacing } from '../../src/api/pacing.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Job, SendingEvent, SendingEventDocument } from '../../src/domain/wire.js';
 import { CallGate } from '../../src/returns/call-gate.js';
-import { Pacing } from '../../src/returns/pacing.js';
 import { type FollowClient, NOT_FOUND_GRACE_MS, type PollDeps, pollJob } from '../../src/returns/poll-job.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { oneJobStore, proofDoc, scriptedClient, scriptedConfig } from './support/scripted.js';
@@ -35,7 +37,9 @@ function deps(client: FollowClient): PollDeps {
   return {
     client,
     store,
-    gate: new CallGate(clock, new Pacing({ concurrency: 4 }), () => false, silentLogger(), 1),
+    gate: new CallGate(
+      new HostPace(clock, new Pacing({ concurrency: 4 }), silentLogger(), { maxSleepMs: 1 }),
+    ),
     config: scriptedConfig,
     log: silentLogger(),
     now: () => clock.now(),

@@ -5,16 +5,18 @@
  * once it ran out. Real returns.sqlite (the claim's statement is the same on PostgreSQL: the store
  * conformance tests) and a local target shared by both; downloads are scripted.
  */
+
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HostPace } from '../../src/api/host-pace.js';
+import { Pacing } from '../../src/api/pacing.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import type { OutputTarget } from '../../src/outputs/types.js';
 import { CallGate } from '../../src/returns/call-gate.js';
-import { Pacing } from '../../src/returns/pacing.js';
 import { fetchDocument, type ProofDeps, type ProofsClient } from '../../src/returns/proofs.js';
 import type { DocumentRow, ReturnsStore } from '../../src/returns/store.js';
 import { recordOneDueProof } from './support/record-poll.js';
@@ -74,7 +76,9 @@ function agent(name: string, hold = false) {
     client,
     store,
     target,
-    gate: new CallGate(clock, new Pacing({ concurrency: 4 }), () => false, silentLogger(), 1),
+    gate: new CallGate(
+      new HostPace(clock, new Pacing({ concurrency: 4 }), silentLogger(), { maxSleepMs: 1 }),
+    ),
     tempDir: path.join(dir, `returns-tmp-${name}`),
     log: silentLogger(),
     now: () => clock.now(),

@@ -2,15 +2,17 @@
  * A proof left `writing` by a crash: the file in place counts as the proof only when it has the
  * document's size. Real returns.sqlite and local target; the download is scripted.
  */
+
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HostPace } from '../../src/api/host-pace.js';
+import { Pacing } from '../../src/api/pacing.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { LocalTarget } from '../../src/outputs/local-target.js';
 import { CallGate } from '../../src/returns/call-gate.js';
-import { Pacing } from '../../src/returns/pacing.js';
 import { fetchDocument, type ProofDeps, type ProofsClient } from '../../src/returns/proofs.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { recordOneDueProof } from './support/record-poll.js';
@@ -51,7 +53,9 @@ function setup(inPlace: Buffer) {
     client,
     store,
     target: new LocalTarget(root),
-    gate: new CallGate(clock, new Pacing({ concurrency: 4 }), () => false, silentLogger(), 1),
+    gate: new CallGate(
+      new HostPace(clock, new Pacing({ concurrency: 4 }), silentLogger(), { maxSleepMs: 1 }),
+    ),
     tempDir: path.join(dir, 'returns-tmp'),
     log: silentLogger(),
     now: () => clock.now(),

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { HostPace } from '../../src/api/host-pace.js';
+import { AUTO_CEILING, AUTO_START, Pacing, StartLog, TokenBucket } from '../../src/api/pacing.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { CallGate } from '../../src/returns/call-gate.js';
-import { AUTO_CEILING, AUTO_START, Pacing } from '../../src/returns/pacing.js';
 
 const OK = { ok: true };
 const TOO_MANY = { ok: false, status: 429 };
@@ -109,10 +110,96 @@ describe('pacing (additive increase, multiplicative decrease)', () => {
   });
 });
 
+/**
+ * Starts as many calls as `p` lets through, each at the first instant it allows, on a simulated
+ * clock from 0 to `untilMs`; answers their start times.
+ */
+function startGreedily(p: Pacing, untilMs: number, key?: string): number[] {
+  const starts: number[] = [];
+  for (let now = 0; now < untilMs; ) {
+    const wait = p.waitMs(now, key);
+    if (wait > 0) {
+      now += wait;
+      continue;
+    }
+    p.started(now, key);
+    starts.push(now);
+  }
+  return starts;
+}
+
+describe('pacing rates (token bucket)', () => {
+  it.each([
+    ['600/min', { count: 600, perMs: 60_000 }],
+    ['10/s', { count: 10, perMs: 1000 }],
+    ['7/min', { count: 7, perMs: 60_000 }],
+    ['100000/h', { count: 100_000, perMs: 3_600_000 }],
+  ])('lets %s through within 2 %% over a simulated 60 s, started as early as it allows', (_, rate) => {
+    const p = new Pacing({ concurrency: 'auto', rate });
+    const expected = (rate.count * 60_000) / rate.perMs;
+    const starts = startGreedily(p, 60_000);
+    expect(starts.length).toBeGreaterThanOrEqual(Math.floor(expected * 0.98));
+    expect(starts.length).toBeLessThanOrEqual(Math.ceil(expected * 1.02));
+  });
+
+  it('never lets a burst through: no second of the 60 s passes more than a hundredth of a minute over the rate', () => {
+    const p = new Pacing({ concurrency: 'auto', rate: { count: 6000, perMs: 60_000 } });
+    const starts = startGreedily(p, 60_000);
+    for (let from = 0; from < 60_000; from += 1000) {
+      const inSecond = starts.filter((t) => t >= from && t < from + 1000).length;
+      expect(inSecond).toBeLessThanOrEqual(100 + 60);
+    }
+  });
+
+  it('a rate of an hour still passes no burst of a minute: 100000/h lets at most 1 % more through a minute', () => {
+    const p = new Pacing({ concurrency: 'auto', rate: { count: 100_000, perMs: 3_600_000 } });
+    expect(startGreedily(p, 60_000).length).toBeLessThanOrEqual(Math.ceil((100_000 / 60) * 1.01));
+  });
+
+  it("a key's rate bounds only the calls of that key, under the rate of every call", () => {
+    const p = new Pacing({ concurrency: 'auto', rate: { count: 600, perMs: 60_000 } });
+    p.limitKey('folder:slow', [new TokenBucket({ count: 60, perMs: 60_000 })]);
+    expect(startGreedily(p, 60_000, 'folder:slow').length).toBeLessThanOrEqual(Math.ceil(60 * 1.02));
+    const q = new Pacing({ concurrency: 'auto', rate: { count: 600, perMs: 60_000 } });
+    q.limitKey('folder:slow', [new TokenBucket({ count: 60, perMs: 60_000 })]);
+    // Calls of another key (or of none) are held by the global rate only.
+    expect(startGreedily(q, 60_000, 'folder:fast').length).toBeGreaterThanOrEqual(588);
+  });
+
+  it("a key's starts count against the rate of every call: a fast folder leaves the rest to others", () => {
+    const p = new Pacing({ concurrency: 'auto', rate: { count: 600, perMs: 60_000 } });
+    const a = startGreedily(p, 30_001, 'folder:a');
+    // Folder a took every start up to 30 s: the next call of any key waits for the refill.
+    expect(a.length).toBeGreaterThanOrEqual(294);
+    expect(p.waitMs(30_001, 'folder:b')).toBeGreaterThan(0);
+    expect(p.waitMs(30_100, 'folder:b')).toBe(0);
+  });
+
+  it('a Retry-After holds the calls of every key, whatever their rates', () => {
+    const p = new Pacing({ concurrency: 'auto' });
+    p.limitKey('returns', [new StartLog(1000)]);
+    p.answered(p.started(0, 'folder:a'), { ...TOO_MANY, retryAfterMs: 5000 }, 0, true);
+    expect(p.waitMs(0, 'returns')).toBe(5000);
+    expect(p.waitMs(0, 'folder:b')).toBe(5000);
+    expect(p.waitMs(0)).toBe(5000);
+    expect(p.waitMs(5000, 'returns')).toBe(0);
+  });
+
+  it('a start log lets at most its max start in any window, then the oldest start frees a place', () => {
+    const log = new StartLog(2, 1000);
+    log.started(0);
+    log.started(100);
+    expect(log.waitMs(500)).toBe(500);
+    expect(log.waitMs(1000)).toBe(0);
+  });
+});
+
 describe('call gate', () => {
   it('holds a call until the clock passes the Retry-After, and tells the pacing how each attempt went', async () => {
     const clock = new ManualClock(0);
-    const gate = new CallGate(clock, new Pacing({ concurrency: 8 }), () => true, silentLogger(), 2);
+    const gate = new CallGate(
+      new HostPace(clock, new Pacing({ concurrency: 8 }), silentLogger(), { maxSleepMs: 2 }),
+    );
     const first = await gate.take({});
     first.onAttempt({ ok: false, status: 429, retryAfterMs: 5000 });
     expect(gate.pacing.limit()).toBe(4);
@@ -132,11 +219,9 @@ describe('call gate', () => {
   it('stops waiting when aborted', async () => {
     const clock = new ManualClock(0);
     const gate = new CallGate(
-      clock,
-      new Pacing({ concurrency: 'auto', maxCallsPerMinute: 1 }),
-      () => true,
-      silentLogger(),
-      2,
+      new HostPace(clock, new Pacing({ concurrency: 'auto', maxCallsPerMinute: 1 }), silentLogger(), {
+        maxSleepMs: 2,
+      }),
     );
     await gate.take({});
     const abort = new AbortController();
