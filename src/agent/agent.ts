@@ -7,7 +7,9 @@
  * stops what had started.
  */
 import path from 'node:path';
+import { HostPace } from '../api/host-pace.js';
 import type { ApiObserver, DocexClient } from '../api/index.js';
+import { Pacing } from '../api/pacing.js';
 import { type AgentConfig, journalLocationOf } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
@@ -141,6 +143,8 @@ export class Agent {
   /** `<stateDir>/unreadable-files.json`, for `docex-agent status`. */
   private readonly unreadableReport: UnreadableReport;
   private readonly follower: FollowerPart;
+  /** The pace of every call to the service host (metrics read its concurrency). */
+  readonly pace: HostPace;
   private readonly inboundPart: InboundPart;
   private readonly reloader: Opened<ConfigReloader> | undefined;
   /** Each folder's workflow, at start and at a reload. */
@@ -172,6 +176,13 @@ export class Agent {
       (j) => j.close(),
     );
     this.clusterPart = new ClusterPart({ location: journal, config: cluster, log, identity });
+    // One pace for every call to the service host: the intake's and the return path's.
+    this.pace = new HostPace(
+      clock,
+      new Pacing({ concurrency: config.pace.concurrency, rate: config.pace.rate }),
+      log.child({ part: 'pace' }),
+      { maxSleepMs: options.returns?.maxSleepMs, observer: options.apiObserver },
+    );
     this.connection = options.client ? undefined : connectionPart(options);
     const inspector = options.inspector
       ? undefined
@@ -205,6 +216,7 @@ export class Agent {
       onUnreadableChange: () => this.unreadableReport.changed(),
       // Same process: the follower reads the journal at once rather than at its safety timer.
       onJobDone: () => this.follower.returns?.follower.jobsDone(),
+      pace: this.pace,
     });
     this.unreadableReport = new UnreadableReport({
       stateDir: config.stateDir,
@@ -233,6 +245,7 @@ export class Agent {
       companies: () => liveCompanies(this.plan, config.folders),
       maxSleepMs: options.returns?.maxSleepMs,
       claimTask: this.clusterPart.claim,
+      pace: this.pace,
     };
     this.follower = new FollowerPart(returnPath);
     this.inboundPart = new InboundPart(returnPath, this.follower);

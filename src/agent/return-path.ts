@@ -3,6 +3,7 @@
  * inbound side (the Peppol inbox and the webhook receiver, whose deliveries nudge the follower).
  * Each is loaded only when enabled and writes outputs whose health the ops endpoints read.
  */
+import type { HostPace } from '../api/host-pace.js';
 import type { AgentConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
@@ -31,6 +32,8 @@ export interface ReturnPathOptions {
   maxSleepMs?: number | undefined;
   /** Claims a task run once across the agents on the journal (the daily CSV). */
   claimTask?: TaskClaim;
+  /** The pace of the service host, shared with the intake. */
+  pace?: HostPace;
 }
 
 /** The job follower; without a client that reads sending events the agent only submits. */
@@ -56,6 +59,7 @@ export class FollowerPart implements Part {
       ...(this.options.maxSleepMs ? { maxSleepMs: this.options.maxSleepMs } : {}),
       outputHealth: this.options.outputHealth,
       ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),
+      ...(this.options.pace ? { pace: this.options.pace } : {}),
       // Agents sharing the journal: a proof being fetched is one agent's for a lease's length.
       ...(this.options.journal.kind === 'postgres' ? { documentClaimMs: config.cluster.leaseMs } : {}),
     });

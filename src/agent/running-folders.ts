@@ -4,6 +4,7 @@
  * first, then the pipeline lets work in flight finish (up to shutdownGraceMs), then the sources'
  * connections close. A reload adds and removes folders while it runs.
  */
+import type { HostPace } from '../api/host-pace.js';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import type { AgentConfig, FolderConfig } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
@@ -51,6 +52,8 @@ export interface RunningFoldersOptions {
   onUnreadableChange?: () => void;
   /** An item with a job was recorded done: the return path's follower reads the journal now. */
   onJobDone?: () => void;
+  /** The pace of the service host, shared with the return path. */
+  pace?: HostPace;
 }
 
 /** A running local folder and the files it reports the agent cannot read, stat or move (often none). */
@@ -137,6 +140,7 @@ export class RunningFolders implements Part {
       onLeft: (item) => sources.get(item.folder)?.left?.(item),
       ...(this.options.onTakenOver ? { onTakenOver: this.options.onTakenOver } : {}),
       ...(this.options.onJobDone ? { onJobDone: this.options.onJobDone } : {}),
+      ...(this.options.pace ? { pace: this.options.pace } : {}),
       onFolderUnsafe: (name, err) => this.stopUnsafe(name, err),
     });
     this.recovered = await this.pipe.recover();

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { count, durationMs, flag, pathText, retention } from './schema-types.js';
+import { count, durationMs, flag, pathText, rateOrOff, retention } from './schema-types.js';
 import { sendAtSchema, sendWindowSchema } from './send-schedule-schema.js';
 import { type SftpSourceConfig, sftpSourceDefaults, sftpSourceSchema } from './sftp-source-schema.js';
 
@@ -197,6 +197,9 @@ export const folderSchema = z
       ),
     stability: stabilitySchema,
     concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
+    rate: rateOrOff().describe(
+      "Calls to the service this folder's files start per second, minute or hour (600/min, 10/s), under pace.rate; off: none of its own.",
+    ),
     allowDuplicates: flag(false).describe(
       'Submit a file whose content was already submitted from this folder (normally refused).',
     ),

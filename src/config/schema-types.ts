@@ -11,6 +11,8 @@ import {
   formatDuration,
   parseByteSize,
   parseDuration,
+  parseRate,
+  RATE_PATTERN,
 } from './units.js';
 
 // prefault (not default): the default goes through the transform and shows as `2s` in the docs.
@@ -35,6 +37,17 @@ export function retention() {
     ])
     .transform((v) => (v === 'off' ? undefined : typeof v === 'number' ? v : (parseDuration(v) ?? 0)))
     .refine((v) => v === undefined || v > 0, 'must be longer than 0 (or off)')
+    .prefault('off');
+}
+
+/** Calls per period: `600/min`, `10/s`, `5000/h`, or `off` (the default; off is undefined). */
+export function rateOrOff() {
+  return z
+    .union([
+      z.literal('off'),
+      z.string().regex(RATE_PATTERN, 'expected off or a rate such as 600/min or 10/s'),
+    ])
+    .transform((v) => (v === 'off' ? undefined : parseRate(v)))
     .prefault('off');
 }
 

@@ -14,6 +14,7 @@ import { inspectionSchema } from './inspection-schema.js';
 import { journalSchema } from './journal-schema.js';
 import { opsSchema } from './ops-schema.js';
 import { withStateDir } from './output-schema.js';
+import { paceSchema } from './pace-schema.js';
 import { returnsSchema } from './returns-schema.js';
 import {
   byteSize,
@@ -175,6 +176,7 @@ export const agentConfigSchema = z
       .prefault({})
       .describe('Logging on standard output (journald reads it).'),
     inspection: inspectionSchema,
+    pace: paceSchema,
     folders: z.array(folderSchema).default([]).describe('The drop folders.'),
     peppolInbox: peppolInboxSchema,
     webhooks: webhooksSchema,

@@ -60,3 +60,24 @@ export function formatByteSize(bytes: number): string {
   }
   return `${bytes}B`;
 }
+
+const RATE_UNITS_MS: Readonly<Record<string, number>> = {
+  s: 1000,
+  sec: 1000,
+  second: 1000,
+  m: 60_000,
+  min: 60_000,
+  minute: 60_000,
+  h: 3_600_000,
+  hour: 3_600_000,
+};
+
+/** A rate text: a whole number of calls per second, minute or hour (`10/s`, `600/min`, `5000/h`). */
+export const RATE_PATTERN = /^\s*([1-9]\d*)\s*\/\s*(s|sec|second|m|min|minute|h|hour)\s*$/;
+
+/** Calls per period from `600/min`, `10/s` or `5000/h`; undefined when the text is not one. */
+export function parseRate(text: string): { count: number; perMs: number } | undefined {
+  const m = RATE_PATTERN.exec(text);
+  if (!m) return undefined;
+  return { count: Number(m[1]), perMs: RATE_UNITS_MS[m[2]!] ?? 60_000 };
+}

@@ -1,10 +1,12 @@
+import { folderKey, type HostPace } from '../api/host-pace.js';
 import type { CallOptions } from '../api/index.js';
 import type { JournalItem } from '../journal/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
 /**
  * The API options of an item's calls: the pipeline's signal (or `signal`, a create's, which also
- * ends before the file's lease could), the folder's managed company, its log fields.
+ * ends before the file's lease could), the folder's managed company, its log fields, and the pace
+ * of the service host (shared with the return path; the folder's rate under its key).
  */
 export function callOptions(
   ctx: StepContext,
@@ -16,7 +18,15 @@ export function callOptions(
     signal,
     ...(item ? { log: itemLog(ctx, item) } : {}),
     ...(runtime.config.managedCompanyId ? { managedCompanyId: runtime.config.managedCompanyId } : {}),
+    ...(ctx.pace ? { pace: folderPace(ctx.pace, runtime) } : {}),
   };
+}
+
+/** The pace of a folder's calls: the host's, under the folder's own rate (set again if a reload changed it). */
+function folderPace(pace: HostPace, runtime: FolderRuntime) {
+  const key = folderKey(runtime.config.name);
+  pace.rateOf(key, runtime.config.rate);
+  return pace.attempts({ caller: 'intake', key });
 }
 
 /** The API client's lines for this item carry the same fields as the pipeline's. */

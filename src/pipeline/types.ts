@@ -1,3 +1,4 @@
+import type { HostPace } from '../api/host-pace.js';
 import type { DocexClient } from '../api/index.js';
 import type { FolderConfig, FolderMode } from '../config/index.js';
 import type { Clock } from '../core/clock.js';
@@ -55,6 +56,8 @@ export interface StepContext {
   onUploadProgress?: (bytesSent: number) => void;
   /** Told when an item with a job is recorded done (recordDone): the return path reads the journal now. */
   onJobDone?: () => void;
+  /** The pace of the service host, shared with the return path: each call's attempts wait in it. */
+  pace?: HostPace;
 }
 
 /** A small file as read at its claim. */

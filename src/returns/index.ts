@@ -4,8 +4,10 @@
  * creates the output targets and starts the follower. `returns.follower` is what webhooks and the
  * pipeline of this process (a job done) nudge.
  */
+
 import { rmSync } from 'node:fs';
 import path from 'node:path';
+import type { HostPace } from '../api/host-pace.js';
 import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Clock } from '../core/clock.js';
@@ -40,6 +42,8 @@ export interface ReturnsOptions {
   statusTarget?: OutputTarget;
   proofTarget?: OutputTarget;
   maxSleepMs?: number;
+  /** The pace of the service host, shared with the intake. */
+  pace?: HostPace | undefined;
   /** Told of every write to the statuses and proofs outputs. */
   outputHealth?: OutputHealth;
   /** Claims a task run once across the agents on the journal (the daily CSV). */
@@ -96,6 +100,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
       ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
       ...(options.claimTask ? { claimTask: options.claimTask } : {}),
       ...(options.documentClaimMs ? { documentClaimMs: options.documentClaimMs } : {}),
+      ...(options.pace ? { pace: options.pace } : {}),
     });
     follower.start();
     log.info(

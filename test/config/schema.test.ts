@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { agentConfigSchema } from '../../src/config/schema.js';
-import { formatByteSize, formatDuration, parseByteSize, parseDuration } from '../../src/config/units.js';
+import {
+  formatByteSize,
+  formatDuration,
+  parseByteSize,
+  parseDuration,
+  parseRate,
+} from '../../src/config/units.js';
 
 const SERVICE = {
   apiUrl: 'https://api.example.test/v1',
@@ -40,6 +46,37 @@ describe('durations and sizes', () => {
     expect(parseByteSize('1 TB')).toBeUndefined();
     expect(formatByteSize(1024 ** 3)).toBe('1GiB');
     expect(formatByteSize(1000)).toBe('1000B');
+  });
+});
+
+describe('rates', () => {
+  it('reads calls per second, minute or hour', () => {
+    expect(parseRate('600/min')).toEqual({ count: 600, perMs: 60_000 });
+    expect(parseRate('10/s')).toEqual({ count: 10, perMs: 1000 });
+    expect(parseRate(' 5000 / hour ')).toEqual({ count: 5000, perMs: 3_600_000 });
+    expect(parseRate('0/min')).toBeUndefined();
+    expect(parseRate('600 per minute')).toBeUndefined();
+  });
+
+  it('pace: auto concurrency and no rate by default; pace.rate and a folder rate read as calls per period', () => {
+    const plain = agentConfigSchema.parse({ service: SERVICE, folders: [FOLDER] });
+    expect(plain.pace).toEqual({ concurrency: 'auto', rate: undefined });
+    expect(plain.folders[0]?.rate).toBeUndefined();
+    const rated = agentConfigSchema.parse({
+      service: SERVICE,
+      pace: { concurrency: '8', rate: '600/min' },
+      folders: [{ ...FOLDER, rate: '10/s' }],
+    });
+    expect(rated.pace).toEqual({ concurrency: 8, rate: { count: 600, perMs: 60_000 } });
+    expect(rated.folders[0]?.rate).toEqual({ count: 10, perMs: 1000 });
+  });
+
+  it('refuses a rate it cannot read, naming the key', () => {
+    const bad = parse({ service: SERVICE, pace: { rate: 'fast' }, folders: [{ ...FOLDER, rate: '10/day' }] });
+    expect(bad.success).toBe(false);
+    const paths = bad.error?.issues.map((i) => i.path.join('.'));
+    expect(paths).toContain('pace.rate');
+    expect(paths).toContain('folders.0.rate');
   });
 });
 
