@@ -61,8 +61,9 @@ export function agentView(
       : {}),
     returns: () => ({
       ...agent.inbound?.stats(),
-      ...(agent.returns ? { followConcurrency: agent.returns.follower.gate.pacing.limit() } : {}),
+      ...(agent.returns ? { followConcurrency: agent.returns.follower.gate.limit() } : {}),
     }),
+    pace: () => ({ concurrency: agent.pace.pacing.limit(), inFlight: agent.pace.inFlight() }),
     ...(config.returns.enabled
       ? { returnsStore: { location: agent.journalLocation, stateDir: config.stateDir } }
       : {}),

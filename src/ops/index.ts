@@ -127,6 +127,7 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
         ...(view.agentsAlive ? { agentsAlive: view.agentsAlive } : {}),
         ...(view.leases ? { leases: view.leases } : {}),
         ...(view.clusterTasks ? { clusterTasks: view.clusterTasks } : {}),
+        ...(view.pace ? { pace: view.pace } : {}),
         ...(view.certificatePem ? { certificatePem: view.certificatePem } : {}),
         ...(proofs || view.returns
           ? {

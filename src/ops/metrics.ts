@@ -42,6 +42,14 @@ export interface MetricsSources {
   leases?: () => LeaseCounts;
   /** Claims of the tasks run once across the agents since start, by task. */
   clusterTasks?: () => ReadonlyMap<string, { ran: number; left: number }>;
+  /** The pace of the service host (api/host-pace.ts). */
+  pace?: () => PaceCounts;
+}
+
+/** The pace of the service host now: calls it allows in flight, and those in flight. */
+export interface PaceCounts {
+  concurrency: number;
+  inFlight: number;
 }
 
 export interface ReturnsCounts {
@@ -155,7 +163,22 @@ export class AgentMetrics {
       labelNames: ['result'],
       registers,
     });
+    const paceWaitSeconds = new Histogram({
+      name: 'docex_api_pace_wait_seconds',
+      help: "Time a call to the service waited for its turn in the host's pace (a Retry-After, a rate, a free place), by caller (intake, returns); calls that did not wait are not counted.",
+      labelNames: ['caller'],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300],
+      registers,
+    });
+    const paceBackoffs = new Counter({
+      name: 'docex_api_backoffs_total',
+      help: 'Answers 429 and 503 the service gave, by caller and status: each makes every call to the host back off (halved concurrency, a Retry-After waited out).',
+      labelNames: ['caller', 'status'],
+      registers,
+    });
     this.apiObserver = {
+      paceWait: (e) => paceWaitSeconds.observe({ caller: e.caller }, e.seconds),
+      paceBackoff: (e) => paceBackoffs.inc({ caller: e.caller, status: String(e.status) }),
       request: (e) =>
         requestSeconds.observe({ method: e.method, route: e.route, status: String(e.status) }, e.seconds),
       tokenRefresh: (e) => tokenRefreshes.inc({ result: e.ok ? 'ok' : 'error' }),
@@ -247,6 +270,26 @@ export class AgentMetrics {
         const read = sourcesNow()?.returns;
         const n = read ? (await read()).followConcurrency : undefined;
         if (n !== undefined) this.set(n);
+      },
+    });
+    new Gauge({
+      name: 'docex_api_concurrency',
+      help: "Calls to the service the host's pace allows in flight now, the intake and the return path together: grows while the service answers well, halves on 429/503.",
+      registers,
+      collect() {
+        pull((s) => {
+          if (s.pace) this.set(s.pace().concurrency);
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_api_calls_in_flight',
+      help: "Places of the host's pace taken now: the intake's calls in flight and the return path's tasks.",
+      registers,
+      collect() {
+        pull((s) => {
+          if (s.pace) this.set(s.pace().inFlight);
+        });
       },
     });
     new Gauge({

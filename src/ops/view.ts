@@ -4,7 +4,7 @@ import type { LeaseCounts } from '../agent/leases.js';
 import type { Clock } from '../core/clock.js';
 import type { JournalLocation } from '../journal/index.js';
 import type { UnreadableFile } from '../sources/local/index.js';
-import type { ReturnsCounts } from './metrics.js';
+import type { PaceCounts, ReturnsCounts } from './metrics.js';
 import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
 
 /** What the endpoints read of a running agent (agentView builds it from an Agent). */
@@ -43,4 +43,6 @@ export interface OpsAgentView {
   clusterTasks?: () => ReadonlyMap<string, { ran: number; left: number }>;
   /** How long the service has not answered, and how long that is tolerated. */
   unreachable?: Unreachability;
+  /** The pace of the service host: calls it allows in flight now, and those in flight. */
+  pace?: () => PaceCounts;
 }

@@ -61,6 +61,8 @@ async function startWithOps(
     options.extra,
   );
   const agent = await h.startAgent(config, {
+    // The pace's waits and backoffs, as the command line wires them.
+    apiObserver: metrics.apiObserver,
     ...options.agentOptions,
     client: options.wrap ? options.wrap(client) : client,
   });
@@ -404,6 +406,23 @@ describe('ops endpoints', () => {
     pacing.answered(pacing.started(0), { ok: false, status: 429 }, 0, true);
     expect(pacing.limit()).toBe(1);
     expect(sample((await get(`${url}/metrics`)).text, 'docex_follow_concurrency')).toBe(1);
+  });
+
+  it('shows the pace of the service host: its concurrency, the calls in flight, the waits and the 429 backoffs by caller', async () => {
+    const { agent, url } = await startWithOps({ agentOptions: { returns: { maxSleepMs: 5 } } });
+    const before = (await get(`${url}/metrics`)).text;
+    expect(sample(before, 'docex_api_concurrency')).toBe(4);
+    expect(sample(before, 'docex_api_calls_in_flight')).toBe(0);
+    const fault = { route: '/jobs/single-file', method: 'POST', failNext: 1, status: 429, retryAfter: '30' };
+    expect((await h.sandbox.control('POST', '/faults', fault)).status).toBe(201);
+    h.drop('invoices', 'paced.pdf', await makePdf('paced'));
+    await pump(h, async () => (await agent.journal.stats()).files.done === 1, { stepMs: 5000 });
+    const text = (await get(`${url}/metrics`)).text;
+    expect(sample(text, 'docex_api_backoffs_total{caller="intake",status="429"}')).toBe(1);
+    expect(sample(text, 'docex_api_concurrency')).toBe(2);
+    // The create tried again waited out the 30 s Retry-After on the clock.
+    expect(sample(text, 'docex_api_pace_wait_seconds_count{caller="intake"}')).toBeGreaterThanOrEqual(1);
+    expect(sample(text, 'docex_api_pace_wait_seconds_sum{caller="intake"}')).toBeGreaterThanOrEqual(1);
   });
 
   it('counts the incoming Peppol documents the inbox saved', async () => {
