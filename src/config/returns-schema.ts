@@ -35,7 +35,7 @@ const followSchema = z
       'Webhooks count as arriving when the last one came less than this long ago.',
     ),
     concurrency: countOrAuto(1, 32).describe(
-      'Polls and downloads in flight at the same time. auto: as many as the service takes, from 4 up to 32, one more per round of good answers; a number: at most that many. Either way it halves when the service answers 429 or 503, and no call starts before the time its Retry-After names.',
+      "Polls and downloads in flight at the same time. auto: as many as the pace of the service host allows (pace.concurrency, shared with the intake: from 4 up to 32, one more per round of good answers); a number: at most that many of the follower's own. Either way it halves when the service answers 429 or 503, and no call starts before the time a Retry-After names.",
     ),
     maxCallsPerMinute: countOrOff(1, 100_000).describe(
       'A fixed budget: API calls the follower starts in any 60 s (job reads, event lists, download URLs, downloads); the rest waits. off: only the service paces it (concurrency above).',
