@@ -15,6 +15,8 @@ import type { BacklogJournalsResult, BurstJournalsResult } from './journal-compa
 import { JOURNAL_COPY_NOTES, journalNotes, journalRows, journalTargets } from './journal-report.js';
 import type { LargeFileResult } from './large-file.js';
 import { MEMORY_NOTES } from './memory-report.js';
+import type { PacedResult } from './paced.js';
+import { PACED_NOTES, pacedRows, pacedTargets } from './paced-report.js';
 import type { ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
 import type { SftpBenchResult } from './sftp.js';
@@ -32,6 +34,8 @@ export interface BenchReport {
   backlog?: BacklogResult | { error: string };
   returnPath?: ReturnPathResult | { error: string };
   idle?: IdleResult | { error: string };
+  /** One pace for every call: pace.rate's accuracy and a backlog under a 429 storm. */
+  paced?: PacedResult | { error: string };
   /** The burst, remote burst and backlog with the PostgreSQL journal beside SQLite. */
   burstPg?: BurstJournalsResult | { error: string };
   burstRemotePg?: BurstJournalsResult | { error: string };
@@ -137,6 +141,7 @@ export function rows(report: BenchReport): string[][] {
   out.push(...sftpRows(report.sftp));
   out.push(...backlogRows(report.backlog), ...returnPathRows(report.returnPath));
   out.push(...idleRows(report.idle));
+  out.push(...pacedRows(report.paced));
   out.push(...journalRows(report.burstPg, report.burstRemotePg, report.backlogPg));
   out.push(...clusterRows(report.cluster));
   return out;
@@ -359,6 +364,7 @@ export function targets(report: BenchReport): string[] {
   out.push(...sftpTargets(report.sftp));
   out.push(...backlogReturnFigures(report.backlog, report.returnPath));
   out.push(...idleTargets(report.idle));
+  out.push(...pacedTargets(report.paced));
   out.push(...journalTargets(report.burstPg, report.burstRemotePg, report.backlogPg));
   out.push(...clusterTargets(report.cluster));
   return out;
@@ -397,6 +403,7 @@ export function markdown(report: BenchReport): string {
     ...(report.backlog || report.returnPath ? [BACKLOG_RETURN_NOTES] : []),
     ...(report.backlog || report.returnPath ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
+    ...(report.paced ? [PACED_NOTES] : []),
     ...(report.burstPg || report.burstRemotePg || report.backlogPg
       ? [JOURNAL_COPY_NOTES, journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
       : []),

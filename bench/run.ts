@@ -13,7 +13,9 @@
  *   --return-concurrency C --baseline-docs N  curl baseline -P (8), curl baseline cap (2000)
  *   --compare-tuned                  return path: the proofs again with the pre-issue-18 tuned follow settings
  *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
- *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle  a subset
+ *   --paced-rate R --paced-seconds S --paced-files N   paced: pace.rate R/min measured over S s, then
+ *                                    N files under a 429 storm (default 600, 60, 10000; quick 600, 10, 300)
+ *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced  a subset
  *          burst-pg,burst-remote-pg,backlog-pg   the burst, remote burst and backlog with the
  *                                   PostgreSQL journal beside SQLite (a server of its own, started here)
  *   --pg-pool-size N                 journal.poolSize of the PostgreSQL runs (default: the concurrency)
@@ -35,6 +37,7 @@ import { benchCluster } from './cluster.js';
 import { benchIdle } from './idle.js';
 import { benchBacklogJournals, benchBurstJournals } from './journal-compare.js';
 import { benchLargeFile } from './large-file.js';
+import { benchPaced } from './paced.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
 import { benchReturnPath } from './return-path.js';
 import { benchGetJob } from './sandbox-get-job.js';
@@ -68,6 +71,9 @@ const { values } = parseArgs({
     'idle-folders': { type: 'string' },
     'idle-settle-seconds': { type: 'string' },
     'idle-window-seconds': { type: 'string' },
+    'paced-rate': { type: 'string' },
+    'paced-seconds': { type: 'string' },
+    'paced-files': { type: 'string' },
     only: { type: 'string' },
     'pg-pool-size': { type: 'string' },
     render: { type: 'boolean', default: false },
@@ -104,12 +110,15 @@ const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 
 const idleFolders = num(values['idle-folders'], 'BENCH_IDLE_FOLDERS', 10, 10);
 const idleSettleSeconds = num(values['idle-settle-seconds'], 'BENCH_IDLE_SETTLE_SECONDS', 60, 15);
 const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_SECONDS', 60, 10);
+const pacedRate = num(values['paced-rate'], 'BENCH_PACED_RATE', 600, 600);
+const pacedSeconds = num(values['paced-seconds'], 'BENCH_PACED_SECONDS', 60, 10);
+const pacedFiles = num(values['paced-files'], 'BENCH_PACED_FILES', 10_000, 300);
 // As `docex-agent check` asks of a site: a journal connection for every file in flight.
 const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', concurrency, concurrency);
 const only = new Set(
   (
     values.only ??
-    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,burst-pg,burst-remote-pg,backlog-pg,cluster'
+    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,burst-pg,burst-remote-pg,backlog-pg,cluster'
   ).split(','),
 );
 const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg', 'cluster'];
@@ -131,7 +140,7 @@ const report: BenchReport = { machine: machine(), quick };
 const givenMainJs = process.env['BENCH_MAIN_JS'];
 const mainJs =
   givenMainJs ??
-  (['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle', ...PG_SCENARIOS].some((s) =>
+  (['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle', 'paced', ...PG_SCENARIOS].some((s) =>
     only.has(s),
   )
     ? buildAgent()
@@ -286,6 +295,20 @@ try {
           folders: idleFolders,
           settleSeconds: idleSettleSeconds,
           windowSeconds: idleWindowSeconds,
+        }),
+    );
+  }
+  if (only.has('paced')) {
+    report.paced = await attempt(
+      `paced (pace.rate ${pacedRate}/min over ${pacedSeconds} s; ${pacedFiles} files under a 429 storm)`,
+      () =>
+        benchPaced({
+          mainJs,
+          ratePerMinute: pacedRate,
+          rateSeconds: pacedSeconds,
+          stormFiles: pacedFiles,
+          concurrency,
+          timeoutMs,
         }),
     );
   }

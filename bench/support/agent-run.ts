@@ -38,6 +38,8 @@ export interface AgentRunOptions {
   cluster?: Record<string, unknown>;
   /** A second agent on the folders of this run (its drop, archive and error folders). */
   sharing?: AgentRun;
+  /** More top-level sections of the agent's configuration (`pace`, `returns`). */
+  extra?: Record<string, unknown>;
 }
 
 export async function startAgentRun(
@@ -66,6 +68,7 @@ export async function startAgentRun(
       ...(options.maxFileBytes ? { maxFileBytes: options.maxFileBytes } : {}),
       ...journalSection(options.journal),
       ...(options.cluster ? { cluster: options.cluster } : {}),
+      ...options.extra,
       // BENCH_AGENT_LOG_LEVEL=info with BENCH_AGENT_STDOUT: every file's lines, to follow a failed run.
       log: { level: process.env['BENCH_AGENT_LOG_LEVEL'] ?? 'warn' },
       ops: { listen: `127.0.0.1:${opsPort}` },

@@ -59,7 +59,14 @@ export class SandboxControl {
   }
 
   /** A fault rule (src/sandbox/faults.ts), e.g. `{ route: '/upload/:jobId', latencyMs: 25 }`. */
-  async addFault(fault: { route: string; method?: string; latencyMs?: number }): Promise<void> {
+  async addFault(fault: {
+    route: string;
+    method?: string;
+    latencyMs?: number;
+    burst429?: { count: number; retryAfterSeconds: number };
+    errorRate?: number;
+    status?: number;
+  }): Promise<void> {
     await this.call('POST', '/faults', fault);
   }
 
