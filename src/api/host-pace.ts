@@ -21,7 +21,7 @@ export interface PacedCall {
 }
 
 /** The key of a drop folder's calls (its `rate`). */
-export function folderKey(folder: string): string {
+export function folderPaceKey(folder: string): string {
   return `folder:${folder}`;
 }
 

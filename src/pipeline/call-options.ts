@@ -1,4 +1,4 @@
-import { folderKey, type HostPace } from '../api/host-pace.js';
+import { folderPaceKey, type HostPace } from '../api/host-pace.js';
 import type { CallOptions } from '../api/index.js';
 import type { JournalItem } from '../journal/index.js';
 import type { FolderRuntime, StepContext } from './types.js';
@@ -24,7 +24,7 @@ export function callOptions(
 
 /** The pace of a folder's calls: the host's, under the folder's own rate (set again if a reload changed it). */
 function folderPace(pace: HostPace, runtime: FolderRuntime) {
-  const key = folderKey(runtime.config.name);
+  const key = folderPaceKey(runtime.config.name);
   pace.rateOf(key, runtime.config.rate);
   return pace.attempts({ caller: 'intake', key });
 }

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
-import { folderKey, HostPace } from '../../src/api/host-pace.js';
+import { folderPaceKey, HostPace } from '../../src/api/host-pace.js';
 import { Pacing } from '../../src/api/pacing.js';
 import { retryPolicy } from '../../src/api/retry.js';
 import { withRetry } from '../../src/api/retry-loop.js';
@@ -37,7 +37,7 @@ describe('host pace shared by the intake and the return path', () => {
     const clock = new ManualClock(0);
     const host = pace(clock);
     const gate = new CallGate(host);
-    const intake = host.attempts({ caller: 'intake', key: folderKey('pdf') });
+    const intake = host.attempts({ caller: 'intake', key: folderPaceKey('pdf') });
     const done = await intake.begin();
     done(TOO_MANY_5S);
 
@@ -130,12 +130,12 @@ describe('host pace shared by the intake and the return path', () => {
   it("a folder's rate holds that folder's calls only, and a reload's new rate replaces it", async () => {
     const clock = new ManualClock(0);
     const host = pace(clock);
-    const slow = folderKey('slow');
+    const slow = folderPaceKey('slow');
     host.rateOf(slow, { count: 1, perMs: 60_000 });
     (await host.attempts({ caller: 'intake', key: slow }).begin())({ ok: true });
     const second = watch(host.attempts({ caller: 'intake', key: slow }).begin());
     // Another folder is not held.
-    (await host.attempts({ caller: 'intake', key: folderKey('fast') }).begin())({ ok: true });
+    (await host.attempts({ caller: 'intake', key: folderPaceKey('fast') }).begin())({ ok: true });
     await turns();
     expect(second.settled()).toBe(false);
     // Same rate again (each call sets it): the bucket is kept, the wait goes on.
