@@ -22,6 +22,12 @@ const layers = [
   ['core'],
 ];
 
+/**
+ * The kinds of source (sources/kind.ts, the registry sources/kinds.ts, each sources/<kind>/kind.ts):
+ * the configuration parses them, so they sit with config, below the sources' I/O.
+ */
+const sourceKinds = '^src/sources/(kinds?|[^/]+/kind)\\.ts$';
+
 const rank = new Map(layers.flatMap((folders, i) => folders.map((f) => [f, i])));
 const all = [...rank.keys(), 'sandbox'];
 
@@ -34,7 +40,7 @@ const layerRules = [...rank.entries()].map(([folder, i]) => {
     severity: 'error',
     comment: `${folder}/ may import only ${allowed.join(', ') || 'nothing else in src/'}`,
     from: { path: `^src/${folder}/` },
-    to: { path: `^src/(${forbidden.join('|')})/` },
+    to: { path: `^src/(${forbidden.join('|')})/`, ...(folder === 'config' ? { pathNot: sourceKinds } : {}) },
   };
 });
 
@@ -47,6 +53,17 @@ module.exports = {
       comment: 'ops/ (health, metrics, status) sees the agent, never the cli',
       from: { path: '^src/ops/' },
       to: { path: '^src/cli/' },
+    },
+    {
+      name: 'source-kinds-pure',
+      severity: 'error',
+      comment:
+        'a kind of source is declared with config (its schema, paths, capabilities): it imports config and below, never the sources it describes',
+      from: { path: sourceKinds },
+      to: {
+        path: `^src/(${all.filter((f) => (rank.get(f) ?? 0) < (rank.get('config') ?? 0) || f === 'sandbox').join('|')})/`,
+        pathNot: sourceKinds,
+      },
     },
     {
       name: 'sandbox-beside',

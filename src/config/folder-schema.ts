@@ -2,11 +2,10 @@
  * One drop folder: where files appear, which workflow they go to and how the agent handles them.
  * Every default of a folder lives here; the descriptions become the example file's comments.
  */
-import path from 'node:path';
 import { z } from 'zod';
+import { kindOf, SOURCE_KINDS, SOURCE_SCHEMAS, type SourceConfig } from '../sources/kinds.js';
 import { count, durationMs, flag, pathText, rateOrOff, retention } from './schema-types.js';
 import { sendAtSchema, sendWindowSchema } from './send-schedule-schema.js';
-import { type SftpSourceConfig, sftpSourceDefaults, sftpSourceSchema } from './sftp-source-schema.js';
 
 export const FOLDER_MODES = ['single-file', 'payload-pdf', 'payload-word'] as const;
 
@@ -22,23 +21,12 @@ export const DEFAULT_EXCLUDES = [
   '*.crdownload',
 ];
 
-// A discriminated union so that `{ type: 'sftp', host, … }` can join without changing local folders.
-const localSourceSchema = z
-  .strictObject({
-    type: z.literal('local'),
-    path: pathText()
-      .describe('The folder the ERP drops files into; relative to this file.')
-      .meta({ examples: ['./in/invoices'] }),
-    usePolling: flag(false).describe(
-      'Poll the folder instead of relying on file-system events. Needed on network mounts (NFS, SMB), where events are not delivered.',
-    ),
-    pollIntervalMs: durationMs(2000).describe('Time between two polls when usePolling is true.'),
-  })
-  .describe('A folder on this machine or on a mounted network share.');
-
+// Built from the registry of kinds of source (sources/kinds.ts): a new kind joins there.
 export const sourceSchema = z
-  .discriminatedUnion('type', [localSourceSchema, sftpSourceSchema])
-  .describe('Where the files come from: type local (a folder here) or sftp (a folder on an SFTP server).');
+  .discriminatedUnion('type', SOURCE_SCHEMAS)
+  .describe(
+    `Where the files come from: type ${SOURCE_KINDS.map((kind) => `${kind.type} (${kind.label})`).join(' or ')}.`,
+  );
 
 export const stabilitySchema = z
   .discriminatedUnion('kind', [
@@ -218,26 +206,21 @@ export const folderSchema = z
     sendAt: sendAtSchema.optional(),
   })
   .superRefine((folder, refinement) => {
-    // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
-    if (folder.source.type === 'sftp' && folder.payloadPdf.pairing === 'index-csv') {
-      refinement.addIssue({
-        code: 'custom',
-        path: ['payloadPdf', 'pairing'],
-        message: 'index-csv is not supported for SFTP folders: drop a ZIP batch (PDFs + index.csv) instead',
-      });
+    // Settings of the folder its kind of source cannot honour.
+    for (const issue of kindOf(folder.source).folderIssues(folder)) {
+      refinement.addIssue({ code: 'custom', ...issue });
     }
   })
   .transform((folder) => {
-    const source: z.output<typeof localSourceSchema> | SftpSourceConfig =
-      folder.source.type === 'sftp' ? sftpSourceDefaults(folder.source) : folder.source;
-    // Derived defaults: they depend on the source path, so they cannot be static defaults. SFTP
-    // folders: '' = under the state folder, filled by withSftpFolderDefaults (schema.ts).
-    const local = folder.source.type === 'local' ? folder.source.path : undefined;
+    const kind = kindOf(folder.source);
+    const source: SourceConfig = kind.defaults(folder.source);
+    // Derived defaults: they depend on the source, so they cannot be static defaults. '' = under
+    // the state folder, filled by the kind's withStateDefaults (schema.ts).
     return {
       ...folder,
       source,
-      archiveDir: folder.archiveDir ?? (local === undefined ? '' : path.join(local, '.archive')),
-      errorDir: folder.errorDir ?? (local === undefined ? '' : path.join(local, '.error')),
+      archiveDir: folder.archiveDir ?? kind.defaultDir(source, 'archive'),
+      errorDir: folder.errorDir ?? kind.defaultDir(source, 'error'),
     };
   })
   .describe('One drop folder: its files become jobs of one workflow.');

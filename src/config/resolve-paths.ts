@@ -3,9 +3,9 @@
  * directory the agent happened to be started from. Pure: the base folder is passed in.
  */
 import path from 'node:path';
+import { kindOf } from '../sources/kinds.js';
 import type { AgentConfig, FolderConfig } from './schema.js';
 import { resolveSftpConnectionPaths, type SftpConnectionConfig } from './sftp-schema.js';
-import { sftpFolderUrl } from './sftp-source-schema.js';
 
 export interface PathConflict {
   /** Config path of the offending value, e.g. `folders[1].source.path`. */
@@ -14,17 +14,9 @@ export interface PathConflict {
 }
 
 function resolveFolder(folder: FolderConfig, base: string): FolderConfig {
-  // A remote folder's path is the server's; only its local files (key, known_hosts, spool) resolve here.
-  const source =
-    folder.source.type === 'sftp'
-      ? {
-          ...resolveSftpConnectionPaths(folder.source, base),
-          spoolDir: path.resolve(base, folder.source.spoolDir),
-        }
-      : { ...folder.source, path: path.resolve(base, folder.source.path) };
   return {
     ...folder,
-    source,
+    source: kindOf(folder.source).resolvePaths(folder.source, base),
     archiveDir: path.resolve(base, folder.archiveDir),
     errorDir: path.resolve(base, folder.errorDir),
   };
@@ -82,7 +74,7 @@ export function findPathConflicts(config: AgentConfig): PathConflict[] {
   const conflicts: PathConflict[] = [];
   const sources = new Map<string, number>();
   config.folders.forEach((folder, i) => {
-    const key = folder.source.type === 'sftp' ? sftpFolderUrl(folder.source) : folder.source.path;
+    const key = kindOf(folder.source).identity(folder.source);
     const seen = sources.get(key);
     if (seen !== undefined) {
       conflicts.push({ at: `folders[${i}].source.path`, message: `same folder as folders[${seen}]` });

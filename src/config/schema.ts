@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { DEFAULT_TIMEOUTS } from '../api/index.js';
 import { NAMES_PROFILES } from '../domain/names-profile.js';
+import { kindOf } from '../sources/kinds.js';
 import { clusterSchema } from './cluster-schema.js';
 import { folderSchema } from './folder-schema.js';
 import { peppolInboxSchema, webhooksSchema } from './inbound-schema.js';
@@ -26,7 +27,6 @@ import {
   positiveNumber,
   secretText,
 } from './schema-types.js';
-import { withSftpFolderDefaults } from './sftp-source-schema.js';
 
 export type { FolderConfig, FolderMode } from './folder-schema.js';
 
@@ -210,8 +210,11 @@ export const agentConfigSchema = z
       } else names.set(folder.name.toLowerCase(), i);
     });
   })
-  // SFTP folders keep their spool and local copies under the state folder (sftp-source-schema.ts).
-  .overwrite(withSftpFolderDefaults)
+  // What a kind of source keeps under the state folder (an SFTP folder's spool and local copies).
+  .overwrite((config) => ({
+    ...config,
+    folders: config.folders.map((folder) => kindOf(folder.source).withStateDefaults(folder, config.stateDir)),
+  }))
   // Local outputs written as <stateDir>/… (the defaults) lie under the state folder (output-schema.ts).
   .overwrite((config) => ({
     ...config,

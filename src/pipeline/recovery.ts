@@ -6,8 +6,8 @@
  * or set aside first (poison-files.ts), so a restart never crash-loops on it.
  */
 import type { JournalItem, RecoveryStep, TakenOver, TakeOverScope } from '../journal/index.js';
+import { intakeOf } from '../sources/kinds.js';
 import { type RecoveredFile, recoverProcessing } from '../sources/local/index.js';
-import { intakeOf } from '../sources/sftp/source-paths.js';
 import { placeRejected } from './finish.js';
 import type { IntakeFile } from './intake.js';
 import { setAsideIfPoison } from './poison-files.js';

@@ -7,9 +7,10 @@ import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
 import { errnoOf, exists, freeName, inDir, type RenameFn } from '../../core/fs.js';
 import { assertRealDir } from '../../core/real-dir.js';
+import { PROCESSING_DIR } from './kind.js';
 import { markerSuffixOf } from './stability.js';
 
-export const PROCESSING_DIR = '.processing';
+export { PROCESSING_DIR };
 
 export interface FileStamp {
   size: number;

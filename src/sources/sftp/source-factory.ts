@@ -6,7 +6,6 @@
  */
 
 import type { FolderConfig } from '../../config/index.js';
-import { sftpFolderUrl } from '../../config/sftp-source-schema.js';
 import type { Clock } from '../../core/clock.js';
 import type { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
@@ -14,6 +13,7 @@ import type { JournalItem } from '../../journal/index.js';
 import { endpointFromConfig } from '../../sftp/endpoint.js';
 import { openSftpServer } from '../../sftp/server.js';
 import type { OpenSftpServerOptions, SftpEndpoint, SftpServer } from '../../sftp/types.js';
+import { sftpFolderUrl } from './kind.js';
 import { SftpSource, type SftpSourceOptions, type SharedClaims, type SpoolFile } from './source.js';
 
 export interface SftpSourceDeps {

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../../../src/config/load.js';
 import { agentConfigSchema } from '../../../src/config/schema.js';
-import { intakeOf } from '../../../src/sources/sftp/source-paths.js';
+import { intakeOf } from '../../../src/sources/kinds.js';
 import { thrownDocex } from '../../api/support/caught.js';
 
 const PIN = 'SHA256:hB2HALNNQwbyi/6kduVzlUWsY7vDlMmfoqnIG2cTxcY';

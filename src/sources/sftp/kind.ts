@@ -1,13 +1,19 @@
 /**
- * A drop folder on an SFTP server: the connection (sftp-schema.ts), the remote folder and what
- * happens to remote files. Defaults that depend on the folder's remote path are filled by the
- * folder schema; those under the state folder (the local spool, the local archive and error copies)
- * by `withSftpFolderDefaults` once the state folder is known.
+ * A drop folder on an SFTP server as the configuration declares it: the connection
+ * (config/sftp-schema.ts), the remote folder and what happens to remote files. Defaults that depend
+ * on the folder's remote path are filled with the folder; those under the state folder (the local
+ * spool, the local archive and error copies) once the state folder is known. Its files are
+ * downloaded into this agent's spool: the claimed copy is the agent's own.
  */
 import path from 'node:path';
 import { z } from 'zod';
-import { durationMs, pathText } from './schema-types.js';
-import { refineSftpConnection, sftpConnectionShape } from './sftp-schema.js';
+import { durationMs, pathText } from '../../config/schema-types.js';
+import {
+  refineSftpConnection,
+  resolveSftpConnectionPaths,
+  sftpConnectionShape,
+} from '../../config/sftp-schema.js';
+import { defineSourceKind } from '../kind.js';
 
 const remoteDir = () =>
   z
@@ -15,7 +21,7 @@ const remoteDir = () =>
     .min(1, 'must not be empty')
     .refine((v) => !v.includes('\\'), 'remote paths use / (POSIX), not \\');
 
-export const sftpSourceSchema = z
+const sftpSourceSchema = z
   .strictObject({
     type: z.literal('sftp'),
     ...sftpConnectionShape,
@@ -59,7 +65,7 @@ export const sftpSourceSchema = z
   );
 
 /** The folder schema's defaults for an SFTP source; `''` stands for "under the state folder". */
-export function sftpSourceDefaults(source: z.output<typeof sftpSourceSchema>) {
+function sftpSourceDefaults(source: z.output<typeof sftpSourceSchema>) {
   return {
     ...source,
     remoteArchiveDir: source.remoteArchiveDir ?? path.posix.join(source.path, '.archive'),
@@ -70,35 +76,6 @@ export function sftpSourceDefaults(source: z.output<typeof sftpSourceSchema>) {
 
 /** An SFTP folder source after defaults (spoolDir absolute once the config is loaded). */
 export type SftpSourceConfig = ReturnType<typeof sftpSourceDefaults>;
-
-interface FolderWithDirs {
-  name: string;
-  source: { type: string; spoolDir?: string };
-  archiveDir: string;
-  errorDir: string;
-}
-
-/**
- * Fills the state-folder defaults of SFTP folders: the spool and the local archive and error
- * folders (which keep a copy of each remote file) live in `<stateDir>/sftp/<folder>/`.
- */
-export function withSftpFolderDefaults<C extends { stateDir: string; folders: FolderWithDirs[] }>(
-  config: C,
-): C {
-  return {
-    ...config,
-    folders: config.folders.map((folder) => {
-      if (folder.source.type !== 'sftp') return folder;
-      const base = path.join(config.stateDir, 'sftp', folder.name);
-      return {
-        ...folder,
-        source: { ...folder.source, spoolDir: folder.source.spoolDir || path.join(base, 'spool') },
-        archiveDir: folder.archiveDir || path.join(base, 'archive'),
-        errorDir: folder.errorDir || path.join(base, 'error'),
-      };
-    }),
-  };
-}
 
 /**
  * The folder's identity as a URL without secrets: `sftp://erp@host:22/outbox/invoices`. The journal
@@ -113,3 +90,49 @@ export function sftpFolderUrl(source: {
   const remote = source.path.startsWith('/') ? source.path : `/${source.path}`;
   return `sftp://${source.username}@${source.host}:${source.port}${remote.replace(/\/+$/, '')}`;
 }
+
+export const sftpKind = defineSourceKind<'sftp', typeof sftpSourceSchema, SftpSourceConfig>({
+  type: 'sftp',
+  label: 'a folder on an SFTP server',
+  schema: sftpSourceSchema,
+  defaults: sftpSourceDefaults,
+  defaultDir: () => '',
+  // The spool and the local archive and error folders (a copy of each remote file) live in
+  // <stateDir>/sftp/<folder>/.
+  withStateDefaults: (folder, stateDir) => {
+    const base = path.join(stateDir, 'sftp', folder.name);
+    return {
+      ...folder,
+      source: { ...folder.source, spoolDir: folder.source.spoolDir || path.join(base, 'spool') },
+      archiveDir: folder.archiveDir || path.join(base, 'archive'),
+      errorDir: folder.errorDir || path.join(base, 'error'),
+    };
+  },
+  // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
+  folderIssues: (folder) =>
+    folder.payloadPdf.pairing === 'index-csv'
+      ? [
+          {
+            path: ['payloadPdf', 'pairing'],
+            message:
+              'index-csv is not supported for SFTP folders: drop a ZIP batch (PDFs + index.csv) instead',
+          },
+        ]
+      : [],
+  // A remote folder's path is the server's; only its local files (key, known_hosts, spool) resolve here.
+  resolvePaths: (source, base) => ({
+    ...resolveSftpConnectionPaths(source, base),
+    spoolDir: path.resolve(base, source.spoolDir),
+  }),
+  identity: sftpFolderUrl,
+  // The spool holds the downloaded copies, recorded under the remote URL where they were dropped.
+  intake: (source) => {
+    const url = sftpFolderUrl(source);
+    return { dir: source.spoolDir, originalPath: (name) => `${url}/${name}` };
+  },
+  // The remote drop folder is checked by the source at each poll until it is there.
+  localDropFolder: () => undefined,
+  ownDirs: (source) => [source.spoolDir],
+  remote: true,
+  sharedFolder: false,
+});

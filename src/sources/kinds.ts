@@ -1,0 +1,46 @@
+/**
+ * The registry of the kinds of source: the configuration's `source:` union is built from it, and
+ * every part of the agent that depends on where a folder's files come from asks the folder's kind
+ * (`kindOf`) rather than branching on its type. A new kind is its folder `sources/<kind>/` (its
+ * `kind.ts`, pure, and its source) and its line here; its factory's line in `open-source.ts` is
+ * asked for by the compiler.
+ */
+import type { z } from 'zod';
+import type { IntakePlace, SourceKind } from './kind.js';
+import { localKind } from './local/kind.js';
+import { sftpKind } from './sftp/kind.js';
+
+export const SOURCE_KINDS = [localKind, sftpKind] as const;
+
+type Kind = (typeof SOURCE_KINDS)[number];
+/** The `type` of every registered kind. */
+export type SourceType = Kind['type'];
+/** A folder's source as parsed, before its kind's defaults. */
+export type ParsedSource = z.output<Kind['schema']>;
+/** A folder's source after its kind's defaults: one of the registered kinds' configurations. */
+export type SourceConfig = ReturnType<Kind['defaults']>;
+
+type SchemasOf<K extends readonly unknown[]> = {
+  readonly [I in keyof K]: K[I] extends { schema: infer Schema } ? Schema : never;
+};
+
+/** Each kind's schema, in the registry's order (a tuple, as the union wants it). */
+export const SOURCE_SCHEMAS = SOURCE_KINDS.map((kind) => kind.schema) as unknown as SchemasOf<
+  typeof SOURCE_KINDS
+>;
+
+/** The kind of a source, its parts typed for any registered source. */
+export function kindOf(source: {
+  type: SourceType;
+}): SourceKind<SourceType, z.ZodType<ParsedSource>, SourceConfig> {
+  const kind = SOURCE_KINDS.find((k) => k.type === source.type);
+  // The configuration's union admits registered types only; a hand-built one may not.
+  if (!kind) throw new Error(`no source kind "${String(source.type)}"`);
+  // Each kind's parts take only its own sources: the type picked the kind.
+  return kind as unknown as SourceKind<SourceType, z.ZodType<ParsedSource>, SourceConfig>;
+}
+
+/** Where a folder's claimed files lie on this machine and how the journal names them. */
+export function intakeOf(folder: { source: SourceConfig }): IntakePlace {
+  return kindOf(folder.source).intake(folder.source);
+}
