@@ -30,11 +30,11 @@ import type { Pipeline, RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import type { Inbound } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
+import type { SourceTiming } from '../sources/folder-source.js';
 import type { SharedClaims } from '../sources/sftp/source.js';
 import { BlockedFiles } from './blocked-files.js';
 import { liveCompanies } from './company-of.js';
 import { openConnection, type SandboxService } from './connection.js';
-import type { SourceTiming } from './folder-source.js';
 import type { FolderPlan, StoppedFolder, WorkflowFetch } from './folders.js';
 import { ClusterPart } from './heartbeat.js';
 import {

@@ -16,9 +16,10 @@ import type { Inspector } from '../pipeline/isolate/inspector.js';
 import { Pipeline, type RecoverySummary } from '../pipeline/pipeline.js';
 import type { FolderRuntime, PipelineJobs } from '../pipeline/types.js';
 import { folderKey, SOURCE_FOLDER_MISSING_CODE } from '../sources/drop-folder.js';
+import type { FolderSource, SourceTiming } from '../sources/folder-source.js';
 import type { UnreadableFile } from '../sources/local/index.js';
 import type { SharedClaims } from '../sources/sftp/source.js';
-import { createFolderSource, type FolderSource, type SourceTiming } from './folder-source.js';
+import { createFolderSource } from './folder-source.js';
 import {
   ensureFolderDirs,
   type FolderPlan,
@@ -62,7 +63,7 @@ export interface FolderUnreadable {
   files: UnreadableFile[];
 }
 
-const withSftpClaims = (claims: SharedClaims | undefined) => (claims ? { sftpClaims: claims } : {});
+const withSharedClaims = (claims: SharedClaims | undefined) => (claims ? { sharedClaims: claims } : {});
 
 /** Errors of a folder's directories that stop that folder only (the others run). */
 const stopsTheFolder = (err: unknown): err is DocexError =>
@@ -279,7 +280,7 @@ export class RunningFolders implements Part {
       log,
       journal: this.options.journal(),
       timing,
-      ...withSftpClaims(this.options.sftpClaims?.()),
+      ...withSharedClaims(this.options.sftpClaims?.()),
       onFolderUnsafe: (name: string, err: DocexError) => this.stopUnsafe(name, err),
       ...(this.options.onUnreadableChange ? { onUnreadableChange: this.options.onUnreadableChange } : {}),
     };

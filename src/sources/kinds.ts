@@ -19,6 +19,8 @@ export type SourceType = Kind['type'];
 export type ParsedSource = z.output<Kind['schema']>;
 /** A folder's source after its kind's defaults: one of the registered kinds' configurations. */
 export type SourceConfig = ReturnType<Kind['defaults']>;
+/** The source configuration of the kind of type `T`. */
+export type SourceConfigOf<T extends SourceType> = Extract<SourceConfig, { type: T }>;
 
 type SchemasOf<K extends readonly unknown[]> = {
   readonly [I in keyof K]: K[I] extends { schema: infer Schema } ? Schema : never;

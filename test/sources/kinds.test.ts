@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { sourceSchema } from '../../src/config/folder-schema.js';
 import { agentConfigSchema } from '../../src/config/schema.js';
 import { intakeOf, kindOf, SOURCE_KINDS } from '../../src/sources/kinds.js';
+import { SOURCE_FACTORIES } from '../../src/sources/open-source.js';
 
 /** The parts every kind supplies (sources/kind.ts), by what they are. */
 const FUNCTIONS = [
@@ -55,6 +56,11 @@ describe('the registry of kinds of source', () => {
     expect(sourceSchema.options).toEqual(SOURCE_KINDS.map((kind) => kind.schema));
     for (const kind of SOURCE_KINDS)
       expect(sourceSchema.description).toContain(`${kind.type} (${kind.label})`);
+  });
+
+  it('gives every registered kind a factory, and no unregistered one', () => {
+    expect(Object.keys(SOURCE_FACTORIES).sort()).toEqual(SOURCE_KINDS.map((kind) => kind.type).sort());
+    for (const factory of Object.values(SOURCE_FACTORIES)) expect(typeof factory).toBe('function');
   });
 
   it('has an example folder for every kind, parsed and resolved through that kind', () => {

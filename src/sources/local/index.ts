@@ -1,8 +1,3 @@
-export {
-  PROCESSING_DIR,
-  type RecoveredFile,
-  recoverProcessing,
-} from './claim.js';
-export { LocalSource, type RejectedEntry } from './local-source.js';
-export type { ProbeReadable } from './observe-file.js';
+export { PROCESSING_DIR, type RecoveredFile, recoverProcessing } from './claim.js';
+export type { RejectedEntry } from './local-source.js';
 export { type UnreadableFile, unreadableLine } from './unreadable.js';
