@@ -3,7 +3,6 @@
  * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW).
  */
 import fs from 'node:fs/promises';
-import path from 'node:path';
 import { isApiError } from '../api/index.js';
 import type { FolderConfig } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
@@ -13,7 +12,7 @@ import { makeSharedDir } from '../core/shared-dir.js';
 import type { Workflow } from '../domain/wire.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { missingDropFolder } from '../sources/drop-folder.js';
-import { PROCESSING_DIR } from '../sources/local/index.js';
+import { kindOf } from '../sources/kinds.js';
 import { checkFolderWorkflow } from './workflow-check.js';
 
 export interface StoppedFolder {
@@ -93,14 +92,11 @@ export interface FolderDirsOptions {
  */
 export async function ensureFolderDirs(folder: FolderConfig, options: FolderDirsOptions): Promise<void> {
   const { source } = folder;
-  const own = (first: string) => makeOwnDirs([first, folder.archiveDir, folder.errorDir]);
-  // An SFTP folder's drop folder is remote (its source checks it at each poll until it is there); its spool is local.
-  const created =
-    source.type === 'sftp'
-      ? await own(source.spoolDir)
-      : await ensureDropFolder(folder, source.path, options.at, () =>
-          own(path.join(source.path, PROCESSING_DIR)),
-        );
+  const kind = kindOf(source);
+  const own = () => makeOwnDirs([...kind.ownDirs(source), folder.archiveDir, folder.errorDir]);
+  // A remote drop folder is its source's to check (at each poll, until it is there).
+  const drop = kind.localDropFolder(source);
+  const created = drop === undefined ? await own() : await ensureDropFolder(folder, drop, options.at, own);
   // One line per folder that made any: a folder appearing on the disk is never silent.
   if (created.length > 0) options.log?.info({ folder: folder.name, created }, 'folders created');
 }

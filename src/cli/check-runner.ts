@@ -15,6 +15,7 @@ import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { GUIDE_MODES } from '../core/shared-dir.js';
 import type { RunningSandbox } from '../sandbox/index.js';
+import { kindOf } from '../sources/kinds.js';
 import { openCommandConnection } from './builtin-sandbox.js';
 import {
   diskLines,
@@ -221,10 +222,10 @@ export async function runChecks(config: AgentConfig, options: CheckOptions = {})
     const enabled = config.folders.filter((f) => f.enabled);
     for (const [i, folder] of config.folders.entries()) {
       if (!folder.enabled) continue;
-      // A remote (SFTP) source is checked by its own connection, not as a local folder.
+      // A remote source is checked by its own connection, not as a local folder.
       let missingDrop: string | undefined;
-      if (folder.source.type === 'local') {
-        const drop = folder.source.path;
+      const drop = kindOf(folder.source).localDropFolder(folder.source);
+      if (drop !== undefined) {
         const line = await dropFolderLine(
           `folder ${folder.name} source`,
           drop,

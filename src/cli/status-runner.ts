@@ -24,6 +24,7 @@ import {
 import { SEND_WINDOW_CODE } from '../pipeline/send-windows.js';
 import { openReturnsReader } from '../returns/open-stores.js';
 import { type DropFolderTrouble, dropFolderTrouble, folderKey } from '../sources/drop-folder.js';
+import { kindOf } from '../sources/kinds.js';
 import { READ_ONLY_SECRETS } from './read-only.js';
 
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -180,8 +181,9 @@ function inDropFolders(
   const bare = !query.includes('/') && !query.includes(path.sep);
   const found: { folder: string; file: string; st: Stats }[] = [];
   for (const folder of config.folders) {
-    if (folder.source.type !== 'local') continue;
-    const dir = path.resolve(folder.source.path);
+    const drop = kindOf(folder.source).localDropFolder(folder.source);
+    if (drop === undefined) continue;
+    const dir = path.resolve(drop);
     const file = bare ? path.join(dir, query) : path.resolve(query);
     if (path.dirname(file) !== dir) continue;
     try {
@@ -241,8 +243,9 @@ export function waitingText(
 export function missingDropFoldersText(config: Pick<AgentConfig, 'folders'>): string | undefined {
   const lines: string[] = [];
   for (const folder of config.folders) {
-    if (folder.source.type !== 'local' || folder.enabled === false || folder.create === true) continue;
-    const dir = path.resolve(folder.source.path);
+    const drop = kindOf(folder.source).localDropFolder(folder.source);
+    if (drop === undefined || folder.enabled === false || folder.create === true) continue;
+    const dir = path.resolve(drop);
     let what: DropFolderTrouble;
     try {
       if (statSync(dir).isDirectory()) continue;

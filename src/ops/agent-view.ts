@@ -4,6 +4,7 @@ import type { Agent } from '../agent/agent.js';
 import type { ServiceReachability } from '../api/reachability.js';
 import type { AgentConfig } from '../config/index.js';
 import { type Clock, systemClock } from '../core/clock.js';
+import { kindOf } from '../sources/kinds.js';
 import type { OpsAgentView } from './view.js';
 
 interface TokenSource {
@@ -29,15 +30,14 @@ export function agentView(
     journal: agent.journalLocation,
     pingJournal: () => agent.journal.get(0),
     folders: () =>
-      [...agent.plan.running.values()].map(({ config: folder }) => ({
-        name: folder.name,
-        // A remote (SFTP) drop folder is not checked here: its own connection says when it fails.
-        dirs: [
-          ...(folder.source.type === 'local' ? [folder.source.path] : []),
-          folder.archiveDir,
-          folder.errorDir,
-        ],
-      })),
+      [...agent.plan.running.values()].map(({ config: folder }) => {
+        // A remote drop folder is not checked here: its own connection says when it fails.
+        const drop = kindOf(folder.source).localDropFolder(folder.source);
+        return {
+          name: folder.name,
+          dirs: [...(drop === undefined ? [] : [drop]), folder.archiveDir, folder.errorDir],
+        };
+      }),
     queueDepth: () => agent.pipeline.size,
     stoppedFolders: () => agent.stoppedFolders,
     unreadableFiles: () => agent.unreadableFiles(),

@@ -9,6 +9,7 @@ import { crashPoint } from '../core/crash-points.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
+import { kindOf } from '../sources/kinds.js';
 import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
 import { findPlaced, placeFileInQueue, placingInto, type SideFile } from './place-file.js';
 import { sidecarPathOf, usesSidecars } from './sidecar.js';
@@ -72,7 +73,7 @@ async function placedByEarlierHolder(
   dirs: readonly string[],
   suffix: string,
 ): Promise<string | undefined> {
-  if (runtime.config.source.type !== 'sftp' || item.epoch <= 1) return undefined;
+  if (!kindOf(runtime.config.source).remote || item.epoch <= 1) return undefined;
   const mine = resultRecord(item, item.createdAt);
   const sameItem = (content: string) => {
     try {
@@ -167,7 +168,7 @@ function placeOwnCopy(
     return { placed };
   };
   return placingInto(placement.dir, () =>
-    runtime.config.source.type === 'sftp' ? ctx.journal.placeAlone(item, place) : place(),
+    kindOf(runtime.config.source).remote ? ctx.journal.placeAlone(item, place) : place(),
   );
 }
 

@@ -8,6 +8,7 @@ import { crashPoint } from '../core/crash-points.js';
 import { existsOrFalse } from '../core/fs.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
+import { kindOf } from '../sources/kinds.js';
 import { placeRejected, rejectItem } from './finish.js';
 import type { Inspection } from './inspect/inspect-file.js';
 import { windowOpen } from './send-windows.js';
@@ -62,7 +63,7 @@ export async function intakeItem(
     allowDuplicates: runtime.config.allowDuplicates,
     // Outside the folder's send window no intent is recorded: the file waits validated.
     ...(checked?.ok && windowOpen(runtime, ctx.clock.now()) ? { validatedNote: checked.kind } : {}),
-    ...(runtime.config.source.type === 'sftp' ? { remote: true } : {}),
+    ...(kindOf(runtime.config.source).remote ? { remote: true } : {}),
     stillThere: () => existsOrFalse(file.claimedPath),
   });
   if (result.kind === 'same-drop') return { item: result.item, sameDrop: true };

@@ -11,6 +11,7 @@ import { sharedAbortController } from '../core/abort.js';
 import { type DocexError, isDocexError } from '../core/errors.js';
 import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
+import { kindOf } from '../sources/kinds.js';
 import { FreshIntents } from './fresh-intents.js';
 import { type IntakeFile, intakeItem } from './intake.js';
 import { type Inspector, sharedInspector } from './isolate/inspector.js';
@@ -227,7 +228,7 @@ export class Pipeline {
     const { journal, uploadMarginMs } = this.ctx;
     const fields = { folder: recorded.folder, file: recorded.fileName, itemId: recorded.id };
     // A spool copy is this agent's own; a shared folder's path may hold a new drop by now.
-    const ownCopy = runtime.config.source.type === 'sftp';
+    const ownCopy = kindOf(runtime.config.source).remote;
     if (isFinal(recorded.state)) {
       if (ownCopy) await fs.rm(file.claimedPath, { force: true });
       this.options.log.info(

@@ -6,7 +6,7 @@
  * or set aside first (poison-files.ts), so a restart never crash-loops on it.
  */
 import type { JournalItem, RecoveryStep, TakenOver, TakeOverScope } from '../journal/index.js';
-import { intakeOf } from '../sources/kinds.js';
+import { intakeOf, kindOf } from '../sources/kinds.js';
 import { type RecoveredFile, recoverProcessing } from '../sources/local/index.js';
 import { placeRejected } from './finish.js';
 import type { IntakeFile } from './intake.js';
@@ -53,7 +53,7 @@ export function takeOverScope(folders: Iterable<FolderRuntime>, only?: string): 
   const running = [...folders].filter((r) => only === undefined || r.config.name === only);
   return {
     folders: running.map((r) => r.config.name),
-    sharedFolders: running.filter((r) => r.config.source.type === 'local').map((r) => r.config.name),
+    sharedFolders: running.filter((r) => kindOf(r.config.source).sharedFolder).map((r) => r.config.name),
   };
 }
 
@@ -86,7 +86,7 @@ export async function reclaimOrphans(
 ): Promise<number> {
   const summary = emptySummary();
   for (const runtime of deps.folders.values()) {
-    if (runtime.config.source.type !== 'local') continue;
+    if (!kindOf(runtime.config.source).sharedFolder) continue;
     await reclaimProcessing(deps, runtime, summary, orphaned, inspectionsBefore);
   }
   return summary.reclaimed;

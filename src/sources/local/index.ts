@@ -1,3 +1,3 @@
-export { PROCESSING_DIR, type RecoveredFile, recoverProcessing } from './claim.js';
+export { type RecoveredFile, recoverProcessing } from './claim.js';
 export type { RejectedEntry } from './local-source.js';
 export { type UnreadableFile, unreadableLine } from './unreadable.js';
