@@ -1,22 +1,22 @@
 /**
- * File-name globs for include/exclude lists. Our own small matcher because `path.matchesGlob`
- * prints an ExperimentalWarning on Node 20 and is case-sensitive only, while ERPs on Windows
- * happily write `INVOICE.PDF`. Globs match one file name (no folders: sources watch depth 0).
+ * Globs for include/exclude lists, through picomatch, with our rules on top: a glob matches in any
+ * case unless asked (ERPs on Windows happily write `INVOICE.PDF`); `*` takes names starting with a
+ * dot too (the default excludes leave them out with `.*`); parentheses and `|` are plain characters
+ * (`invoice (1).pdf`), not regular-expression groups, and a leading `!` is a plain character, not a
+ * negation; a glob that cannot be what was meant (unclosed `[` or `{`, a trailing backslash) is
+ * refused when the configuration is read.
  *
- * Supported: `*` (any run), `?` (one character), `[abc]`, `[a-z]`, `[!abc]`, `{pdf,csv}`.
- * `**` behaves like `*`. A backslash escapes the next character.
+ * Supported: `*` (any run within a path segment), `?` (one character; a character beyond the
+ * Basic Multilingual Plane, such as an emoji, counts as two), `[abc]`, `[a-z]`,
+ * `[!abc]`, `{pdf,csv}`, `**` (any run of path segments: `**` alone in a segment crosses folders,
+ * elsewhere it behaves like `*`). A backslash escapes the next character.
  */
+import picomatch from 'picomatch';
 import { DocexError } from '../core/errors.js';
 
 export interface GlobOptions {
   /** Default false: `*.pdf` also takes `A.PDF`. */
   caseSensitive?: boolean;
-}
-
-const REGEX_SPECIAL = /[\\^$.*+?()[\]{}|/]/;
-
-function escapeChar(ch: string): string {
-  return REGEX_SPECIAL.test(ch) ? '\\' + ch : ch;
 }
 
 function invalid(pattern: string, why: string): DocexError {
@@ -25,44 +25,33 @@ function invalid(pattern: string, why: string): DocexError {
   });
 }
 
-/** Translates a glob to the body of a regular expression (no anchors). */
-function translate(pattern: string): string {
+/**
+ * The pattern as picomatch reads it: refused when it cannot be what was meant, and with `(`, `)`
+ * and `|` escaped (picomatch would make them a group or an alternative).
+ */
+function literalGroups(pattern: string): string {
+  if (pattern.length === 0) throw invalid(pattern, 'empty pattern');
   let out = '';
   let braceDepth = 0;
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i]!;
     if (ch === '\\') {
-      const next = pattern[i + 1];
-      if (next === undefined) throw invalid(pattern, 'trailing backslash');
-      out += escapeChar(next);
+      if (i + 1 === pattern.length) throw invalid(pattern, 'trailing backslash');
+      out += ch + pattern[i + 1];
       i++;
-    } else if (ch === '*') {
-      while (pattern[i + 1] === '*') i++;
-      // `[^]` so names with newlines still match.
-      out += '[^]*';
-    } else if (ch === '?') {
-      out += '[^]';
     } else if (ch === '[') {
-      const end = pattern.indexOf(']', i + 2);
+      // A `]` right after `[` (or `[!`) is a member of the class.
+      const first = pattern[i + 1] === '!' || pattern[i + 1] === '^' ? i + 2 : i + 1;
+      const end = pattern.indexOf(']', first + 1);
       if (end < 0) throw invalid(pattern, 'unclosed [');
-      let body = pattern.slice(i + 1, end);
-      const negate = body.startsWith('!') || body.startsWith('^');
-      if (negate) body = body.slice(1);
-      const cls = [...body].map((c) =>
-        c === '-' ? '-' : c === ']' || c === '\\' || c === '^' ? '\\' + c : c,
-      );
-      out += (negate ? '[^' : '[') + cls.join('') + ']';
+      out += pattern.slice(i, end + 1);
       i = end;
-    } else if (ch === '{') {
-      braceDepth++;
-      out += '(?:';
-    } else if (ch === '}' && braceDepth > 0) {
-      braceDepth--;
-      out += ')';
-    } else if (ch === ',' && braceDepth > 0) {
-      out += '|';
+    } else if (ch === '(' || ch === ')' || ch === '|') {
+      out += `\\${ch}`;
     } else {
-      out += escapeChar(ch);
+      if (ch === '{') braceDepth++;
+      else if (ch === '}' && braceDepth > 0) braceDepth--;
+      out += ch;
     }
   }
   if (braceDepth > 0) throw invalid(pattern, 'unclosed {');
@@ -70,8 +59,19 @@ function translate(pattern: string): string {
 }
 
 export function compileGlob(pattern: string, options: GlobOptions = {}): RegExp {
-  if (pattern.length === 0) throw invalid(pattern, 'empty pattern');
-  return new RegExp('^' + translate(pattern) + '$', options.caseSensitive ? 'u' : 'iu');
+  const re = picomatch.makeRe(literalGroups(pattern), {
+    dot: true,
+    // `[!abc]` as a negated class.
+    posix: true,
+    noextglob: true,
+    nonegate: true,
+    windows: false,
+    // Not `u`: picomatch escapes characters (`\-`) that a unicode-mode expression refuses.
+    ...(options.caseSensitive ? {} : { nocase: true }),
+  });
+  // picomatch answers an expression it could not build (a range such as [z-a]) with one that matches nothing.
+  if (re.source === '$^') throw invalid(pattern, 'not a valid glob (a range such as [z-a]?)');
+  return re;
 }
 
 export function matchesGlob(name: string, pattern: string, options: GlobOptions = {}): boolean {

@@ -23,6 +23,22 @@ describe('matchesGlob', () => {
     ['starx.pdf', 'star\\*.pdf', false],
     ['deep.pdf', '**.pdf', true],
     ['anything', '*', true],
+    ['.hidden.pdf', '*', true],
+    ['~$letter.docx', '~$*', true],
+    ['a+b1.pdf', 'a+b(1).pdf', false],
+    ['invoice (1).pdf', 'invoice (?).pdf', true],
+    ['a|b.pdf', 'a|b.pdf', true],
+    ['a.pdf', 'a|b.pdf', false],
+    ['!draft.pdf', '!draft.pdf', true],
+    ['final.pdf', '!draft.pdf', false],
+    ['inv.PDF', '*.{pdf,xml}', true],
+    ['inv-2.pdf', 'inv-{1,2{a,b}}.pdf', false],
+    ['inv-2b.pdf', 'inv-{1,2{a,b}}.pdf', true],
+    ['acme/invoices/a.pdf', '*.pdf', false],
+    ['acme/invoices/a.pdf', '**/*.pdf', true],
+    ['a.pdf', '**/*.pdf', true],
+    ['acme/invoices/a.pdf', 'acme/*/*.pdf', true],
+    ['acme/reminders/x/a.pdf', 'acme/*/*.pdf', false],
   ])('%j against %j → %s', (name, pattern, expected) => {
     expect(matchesGlob(name, pattern)).toBe(expected);
   });
@@ -32,15 +48,18 @@ describe('matchesGlob', () => {
     expect(matchesGlob('a.pdf', '*.pdf', { caseSensitive: true })).toBe(true);
   });
 
-  it.each(['', 'a[b', 'a{b,c', 'trailing\\'])('rejects the invalid glob %j with a stable code', (pattern) => {
-    let caught: unknown;
-    try {
-      compileGlob(pattern);
-    } catch (err) {
-      caught = err;
-    }
-    expect(isDocexError(caught, 'DOCEX_SOURCE_GLOB_INVALID')).toBe(true);
-  });
+  it.each(['', 'a[b', 'a{b,c', 'trailing\\', 'inv-[z-a].pdf'])(
+    'rejects the invalid glob %j with a stable code',
+    (pattern) => {
+      let caught: unknown;
+      try {
+        compileGlob(pattern);
+      } catch (err) {
+        caught = err;
+      }
+      expect(isDocexError(caught, 'DOCEX_SOURCE_GLOB_INVALID')).toBe(true);
+    },
+  );
 });
 
 describe('createNameFilter', () => {
