@@ -26,13 +26,15 @@ function invalid(pattern: string, why: string): DocexError {
 }
 
 /**
- * The pattern as picomatch reads it: refused when it cannot be what was meant, and with `(`, `)`
- * and `|` escaped (picomatch would make them a group or an alternative).
+ * The pattern as picomatch reads it: refused when it cannot be what was meant, with `(`, `)` and
+ * `|` escaped (picomatch would make them a group or an alternative), and the braces of a group of
+ * one alternative (`*.{pdf}`) dropped: picomatch would take them as plain characters.
  */
 function literalGroups(pattern: string): string {
   if (pattern.length === 0) throw invalid(pattern, 'empty pattern');
   let out = '';
-  let braceDepth = 0;
+  // The open brace groups: where each `{` is in `out`, and whether it has a `,` of its own yet.
+  const groups: { at: number; alternatives: boolean }[] = [];
   for (let i = 0; i < pattern.length; i++) {
     const ch = pattern[i]!;
     if (ch === '\\') {
@@ -48,13 +50,21 @@ function literalGroups(pattern: string): string {
       i = end;
     } else if (ch === '(' || ch === ')' || ch === '|') {
       out += `\\${ch}`;
+    } else if (ch === '{') {
+      groups.push({ at: out.length, alternatives: false });
+      out += ch;
+    } else if (ch === ',' && groups.length > 0) {
+      groups[groups.length - 1]!.alternatives = true;
+      out += ch;
+    } else if (ch === '}' && groups.length > 0) {
+      const group = groups.pop()!;
+      if (group.alternatives) out += ch;
+      else out = out.slice(0, group.at) + out.slice(group.at + 1);
     } else {
-      if (ch === '{') braceDepth++;
-      else if (ch === '}' && braceDepth > 0) braceDepth--;
       out += ch;
     }
   }
-  if (braceDepth > 0) throw invalid(pattern, 'unclosed {');
+  if (groups.length > 0) throw invalid(pattern, 'unclosed {');
   return out;
 }
 

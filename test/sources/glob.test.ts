@@ -43,6 +43,21 @@ describe('matchesGlob', () => {
     expect(matchesGlob(name, pattern)).toBe(expected);
   });
 
+  it.each([
+    ['a.pdf', '*.{pdf}', true],
+    ['A.PDF', '*.{pdf}', true],
+    ['a.xml', '*.{pdf}', false],
+    ['abc', 'a{b}c', true],
+    ['a{b}c', 'a{b}c', false],
+    ['acd', 'a{b,{c}}d', true],
+    ['abd', 'a{b,{c}}d', true],
+  ])(
+    'takes a brace group of one alternative as that alternative, as the matcher before picomatch did: %j against %j → %s',
+    (name, pattern, expected) => {
+      expect(matchesGlob(name, pattern)).toBe(expected);
+    },
+  );
+
   it('is case-sensitive only when asked', () => {
     expect(matchesGlob('A.PDF', '*.pdf', { caseSensitive: true })).toBe(false);
     expect(matchesGlob('a.pdf', '*.pdf', { caseSensitive: true })).toBe(true);
