@@ -232,7 +232,12 @@ export class SqliteJournal implements JournalStore {
   async recordFailedTry(itemId: number, failure: FailedTry): Promise<JournalItem> {
     // NORMAL: a power cut that drops it only shortens one wait.
     return this.tx(false, () => {
-      this.stmts.failedTry.run({ id: itemId, code: failure.code, nextTryAt: failure.nextTryAt });
+      this.stmts.failedTry.run({
+        id: itemId,
+        code: failure.code,
+        nextTryAt: failure.nextTryAt,
+        add: failure.counted === false ? 0 : 1,
+      });
       return this.mustGet(itemId);
     });
   }

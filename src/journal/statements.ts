@@ -90,7 +90,7 @@ export function prepareStatements(db: Database.Database) {
       'UPDATE items SET lost_answers = lost_answers + 1, orphan_jobs = orphan_jobs + @orphan WHERE id = @id',
     ),
     failedTry: p(
-      `UPDATE items SET failed_tries = failed_tries + 1, next_try_at = @nextTryAt, last_failure_code = @code
+      `UPDATE items SET failed_tries = failed_tries + @add, next_try_at = @nextTryAt, last_failure_code = @code
        WHERE id = @id`,
     ),
     clearTries: p('UPDATE items SET failed_tries = 0, next_try_at = NULL WHERE id = ?'),

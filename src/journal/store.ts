@@ -30,6 +30,11 @@ export interface FailedTry {
   code: string;
   /** When the next try is due (epoch ms, the injected clock's). */
   nextTryAt: number;
+  /**
+   * Whether it adds one to the count of failed tries (default true). False for a wait that is no
+   * failure (a send window's hold): the code and the next try are recorded, the count stays.
+   */
+  counted?: boolean;
 }
 
 /** A file this agent held and lost: another agent took it over (its epoch moved on). */

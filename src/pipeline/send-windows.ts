@@ -98,13 +98,15 @@ export class SendWindowHolds {
     const nextTryAt = opensAt ?? clock.now() + NEVER_MS;
     if (!(item.lastFailureCode === SEND_WINDOW_CODE && item.nextTryAt === nextTryAt)) {
       // Not worth failing the hold for: the file is held in memory all the same, and held again
-      // after a restart by the same check before its create.
-      await journal.recordFailedTry(item.id, { code: SEND_WINDOW_CODE, nextTryAt }).catch((err: unknown) => {
-        log.warn(
-          { folder: item.folder, file: item.fileName, err },
-          'send window hold not recorded in the journal',
-        );
-      });
+      // after a restart by the same check before its create. No failure: the count stays.
+      await journal
+        .recordFailedTry(item.id, { code: SEND_WINDOW_CODE, nextTryAt, counted: false })
+        .catch((err: unknown) => {
+          log.warn(
+            { folder: item.folder, file: item.fileName, err },
+            'send window hold not recorded in the journal',
+          );
+        });
     }
     this.track(item, opensAt);
   }

@@ -132,6 +132,21 @@ describe('SendWindowHolds', () => {
     expect(holds.waiting).toBe(0);
   });
 
+  it('does not count a hold as a failed try: a file held at several openings keeps its count, so no later failure parks it sooner', async () => {
+    const runtime = runtimeOf('office', WINDOW);
+    const { holds } = makeHolds(new Map([['office', runtime]]));
+    const item = await validated('office');
+    await holds.hold(item, MONDAY_OPENING);
+    // Held again at the next opening (a payload file whose rows went on the day before).
+    await holds.hold((await journal.get(item.id))!, MONDAY_OPENING + 86_400_000);
+    expect(await journal.get(item.id)).toMatchObject({
+      failedTries: 0,
+      lastFailureCode: SEND_WINDOW_CODE,
+      nextTryAt: MONDAY_OPENING + 86_400_000,
+    });
+    holds.cancelAll();
+  });
+
   it('holds a file found in the journal with its window still closed, without writing again', async () => {
     const runtime = runtimeOf('office', WINDOW);
     const { holds } = makeHolds(new Map([['office', runtime]]));

@@ -444,6 +444,7 @@ export class PostgresJournal implements JournalStore {
           failure.nextTryAt,
           failure.code,
           this.epochOf(itemId),
+          failure.counted === false ? 0 : 1,
         ])
         .then(async (row) => {
           if (!row) throw await this.missedWrite(itemId);

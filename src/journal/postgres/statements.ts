@@ -140,7 +140,7 @@ export const STATEMENTS = {
   // A file's retry state, fenced ($e: the epoch this agent holds the file by; NULL: not fenced).
   recordFailedTry: s(
     'record_failed_try',
-    `UPDATE items SET failed_tries = failed_tries + 1, next_try_at = $2, last_failure_code = $3
+    `UPDATE items SET failed_tries = failed_tries + $5::int, next_try_at = $2, last_failure_code = $3
      WHERE id = $1 AND ($4::int IS NULL OR epoch = $4) RETURNING ${C}`,
   ),
   clearFailedTries: s(

@@ -37,6 +37,22 @@ describeEachBackend('journal retry state', (backend) => {
       expect(second.state).toBe('claimed');
     });
 
+    it('recordFailedTry with counted false records the code and the next try but leaves the count as it was', async () => {
+      const item = await claimed(journal);
+      await journal.recordFailedTry(item.id, { code: 'DOCEX_API_503', nextTryAt: 1_000 });
+      const held = await journal.recordFailedTry(item.id, {
+        code: 'DOCEX_SEND_WINDOW_CLOSED',
+        nextTryAt: 9_000,
+        counted: false,
+      });
+      expect(held).toMatchObject({
+        failedTries: 1,
+        nextTryAt: 9_000,
+        lastFailureCode: 'DOCEX_SEND_WINDOW_CLOSED',
+      });
+      expect(await journal.get(item.id)).toEqual(held);
+    });
+
     it('keeps each item its own count', async () => {
       const a = await claimedFile(journal, 'a.pdf');
       const b = await claimedFile(journal, 'b.pdf');
