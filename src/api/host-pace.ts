@@ -6,6 +6,7 @@
  * moves a ManualClock sees calls released as it moves.
  */
 import type { Clock } from '../core/clock.js';
+import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { type ApiObserver, notify } from './observer.js';
 import { asksToSlowDown, type Pacing, type Rate, sameRate, TokenBucket } from './pacing.js';
@@ -98,11 +99,23 @@ export class HostPace {
     return { ...options, onAttempt: (outcome) => this.answered(ticket, outcome, call, this.busy()) };
   }
 
-  /** The pace of each attempt of a call (CallOptions.pace): a Retry-After, the rates and a free place. */
+  /**
+   * The pace of each attempt of a call (CallOptions.pace): a Retry-After, the rates and a free place.
+   * A signal that ends before the turn comes (a create's lease allowance, a stop) rejects with
+   * DOCEX_PACE_TURN_LATE: the attempt was never sent, so it is neither a failure of the call nor a
+   * request the service may hold.
+   */
   attempts(call: PacedCall): AttemptPace {
     return {
       begin: async (signal) => {
-        const ticket = await this.turn(call, signal, true);
+        const ticket = await this.turn(call, signal, true).catch((err: unknown) => {
+          if (!signal?.aborted) throw err;
+          throw new DocexError(
+            'DOCEX_PACE_TURN_LATE',
+            'the call waited its turn in the pace of the service host until its time ran out: not sent',
+            { cause: err },
+          );
+        });
         let ended = false;
         return (outcome) => {
           if (ended) return;

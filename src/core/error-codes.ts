@@ -354,6 +354,13 @@ export const ERROR_CODES = {
       'logged: a job create got no answer (a timeout, a reset) and its job is not found by name yet; the service may still be handling it, so it is not sent again before the API timeout (`timeouts.headersMs`) has passed since it was sent',
     action: 'nothing: looked up again, and sent again only once the lookup still finds nothing after that',
   },
+  DOCEX_PACE_TURN_LATE: {
+    group: 'files',
+    outcome: 'waiting',
+    meaning:
+      "logged: a call to the service waited its turn in the pace of the service host (a Retry-After, `pace.rate` or the folder's `rate`, no free place) until its time ran out (a job create's lease allowance on a shared journal); it was not sent",
+    action: 'nothing: tried again later, its lease renewed; if it lasts, lower the load or raise the rates',
+  },
   DOCEX_PLACEMENT_BUSY: {
     group: 'files',
     outcome: 'waiting',

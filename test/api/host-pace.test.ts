@@ -9,7 +9,10 @@ import { Pacing } from '../../src/api/pacing.js';
 import { retryPolicy } from '../../src/api/retry.js';
 import { withRetry } from '../../src/api/retry-loop.js';
 import { ManualClock } from '../../src/core/clock.js';
+import { isDocexError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { failureClass } from '../../src/domain/retry-policy.js';
+import { classifyFailure } from '../../src/pipeline/retry-policy.js';
 import { CallGate } from '../../src/returns/call-gate.js';
 
 const TOO_MANY_5S = { ok: false, status: 429, retryAfterMs: 5000 };
@@ -213,5 +216,44 @@ describe('host pace shared by the intake and the return path', () => {
     );
     await expect(cut).rejects.toThrow('aborted');
     expect(host.inFlight()).toBe(0);
+  });
+
+  it('a create whose turn does not come before its signal ends (its lease allowance) is not sent and fails as a wait, neither internal nor maybe sent', async () => {
+    const clock = new ManualClock(0);
+    const host = pace(clock);
+    const paused = await host.attempts({ caller: 'intake' }).begin();
+    paused(TOO_MANY_5S);
+    const deadline = new AbortController();
+    let sent = 0;
+    const create = watch(
+      withRetry(
+        {
+          policy: retryPolicy({ random: () => 0 }),
+          clock,
+          log: silentLogger(),
+          method: 'POST',
+          route: '/jobs/single-file',
+          retryable: false,
+          signal: deadline.signal,
+          pace: host.attempts({ caller: 'intake', key: folderPaceKey('pdf') }),
+        },
+        async () => {
+          sent++;
+          return 'job';
+        },
+      ).catch((err: unknown) => err),
+    );
+    await turns();
+    expect(create.settled()).toBe(false);
+    // The lease's allowance ends while the Retry-After still holds the host.
+    deadline.abort(new DOMException('the lease allowance ended', 'TimeoutError'));
+    const err = await create.value;
+    expect(sent).toBe(0);
+    expect(host.inFlight()).toBe(0);
+    expect(isDocexError(err, 'DOCEX_PACE_TURN_LATE')).toBe(true);
+    // Not a bug (parked after INTERNAL_TRY_LIMIT tries) and not a request that may have reached the service.
+    expect((err as Error).name).not.toMatch(/^(AbortError|TimeoutError)$/);
+    expect(classifyFailure(err, 'create')).toMatchObject({ kind: 'retry', code: 'DOCEX_PACE_TURN_LATE' });
+    expect(failureClass('DOCEX_PACE_TURN_LATE')).toBe('waiting');
   });
 });
