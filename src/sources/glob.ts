@@ -81,7 +81,9 @@ export function compileGlob(pattern: string, options: GlobOptions = {}): RegExp 
   });
   // picomatch answers an expression it could not build (a range such as [z-a]) with one that matches nothing.
   if (re.source === '$^') throw invalid(pattern, 'not a valid glob (a range such as [z-a]?)');
-  return re;
+  // `s`: picomatch's `.` (in `**`, and the look-ahead of a leading `*`) takes a newline too, as any
+  // other character of a name: such a file is taken and refused for its name, not left unseen.
+  return re.flags.includes('s') ? re : new RegExp(re.source, `${re.flags}s`);
 }
 
 export function matchesGlob(name: string, pattern: string, options: GlobOptions = {}): boolean {

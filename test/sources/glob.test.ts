@@ -58,6 +58,19 @@ describe('matchesGlob', () => {
     },
   );
 
+  it.each([
+    ['\ninvoice.pdf', '*'],
+    ['\ninvoice.pdf', '*.pdf'],
+    ['two\nlines.pdf', '**'],
+    ['two\nlines.pdf', '**.pdf'],
+    ['two\nlines.pdf', 'two*'],
+  ])(
+    'takes a name with a newline as any other, so it is taken and refused for its name rather than left unseen: %j against %j',
+    (name, pattern) => {
+      expect(matchesGlob(name, pattern)).toBe(true);
+    },
+  );
+
   it('is case-sensitive only when asked', () => {
     expect(matchesGlob('A.PDF', '*.pdf', { caseSensitive: true })).toBe(false);
     expect(matchesGlob('a.pdf', '*.pdf', { caseSensitive: true })).toBe(true);
