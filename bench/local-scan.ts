@@ -50,7 +50,7 @@ async function createFiles(dir: string, n: number, content: string): Promise<voi
 
 function source(dir: string, extra: Partial<LocalSourceOptions>): LocalSource {
   return new LocalSource({
-    folder: { name: 'bench', path: dir, stability: { kind: 'settle', settleMs: 2_000 } },
+    folder: { name: 'bench', path: dir, stability: { kind: 'settle', settleMs: 2_000 }, order: 'mtime' },
     clock: new ManualClock(),
     log: silentLogger(),
     accept: async () => {},
@@ -92,7 +92,7 @@ try {
     let claimed = 0;
     const clock = new ManualClock();
     const renameIn = new LocalSource({
-      folder: { name: 'bench', path: dir, stability: { kind: 'rename-in' } },
+      folder: { name: 'bench', path: dir, stability: { kind: 'rename-in' }, order: 'mtime' },
       clock,
       log: silentLogger(),
       accept: async () => {

@@ -4,10 +4,12 @@
  */
 import { z } from 'zod';
 import { kindOf, SOURCE_KINDS, SOURCE_SCHEMAS, type SourceConfig } from '../sources/kinds.js';
-import { count, durationMs, flag, pathText, rateOrOff, retention } from './schema-types.js';
+import { count, countOrOff, durationMs, flag, pathText, rateOrOff, retention } from './schema-types.js';
 import { sendAtSchema, sendWindowSchema } from './send-schedule-schema.js';
 
 export const FOLDER_MODES = ['single-file', 'payload-pdf', 'payload-word'] as const;
+/** The order a folder takes its complete files in (sources/scan-order.ts applies it). */
+const SCAN_ORDERS = ['mtime', 'name'] as const;
 
 /** Temporary and hidden names that copy tools and editors leave while a file is being written. */
 export const DEFAULT_EXCLUDES = [
@@ -158,6 +160,15 @@ export const folderSchema = z
       .array(z.string().min(1))
       .default(DEFAULT_EXCLUDES)
       .describe('Globs of files to leave alone, checked after include.'),
+    order: z
+      .enum(SCAN_ORDERS)
+      .default('mtime')
+      .describe(
+        'The order complete files of this folder are taken in: mtime, oldest modification time first (the same time: by name), or name, by file name.',
+      ),
+    maxFilesPerScan: countOrOff(1, 1_000_000).describe(
+      'Files taken per scan at most (a local folder scans every 500 ms while files wait, an SFTP folder at each poll); every file is listed and sorted first, so a larger backlog drains in order across scans. off: all complete files.',
+    ),
     archiveDir: pathText()
       .optional()
       .describe(
@@ -227,3 +238,4 @@ export const folderSchema = z
 
 export type FolderConfig = z.output<typeof folderSchema>;
 export type FolderMode = (typeof FOLDER_MODES)[number];
+export type ScanOrder = (typeof SCAN_ORDERS)[number];

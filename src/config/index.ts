@@ -13,5 +13,6 @@ export {
   agentConfigSchema,
   type FolderConfig,
   type FolderMode,
+  type ScanOrder,
 } from './schema.js';
 export { readTlsMaterial } from './tls-files.js';

@@ -28,7 +28,7 @@ import {
   secretText,
 } from './schema-types.js';
 
-export type { FolderConfig, FolderMode } from './folder-schema.js';
+export type { FolderConfig, FolderMode, ScanOrder } from './folder-schema.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export const LOG_FORMATS = ['auto', 'json', 'pretty'] as const;

@@ -18,6 +18,8 @@ export function createLocalFolderSource(
       include: folder.include,
       exclude: folder.exclude,
       stability: folder.stability,
+      order: folder.order,
+      maxFilesPerScan: folder.maxFilesPerScan,
       usePolling: source.usePolling,
       pollIntervalMs: source.pollIntervalMs,
     },

@@ -1,7 +1,8 @@
 /**
  * The I/O shell around the stability core for one local drop folder: a streamed start-up scan, a
  * folder watch (or, for NFS/SMB, periodic scans), and a stat loop over pending names that claims
- * complete files into `.processing/` and hands them to the pipeline one at a time.
+ * complete files into `.processing/` and hands them to the pipeline one at a time, in the folder's
+ * order (scan-order.ts: oldest first, or by name; at most `maxFilesPerScan` per pass).
  */
 
 import fs from 'node:fs/promises';
@@ -14,6 +15,7 @@ import type { Logger } from '../../core/logger.js';
 import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import { type DropFolderTrouble, missingDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
+import { FirstInOrder, pickForScan } from '../scan-order.js';
 import { claimFile, PROCESSING_DIR, releaseClaim } from './claim.js';
 import { type DirWatcher, watchDirectory } from './dir-watcher.js';
 import { entryPath, readEntries } from './entry-name.js';
@@ -118,6 +120,14 @@ const REJECTIONS: Record<RejectedKind, (name: string) => Pick<RejectedEntry, 'co
 interface Pending {
   state?: StabilityState;
   retryAt?: number;
+}
+
+/** A pending file found complete in this pass: claimed once every pending name was looked at. */
+interface Complete {
+  name: string;
+  obs: Observation;
+  entry: Pending;
+  access: FileAccess;
 }
 
 /** A pending file found unreadable, unstat-able or unmovable: since when, and once reported, what was said. */
@@ -294,27 +304,36 @@ export class LocalSource {
     else void this.tick();
   }
 
-  /** A name seen by the scan or the watcher; markers wake their data file up. */
-  notice(name: string): void {
-    if (this.stopped || this.pending.has(name)) return;
+  /** The name to observe for an entry: a marker's data file, the name itself, or none (not a candidate). */
+  private candidateOf(name: string): string | undefined {
     const { stability, tempSuffixes } = this.options.folder;
     const dataName = dataNameOfMarker(name, markerSuffixes(stability));
-    if (dataName !== undefined) {
-      this.notice(dataName);
-      return;
-    }
-    if (!isCandidateName(name, stability, this.included, tempSuffixes)) return;
+    if (dataName !== undefined) return this.candidateOf(dataName);
+    return isCandidateName(name, stability, this.included, tempSuffixes) ? name : undefined;
+  }
+
+  /** A name seen by the scan or the watcher; markers wake their data file up. */
+  notice(name: string): void {
+    if (this.stopped) return;
+    const candidate = this.candidateOf(name);
+    if (candidate === undefined || this.pending.has(candidate)) return;
     if (this.pending.size >= this.maxPending) {
       this.scanNeeded = true;
       return;
     }
-    this.pending.set(name, {});
+    this.pending.set(candidate, {});
     this.wake();
   }
 
-  /** Streams the folder (opendir) so a 100,000-entry backlog is never held as one array. */
+  /**
+   * Streams the folder (opendir) so a 100,000-entry backlog is never held as one array: every
+   * candidate is listed, and the first ones in the folder's order (as many as `pending` has room
+   * for) become pending in that order; a later scan picks up the rest once those drained.
+   */
   async scan(): Promise<void> {
     this.scanNeeded = false;
+    const { order } = this.options.folder;
+    const first = new FirstInOrder(order, this.maxPending - this.pending.size);
     try {
       for await (const { entry, dirent } of readEntries(this.dir, 256)) {
         if (this.stopped) break;
@@ -327,15 +346,23 @@ export class LocalSource {
           await this.reject(entry.name, 'symlink');
           continue;
         }
-        this.notice(entry.name);
-        // Full: stop here (breaking closes the handle); a later scan picks up the rest once drained.
-        if (this.pending.size >= this.maxPending) {
-          this.scanNeeded = true;
-          break;
-        }
+        const name = this.candidateOf(entry.name);
+        if (name === undefined || this.pending.has(name)) continue;
+        first.offer({ name, mtimeMs: order === 'mtime' ? await this.mtimeOf(name) : Number.NaN });
       }
     } catch (err) {
       this.log.error({ folder: this.folderName, err }, 'folder scan failed');
+    }
+    for (const { name } of first.take()) this.notice(name);
+    if (first.leftOut) this.scanNeeded = true;
+  }
+
+  /** For the scan's order only: a file that cannot be stat'ed sorts last (its pass reports why). */
+  private async mtimeOf(name: string): Promise<number> {
+    try {
+      return (await (this.options.lstat ?? fs.lstat)(path.join(this.dir, name))).mtimeMs;
+    } catch {
+      return Number.NaN;
     }
   }
 
@@ -362,18 +389,31 @@ export class LocalSource {
       this.again = false; // the names it noticed are in this pass
     }
     let lookedWhilePaused = 0;
+    const complete: Complete[] = [];
     for (const name of [...this.pending.keys()]) {
       if (this.stopped) return;
       if (this.paused && ++lookedWhilePaused > PAUSED_LOOKAHEAD) return;
       try {
-        await this.step(name);
+        const found = await this.step(name);
+        if (found) complete.push(found);
+      } catch (err) {
+        this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
+      }
+    }
+    // All complete files first, then in the folder's order up to maxFilesPerScan; the rest next pass.
+    const keyOf = (c: Complete) => ({ name: c.name, mtimeMs: c.obs.mtimeMs });
+    for (const { name, obs, entry, access } of pickForScan(complete, keyOf, this.options.folder)) {
+      if (this.stopped || this.paused) return;
+      try {
+        await this.claimAndAccept(name, path.join(this.dir, name), obs, entry, access);
       } catch (err) {
         this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
       }
     }
   }
 
-  private async step(name: string): Promise<void> {
+  /** Observes one pending name; a complete file to claim is returned, not claimed. */
+  private async step(name: string): Promise<Complete | undefined> {
     const entry = this.pending.get(name);
     if (entry === undefined) return;
     const now = this.options.clock.now();
@@ -407,9 +447,9 @@ export class LocalSource {
     }
     // Changing again (the ERP rewrites it): the grace starts over once it is complete.
     if (verdict === 'wait' && this.blocked.get(name)?.reported === undefined) this.blocked.delete(name);
-    if (verdict === 'stable' && !this.paused && !this.stopped) {
-      await this.claimAndAccept(name, path.join(this.dir, name), obs, entry, look.access);
-    }
+    if (verdict === 'stable' && !this.paused && !this.stopped)
+      return { name, obs, entry, access: look.access };
+    return undefined;
   }
 
   /**

@@ -1,6 +1,8 @@
+import type { ScanOrderRule } from '../scan-order.js';
 import type { StabilityRule } from './stability.js';
 
-export interface LocalFolderConfig {
+/** `order` and `maxFilesPerScan`: which complete files each pass of the stat loop claims first. */
+export interface LocalFolderConfig extends ScanOrderRule {
   /** The folder's name in config and logs (maps to a workflow). */
   name: string;
   path: string;

@@ -50,6 +50,8 @@ export function createSftpFolderSource(
           include: folder.include,
           exclude: folder.exclude,
           stability: folder.stability,
+          order: folder.order,
+          maxFilesPerScan: folder.maxFilesPerScan,
           claim: source.claim,
           afterSuccess: source.afterSuccess,
           remoteArchiveDir: source.remoteArchiveDir,

@@ -28,6 +28,7 @@ import { missingRemoteDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
 import { PROCESSING_DIR } from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
+import { pickForScan, type ScanOrderRule } from '../scan-order.js';
 import { BAD_NAME_CODE, badNameFiles, badNameReason, mayBeUndecodable } from './bad-name.js';
 import { RENAME_REFUSED, type RemoteSideFile, removeIfThere } from './remote-finalize.js';
 import { REMOTE_PROCESSING_DIR, remoteJoin } from './remote-paths.js';
@@ -35,7 +36,8 @@ import { RemoteFinisher, type RemoteMarker } from './source-finish.js';
 import { reconcile, sameRemoteFile } from './source-reconcile.js';
 import { ListingTracker } from './stability.js';
 
-export interface SftpFolderSettings {
+/** `order` and `maxFilesPerScan`: which complete files each poll claims first, and how many. */
+export interface SftpFolderSettings extends ScanOrderRule {
   name: string;
   /** `sftp://user@host:port/path`: the journal records each file as `<url>/<name>`. */
   url: string;
@@ -406,7 +408,11 @@ export class SftpSource {
     this.forgetVanished(entries, claimed);
     const verdict = this.tracker.feed(entries, this.options.clock.now());
     const max = this.options.maxInFlight ?? MAX_IN_FLIGHT;
-    for (const { entry, marker } of verdict.ready) {
+    // Every complete file listed and sorted first (scan-order.ts), then at most maxFilesPerScan claimed.
+    const { order, maxFilesPerScan } = folder;
+    let claims = 0;
+    for (const { entry, marker } of pickForScan(verdict.ready, ({ entry }) => entry, { order })) {
+      if (maxFilesPerScan !== undefined && claims >= maxFilesPerScan) return;
       // Claim ahead of the pipeline only so far: the rest stays on the server for the next polls.
       if (this.stopped || this.paused || this.inFlight.size >= max) return;
       if (this.inFlight.has(entry.name) || this.finisher.busy(entry.name)) continue;
@@ -415,6 +421,7 @@ export class SftpSource {
         path: remoteJoin(folder.remotePath, marker.name),
         suffix: marker.name.slice(entry.name.length),
       };
+      claims++;
       try {
         await this.claim(entry, markerInfo);
       } catch (err) {

@@ -57,7 +57,13 @@ export function makeHarness(
       claimed.push(file);
     },
     ...options,
-    folder: { name: 'invoices', path: dir, stability: { kind: 'settle', settleMs: 2_000 }, ...folder },
+    folder: {
+      name: 'invoices',
+      path: dir,
+      stability: { kind: 'settle', settleMs: 2_000 },
+      order: 'mtime',
+      ...folder,
+    },
     clock,
     log: pino({ level: 'debug' }, sink),
   });

@@ -60,6 +60,7 @@ function agentSource(
       include: ['*.pdf'],
       exclude: [],
       stability: { kind: 'rename-in' },
+      order: 'mtime',
       claim: 'rename',
       afterSuccess: 'archive',
       remoteArchiveDir: path.join(remote, '.archive'),

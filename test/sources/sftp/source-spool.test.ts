@@ -70,6 +70,7 @@ function makeSource(
       include: ['*'],
       exclude: [],
       stability: { kind: 'rename-in' },
+      order: 'mtime',
       claim: 'rename',
       afterSuccess: 'archive',
       remoteArchiveDir: path.join(remote, '.archive'),

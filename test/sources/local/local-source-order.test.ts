@@ -1,0 +1,77 @@
+/**
+ * The order a local folder hands its complete files over in (order, maxFilesPerScan). Times are
+ * set with utimes, so the order never depends on how fast the files were written.
+ */
+import { utimesSync } from 'node:fs';
+import { afterEach, describe, expect, it } from 'vitest';
+import { type Harness, makeHarness } from './support.js';
+
+const harnesses: Harness[] = [];
+function harness(...args: Parameters<typeof makeHarness>): Harness {
+  const h = makeHarness(...args);
+  harnesses.push(h);
+  return h;
+}
+afterEach(async () => {
+  for (const h of harnesses.splice(0)) await h.cleanup();
+});
+
+const BASE = Date.parse('2026-11-02T08:00:00Z') / 1000;
+
+/** Writes each name with its modification time, minutes after BASE. */
+function drop(h: Harness, files: Record<string, number>): void {
+  for (const [name, minutes] of Object.entries(files)) {
+    const p = h.write(name);
+    utimesSync(p, BASE + minutes * 60, BASE + minutes * 60);
+  }
+}
+
+/** The names name order would give, reversed in time: the oldest is the last by name. */
+const BACKWARDS = { 'a.pdf': 50, 'b.pdf': 40, 'c.pdf': 30, 'd.pdf': 20, 'e.pdf': 10 };
+
+describe('LocalSource: order', () => {
+  it('mtime: claims the oldest file first, and files of the same time by name', async () => {
+    const h = harness({ order: 'mtime' });
+    drop(h, { ...BACKWARDS, 'b2.pdf': 30 });
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.names()).toEqual(['e.pdf', 'd.pdf', 'b2.pdf', 'c.pdf', 'b.pdf', 'a.pdf']);
+  });
+
+  it('name: claims by file name whatever the modification times', async () => {
+    const h = harness({ order: 'name' });
+    drop(h, BACKWARDS);
+    await h.source.start();
+    await h.step(0);
+    await h.step(2_000);
+    expect(h.names()).toEqual(['a.pdf', 'b.pdf', 'c.pdf', 'd.pdf', 'e.pdf']);
+  });
+
+  it('maxFilesPerScan 2: five complete files go two per pass, oldest first', async () => {
+    const h = harness({ order: 'mtime', maxFilesPerScan: 2 });
+    drop(h, BACKWARDS);
+    await h.source.start();
+    await h.step(0);
+    expect(h.names()).toEqual([]);
+    await h.step(2_000);
+    expect(h.names()).toEqual(['e.pdf', 'd.pdf']);
+    await h.step(0);
+    expect(h.names()).toEqual(['e.pdf', 'd.pdf', 'c.pdf', 'b.pdf']);
+    await h.step(0);
+    expect(h.names()).toEqual(['e.pdf', 'd.pdf', 'c.pdf', 'b.pdf', 'a.pdf']);
+    expect(h.source.pendingCount).toBe(0);
+  });
+
+  it('a backlog larger than maxPending: the scan lists every file and holds the oldest, the rest follow oldest first', async () => {
+    const h = harness({ order: 'mtime' }, { maxPending: 2 });
+    drop(h, BACKWARDS);
+    await h.source.start();
+    expect(h.source.pendingCount).toBe(2);
+    for (let round = 0; round < 6 && h.claimed.length < 5; round++) {
+      await h.step(0);
+      await h.step(2_000);
+    }
+    expect(h.names()).toEqual(['e.pdf', 'd.pdf', 'c.pdf', 'b.pdf', 'a.pdf']);
+  });
+});
