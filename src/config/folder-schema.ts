@@ -196,6 +196,9 @@ export const folderSchema = z
       ),
     stability: stabilitySchema,
     concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
+    priority: count(-1000, 1000, 0).describe(
+      'Across folders, -1000 to 1000: while files of several folders wait for a slot (concurrency), those of the folder with the higher priority start first. A file whose upload window already runs goes before the new files of any folder.',
+    ),
     rate: rateOrOff().describe(
       "Calls to the service this folder's files start per second, minute or hour (600/min, 10/s), under pace.rate; off: none of its own.",
     ),

@@ -177,7 +177,7 @@ export class Pipeline {
     const queued = this.scheduler.schedule(
       runtime,
       `path:${file.claimedPath}`,
-      priorityOf(undefined, this.options.clock.now()),
+      priorityOf(undefined, this.options.clock.now(), runtime.config.priority),
       async () => {
         let item: JournalItem;
         try {
@@ -280,7 +280,7 @@ export class Pipeline {
     this.scheduler.schedule(
       runtime,
       `item:${item.id}`,
-      priorityOf(item, this.options.clock.now()),
+      priorityOf(item, this.options.clock.now(), runtime.config.priority),
       async () => {
         let fresh: JournalItem | undefined;
         try {

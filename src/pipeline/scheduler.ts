@@ -1,6 +1,7 @@
 /**
  * Which file runs when: a global p-queue bounds the files in flight across folders, a queue per
- * folder bounds each folder, and work waiting for a slot runs soonest upload deadline first. The
+ * folder bounds each folder, and work waiting for a slot runs soonest upload deadline first, then
+ * the new files of the folder with the highest `priority` (in the order they came in). The
  * backlog of each folder is counted so its intake pauses at a high mark and resumes once it drains.
  * A folder halted (found unsafe) runs nothing of its queued work until it is let go again.
  */
@@ -11,10 +12,26 @@ import type { FolderRuntime } from './types.js';
 /** The upload window a file not created yet will get: it waits behind files whose window is running out. */
 const DEFAULT_WINDOW_MS = 2 * 3_600_000;
 
-/** Sooner deadline, higher priority (p-queue runs the greatest first). */
-export function priorityOf(item: JournalItem | undefined, now: number): number {
-  const deadline = item?.uploadDeadline ?? now + DEFAULT_WINDOW_MS;
-  return -Math.floor(deadline / 1000);
+/**
+ * One folder priority step, in seconds of deadline: wider than any epoch second, so a folder's
+ * priority outranks when its files came in, and that order counts only within one priority.
+ */
+const FOLDER_STEP = 1e10;
+/**
+ * Work whose upload window already runs ranks above the new work of every folder (priorities are
+ * -1000..1000 in the schema: 1e13 at most), below 2^53 so every rank is an exact number.
+ */
+const DEADLINE_BAND = 1e14;
+
+/**
+ * p-queue runs the greatest first. Work whose upload window runs (a job created, its upload
+ * deadline known) goes first, soonest deadline first, whatever its folder's priority: its window
+ * must not be spent waiting. Other work (files not created yet) goes by its folder's priority,
+ * higher first, then in the order it came in (the deadline it would get, now plus the window).
+ */
+export function priorityOf(item: JournalItem | undefined, now: number, folderPriority: number): number {
+  if (item?.uploadDeadline !== undefined) return DEADLINE_BAND - Math.floor(item.uploadDeadline / 1000);
+  return folderPriority * FOLDER_STEP - Math.floor((now + DEFAULT_WINDOW_MS) / 1000);
 }
 
 /** The backlog at which a folder's intake pauses; it resumes at half of it. */

@@ -106,7 +106,7 @@ describe('Scheduler', () => {
     const now = Date.parse('2026-11-26T12:00:00Z');
     for (const minutes of [50, 10, 30]) {
       const item = { uploadDeadline: now + minutes * 60_000 } as Parameters<typeof priorityOf>[0];
-      scheduler.schedule(a, `m${minutes}`, priorityOf(item, now), gate.task(`m${minutes}`));
+      scheduler.schedule(a, `m${minutes}`, priorityOf(item, now, 0), gate.task(`m${minutes}`));
     }
     for (let round = 0; round < 4; round++) {
       await settle();
@@ -115,9 +115,60 @@ describe('Scheduler', () => {
     await settle();
     expect(gate.started).toEqual(['busy', 'm10', 'm30', 'm50']);
     // A file not created yet waits behind one whose window ends within the default two hours.
-    expect(priorityOf(undefined, now)).toBeLessThan(
-      priorityOf({ uploadDeadline: now + 60_000 } as never, now),
+    expect(priorityOf(undefined, now, 0)).toBeLessThan(
+      priorityOf({ uploadDeadline: now + 60_000 } as never, now, 0),
     );
+  });
+
+  it('starts the waiting files of a higher priority folder first, each folder’s in the order they came in', async () => {
+    const low = folderOf('low', 4);
+    const high = folderOf('high', 4);
+    const { scheduler } = makeScheduler([low, high], 1);
+    const gate = new Gate();
+    scheduler.schedule(low, 'busy', 0, gate.task('busy'));
+    const now = Date.parse('2026-11-26T12:00:00Z');
+    // The low folder's files came in first (a minute earlier, and earlier in the same second).
+    for (const [i, at] of [now - 60_000, now, now].entries()) {
+      scheduler.schedule(low, `low${i}`, priorityOf(undefined, at, 0), gate.task(`low${i}`));
+    }
+    for (const [i, at] of [now, now + 1_000].entries()) {
+      scheduler.schedule(high, `high${i}`, priorityOf(undefined, at, 5), gate.task(`high${i}`));
+    }
+    for (let round = 0; round < 6; round++) {
+      await settle();
+      gate.releaseAll();
+    }
+    await settle();
+    expect(gate.started).toEqual(['busy', 'high0', 'high1', 'low0', 'low1', 'low2']);
+  });
+
+  it('a file whose upload window runs goes before a higher priority folder’s new files; a negative priority goes after the default', async () => {
+    const now = Date.parse('2026-11-26T12:00:00Z');
+    const uploading = { uploadDeadline: now + 110 * 60_000 } as Parameters<typeof priorityOf>[0];
+    const top = folderOf('top', 4);
+    const plain = folderOf('plain', 4);
+    const last = folderOf('last', 4);
+    const { scheduler } = makeScheduler([top, plain, last], 1);
+    const gate = new Gate();
+    scheduler.schedule(plain, 'busy', 0, gate.task('busy'));
+    // The new files came in an hour ago, the upload window of the last folder's file runs since.
+    const earlier = now - 3_600_000;
+    scheduler.schedule(top, 'new-top', priorityOf(undefined, earlier, 1000), gate.task('new-top'));
+    scheduler.schedule(plain, 'new-plain', priorityOf(undefined, earlier, 0), gate.task('new-plain'));
+    scheduler.schedule(last, 'new-last', priorityOf(undefined, earlier, -1000), gate.task('new-last'));
+    scheduler.schedule(last, 'uploading', priorityOf(uploading, now, -1000), gate.task('uploading'));
+    for (let round = 0; round < 6; round++) {
+      await settle();
+      gate.releaseAll();
+    }
+    await settle();
+    expect(gate.started).toEqual(['busy', 'uploading', 'new-top', 'new-plain', 'new-last']);
+    const ranks = [
+      priorityOf(uploading, now, 0),
+      priorityOf(undefined, now, 1000),
+      priorityOf(undefined, now, -1000),
+    ];
+    for (const rank of ranks) expect(Number.isSafeInteger(rank)).toBe(true);
   });
 
   it('tells a folder’s backlog at its high mark (pause intake) and again at half of it (resume)', async () => {

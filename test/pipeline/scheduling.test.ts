@@ -31,6 +31,8 @@ async function blockedCreates(options: {
   folderConcurrency: number;
   concurrency: number;
   files: number;
+  /** Folder name -> its priority (absent: the schema's default). */
+  priorities?: Record<string, number>;
   onBacklog?: (folder: string, full: boolean) => void;
 }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-slots-'));
@@ -43,19 +45,22 @@ async function blockedCreates(options: {
       source: { type: 'local', path: path.join(dir, name) },
       workflowId: 'wf',
       concurrency: options.folderConcurrency,
+      ...(options.priorities?.[name] === undefined ? {} : { priority: options.priorities[name] }),
     })),
   });
   const journal = SqliteJournal.open(path.join(dir, 'state', 'j.sqlite'), {
     clock: new ManualClock(),
     log: silentLogger(),
   });
-  const seen = { inFlight: 0, maxInFlight: 0, creates: 0 };
+  /** `order`: the file name of each create, as the creates came. */
+  const seen = { inFlight: 0, maxInFlight: 0, creates: 0, order: [] as string[] };
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => {
     release = r;
   });
   const jobs = {
-    createSingleFile: async () => {
+    createSingleFile: async (request: { filename: string }) => {
+      seen.order.push(request.filename);
       seen.creates++;
       seen.inFlight++;
       seen.maxInFlight = Math.max(seen.maxInFlight, seen.inFlight);
@@ -87,11 +92,12 @@ async function blockedCreates(options: {
     const processing = path.join(dir, folder, '.processing');
     mkdirSync(processing, { recursive: true });
     for (let i = 0; i < options.files; i++) {
-      const p = path.join(processing, `f${i}.pdf`);
+      const name = `${folder}-${i}.pdf`;
+      const p = path.join(processing, name);
       writeFileSync(p, await makePdf(`${folder} ${i}`));
       pipeline.accept(folder, {
-        name: `f${i}.pdf`,
-        originalPath: path.join(dir, folder, `f${i}.pdf`),
+        name,
+        originalPath: path.join(dir, folder, name),
         claimedPath: p,
       });
     }
@@ -118,6 +124,31 @@ describe('pipeline scheduling', () => {
     expect(run.seen.maxInFlight).toBe(2);
     expect(events).toEqual([true, false]);
     expect((await run.journal.stats()).files.done).toBe(20);
+    await run.journal.close();
+  });
+});
+
+describe('folder priority', () => {
+  it('starts the waiting files of the higher priority folder first, though the other folder’s came in earlier', async () => {
+    const run = await blockedCreates({
+      folders: ['bulk', 'urgent'],
+      priorities: { urgent: 10 },
+      folderConcurrency: 4,
+      concurrency: 1,
+      files: 3,
+    });
+    // bulk-0 took the one slot before the others came in; the rest wait for it.
+    await waitFor(() => run.seen.inFlight === 1);
+    run.release();
+    await run.pipeline.idle();
+    expect(run.seen.order).toEqual([
+      'bulk-0.pdf',
+      'urgent-0.pdf',
+      'urgent-1.pdf',
+      'urgent-2.pdf',
+      'bulk-1.pdf',
+      'bulk-2.pdf',
+    ]);
     await run.journal.close();
   });
 });
