@@ -2,7 +2,8 @@
  * The order a local folder hands its complete files over in (order, maxFilesPerScan). Times are
  * set with utimes, so the order never depends on how fast the files were written.
  */
-import { utimesSync } from 'node:fs';
+import { appendFileSync, utimesSync } from 'node:fs';
+import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, makeHarness } from './support.js';
 
@@ -46,6 +47,18 @@ describe('LocalSource: order', () => {
     await h.step(0);
     await h.step(2_000);
     expect(h.names()).toEqual(['a.pdf', 'b.pdf', 'c.pdf', 'd.pdf', 'e.pdf']);
+  });
+
+  it('a file still being written does not hold back one after it in order that is complete', async () => {
+    const h = harness({ order: 'name' });
+    drop(h, { 'a.pdf': 10, 'b.pdf': 20 });
+    await h.source.start();
+    await h.step(0);
+    appendFileSync(path.join(h.dir, 'a.pdf'), ' more');
+    await h.step(2_000);
+    expect(h.names()).toEqual(['b.pdf']);
+    await h.step(2_000);
+    expect(h.names()).toEqual(['b.pdf', 'a.pdf']);
   });
 
   it('maxFilesPerScan 2: five complete files go two per pass, oldest first', async () => {
