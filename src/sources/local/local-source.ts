@@ -122,6 +122,9 @@ interface Pending {
   retryAt?: number;
 }
 
+/** Names whose mtimes a scan asks for at once (the libuv pool runs 4 at a time). */
+const SCAN_STAT_BATCH = 64;
+
 /** A pending file found complete in this pass: claimed once every pending name was looked at. */
 interface Complete {
   name: string;
@@ -334,6 +337,13 @@ export class LocalSource {
     this.scanNeeded = false;
     const { order } = this.options.folder;
     const first = new FirstInOrder(order, this.maxPending - this.pending.size);
+    // Oldest first needs every candidate's mtime: stat'ed a batch at a time, side by side.
+    let batch: string[] = [];
+    const offerBatch = async () => {
+      const times = order === 'mtime' ? await Promise.all(batch.map((n) => this.mtimeOf(n))) : [];
+      batch.forEach((name, i) => first.offer({ name, mtimeMs: times[i] ?? Number.NaN }));
+      batch = [];
+    };
     try {
       for await (const { entry, dirent } of readEntries(this.dir, 256)) {
         if (this.stopped) break;
@@ -348,8 +358,10 @@ export class LocalSource {
         }
         const name = this.candidateOf(entry.name);
         if (name === undefined || this.pending.has(name)) continue;
-        first.offer({ name, mtimeMs: order === 'mtime' ? await this.mtimeOf(name) : Number.NaN });
+        batch.push(name);
+        if (batch.length >= SCAN_STAT_BATCH) await offerBatch();
       }
+      await offerBatch();
     } catch (err) {
       this.log.error({ folder: this.folderName, err }, 'folder scan failed');
     }
