@@ -341,7 +341,7 @@ export class LocalSource {
     let batch: string[] = [];
     const offerBatch = async () => {
       const times = order === 'mtime' ? await Promise.all(batch.map((n) => this.mtimeOf(n))) : [];
-      batch.forEach((name, i) => first.offer({ name, mtimeMs: times[i] ?? Number.NaN }));
+      for (const [i, name] of batch.entries()) first.offer({ name, mtimeMs: times[i] ?? Number.NaN });
       batch = [];
     };
     try {
