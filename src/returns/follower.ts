@@ -357,20 +357,27 @@ export class Follower {
       if (this.full()) return;
       if (!this.inFlight.has(documentKey(doc))) this.run(documentTask(this.tasks, doc));
     }
+    // The store is read between the check and the start: the intake may take the last places
+    // meanwhile, so the check is made again before a task takes one (the job stays queued).
     for (const jobId of this.nudged) {
       if (this.full()) return;
       if (this.inFlight.has(jobKey(jobId))) continue;
-      this.nudged.delete(jobId);
       const task = await jobTask(this.tasks, jobId);
+      if (this.full()) return;
+      this.nudged.delete(jobId);
       if (task) this.run(task);
     }
     for (const jobId of this.sweep) {
       if (this.full()) return;
-      this.sweep.delete(jobId);
-      if (this.inFlight.has(jobKey(jobId))) continue;
+      if (this.inFlight.has(jobKey(jobId))) {
+        this.sweep.delete(jobId);
+        continue;
+      }
       const row = await this.opts.store.job(jobId);
-      if (!row || row.done || row.nextPollAt > now) continue;
-      const task = await jobTask(this.tasks, jobId, row);
+      const task =
+        row && !row.done && row.nextPollAt <= now ? await jobTask(this.tasks, jobId, row) : undefined;
+      if (task && this.full()) return;
+      this.sweep.delete(jobId);
       if (task) this.run(task);
     }
   }

@@ -1,0 +1,131 @@
+/**
+ * The follower's tasks in the pace of the service host it shares with the intake: a real
+ * returns.sqlite, a scripted client, a fake clock and a pace of two places. A follower task never
+ * takes a place past the limit.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { HostPace } from '../../src/api/host-pace.js';
+import { Pacing } from '../../src/api/pacing.js';
+import { ManualClock } from '../../src/core/clock.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { Job } from '../../src/domain/wire.js';
+import type { OutputTarget } from '../../src/outputs/types.js';
+import { Follower, type FollowerOptions } from '../../src/returns/follower.js';
+import type { JournalFeed } from '../../src/returns/journal-feed.js';
+import type { ReturnsStore } from '../../src/returns/store.js';
+import { waitFor } from '../support/wait-for.js';
+import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
+
+let dir: string;
+let store: ReturnsStore;
+const clock = new ManualClock();
+
+beforeEach(async () => {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'docex-follow-places-'));
+  store = await oneJobStore(dir, clock.now());
+});
+afterEach(async () => {
+  await store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const noFeed = { after: async () => [] } as unknown as JournalFeed;
+const nowhere: OutputTarget = {
+  description: 'nowhere',
+  write: async () => {},
+  exists: async () => false,
+  close: async () => {},
+};
+
+function follower(o: Partial<FollowerOptions>): Follower {
+  return new Follower({
+    store,
+    feed: noFeed,
+    client: scriptedClient(),
+    config: scriptedConfig,
+    statusTarget: nowhere,
+    proofTarget: nowhere,
+    stateDir: dir,
+    clock,
+    log: silentLogger(),
+    maxSleepMs: 2,
+    ...o,
+  });
+}
+
+function hostPace(concurrency: number): HostPace {
+  return new HostPace(clock, new Pacing({ concurrency }), silentLogger(), { maxSleepMs: 2 });
+}
+
+/** A store whose first read of a job's source waits for `open`. */
+function slowSource(base: ReturnsStore) {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => {
+    open = resolve;
+  });
+  let reading = false;
+  const slow = new Proxy(base, {
+    get(target, key, receiver) {
+      if (key === 'source' && !reading) {
+        return async (id: number) => {
+          reading = true;
+          await opened;
+          return target.source(id);
+        };
+      }
+      const value = Reflect.get(target, key, receiver);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return { store: slow, open, reading: () => reading };
+}
+
+/** How many times the follower looked for free places (once per fill of its loop, at least). */
+function countLooks(pace: HostPace): () => number {
+  let looks = 0;
+  const free = pace.free.bind(pace);
+  pace.free = () => {
+    looks++;
+    return free();
+  };
+  return () => looks;
+}
+
+describe('follower tasks in the shared pace', () => {
+  it('takes no place past the limit when the intake took the last ones while the job was read from the store', async () => {
+    const pace = hostPace(2);
+    const slow = slowSource(store);
+    const polled: string[] = [];
+    const client = scriptedClient({
+      jobGet: async (id) => {
+        polled.push(id);
+        return { id, status: 'COMPLETED', sendingEventCount: 0 } as Job;
+      },
+    });
+    const f = follower({ store: slow.store, client, pace });
+    f.start();
+    // The follower found the job due (a place was free then) and reads its source...
+    await waitFor(() => slow.reading());
+    // ...while the intake takes both places.
+    const intake = [
+      await pace.attempts({ caller: 'intake' }).begin(),
+      await pace.attempts({ caller: 'intake' }).begin(),
+    ];
+    const looks = countLooks(pace);
+    slow.open();
+    // Two more looks: the follower saw the pace full and started nothing.
+    await waitFor(() => looks() >= 3);
+    expect(pace.inFlight()).toBe(2);
+    expect(polled).toEqual([]);
+    // A place frees: the job is polled then.
+    intake[0]!({ ok: true });
+    await waitFor(() => polled.length === 1);
+    expect(pace.inFlight()).toBeLessThanOrEqual(2);
+    intake[1]!({ ok: true });
+    await f.stop();
+    expect(polled).toEqual(['job_1']);
+  });
+});
