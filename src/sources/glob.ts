@@ -4,7 +4,7 @@
  * dot too (the default excludes leave them out with `.*`); parentheses and `|` are plain characters
  * (`invoice (1).pdf`), not regular-expression groups, and a leading `!` is a plain character, not a
  * negation; a glob that cannot be what was meant (unclosed `[` or `{`, a trailing backslash) is
- * refused when the configuration is read.
+ * refused when the configuration is read, as is one longer than picomatch reads (64 KiB).
  *
  * Supported: `*` (any run within a path segment), `?` (one character; a character beyond the
  * Basic Multilingual Plane, such as an emoji, counts as two), `[abc]`, `[a-z]`,
@@ -19,9 +19,16 @@ export interface GlobOptions {
   caseSensitive?: boolean;
 }
 
-function invalid(pattern: string, why: string): DocexError {
-  return new DocexError('DOCEX_SOURCE_GLOB_INVALID', `invalid glob "${pattern}": ${why}`, {
-    details: { pattern },
+/** The longest pattern picomatch reads (after our escapes): past it, it throws a plain SyntaxError. */
+const MAX_GLOB_LENGTH = picomatch.constants.MAX_LENGTH;
+/** A longer pattern is shown cut here in messages. */
+const SHOWN_LENGTH = 100;
+
+function invalid(pattern: string, why: string, cause?: unknown): DocexError {
+  const shown = pattern.length > SHOWN_LENGTH ? `${pattern.slice(0, SHOWN_LENGTH)}…` : pattern;
+  return new DocexError('DOCEX_SOURCE_GLOB_INVALID', `invalid glob "${shown}": ${why}`, {
+    details: { pattern: shown },
+    ...(cause === undefined ? {} : { cause }),
   });
 }
 
@@ -65,20 +72,34 @@ function literalGroups(pattern: string): string {
     }
   }
   if (groups.length > 0) throw invalid(pattern, 'unclosed {');
+  if (out.length === 0) throw invalid(pattern, 'empty once its braces are read');
   return out;
 }
 
 export function compileGlob(pattern: string, options: GlobOptions = {}): RegExp {
-  const re = picomatch.makeRe(literalGroups(pattern), {
-    dot: true,
-    // `[!abc]` as a negated class.
-    posix: true,
-    noextglob: true,
-    nonegate: true,
-    windows: false,
-    // Not `u`: picomatch escapes characters (`\-`) that a unicode-mode expression refuses.
-    ...(options.caseSensitive ? {} : { nocase: true }),
-  });
+  const literal = literalGroups(pattern);
+  if (literal.length > MAX_GLOB_LENGTH) {
+    throw invalid(
+      pattern,
+      `${pattern.length} characters${literal.length > pattern.length ? ` (${literal.length} with '(', ')' and '|' escaped)` : ''}: a glob has at most ${MAX_GLOB_LENGTH}`,
+    );
+  }
+  let re: RegExp;
+  try {
+    re = picomatch.makeRe(literal, {
+      dot: true,
+      // `[!abc]` as a negated class.
+      posix: true,
+      noextglob: true,
+      nonegate: true,
+      windows: false,
+      // Not `u`: picomatch escapes characters (`\-`) that a unicode-mode expression refuses.
+      ...(options.caseSensitive ? {} : { nocase: true }),
+    });
+  } catch (err) {
+    // picomatch throws plain errors (SyntaxError, RangeError): the configuration's code instead.
+    throw invalid(pattern, `picomatch cannot read it (${err instanceof Error ? err.name : 'error'})`, err);
+  }
   // picomatch answers an expression it could not build (a range such as [z-a]) with one that matches nothing.
   if (re.source === '$^') throw invalid(pattern, 'not a valid glob (a range such as [z-a]?)');
   // `s`: picomatch's `.` (in `**`, and the look-ahead of a leading `*`) takes a newline too, as any

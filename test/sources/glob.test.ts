@@ -76,7 +76,7 @@ describe('matchesGlob', () => {
     expect(matchesGlob('a.pdf', '*.pdf', { caseSensitive: true })).toBe(true);
   });
 
-  it.each(['', 'a[b', 'a{b,c', 'trailing\\', 'inv-[z-a].pdf'])(
+  it.each(['', 'a[b', 'a{b,c', 'trailing\\', 'inv-[z-a].pdf', '{}', '{{}}'])(
     'rejects the invalid glob %j with a stable code',
     (pattern) => {
       let caught: unknown;
@@ -86,6 +86,27 @@ describe('matchesGlob', () => {
         caught = err;
       }
       expect(isDocexError(caught, 'DOCEX_SOURCE_GLOB_INVALID')).toBe(true);
+    },
+  );
+
+  it.each([
+    ['a'.repeat(70_000), /invalid glob "a{100}…": 70000 characters: a glob has at most 65536$/],
+    [
+      '('.repeat(40_000),
+      /40000 characters \(80000 with '\(', '\)' and '\|' escaped\): a glob has at most 65536$/,
+    ],
+  ])(
+    'refuses a glob longer than picomatch reads with the stable code and a short message, not a plain SyntaxError (%#)',
+    (pattern, message) => {
+      let caught: unknown;
+      try {
+        compileGlob(pattern);
+      } catch (err) {
+        caught = err;
+      }
+      expect(isDocexError(caught, 'DOCEX_SOURCE_GLOB_INVALID')).toBe(true);
+      expect((caught as Error).message).toMatch(message);
+      expect((caught as Error).message.length).toBeLessThan(300);
     },
   );
 });
