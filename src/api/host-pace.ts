@@ -28,6 +28,33 @@ export function folderPaceKey(folder: string): string {
 
 const WHO: Record<PaceCaller, string> = { intake: 'intake', returns: 'follower' };
 
+/**
+ * A place held across several calls (a follower task, see HostPace.hold): let go while one of
+ * its calls waits for its turn (take), and taken again with that turn.
+ */
+export class HeldPlace {
+  private taken = true;
+
+  constructor(private readonly free: () => void) {}
+
+  /** Whether the place is taken now. */
+  isTaken(): boolean {
+    return this.taken;
+  }
+
+  /** Frees the place; again, or while let go: nothing. */
+  release(): void {
+    if (!this.taken) return;
+    this.taken = false;
+    this.free();
+  }
+
+  /** The pace took the place again (with a call's turn). */
+  retaken(): void {
+    this.taken = true;
+  }
+}
+
 export class HostPace {
   /** Places taken: attempts in flight (intake) and held places (the follower's tasks). */
   private held = 0;
@@ -64,16 +91,16 @@ export class HostPace {
     return Math.max(0, this.pacing.limit() - this.held);
   }
 
-  /** Takes a place outside any call (a follower task, whose calls go through take()); frees it once. */
-  hold(): () => void {
+  /**
+   * Takes a place outside any call (a follower task, whose calls go through take() with it); its
+   * release frees it once.
+   */
+  hold(): HeldPlace {
     this.held++;
-    let done = false;
-    return () => {
-      if (done) return;
-      done = true;
+    return new HeldPlace(() => {
       this.held--;
       this.wake();
-    };
+    });
   }
 
   /**
@@ -89,13 +116,20 @@ export class HostPace {
   /**
    * Waits until a call may start (a Retry-After, the rates; no place is taken: the caller holds
    * its own); answers the options for that one call, with the listener that reports its attempts.
-   * Rejects when `options.signal` aborts.
+   * Rejects when `options.signal` aborts. A caller's `place` is let go while the call waits (its
+   * own budget, a rate, a Retry-After: a place is for calls that may start, the intake's among
+   * them) and taken again with the turn, once one is free; a turn that never comes leaves it free.
    */
   async take<T extends { signal?: AbortSignal | undefined }>(
     options: T,
     call: PacedCall,
+    place?: HeldPlace,
   ): Promise<T & { onAttempt: AttemptListener }> {
-    const ticket = await this.turn(call, options.signal, false);
+    const letGo =
+      place !== undefined && (!place.isTaken() || this.pacing.waitMs(this.clock.now(), call.key) > 0);
+    if (letGo) place.release();
+    const ticket = await this.turn(call, options.signal, letGo);
+    if (letGo) place.retaken();
     return { ...options, onAttempt: (outcome) => this.answered(ticket, outcome, call, this.busy()) };
   }
 

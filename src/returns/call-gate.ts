@@ -3,7 +3,7 @@
  * (api/host-pace.ts), shared with the intake when the agent runs both, under the follower's own
  * bounds (follow.concurrency as a number, follow.maxCallsPerMinute).
  */
-import type { HostPace } from '../api/host-pace.js';
+import type { HeldPlace, HostPace } from '../api/host-pace.js';
 import type { Pacing } from '../api/pacing.js';
 import type { AttemptListener } from '../api/retry-loop.js';
 
@@ -15,7 +15,17 @@ export class CallGate {
     readonly pace: HostPace,
     /** follow.concurrency as a number: the follower's calls in flight stay at most this many. */
     private readonly cap = Number.POSITIVE_INFINITY,
+    /** The place of the task whose calls these are (see holding). */
+    private readonly place?: HeldPlace,
   ) {}
+
+  /**
+   * This gate for the calls of one task, which holds `place` between them: a call that must wait
+   * (the follower's budget, a rate, a Retry-After) lets the place go meanwhile.
+   */
+  holding(place: HeldPlace): CallGate {
+    return new CallGate(this.pace, this.cap, place);
+  }
 
   get pacing(): Pacing {
     return this.pace.pacing;
@@ -33,6 +43,6 @@ export class CallGate {
   take<T extends { signal?: AbortSignal | undefined }>(
     options: T,
   ): Promise<T & { onAttempt: AttemptListener }> {
-    return this.pace.take(options, { caller: 'returns', key: RETURNS_KEY });
+    return this.pace.take(options, { caller: 'returns', key: RETURNS_KEY }, this.place);
   }
 }

@@ -7,6 +7,7 @@
 import type { CallOptions } from '../api/index.js';
 import { isDocexError } from '../core/errors.js';
 import { nextTry, stepFailure } from '../domain/retry-policy.js';
+import type { CallGate } from './call-gate.js';
 import { pollInterval, retryAt } from './follow-plan.js';
 import { type PollDeps, pollJob } from './poll-job.js';
 import { fetchDocument, type ProofDeps } from './proofs.js';
@@ -15,7 +16,8 @@ import type { DocumentRow, JobRow } from './store.js';
 /** Where downloads in progress live; what a killed process left there is never complete. */
 export const RETURNS_TEMP_DIR = 'returns-tmp';
 
-export type Task = { key: string; run: () => Promise<void> };
+/** One piece of work; `gate`: where its calls wait (absent: the context's). */
+export type Task = { key: string; run: (gate?: CallGate) => Promise<void> };
 
 export interface TaskContext {
   poll: PollDeps;
@@ -38,9 +40,9 @@ export async function jobTask(shared: TaskContext, jobId: string, known?: JobRow
   if (!source) return undefined;
   return {
     key: jobKey(jobId),
-    run: async () => {
+    run: async (gate = shared.poll.gate) => {
       try {
-        await pollJob(shared.poll, row, source, shared.options(source.folder));
+        await pollJob({ ...shared.poll, gate }, row, source, shared.options(source.folder));
       } catch (err) {
         if (shared.aborted()) return;
         await store.deferJob(jobId, now() + pollInterval(row.unchangedPolls + 1, false, config.follow));
@@ -63,12 +65,12 @@ export function documentTask(shared: TaskContext, doc: DocumentRow): Task {
   const { store, log } = shared.proofs;
   return {
     key: documentKey(doc),
-    run: async () => {
+    run: async (gate = shared.proofs.gate) => {
       const job = await store.job(doc.jobId);
       const source = job ? await store.source(job.sourceId) : undefined;
       const fields = { folder: source?.folder, file: source?.fileName, jobId: doc.jobId };
       try {
-        await fetchDocument(shared.proofs, doc, fields, shared.options(source?.folder));
+        await fetchDocument({ ...shared.proofs, gate }, doc, fields, shared.options(source?.folder));
       } catch (err) {
         if (shared.aborted()) return;
         const failure = stepFailure(err);

@@ -383,12 +383,13 @@ export class Follower {
   }
 
   private run(task: Task): void {
-    const release = this.gate.pace.hold();
+    // The task's place is let go while one of its calls waits (its budget, a rate, a Retry-After).
+    const place = this.gate.pace.hold();
     const running = task
-      .run()
+      .run(this.gate.holding(place))
       .catch((err: unknown) => this.opts.log.error({ err, task: task.key }, 'follower task failed'))
       .finally(() => {
-        release();
+        place.release();
         this.inFlight.delete(task.key);
         this.pacer.passed(1);
         this.wakeUp?.();

@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '../../src/api/errors.js';
 import { folderPaceKey, HostPace } from '../../src/api/host-pace.js';
-import { Pacing } from '../../src/api/pacing.js';
+import { Pacing, StartLog } from '../../src/api/pacing.js';
 import { retryPolicy } from '../../src/api/retry.js';
 import { withRetry } from '../../src/api/retry-loop.js';
 import { ManualClock } from '../../src/core/clock.js';
@@ -13,7 +13,7 @@ import { isDocexError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { failureClass } from '../../src/domain/retry-policy.js';
 import { classifyFailure } from '../../src/pipeline/retry-policy.js';
-import { CallGate } from '../../src/returns/call-gate.js';
+import { CallGate, RETURNS_KEY } from '../../src/returns/call-gate.js';
 
 const TOO_MANY_5S = { ok: false, status: 429, retryAfterMs: 5000 };
 
@@ -98,11 +98,54 @@ describe('host pace shared by the intake and the return path', () => {
     const intake = watch(host.attempts({ caller: 'intake' }).begin());
     await turns();
     expect(intake.settled()).toBe(false);
-    releases[0]!();
+    releases[0]!.release();
     // Released twice, freed once.
-    releases[0]!();
+    releases[0]!.release();
     (await intake.value)({ ok: true });
     expect(host.inFlight()).toBe(1);
+  });
+
+  it("a return path task's place is let go while its call waits for the follower's budget, for the intake, and taken again with its turn", async () => {
+    const clock = new ManualClock(0);
+    const host = pace(clock, new Pacing({ concurrency: 1 }));
+    host.pacing.limitKey(RETURNS_KEY, [new StartLog(1)]);
+    const gate = new CallGate(host);
+    const place = host.hold();
+    const task = gate.holding(place);
+    // The budget's one call of the minute starts at once, in the task's place.
+    (await task.take({})).onAttempt({ ok: true });
+    expect(host.inFlight()).toBe(1);
+    // The next waits for the budget, without the place: the intake's call takes it meanwhile.
+    const next = watch(task.take({}));
+    await turns();
+    expect(next.settled()).toBe(false);
+    expect(place.isTaken()).toBe(false);
+    expect(host.inFlight()).toBe(0);
+    const intake = await host.attempts({ caller: 'intake' }).begin();
+    expect(host.inFlight()).toBe(1);
+    // The budget allows it again, but the one place is the intake's until its call ends.
+    clock.advance(60_000);
+    await turns();
+    expect(next.settled()).toBe(false);
+    intake({ ok: true });
+    (await next.value).onAttempt({ ok: true });
+    expect(place.isTaken()).toBe(true);
+    expect(host.inFlight()).toBe(1);
+    place.release();
+    expect(host.inFlight()).toBe(0);
+  });
+
+  it("a return path task's call that needs no wait keeps its place", async () => {
+    const clock = new ManualClock(0);
+    const host = pace(clock, new Pacing({ concurrency: 1 }));
+    const place = host.hold();
+    const intake = watch(host.attempts({ caller: 'intake' }).begin());
+    (await new CallGate(host).holding(place).take({})).onAttempt({ ok: true });
+    await turns();
+    expect(place.isTaken()).toBe(true);
+    expect(intake.settled()).toBe(false);
+    place.release();
+    (await intake.value)({ ok: true });
   });
 
   it('grows by one per round of good answers while a backlog keeps every place taken', async () => {

@@ -1,7 +1,8 @@
 /**
  * The follower's tasks in the pace of the service host it shares with the intake: a real
  * returns.sqlite, a scripted client, a fake clock and a pace of two places. A follower task never
- * takes a place past the limit.
+ * takes a place past the limit, and leaves its place to the intake while it waits for its own
+ * budget (follow.maxCallsPerMinute).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -15,6 +16,7 @@ import type { Job } from '../../src/domain/wire.js';
 import type { OutputTarget } from '../../src/outputs/types.js';
 import { Follower, type FollowerOptions } from '../../src/returns/follower.js';
 import type { JournalFeed } from '../../src/returns/journal-feed.js';
+import { statusFilePath } from '../../src/returns/proof-names.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { waitFor } from '../support/wait-for.js';
 import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
@@ -54,6 +56,36 @@ function follower(o: Partial<FollowerOptions>): Follower {
     maxSleepMs: 2,
     ...o,
   });
+}
+
+/** `job_<n>` of `inv-<n>.pdf` followed and due now, next to the store's job_1. */
+async function addJob(n: number): Promise<void> {
+  const t0 = clock.now();
+  await store.addJobs(
+    [
+      {
+        jobId: `job_${n}`,
+        source: {
+          itemId: n,
+          folder: 'pdf',
+          fileName: `inv-${n}.pdf`,
+          sha256: 'ab',
+          claimedAt: t0,
+          day: '2026-11-21',
+        },
+        statusPath: (collision) => statusFilePath('2026-11-21', `inv-${n}.pdf`, n, collision),
+        itemId: n,
+        rowIndex: undefined,
+        label: undefined,
+        jobName: undefined,
+        recordedAt: t0,
+        firstPollAt: t0,
+      },
+    ],
+    'cursor',
+    String(n),
+    t0,
+  );
 }
 
 function hostPace(concurrency: number): HostPace {
@@ -127,5 +159,50 @@ describe('follower tasks in the shared pace', () => {
     intake[1]!({ ok: true });
     await f.stop();
     expect(polled).toEqual(['job_1']);
+  });
+
+  it('leaves the places to the intake while its tasks wait for their own budget of calls per minute, and polls again when the budget allows', async () => {
+    for (const n of [2, 3]) await addJob(n);
+    const pace = hostPace(2);
+    const polled: string[] = [];
+    const client = scriptedClient({
+      jobGet: async (id) => {
+        polled.push(id);
+        return { id, status: 'COMPLETED', sendingEventCount: 0 } as Job;
+      },
+    });
+    const config = { ...scriptedConfig, follow: { ...scriptedConfig.follow, maxCallsPerMinute: 1 } };
+    // Each task's job is read from the store right before the task starts.
+    const read = new Set<number>();
+    const reading = new Proxy(store, {
+      get(target, key, receiver) {
+        if (key === 'source') {
+          return (id: number) => {
+            read.add(id);
+            return target.source(id);
+          };
+        }
+        const value = Reflect.get(target, key, receiver);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const f = follower({ store: reading, client, pace, config });
+    f.start();
+    // The minute's one call is spent on one job; the tasks of the two others started and wait for
+    // the next minute...
+    await waitFor(() => polled.length === 1 && read.size === 3);
+    // ...holding no place: the intake's calls take both.
+    const ended = await Promise.all([
+      pace.attempts({ caller: 'intake' }).begin(),
+      pace.attempts({ caller: 'intake' }).begin(),
+    ]);
+    expect(pace.inFlight()).toBe(2);
+    expect(polled.length).toBe(1);
+    for (const end of ended) end({ ok: true });
+    // The next minute: the next job is polled.
+    clock.advance(60_000);
+    await waitFor(() => polled.length === 2);
+    await f.stop();
+    expect(polled.length).toBe(2);
   });
 });
