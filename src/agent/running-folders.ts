@@ -123,6 +123,7 @@ export class RunningFolders implements Part {
       uploadMarginMs: this.options.uploadMarginMs,
       lookupMarginMs: 15 * 60_000,
       unansweredSettleMs: (config.service?.timeouts ?? DEFAULT_TIMEOUTS).headersMs,
+      createMarginMs: config.cluster.createMarginMs,
       folders: plan.running,
       concurrency: config.concurrency,
       onBacklog: (folder, full) => {

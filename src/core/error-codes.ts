@@ -358,7 +358,7 @@ export const ERROR_CODES = {
     group: 'files',
     outcome: 'waiting',
     meaning:
-      "logged: a call to the service waited its turn in the pace of the service host (a Retry-After, `pace.rate` or the folder's `rate`, no free place) until its time ran out (a job create's lease allowance on a shared journal); it was not sent",
+      "logged: a call to the service waited its turn in the pace of the service host (a Retry-After, `pace.rate` or the folder's `rate`, no free place) until its time ran out, or until too little was left to send it (a job create's lease allowance on a shared journal, less than `cluster.createMarginMs` left); it was not sent",
     action: 'nothing: tried again later, its lease renewed; if it lasts, lower the load or raise the rates',
   },
   DOCEX_PLACEMENT_BUSY: {

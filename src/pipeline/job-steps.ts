@@ -16,7 +16,7 @@ import { fileChange, type JournalItem, recoveryAction } from '../journal/index.j
 import { callOptions, itemLog } from './call-options.js';
 import type { RejectionExtras } from './finish.js';
 import { classifyFailure } from './retry-policy.js';
-import { recordIntent, type SendOutcome, sendOnce } from './send-gate.js';
+import { recordIntent, type SendAllowance, type SendOutcome, sendOnce } from './send-gate.js';
 import { checkSendWindow } from './send-windows.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
@@ -43,8 +43,8 @@ export interface JobTarget {
   sha256?: string | undefined;
   /** The file's bytes as read at its claim (a small file, this run): uploaded from memory. */
   bytes?: Buffer | undefined;
-  /** The create request; `jobName` is the journal's deterministic name, `signal` the send gate's. */
-  create(jobName: string | undefined, signal: AbortSignal): Promise<JobCreated>;
+  /** The create request; `jobName` is the journal's deterministic name, `allowance` the send gate's. */
+  create(jobName: string | undefined, allowance: SendAllowance): Promise<JobCreated>;
   /** Records (and for files, places) a rejection. */
   reject(item: JournalItem, code: ErrorCode, reason: string, extras?: RejectionExtras): Promise<JournalItem>;
 }
@@ -96,7 +96,7 @@ async function createJob(
 ): Promise<JournalItem> {
   let outcome: SendOutcome<JobCreated>;
   try {
-    outcome = await sendOnce(ctx, runtime, item, (jobName, signal) => target.create(jobName, signal));
+    outcome = await sendOnce(ctx, runtime, item, (jobName, allowance) => target.create(jobName, allowance));
   } catch (err) {
     if (err instanceof RetryLater) throw err;
     const failure = classifyFailure(err, 'create');

@@ -142,10 +142,10 @@ async function sendRows(
       filePath: pdfPath,
       size: st.size,
       mtimeMs: st.mtimeMs,
-      create: (jobName, signal) =>
+      create: (jobName, allowance) =>
         ctx.jobs.createPayloadPdf(
           { ...withSendTime(request, runtime, ctx.clock.now()), ...(jobName ? { jobName } : {}) },
-          callOptions(ctx, runtime, start, signal),
+          callOptions(ctx, runtime, start, allowance),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });

@@ -163,10 +163,10 @@ export async function drivePayloadPdf(
       size: item.size,
       mtimeMs: item.mtimeMs,
       sha256: item.sha256,
-      create: (jobName, signal) =>
+      create: (jobName, allowance) =>
         ctx.jobs.createPayloadPdf(
           { ...withSendTime(request, runtime, ctx.clock.now()), ...(jobName ? { jobName } : {}) },
-          callOptions(ctx, runtime, item, signal),
+          callOptions(ctx, runtime, item, allowance),
         ),
       reject: async (it, code, reason) => ctx.journal.transition(it.id, 'rejected', { code, reason }),
     });

@@ -37,10 +37,10 @@ export async function createRow(
   if (item.state === 'creating') {
     let outcome: SendOutcome<{ id: string }>;
     try {
-      outcome = await sendOnce(ctx, runtime, item, (jobName, signal) =>
+      outcome = await sendOnce(ctx, runtime, item, (jobName, allowance) =>
         ctx.jobs.createPayloadWord(
           { ...withSendTime(request, runtime, ctx.clock.now()), jobName },
-          callOptions(ctx, runtime, item, signal),
+          callOptions(ctx, runtime, item, allowance),
         ),
       );
     } catch (err) {

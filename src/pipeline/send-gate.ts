@@ -17,7 +17,9 @@ import { callOptions } from './call-options.js';
 import type { FreshIntent } from './fresh-intents.js';
 import { findJobByName } from './job-lookup.js';
 import { classifyFailure } from './retry-policy.js';
-import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
+import { type FolderRuntime, RetryLater, type SendAllowance, type StepContext } from './types.js';
+
+export type { SendAllowance } from './types.js';
 
 /** Records a new intent (`creating`, a new job name): answers it fresh. */
 export async function recordIntent(
@@ -39,13 +41,13 @@ export type SendOutcome<T> = { kind: 'sent'; answer: T } | { kind: 'found'; job:
  * Sends the create of a `creating` item once, or answers the job the service already has under
  * its name. Throws RetryLater when the lookup fails, DOCEX_LEASE_LOST when another agent holds the
  * file now (nothing is sent then); errors of `send` are the caller's to classify, and whatever they
- * are, the intent is spent: the next call looks up. `send` gets the signal its request must obey.
+ * are, the intent is spent: the next call looks up. `send` gets what its request must obey (callOptions).
  */
 export async function sendOnce<T>(
   ctx: StepContext,
   runtime: FolderRuntime,
   item: JournalItem,
-  send: (jobName: string, signal: AbortSignal) => Promise<T>,
+  send: (jobName: string, allowance: SendAllowance) => Promise<T>,
 ): Promise<SendOutcome<T>> {
   if (item.state !== 'creating' || !item.jobName) {
     throw new RetryLater('DOCEX_INTERNAL', `item ${item.id} in ${item.state} has no intent to send`);
@@ -65,18 +67,36 @@ export async function sendOnce<T>(
   await ctx.journal.flush();
   const allowedMs = await ctx.journal.leaseForSend(item);
   crashPoint('before-create');
-  const signal =
-    allowedMs === undefined ? ctx.signal : AbortSignal.any([ctx.signal, AbortSignal.timeout(allowedMs)]);
   const sentAt = ctx.clock.now();
   let answer: T;
   try {
-    answer = await send(item.jobName, signal);
+    answer = await send(item.jobName, allowance(ctx, allowedMs));
   } catch (err) {
     if (mayBeInService(err)) ctx.intents.sentUnanswered(item, sentAt);
     throw err;
   }
   crashPoint('after-create');
   return { kind: 'sent', answer };
+}
+
+/**
+ * The request's signal ends with the lease allowance. Its wait for a turn in the pace of the
+ * service host is part of the allowance: a turn that comes with less than createMarginMs of it
+ * left (or half of it, when the journal gave less than twice that) does not send the create,
+ * which would be cut off in flight and leave a job to find by name; it fails as a wait
+ * (DOCEX_PACE_TURN_LATE, call-options.ts) and is tried again with a fresh lease.
+ */
+function allowance(ctx: StepContext, allowedMs: number | undefined): SendAllowance {
+  if (allowedMs === undefined) return { signal: ctx.signal };
+  const now = ctx.monotonicNow ?? (() => performance.now());
+  const from = now();
+  return {
+    signal: AbortSignal.any([ctx.signal, AbortSignal.timeout(allowedMs)]),
+    lease: {
+      leftMs: () => allowedMs - (now() - from),
+      minLeftMs: Math.min(ctx.createMarginMs ?? 0, allowedMs / 2),
+    },
+  };
 }
 
 /** Failures of the client that no create request ever follows. */

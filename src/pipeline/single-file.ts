@@ -25,10 +25,10 @@ export async function driveSingleFile(
     mtimeMs: item.mtimeMs,
     sha256: item.sha256,
     bytes: held,
-    create: (jobName, signal) =>
+    create: (jobName, allowance) =>
       ctx.jobs.createSingleFile(
         { workflowId: item.workflowId, filename: item.fileName, ...(jobName ? { jobName } : {}) },
-        callOptions(ctx, runtime, item, signal),
+        callOptions(ctx, runtime, item, allowance),
       ),
     reject: (it, code, reason, extras) => rejectItem(ctx, runtime, it, code, reason, extras),
   });

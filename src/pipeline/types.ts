@@ -25,6 +25,13 @@ export interface FolderRuntime {
   workflow: Workflow;
 }
 
+/** What a create's request must obey (callOptions): its signal, and on a shared journal its lease allowance. */
+export interface SendAllowance {
+  signal: AbortSignal;
+  /** The lease allowance: ms left now, and the least the request is sent with (after its turn in the pace). */
+  lease?: { leftMs: () => number; minLeftMs: number } | undefined;
+}
+
 export interface StepContext {
   journal: JournalStore;
   jobs: PipelineJobs;
@@ -42,6 +49,14 @@ export interface StepContext {
    * service never got it (the API's answer timeout); 0 or absent: no wait.
    */
   unansweredSettleMs?: number;
+  /**
+   * cluster.createMarginMs: a create whose turn in the pace of the service host comes with less of
+   * its lease allowance left than this (or half of it, if less) is not sent (send-gate.ts);
+   * absent: 0.
+   */
+  createMarginMs?: number;
+  /** The host's monotonic clock in ms, which a create's lease allowance is counted on (performance.now; tests move their own). */
+  monotonicNow?: () => number;
   /** One-shot submit: the file stays where it is (no archive or error folder). */
   keepFiles?: boolean;
   /** Aborted when the agent stops past its grace time. */

@@ -3,11 +3,19 @@
  * without a lookup, once; the same intent read back from the journal is looked up first.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { HostPace } from '../../src/api/host-pace.js';
 import { ApiError } from '../../src/api/index.js';
+import { Pacing } from '../../src/api/pacing.js';
+import { retryPolicy } from '../../src/api/retry.js';
+import { withRetry } from '../../src/api/retry-loop.js';
 import { isDocexError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/logger.js';
 import type { Job } from '../../src/domain/wire.js';
-import { recordIntent, sendOnce } from '../../src/pipeline/send-gate.js';
+import { callOptions } from '../../src/pipeline/call-options.js';
+import { classifyFailure } from '../../src/pipeline/retry-policy.js';
+import { recordIntent, type SendAllowance, sendOnce } from '../../src/pipeline/send-gate.js';
 import type { PipelineJobs } from '../../src/pipeline/types.js';
+import { waitFor } from '../support/wait-for.js';
 import { makePartWorld, type PartWorld } from './support/step-context.js';
 
 const worlds: PartWorld[] = [];
@@ -93,5 +101,61 @@ describe('sendOnce and intent freshness', () => {
     };
     await expect(sendOnce(world.ctx, runtime, fresh, answered503)).rejects.toThrow('503');
     expect(await sendOnce(world.ctx, runtime, fresh, async () => 'sent')).toMatchObject({ kind: 'sent' });
+  });
+
+  it('does not send a create whose turn in the pace came with less than createMarginMs of its lease allowance left: it fails as a wait and the next try, with a fresh lease, sends', async () => {
+    const { world, runtime, itemId, lookups } = await setUp();
+    const pace = new HostPace(world.clock, new Pacing({ concurrency: 'auto' }), silentLogger(), {
+      maxSleepMs: 2,
+    });
+    world.ctx.pace = pace;
+    world.ctx.createMarginMs = 10_000;
+    // The lease allowance is counted on the host's monotonic clock: the test moves it.
+    let mono = 0;
+    world.ctx.monotonicNow = () => mono;
+    let leases = 0;
+    world.ctx.journal.leaseForSend = async () => {
+      leases++;
+      return 30_000;
+    };
+    const sent: string[] = [];
+    const send = (jobName: string, allowance: SendAllowance) =>
+      withRetry(
+        {
+          policy: retryPolicy({ random: () => 0 }),
+          clock: world.clock,
+          log: silentLogger(),
+          method: 'POST',
+          route: '/jobs/single-file',
+          retryable: false,
+          signal: allowance.signal,
+          ...callOptions(world.ctx, runtime, undefined, allowance),
+        },
+        async () => sent.push(jobName),
+      );
+    // A Retry-After of 25 s holds every call to the host.
+    (await pace.attempts({ caller: 'intake' }).begin())({ ok: false, status: 429, retryAfterMs: 25_000 });
+    const fresh = await recordIntent(world.ctx, itemId);
+    const late = sendOnce(world.ctx, runtime, fresh, send).catch((err: unknown) => err);
+    await waitFor(() => leases === 1);
+    mono += 25_000;
+    world.clock.advance(25_000);
+    const err = await late;
+    // 5 s of the 30 s allowance left: not sent, its place freed, a wait (neither a bug nor maybe sent).
+    expect(isDocexError(err, 'DOCEX_PACE_TURN_LATE')).toBe(true);
+    expect((err as Error).message).toContain('5000 ms of its lease allowance left, less than the 10000 ms');
+    expect(sent).toEqual([]);
+    expect(pace.inFlight()).toBe(0);
+    expect(classifyFailure(err, 'create')).toMatchObject({ kind: 'retry', code: 'DOCEX_PACE_TURN_LATE' });
+
+    // Tried again: the lease renewed, the lookup finds nothing, a turn with 15 s left sends.
+    (await pace.attempts({ caller: 'intake' }).begin())({ ok: false, status: 429, retryAfterMs: 15_000 });
+    const again = sendOnce(world.ctx, runtime, fresh, send);
+    await waitFor(() => leases === 2);
+    mono += 15_000;
+    world.clock.advance(15_000);
+    expect(await again).toMatchObject({ kind: 'sent' });
+    expect(sent).toEqual([fresh.jobName]);
+    expect(lookups).toEqual(['iterate']);
   });
 });
