@@ -39,6 +39,7 @@ export function agentView(
         };
       }),
     queueDepth: () => agent.pipeline.size,
+    heldForWindow: () => agent.pipeline.heldForWindow(),
     stoppedFolders: () => agent.stoppedFolders,
     unreadableFiles: () => agent.unreadableFiles(),
     retentionRemoved: () => agent.housekeeping?.removed() ?? [],

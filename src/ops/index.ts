@@ -18,6 +18,7 @@ import {
   outputsCheck,
   type ReadinessCheck,
   runChecks,
+  sendWindowsCheck,
   stoppedFoldersCheck,
   tokenCheck,
   toleratingOutage,
@@ -75,6 +76,7 @@ function checksFor(view: OpsAgentView, reader: JournalReader): ReadinessCheck[] 
     const list = view.unreadableFiles;
     checks.push(unreadableFilesCheck(() => list().flatMap((f) => f.files)));
   }
+  if (view.heldForWindow) checks.push(sendWindowsCheck(view.heldForWindow));
   if (view.failingOutputs) checks.push(outputsCheck(view.failingOutputs, view.clock));
   checks.push(journalCheck(view.journal, view.pingJournal));
   checks.push(uploadWindowCheck(() => reader.pendingUploads(), view.clock));
@@ -120,6 +122,12 @@ export async function startOps(options: StartOpsOptions): Promise<RunningOps> {
           ? {
               unreadableFiles: () =>
                 view.unreadableFiles!().map(({ folder, files }) => ({ folder, count: files.length })),
+            }
+          : {}),
+        ...(view.heldForWindow
+          ? {
+              heldForWindow: () =>
+                view.heldForWindow!().map(({ folder, files }) => ({ folder, count: files })),
             }
           : {}),
         ...(view.outputFailures ? { outputFailures: view.outputFailures } : {}),

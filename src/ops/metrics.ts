@@ -30,6 +30,8 @@ export interface MetricsSources {
   stoppedFolders?: () => number;
   /** Each running local folder and how many files in it the agent cannot read, stat or move. */
   unreadableFiles?: () => { folder: string; count: number }[];
+  /** Files held until their folder's send window opens, by folder with a window (0: none). */
+  heldForWindow?: () => { folder: string; count: number }[];
   /** Failed writes to output targets since start, by output. */
   outputFailures?: () => Record<string, number>;
   /** Bytes of the journal file and its WAL. */
@@ -339,6 +341,18 @@ export class AgentMetrics {
         this.reset();
         pull((s) => {
           for (const { folder, count } of s.unreadableFiles?.() ?? []) this.set({ folder }, count);
+        });
+      },
+    });
+    new Gauge({
+      name: 'docex_files_held_for_window',
+      help: 'Files taken and checked that wait for their folder’s send window (window) to open before their job is created, per folder with a window; a closed window is not a fault.',
+      labelNames: ['folder'],
+      registers,
+      collect() {
+        this.reset();
+        pull((s) => {
+          for (const { folder, count } of s.heldForWindow?.() ?? []) this.set({ folder }, count);
         });
       },
     });

@@ -222,6 +222,36 @@ export function unreadableFilesCheck(files: () => UnreadableFile[]): ReadinessCh
   };
 }
 
+/** A folder's files held until its send window opens, and when it opens (undefined: not within a year). */
+export interface WindowHeldView {
+  folder: string;
+  files: number;
+  opensAt?: number | undefined;
+}
+
+/**
+ * Files held by a closed send window (`window`): always ok (a closed window is the configuration
+ * working), with each such folder, its count and the opening in its detail, so /readyz says why
+ * files wait; docex_files_held_for_window counts them.
+ */
+export function sendWindowsCheck(held: () => WindowHeldView[]): ReadinessCheck {
+  return {
+    name: 'sendWindows',
+    run: async () => {
+      const list = held().filter((f) => f.files > 0);
+      if (list.length === 0) return { ok: true };
+      const opening = (at: number | undefined) =>
+        at === undefined ? 'it opens on none of the next 366 days' : `until ${new Date(at).toISOString()}`;
+      return {
+        ok: true,
+        detail: list
+          .map((f) => `${f.folder}: ${f.files} file(s) held by its closed send window, ${opening(f.opensAt)}`)
+          .join('; '),
+      };
+    },
+  };
+}
+
 /** An output whose last write failed, with since when and why. */
 export interface FailingOutputView {
   output: string;

@@ -5,7 +5,13 @@ import type { Clock } from '../core/clock.js';
 import type { JournalLocation } from '../journal/index.js';
 import type { UnreadableFile } from '../sources/local/index.js';
 import type { PaceCounts, ReturnsCounts } from './metrics.js';
-import type { FailingOutputView, FolderDirs, StoppedFolderView, Unreachability } from './readiness.js';
+import type {
+  FailingOutputView,
+  FolderDirs,
+  StoppedFolderView,
+  Unreachability,
+  WindowHeldView,
+} from './readiness.js';
 
 /** What the endpoints read of a running agent (agentView builds it from an Agent). */
 export interface OpsAgentView {
@@ -45,4 +51,6 @@ export interface OpsAgentView {
   unreachable?: Unreachability;
   /** The pace of the service host: calls it allows in flight now, and those in flight. */
   pace?: () => PaceCounts;
+  /** Each folder holding files until its send window opens, with when it opens. */
+  heldForWindow?: () => WindowHeldView[];
 }

@@ -30,7 +30,7 @@ import {
 } from './recovery.js';
 import { RetryTimers } from './retry-timers.js';
 import { priorityOf, Scheduler } from './scheduler.js';
-import { SEND_WINDOW_CODE, SendWindowHolds, WindowClosed } from './send-windows.js';
+import { SEND_WINDOW_CODE, SendWindowHolds, WindowClosed, type WindowHeld } from './send-windows.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
 import type { FolderRuntime, HeldFile, StepContext } from './types.js';
@@ -354,6 +354,11 @@ export class Pipeline {
   /** Files queued or running, all folders. */
   get size(): number {
     return this.scheduler.size;
+  }
+
+  /** Each folder holding files until its send window opens (none: empty). */
+  heldForWindow(): WindowHeld[] {
+    return this.windows.heldByFolder();
   }
 
   /**

@@ -63,6 +63,13 @@ export interface SendWindowHoldsOptions {
   onReleased: () => void;
 }
 
+/** A folder's files held until its send window opens (ops: /readyz, docex_files_held_for_window). */
+export interface WindowHeld {
+  folder: string;
+  files: number;
+  opensAt?: number;
+}
+
 export class SendWindowHolds {
   private readonly held = new Map<string, { ids: Set<number>; timer: NodeJS.Timeout | undefined }>();
 
@@ -73,6 +80,23 @@ export class SendWindowHolds {
     let n = 0;
     for (const entry of this.held.values()) n += entry.ids.size;
     return n;
+  }
+
+  /**
+   * Each folder with a send window (or holding files still): how many files it holds for its
+   * closed window (0: none), and when the window opens next (undefined: open now, or not within a
+   * year).
+   */
+  heldByFolder(): WindowHeld[] {
+    const now = this.options.clock.now();
+    const folders = new Set(this.held.keys());
+    for (const [name, runtime] of this.options.folders) if (runtime.config.window) folders.add(name);
+    return [...folders].map((folder) => {
+      const files = this.held.get(folder)?.ids.size ?? 0;
+      const window = this.options.folders.get(folder)?.config.window;
+      const opensAt = files > 0 && window ? nextOpening(window, now) : undefined;
+      return { folder, files, ...(opensAt === undefined ? {} : { opensAt }) };
+    });
   }
 
   /**

@@ -44,6 +44,8 @@ async function startWithOps(
   options: {
     wrap?: (c: DocexClient) => AgentClient;
     folders?: string[];
+    /** Each folder's send window. */
+    window?: { days: string; from: string; to: string; timeZone: string; except: string[] };
     extra?: Parameters<Harness['config']>[1];
     agentOptions?: Parameters<Harness['startAgent']>[1];
   } = {},
@@ -57,7 +59,11 @@ async function startWithOps(
     }),
   );
   const config = h.config(
-    (options.folders ?? ['invoices']).map((name) => ({ name, workflowId: SEED.workflows.pdfEmail })),
+    (options.folders ?? ['invoices']).map((name) => ({
+      name,
+      workflowId: SEED.workflows.pdfEmail,
+      ...(options.window ? { window: options.window } : {}),
+    })),
     options.extra,
   );
   const agent = await h.startAgent(config, {
@@ -118,6 +124,7 @@ describe('ops endpoints', () => {
       'folders',
       'journal',
       'outputs',
+      'sendWindows',
       'stoppedFolders',
       'token',
       'unreadableFiles',
@@ -184,6 +191,45 @@ describe('ops endpoints', () => {
     expect(agent.unreadableFiles()).toEqual([{ folder: 'invoices', files: [] }]);
     await waitFor(() => waitingText(config, 'erp-umask-077.pdf') === undefined || undefined);
   }, 60_000);
+
+  it("counts the files held by a folder's closed send window in /readyz's detail (still 200: a closed window is no fault) and in docex_files_held_for_window, until it opens", async () => {
+    // Every hour of every day but today (UTC): closed until midnight.
+    const today = new Date(h.clock.now()).toISOString().slice(0, 10);
+    const window = { days: 'Mon-Sun', from: '00:00', to: '24:00', timeZone: 'UTC', except: [today] };
+    const { url, agent } = await startWithOps({ window });
+    const opensAt = new Date(Date.parse(today) + 86_400_000).toISOString();
+    expect(sample((await get(`${url}/metrics`)).text, 'docex_files_held_for_window{folder="invoices"}')).toBe(
+      0,
+    );
+    expect(JSON.parse((await get(`${url}/readyz`)).text).checks.sendWindows).toEqual({
+      ok: true,
+      ms: expect.any(Number),
+    });
+
+    for (const name of ['night-1.pdf', 'night-2.pdf']) h.drop('invoices', name, await makePdf(name));
+    await waitFor(() => h.logs.filter((l) => l['msg'] === 'file waits: send window closed').length === 2);
+    expect(sample((await get(`${url}/metrics`)).text, 'docex_files_held_for_window{folder="invoices"}')).toBe(
+      2,
+    );
+    const ready = await get(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(JSON.parse(ready.text).checks.sendWindows).toEqual({
+      ok: true,
+      detail: `invoices: 2 file(s) held by its closed send window, until ${opensAt}`,
+      ms: expect.any(Number),
+    });
+
+    // Midnight: the window opens, the files are sent, nothing is held any more.
+    await h.advance(Date.parse(opensAt) - h.clock.now());
+    await waitFor(async () => (await agent.journal.stats()).files.done === 2);
+    expect(sample((await get(`${url}/metrics`)).text, 'docex_files_held_for_window{folder="invoices"}')).toBe(
+      0,
+    );
+    expect(JSON.parse((await get(`${url}/readyz`)).text).checks.sendWindows).toEqual({
+      ok: true,
+      ms: expect.any(Number),
+    });
+  });
 
   it('answers /readyz 503 naming the api check once the service is gone', async () => {
     const { url } = await startWithOps();
