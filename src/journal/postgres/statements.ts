@@ -151,10 +151,13 @@ export const STATEMENTS = {
 
   // Leases: $1 this agent's id, $2 the lease (ms).
   /** Every unfinished file this agent holds, its lease extended; the ones missing are lost. */
+  // Rows locked in id order: two renewals at once (or a renewal and any statement locking files in
+  // that order) wait for each other instead of each holding a row the other needs (a deadlock).
   renewLeases: s(
     'renew_leases',
     `UPDATE items SET lease_until = ${fromNow('$2')}
-     WHERE owner = $1 AND kind = 'file' AND ${OPEN} RETURNING id, epoch`,
+     WHERE id IN (SELECT id FROM items WHERE owner = $1 AND kind = 'file' AND ${OPEN} ORDER BY id FOR UPDATE)
+     RETURNING id, epoch`,
   ),
   /**
    * Unfinished files this agent may take, taken with the next epoch. Of the folders $5 (the ones it
@@ -227,7 +230,8 @@ export const STATEMENTS = {
   /** A stopping agent's files: their leases end now, so another agent takes them at once. */
   releaseLeases: s(
     'release_leases',
-    `UPDATE items SET lease_until = now() WHERE owner = $1 AND kind = 'file' AND ${OPEN} AND lease_until > now()`,
+    `UPDATE items SET lease_until = now() WHERE id IN (SELECT id FROM items
+       WHERE owner = $1 AND kind = 'file' AND ${OPEN} AND lease_until > now() ORDER BY id FOR UPDATE)`,
   ),
   /** Files $1 and their unfinished rows, for the plan of what to do with them. */
   unfinishedOf: s(
