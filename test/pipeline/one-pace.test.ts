@@ -7,6 +7,7 @@
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { folderPaceKey } from '../../src/api/host-pace.js';
 import type { ApiObserver } from '../../src/api/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { day, finalWithProofs, proofsOf, pump, returnsConfig } from '../returns/support/returns-harness.js';
@@ -94,7 +95,7 @@ describe('one pace for the intake and the return path, against the sandbox', () 
     expect(callers(pace.waits.filter((w) => w.seconds >= 1))).toEqual(['intake', 'returns']);
   }, 300_000);
 
-  it("a folder's rate spaces its creates on the clock: 60/min, one a second", async () => {
+  it("a folder's rate (60/min) becomes the pace's limit of its calls, and its n-th create reaches the sandbox no sooner than n − 1 seconds of clock after the drop", async () => {
     const agent = await h.startAgent(
       h.config([{ name: 'slow', workflowId: SEED.workflows.pdfEmail, rate: '60/min' }], {
         stateDir: path.join(h.dir, 'state-rated'),
@@ -103,6 +104,7 @@ describe('one pace for the intake and the return path, against the sandbox', () 
     );
     const before = new Set((await h.jobs()).map((j) => j.id));
     const pdf = await makePdf('rated');
+    const droppedAt = h.clock.now();
     for (let i = 0; i < 5; i++)
       h.drop('slow', `rated-${i}.pdf`, Buffer.concat([pdf, Buffer.from(`\n% ${i}\n`)]));
     await pump(h, async () => (await agent.journal.stats()).files.done === 5, {
@@ -116,7 +118,12 @@ describe('one pace for the intake and the return path, against the sandbox', () 
       .map((j) => Date.parse((j as typeof j & { createdAt: string }).createdAt))
       .sort((a, b) => a - b);
     expect(created).toHaveLength(5);
-    for (let i = 1; i < created.length; i++)
-      expect(created[i]! - created[i - 1]!).toBeGreaterThanOrEqual(1000);
+    // The folder's rate is the pace's limit of the folder's calls (its spacing: host-pace.test.ts).
+    expect(agent.pace.pacing.keyLimits(folderPaceKey('slow'))).toHaveLength(1);
+    // The pace starts the n-th create no sooner than n − 1 seconds after the drop; each reaches the
+    // sandbox some time after its start (the pumped clock moves meanwhile), never before it.
+    created.forEach((at, n) => {
+      expect(at - droppedAt).toBeGreaterThanOrEqual(n * 1000);
+    });
   }, 90_000);
 });
