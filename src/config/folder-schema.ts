@@ -119,6 +119,32 @@ const payloadPdfSchema = z
   .prefault({})
   .describe('payload-pdf folders only: how each PDF finds its payload.');
 
+const routeSchema = z
+  .strictObject({
+    match: z
+      .string()
+      .min(1)
+      .describe(
+        "Glob of the file names this route takes, with the folder's case rule (any case). It may hold one {company} token standing for a part of the name, looked up in the folder's companies table.",
+      )
+      .meta({ examples: ['*-credit.xml', '{company}-*.pdf'] }),
+    workflowId: z.string().min(1).describe('Workflow the files of this route are sent to.'),
+    managedCompanyId: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        "Send them as this managed company; default the folder's managedCompanyId (a {company} route takes the company's id from the companies table instead).",
+      ),
+  })
+  .describe('One route: the files whose name matches go to this workflow and company.');
+
+/** The token of a route's match that names a company (pipeline/routes.ts resolves it). */
+const COMPANY_TOKEN = '{company}';
+
+/** The matches that take every name of a flat folder: any route after one can never match. */
+const MATCHES_ALL = new Set(['*', '**']);
+
 export const folderSchema = z
   .strictObject({
     name: z
@@ -144,6 +170,23 @@ export const folderSchema = z
         'Send as this managed company (x-managed-company-id); the service account must be its technology partner.',
       )
       .meta({ examples: ['cmp_managed'] }),
+    routes: z
+      .array(routeSchema)
+      .min(1)
+      .optional()
+      .describe(
+        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company, one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal. Every route's workflow must fit the folder's mode.",
+      ),
+    companies: z
+      .record(
+        z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/i, 'letters, digits, ., - and _ only (at most 63)'),
+        z.string().min(1),
+      )
+      .optional()
+      .describe(
+        'Company name (as it appears in file names, any case) -> managed company id, for routes whose match holds {company}. A name that is not in the table refuses the file, naming it and the known ones.',
+      )
+      .meta({ examples: [{ acme: '9b2f0c4e-1d2a-4c3b-8e5f-6a7b8c9d0e1f' }] }),
     mode: z
       .enum(FOLDER_MODES)
       .optional()
@@ -224,6 +267,9 @@ export const folderSchema = z
     for (const issue of kindOf(folder.source).folderIssues(folder)) {
       refinement.addIssue({ code: 'custom', ...issue });
     }
+    for (const issue of routeIssues(folder.routes ?? [], folder.companies)) {
+      refinement.addIssue({ code: 'custom', ...issue });
+    }
   })
   .transform((folder) => {
     const kind = kindOf(folder.source);
@@ -238,6 +284,47 @@ export const folderSchema = z
     };
   })
   .describe('One drop folder: its files become jobs of one workflow.');
+
+/** Routes that cannot be what was meant: one never reached, a {company} with no table or twice. */
+function routeIssues(
+  routes: readonly z.output<typeof routeSchema>[],
+  companies: Record<string, string> | undefined,
+): { path: (string | number)[]; message: string }[] {
+  const issues: { path: (string | number)[]; message: string }[] = [];
+  for (const [i, route] of routes.entries()) {
+    const tokens = route.match.split(COMPANY_TOKEN).length - 1;
+    if (tokens > 1) {
+      issues.push({
+        path: ['routes', i, 'match'],
+        message: `"${route.match}" holds ${COMPANY_TOKEN} more than once`,
+      });
+    }
+    if (tokens > 0 && companies === undefined) {
+      issues.push({
+        path: ['routes', i, 'match'],
+        message: `"${route.match}" names a ${COMPANY_TOKEN} but the folder has no companies table`,
+      });
+    }
+    if (tokens > 0 && route.managedCompanyId !== undefined) {
+      issues.push({
+        path: ['routes', i, 'managedCompanyId'],
+        message: `"${route.match}" takes its company from ${COMPANY_TOKEN}: drop managedCompanyId`,
+      });
+    }
+    const earlier = routes.slice(0, i).findIndex((r) => r.match === route.match || MATCHES_ALL.has(r.match));
+    if (earlier >= 0) {
+      const why =
+        routes[earlier]!.match === route.match
+          ? `routes[${earlier}] has the same match`
+          : `routes[${earlier}] ("${routes[earlier]!.match}") takes every file first`;
+      issues.push({
+        path: ['routes', i, 'match'],
+        message: `route "${route.match}" can never match: ${why}`,
+      });
+    }
+  }
+  return issues;
+}
 
 export type FolderConfig = z.output<typeof folderSchema>;
 export type FolderMode = (typeof FOLDER_MODES)[number];

@@ -383,6 +383,13 @@ export const ERROR_CODES = {
     meaning: 'logged: the job still awaits its file',
     action: 'nothing: retried',
   },
+  DOCEX_INPUT_NO_ROUTE: {
+    group: 'files',
+    outcome: 'refusal',
+    meaning:
+      "The folder has `routes` and the file's name matches none of them (the reason lists the routes tried), or its `{company}` part names a company not in the folder's `companies` table (the reason names it and the known ones).",
+    action: 'rename the file to fit a route, or add a route or company to the folder, then drop it again',
+  },
   DOCEX_INPUT_SIDECAR_MISSING: {
     group: 'files',
     outcome: 'refusal',

@@ -1,0 +1,137 @@
+/**
+ * A folder's routes: which workflow and managed company a dropped file goes to, decided from its
+ * name once, at its claim (the journal item keeps the answer). First match wins; a folder without
+ * routes sends every file to its own workflow and company. A route's match is a glob of the
+ * folder's case rule (sources/glob.ts) and may hold one `{company}` token: the part of the name it
+ * stands for is looked up in the folder's `companies` table (case-insensitively, in a Map: a name
+ * such as `__proto__` is an unknown company like any other).
+ *
+ * Routes match the file's name; sub-paths come with recursive folders.
+ */
+import type { FolderConfig } from '../config/index.js';
+import { quoteName } from '../domain/file-names.js';
+import { compileGlob } from '../sources/glob.js';
+
+export const COMPANY_TOKEN = '{company}';
+
+/** Where a file goes. */
+export interface RouteTarget {
+  workflowId: string;
+  managedCompanyId: string | undefined;
+}
+
+export type RouteDecision =
+  | ({ ok: true; route: number | undefined; company?: string } & RouteTarget)
+  | { ok: false; code: 'DOCEX_INPUT_NO_ROUTE'; reason: string; details: Record<string, unknown> };
+
+interface CompiledRoute {
+  match: string;
+  workflowId: string;
+  managedCompanyId: string | undefined;
+  /** Without `{company}`: the whole name. */
+  whole?: RegExp;
+  /** With `{company}`: the parts before and after it (undefined: nothing may stand there). */
+  before?: RegExp | undefined;
+  after?: RegExp | undefined;
+}
+
+export interface FolderRoutes {
+  /** The route a file of this name takes (or why none does). */
+  resolve(fileName: string): RouteDecision;
+  /** Every target a route can name (the folder's own when it has no routes), for the start-up check. */
+  targets(): RouteTarget[];
+}
+
+type RoutedFolder = Pick<FolderConfig, 'workflowId' | 'managedCompanyId'> &
+  Partial<Pick<FolderConfig, 'routes' | 'companies'>>;
+
+/** Compiles a folder's routes; throws DOCEX_SOURCE_GLOB_INVALID for a glob that cannot be what was meant. */
+export function compileRoutes(folder: RoutedFolder): FolderRoutes {
+  const routes = (folder.routes ?? []).map((route): CompiledRoute => {
+    const base = {
+      match: route.match,
+      workflowId: route.workflowId,
+      managedCompanyId: route.managedCompanyId ?? folder.managedCompanyId,
+    };
+    const at = route.match.indexOf(COMPANY_TOKEN);
+    if (at < 0) return { ...base, whole: compileGlob(route.match) };
+    const before = route.match.slice(0, at);
+    const after = route.match.slice(at + COMPANY_TOKEN.length);
+    return {
+      ...base,
+      before: before === '' ? undefined : compileGlob(before),
+      after: after === '' ? undefined : compileGlob(after),
+    };
+  });
+  const companies = new Map<string, string>();
+  for (const [name, id] of Object.entries(folder.companies ?? {})) companies.set(name.toLowerCase(), id);
+  const known = Object.keys(folder.companies ?? {});
+  const tried = routes.map((r) => r.match);
+
+  return {
+    targets() {
+      if (routes.length === 0)
+        return [{ workflowId: folder.workflowId, managedCompanyId: folder.managedCompanyId }];
+      return routes.flatMap((r) =>
+        r.whole
+          ? [{ workflowId: r.workflowId, managedCompanyId: r.managedCompanyId }]
+          : [...new Set(companies.values())].map((id) => ({
+              workflowId: r.workflowId,
+              managedCompanyId: id,
+            })),
+      );
+    },
+    resolve(fileName) {
+      if (routes.length === 0) {
+        return {
+          ok: true,
+          route: undefined,
+          workflowId: folder.workflowId,
+          managedCompanyId: folder.managedCompanyId,
+        };
+      }
+      for (const [i, r] of routes.entries()) {
+        if (r.whole) {
+          if (r.whole.test(fileName)) {
+            return { ok: true, route: i, workflowId: r.workflowId, managedCompanyId: r.managedCompanyId };
+          }
+          continue;
+        }
+        const company = companyPart(fileName, r);
+        if (company === undefined) continue;
+        const id = companies.get(company.toLowerCase());
+        if (id === undefined) {
+          return {
+            ok: false,
+            code: 'DOCEX_INPUT_NO_ROUTE',
+            reason: `${quoteName(fileName)} names company ${quoteName(company)} (route ${quoteName(r.match)}), which is not in the folder's companies table: known companies are ${known.map((k) => quoteName(k)).join(', ')}`,
+            details: { route: r.match, known },
+          };
+        }
+        return { ok: true, route: i, company, workflowId: r.workflowId, managedCompanyId: id };
+      }
+      return {
+        ok: false,
+        code: 'DOCEX_INPUT_NO_ROUTE',
+        reason: `${quoteName(fileName)} matches none of the folder's routes: tried ${tried.map((m) => quoteName(m)).join(', ')}`,
+        details: { routes: tried },
+      };
+    },
+  };
+}
+
+/**
+ * The part of `name` a `{company}` route's token stands for: the shortest non-empty part, at the
+ * earliest place, with the rest matching the globs before and after it; undefined when none fits.
+ */
+function companyPart(name: string, route: CompiledRoute): string | undefined {
+  for (let start = 0; start < name.length; start++) {
+    const head = name.slice(0, start);
+    if (route.before ? !route.before.test(head) : head !== '') continue;
+    for (let end = start + 1; end <= name.length; end++) {
+      const tail = name.slice(end);
+      if (route.after ? route.after.test(tail) : tail === '') return name.slice(start, end);
+    }
+  }
+  return undefined;
+}

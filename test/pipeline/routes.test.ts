@@ -1,0 +1,181 @@
+import { describe, expect, it } from 'vitest';
+import { agentConfigSchema } from '../../src/config/schema.js';
+import { compileRoutes } from '../../src/pipeline/routes.js';
+
+const ACME = '11111111-1111-4111-8111-111111111111';
+const GLOBEX = '22222222-2222-4222-8222-222222222222';
+
+const folder = {
+  workflowId: 'wf_default',
+  managedCompanyId: 'cmp_folder',
+  routes: [
+    { match: '*-credit.xml', workflowId: 'wf_credit' },
+    { match: '*.xml', workflowId: 'wf_invoice', managedCompanyId: 'cmp_xml' },
+    { match: '{company}-*.pdf', workflowId: 'wf_letters' },
+  ],
+  companies: { acme: ACME, Globex: GLOBEX },
+};
+
+describe('routes: which workflow and company a file goes to', () => {
+  it('sends every file to the folder workflow and company when the folder has no routes', () => {
+    const routes = compileRoutes({ workflowId: 'wf', managedCompanyId: 'cmp' });
+    expect(routes.resolve('anything.bin')).toEqual({
+      ok: true,
+      route: undefined,
+      workflowId: 'wf',
+      managedCompanyId: 'cmp',
+    });
+  });
+
+  it('takes the first route that matches, with its company or else the folder company', () => {
+    const routes = compileRoutes(folder);
+    expect(routes.resolve('2026-credit.xml')).toMatchObject({
+      ok: true,
+      route: 0,
+      workflowId: 'wf_credit',
+      managedCompanyId: 'cmp_folder',
+    });
+    expect(routes.resolve('2026-debit.XML')).toMatchObject({
+      ok: true,
+      route: 1,
+      workflowId: 'wf_invoice',
+      managedCompanyId: 'cmp_xml',
+    });
+  });
+
+  it('looks the {company} part of the name up in the companies table, in any case', () => {
+    const routes = compileRoutes(folder);
+    expect(routes.resolve('acme-letter-1.pdf')).toMatchObject({
+      ok: true,
+      route: 2,
+      company: 'acme',
+      workflowId: 'wf_letters',
+      managedCompanyId: ACME,
+    });
+    expect(routes.resolve('GLOBEX-x.pdf')).toMatchObject({ ok: true, managedCompanyId: GLOBEX });
+  });
+
+  it('refuses an unknown company, naming it and the known ones', () => {
+    const decision = compileRoutes(folder).resolve('initech-letter.pdf');
+    expect(decision).toMatchObject({ ok: false, code: 'DOCEX_INPUT_NO_ROUTE' });
+    expect(decision.ok ? '' : decision.reason).toBe(
+      '"initech-letter.pdf" names company "initech" (route "{company}-*.pdf"), which is not in the folder\'s companies table: known companies are "acme", "Globex"',
+    );
+  });
+
+  it('refuses __proto__, constructor and other Object.prototype names as unknown companies', () => {
+    const routes = compileRoutes(folder);
+    for (const name of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+      const decision = routes.resolve(`${name}-x.pdf`);
+      expect(decision, name).toMatchObject({ ok: false, code: 'DOCEX_INPUT_NO_ROUTE' });
+      expect(decision.ok ? '' : decision.reason).toContain(`names company "${name}"`);
+    }
+  });
+
+  it('refuses a name no route matches, listing the routes it was tried against, the name escaped', () => {
+    const decision = compileRoutes(folder).resolve('notes\u202etxt.csv');
+    expect(decision).toEqual({
+      ok: false,
+      code: 'DOCEX_INPUT_NO_ROUTE',
+      reason:
+        '"notes\\u202etxt.csv" matches none of the folder\'s routes: tried "*-credit.xml", "*.xml", "{company}-*.pdf"',
+      details: { routes: ['*-credit.xml', '*.xml', '{company}-*.pdf'] },
+    });
+  });
+
+  it('names every workflow and company a route can send to (the start-up check fetches each)', () => {
+    expect(compileRoutes(folder).targets()).toEqual([
+      { workflowId: 'wf_credit', managedCompanyId: 'cmp_folder' },
+      { workflowId: 'wf_invoice', managedCompanyId: 'cmp_xml' },
+      { workflowId: 'wf_letters', managedCompanyId: ACME },
+      { workflowId: 'wf_letters', managedCompanyId: GLOBEX },
+    ]);
+  });
+});
+
+const parse = (extra: Record<string, unknown>) =>
+  agentConfigSchema.safeParse({
+    sandbox: { enabled: true },
+    folders: [{ name: 'f', source: { type: 'local', path: 'in/f' }, workflowId: 'wf', ...extra }],
+  });
+const messages = (extra: Record<string, unknown>) => parse(extra).error?.issues.map((i) => i.message);
+
+describe('routes in the configuration', () => {
+  it('reads routes and a companies table', () => {
+    const parsed = parse({ routes: folder.routes, companies: folder.companies });
+    expect(parsed.data?.folders[0]?.routes).toEqual(folder.routes);
+    expect(parsed.data?.folders[0]?.companies).toEqual(folder.companies);
+  });
+
+  it('refuses a route without a workflowId', () => {
+    expect(parse({ routes: [{ match: '*.pdf' }] }).error?.issues[0]?.path).toEqual([
+      'folders',
+      0,
+      'routes',
+      0,
+      'workflowId',
+    ]);
+  });
+
+  it('refuses a route an earlier identical or match-everything route hides', () => {
+    expect(
+      messages({
+        routes: [
+          { match: '*.pdf', workflowId: 'a' },
+          { match: '*.pdf', workflowId: 'b' },
+        ],
+      }),
+    ).toEqual(['route "*.pdf" can never match: routes[0] has the same match']);
+    expect(
+      messages({
+        routes: [
+          { match: '**', workflowId: 'a' },
+          { match: '*.pdf', workflowId: 'b' },
+        ],
+      }),
+    ).toEqual(['route "*.pdf" can never match: routes[0] ("**") takes every file first']);
+    expect(
+      messages({
+        routes: [
+          { match: '*', workflowId: 'a' },
+          { match: 'x', workflowId: 'b' },
+        ],
+      }),
+    ).toEqual(['route "x" can never match: routes[0] ("*") takes every file first']);
+  });
+
+  it('refuses {company} without a companies table, twice in one match, or beside a managedCompanyId', () => {
+    expect(messages({ routes: [{ match: '{company}-*.pdf', workflowId: 'a' }] })).toEqual([
+      '"{company}-*.pdf" names a {company} but the folder has no companies table',
+    ]);
+    expect(
+      messages({
+        routes: [{ match: '{company}-{company}.pdf', workflowId: 'a' }],
+        companies: { acme: ACME },
+      }),
+    ).toEqual(['"{company}-{company}.pdf" holds {company} more than once']);
+    expect(
+      messages({
+        routes: [{ match: '{company}.pdf', workflowId: 'a', managedCompanyId: 'x' }],
+        companies: { acme: ACME },
+      }),
+    ).toEqual(['"{company}.pdf" takes its company from {company}: drop managedCompanyId']);
+  });
+
+  it('refuses a company name that is not a plain word, and a __proto__ key never reaches the table', () => {
+    expect(parse({ companies: { 'a b': 'x' } }).error?.issues[0]?.path).toEqual([
+      'folders',
+      0,
+      'companies',
+      'a b',
+    ]);
+    const parsed = parse({
+      routes: [{ match: '{company}-*.pdf', workflowId: 'a' }],
+      companies: JSON.parse(`{"__proto__": "${ACME}", "acme": "${ACME}"}`),
+    });
+    const companies = parsed.data?.folders[0]?.companies ?? {};
+    expect(Object.keys(companies)).toEqual(['acme']);
+    const routes = compileRoutes(parsed.data!.folders[0]!);
+    expect(routes.resolve('__proto__-x.pdf')).toMatchObject({ ok: false, code: 'DOCEX_INPUT_NO_ROUTE' });
+  });
+});
