@@ -96,6 +96,15 @@ const MIGRATIONS: readonly Migration[] = [
             OR (h.to_state = 'created' AND h.detail GLOB '{"note":"job found by name"*')));
     `,
   },
+  {
+    // The managed company a file is sent as, decided with its workflow once at its claim (a
+    // folder's routes): a restart sends it as recorded, whatever the configuration says since.
+    // Empty: the folder's own (items of earlier agents, and folders without routes).
+    version: 4,
+    sql: `
+      ALTER TABLE items ADD COLUMN managed_company_id TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
@@ -113,6 +122,11 @@ export interface JournalItem {
   rowIndex: number | undefined;
   folder: string;
   workflowId: string;
+  /**
+   * The managed company the file is sent as, recorded at its claim (a route's, or the folder's);
+   * undefined: the folder's own at the time of each call (items recorded before routes).
+   */
+  managedCompanyId: string | undefined;
   mode: ItemMode;
   fileName: string;
   sourcePath: string | undefined;
@@ -162,7 +176,7 @@ export const ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow_id
   claimed_path, size, mtime_ms, sha256, allow_duplicates, state, attempt, job_name, job_id,
   upload_url IS NOT NULL AS has_upload_url, upload_deadline, uploaded_md5, label, payload_sha256,
   reject_code, reject_reason, duplicate_of, created_at, updated_at, failed_tries, next_try_at,
-  last_failure_code, lost_answers, orphan_jobs`;
+  last_failure_code, lost_answers, orphan_jobs, managed_company_id`;
 
 export function toItem(row: Row): JournalItem {
   return {
@@ -172,6 +186,7 @@ export function toItem(row: Row): JournalItem {
     rowIndex: opt(row['row_index']),
     folder: row['folder'] as string,
     workflowId: row['workflow_id'] as string,
+    managedCompanyId: opt(row['managed_company_id']),
     mode: row['mode'] as ItemMode,
     fileName: row['file_name'] as string,
     sourcePath: opt(row['source_path']),

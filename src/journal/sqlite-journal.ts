@@ -105,6 +105,7 @@ export class SqliteJournal implements JournalStore {
       const state: ItemState = earlier ? 'rejected' : 'claimed';
       const inserted = this.stmts.insertFile.run({
         ...input,
+        managedCompanyId: input.managedCompanyId ?? null,
         allowDuplicates: input.allowDuplicates ? 1 : 0,
         state,
         rejectCode: earlier ? 'DOCEX_DUPLICATE' : null,

@@ -44,6 +44,8 @@ export interface ClaimInput {
   mtimeMs: number;
   sha256: string;
   workflowId: string;
+  /** The managed company it is sent as (a route's); absent: the folder's own at each call. */
+  managedCompanyId?: string | undefined;
   mode: ItemMode;
   /** The folder lets the same content through again. */
   allowDuplicates?: boolean;

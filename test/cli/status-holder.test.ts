@@ -10,6 +10,7 @@ const item: JournalItem = {
   rowIndex: undefined,
   folder: 'invoices',
   workflowId: 'wf-1',
+  managedCompanyId: undefined,
   mode: 'single-file',
   fileName: 'a.pdf',
   sourcePath: '/srv/in/a.pdf',

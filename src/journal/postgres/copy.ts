@@ -205,6 +205,7 @@ export const JOURNAL_COPY: StoreCopy = {
         int('row_index'),
         text('folder'),
         text('workflow_id'),
+        text('managed_company_id'),
         text('mode'),
         text('file_name'),
         text('source_path'),

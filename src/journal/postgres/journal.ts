@@ -228,6 +228,7 @@ export class PostgresJournal implements JournalStore {
           moves.map((m) => detailText(m.detail)),
           create?.attempt ?? 0,
           create?.jobName ?? null,
+          input.managedCompanyId ?? null,
         ]);
         const recorded = item(inserted!);
         return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };

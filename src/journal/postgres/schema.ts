@@ -162,6 +162,15 @@ export const MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE agents ADD COLUMN place TEXT;
     `,
   },
+  {
+    // The managed company a file is sent as, decided at its claim (a folder's routes), as
+    // SQLite's migration 4. Not additive: an agent of version 5 taking over a routed file would
+    // send it as its folder's company; the newer agent waits until none is alive.
+    version: 6,
+    sql: `
+      ALTER TABLE items ADD COLUMN managed_company_id TEXT;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -174,7 +183,7 @@ export const PG_ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow
   claimed_path, size, mtime_ms, sha256, allow_duplicates::int AS allow_duplicates, state, attempt, job_name,
   job_id, (upload_url IS NOT NULL)::int AS has_upload_url, upload_deadline, uploaded_md5, label,
   payload_sha256, reject_code, reject_reason, duplicate_of, created_at, updated_at, failed_tries,
-  next_try_at, last_failure_code, lost_answers, orphan_jobs, owner, epoch,
+  next_try_at, last_failure_code, lost_answers, orphan_jobs, managed_company_id, owner, epoch,
   (extract(epoch FROM lease_until) * 1000)::bigint AS lease_until`;
 
 const CREATE_VERSIONS =

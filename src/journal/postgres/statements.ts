@@ -77,10 +77,10 @@ export const STATEMENTS = {
      inserted AS (
        INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
          sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
-         owner, epoch, lease_until, attempt, job_name)
+         owner, epoch, lease_until, attempt, job_name, managed_company_id)
        VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
          $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
-         CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22)
+         CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22, $23)
        RETURNING ${C}),
      logged AS (
        INSERT INTO history (item_id, from_state, to_state, at, detail)
@@ -94,9 +94,9 @@ export const STATEMENTS = {
   /** Every row of a file in one statement, whatever their number; their ids follow the input order. */
   insertRows: s(
     'insert_rows',
-    `INSERT INTO items (parent_id, kind, row_index, folder, workflow_id, mode, file_name, sha256,
+    `INSERT INTO items (parent_id, kind, row_index, folder, workflow_id, managed_company_id, mode, file_name, sha256,
        allow_duplicates, state, label, payload_sha256, reject_code, reject_reason, created_at, updated_at)
-     SELECT p.id, 'row', r.row_index, p.folder, p.workflow_id, p.mode, p.file_name, p.sha256,
+     SELECT p.id, 'row', r.row_index, p.folder, p.workflow_id, p.managed_company_id, p.mode, p.file_name, p.sha256,
        p.allow_duplicates, r.state, r.label, r.payload_sha256, r.reject_code, r.reject_reason, $2, $2
      FROM items p,
        unnest($3::int[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[])

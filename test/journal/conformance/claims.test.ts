@@ -128,6 +128,31 @@ describeEachBackend('journal claims', (backend) => {
     });
   });
 
+  describe('the route decided at the claim', () => {
+    const ROUTE = { workflowId: 'wf_credit', managedCompanyId: 'cmp_acme' };
+
+    it('keeps the workflow and managed company recorded at the claim, claimed validated too, and rows inherit them', async () => {
+      const plain = await journal.recordClaim(claimInput());
+      expect(plain.item.managedCompanyId).toBeUndefined();
+      const routed = await journal.recordClaim(
+        claimInput({
+          sourcePath: '/drop/credit.pdf',
+          sha256: sha256('credit'),
+          validatedNote: 'pdf',
+          ...ROUTE,
+        }),
+      );
+      expect(routed.item).toMatchObject({ state: 'creating', ...ROUTE });
+      expect(await journal.get(routed.item.id)).toMatchObject(ROUTE);
+      const { item } = await journal.recordClaim(
+        claimInput({ fileName: 'rows.csv', sha256: sha256('rows'), mode: 'payload-pdf', ...ROUTE }),
+      );
+      await journal.transition(item.id, 'validated');
+      const [row] = await journal.addRows(item.id, [{ rowIndex: 0, label: 'r0', payloadSha256: 'p0' }]);
+      expect(row).toMatchObject({ kind: 'row', ...ROUTE });
+    });
+  });
+
   describe('payload rows', () => {
     async function validatedPayloadFile() {
       const { item } = await journal.recordClaim(

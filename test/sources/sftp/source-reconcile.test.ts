@@ -10,6 +10,7 @@ function item(state: JournalItem['state'], size = 100, mtimeMs = 1_700_000_000_0
     rowIndex: undefined,
     folder: 'remote',
     workflowId: 'wf',
+    managedCompanyId: undefined,
     mode: 'single-file',
     fileName: 'a.pdf',
     sourcePath: 'sftp://u@h:22/in/a.pdf',
