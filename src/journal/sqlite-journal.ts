@@ -93,8 +93,9 @@ export class SqliteJournal implements JournalStore {
     const now = this.clock.now();
     // A duplicate is recorded rejected and then moved to error/: that claim must be durable.
     const durable =
-      !input.allowDuplicates &&
-      this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId) !== undefined;
+      input.refused !== undefined ||
+      (!input.allowDuplicates &&
+        this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId) !== undefined);
     return this.tx(durable, (): RecordedClaim => {
       const same = this.stmts.sameFileUnfinished.get(input.folder, input.sha256, input.sourcePath);
       if (same) return { kind: 'in-progress', item: toItem(same) };
@@ -102,21 +103,25 @@ export class SqliteJournal implements JournalStore {
         ? undefined
         : this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId);
       const earlier = earlierRow ? toItem(earlierRow) : undefined;
-      const state: ItemState = earlier ? 'rejected' : 'claimed';
+      const refused = earlier ? undefined : input.refused;
+      const state: ItemState = earlier || refused ? 'rejected' : 'claimed';
+      const { refused: _refused, ...columns } = input;
       const inserted = this.stmts.insertFile.run({
-        ...input,
+        ...columns,
         managedCompanyId: input.managedCompanyId ?? null,
         allowDuplicates: input.allowDuplicates ? 1 : 0,
         state,
-        rejectCode: earlier ? 'DOCEX_DUPLICATE' : null,
-        rejectReason: earlier ? duplicateReason(earlier) : null,
+        rejectCode: earlier ? 'DOCEX_DUPLICATE' : (refused?.code ?? null),
+        rejectReason: earlier ? duplicateReason(earlier) : (refused?.reason ?? null),
         duplicateOf: earlier?.id ?? null,
         now,
       });
       const id = Number(inserted.lastInsertRowid);
       const detail = earlier
         ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
-        : { size: input.size, sha256: input.sha256 };
+        : refused
+          ? { code: refused.code, reason: refused.reason }
+          : { size: input.size, sha256: input.sha256 };
       this.record(id, undefined, state, now, detail);
       if (state === 'claimed' && input.validatedNote !== undefined) {
         this.applyChecked(id, 'validated', { note: input.validatedNote }, now);

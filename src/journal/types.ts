@@ -46,6 +46,11 @@ export interface ClaimInput {
   workflowId: string;
   /** The managed company it is sent as (a route's); absent: the folder's own at each call. */
   managedCompanyId?: string | undefined;
+  /**
+   * Refused before any check of its content (no route of the folder takes it): recorded rejected
+   * in the claim's own transaction, so no restart can drive it on. A duplicate is still a duplicate.
+   */
+  refused?: { code: ErrorCode; reason: string };
   mode: ItemMode;
   /** The folder lets the same content through again. */
   allowDuplicates?: boolean;

@@ -192,18 +192,22 @@ export class PostgresJournal implements JournalStore {
         if (earlier && this.lease && (await this.sameFileGone(earlier, input))) {
           return { kind: 'same-drop', item: earlier };
         }
-        const state: ItemState = earlier ? 'rejected' : 'claimed';
+        const refused = earlier ? undefined : input.refused;
+        const state: ItemState = earlier || refused ? 'rejected' : 'claimed';
         const moves: ClaimMove[] = [
           {
             from: null,
             to: state,
             detail: earlier
               ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
-              : { size: input.size, sha256: input.sha256 },
+              : refused
+                ? { code: refused.code, reason: refused.reason }
+                : { size: input.size, sha256: input.sha256 },
           },
         ];
         // Validated before the claim: on to the create intent in the same insert.
-        const create = !earlier && input.validatedNote !== undefined ? firstCreate(input) : undefined;
+        const create =
+          !earlier && !refused && input.validatedNote !== undefined ? firstCreate(input) : undefined;
         if (create) moves.push(...validatedToCreating(input.validatedNote!, create));
         const inserted = await tx.one(S.insertFile, [
           input.folder,
@@ -217,8 +221,8 @@ export class PostgresJournal implements JournalStore {
           input.sha256,
           input.allowDuplicates === true,
           moves[moves.length - 1]!.to,
-          earlier ? 'DOCEX_DUPLICATE' : null,
-          earlier ? duplicateReason(earlier) : null,
+          earlier ? 'DOCEX_DUPLICATE' : (refused?.code ?? null),
+          earlier ? duplicateReason(earlier) : (refused?.reason ?? null),
           earlier?.id ?? null,
           now,
           this.lease?.agentId ?? null,
@@ -237,7 +241,7 @@ export class PostgresJournal implements JournalStore {
     );
     // Held once committed: a renewal running meanwhile does not see the row, and must not judge it.
     return claim.then((recorded) => {
-      if (this.lease && recorded.kind === 'claimed') {
+      if (this.lease && recorded.kind === 'claimed' && recorded.item.state !== 'rejected') {
         this.held.set(recorded.item.id, recorded.item.epoch);
         this.leaseSetAt.set(recorded.item.id, asked);
       }

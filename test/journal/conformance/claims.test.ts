@@ -153,6 +153,31 @@ describeEachBackend('journal claims', (backend) => {
     });
   });
 
+  describe('a file refused at its claim', () => {
+    it('is recorded rejected with its code and reason in the claim itself, never claimed', async () => {
+      const refused = {
+        code: 'DOCEX_INPUT_NO_ROUTE' as const,
+        reason: '"x.pdf" matches none of the folder\'s routes',
+      };
+      const result = await journal.recordClaim(
+        claimInput({ fileName: 'x.pdf', refused, validatedNote: 'pdf' }),
+      );
+      expect(result.kind).toBe('claimed');
+      expect(result.item).toMatchObject({
+        state: 'rejected',
+        rejectCode: refused.code,
+        rejectReason: refused.reason,
+      });
+      expect((await journal.history(result.item.id)).map((e) => [e.from, e.to, e.detail])).toEqual([
+        [undefined, 'rejected', refused],
+      ]);
+      expect(await journal.get(result.item.id)).toEqual(result.item);
+      // Refused content is no earlier drop: the same file dropped again is judged anew.
+      const again = await journal.recordClaim(claimInput({ fileName: 'x.pdf', sourcePath: '/drop/x2.pdf' }));
+      expect(again).toMatchObject({ kind: 'claimed', item: { state: 'claimed' } });
+    });
+  });
+
   describe('payload rows', () => {
     async function validatedPayloadFile() {
       const { item } = await journal.recordClaim(
