@@ -1,6 +1,8 @@
 /**
  * Fetches each enabled folder's workflow once (cached by id), checks it, and answers the folders
- * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW).
+ * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW). A folder with
+ * routes has the workflow of each route checked too (as each company it can be sent as): each must
+ * pass as the folder's does and fit the folder's mode.
  */
 import fs from 'node:fs/promises';
 import { isApiError } from '../api/index.js';
@@ -10,6 +12,7 @@ import type { Logger } from '../core/logger.js';
 import { ensureRealDir } from '../core/real-dir.js';
 import { makeSharedDir } from '../core/shared-dir.js';
 import type { Workflow } from '../domain/wire.js';
+import { compileRoutes, type RouteTarget } from '../pipeline/routes.js';
 import type { FolderRuntime } from '../pipeline/types.js';
 import { missingDropFolder } from '../sources/drop-folder.js';
 import { kindOf } from '../sources/kinds.js';
@@ -44,25 +47,43 @@ export async function planFolders(
   log: Logger,
 ): Promise<FolderPlan> {
   const cache = new Map<string, Promise<Workflow>>();
+  const fetchOnce = (target: RouteTarget) => {
+    const key = `${target.managedCompanyId ?? ''}/${target.workflowId}`;
+    let pending = cache.get(key);
+    if (!pending) {
+      pending = fetchWorkflow(target.workflowId, target.managedCompanyId);
+      // Answered (or refused) where it is awaited.
+      pending.catch(() => undefined);
+      cache.set(key, pending);
+    }
+    return pending;
+  };
   const running = new Map<string, FolderRuntime>();
   const stopped: StoppedFolder[] = [];
   for (const folder of folders) {
     if (!folder.enabled) continue;
-    const key = `${folder.managedCompanyId ?? ''}/${folder.workflowId}`;
-    let pending = cache.get(key);
-    if (!pending) {
-      pending = fetchWorkflow(folder.workflowId, folder.managedCompanyId);
-      cache.set(key, pending);
-    }
     let reason: string;
     try {
-      const workflow = await pending;
+      const workflow = await fetchOnce({
+        workflowId: folder.workflowId,
+        managedCompanyId: folder.managedCompanyId,
+      });
       const check = checkFolderWorkflow(folder, workflow);
       if (check.ok) {
-        running.set(folder.name, { config: folder, mode: check.mode, workflow });
-        continue;
+        const routed = await routeWorkflows(folder, check.mode, fetchOnce);
+        if (routed.ok) {
+          running.set(folder.name, {
+            config: folder,
+            mode: check.mode,
+            workflow,
+            ...(folder.routes ? { workflows: routed.workflows } : {}),
+          });
+          continue;
+        }
+        reason = routed.reason;
+      } else {
+        reason = check.reason;
       }
-      reason = check.reason;
     } catch (err) {
       reason = fetchFailure(err, folder.workflowId);
     }
@@ -73,6 +94,37 @@ export async function planFolders(
     );
   }
   return { running, stopped };
+}
+
+/** Each route's workflow, as each company it may be sent as, checked as the folder's is and of its mode. */
+async function routeWorkflows(
+  folder: FolderConfig,
+  mode: FolderRuntime['mode'],
+  fetchOnce: (target: RouteTarget) => Promise<Workflow>,
+): Promise<{ ok: true; workflows: Map<string, Workflow> } | { ok: false; reason: string }> {
+  const workflows = new Map<string, Workflow>();
+  if (!folder.routes) return { ok: true, workflows };
+  let targets: RouteTarget[];
+  try {
+    targets = compileRoutes(folder).targets();
+  } catch (err) {
+    if (isDocexError(err)) return { ok: false, reason: `routes: ${err.message}` };
+    throw err;
+  }
+  for (const target of targets) {
+    const as = target.managedCompanyId ? ` (as managed company ${target.managedCompanyId})` : '';
+    let workflow: Workflow;
+    try {
+      workflow = await fetchOnce(target);
+    } catch (err) {
+      return { ok: false, reason: `route to ${fetchFailure(err, target.workflowId)}${as}` };
+    }
+    // The folder's mode is the one every route's files are handled in.
+    const check = checkFolderWorkflow({ ...folder, workflowId: target.workflowId, mode }, workflow);
+    if (!check.ok) return { ok: false, reason: `route to ${check.reason}${as}` };
+    workflows.set(target.workflowId, workflow);
+  }
+  return { ok: true, workflows };
 }
 
 export interface FolderDirsOptions {

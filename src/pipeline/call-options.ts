@@ -3,12 +3,14 @@ import type { CallOptions } from '../api/index.js';
 import type { AttemptPace } from '../api/retry-loop.js';
 import { DocexError } from '../core/errors.js';
 import type { JournalItem } from '../journal/index.js';
+import { companyOf } from './routes.js';
 import type { FolderRuntime, SendAllowance, StepContext } from './types.js';
 
 /**
  * The API options of an item's calls: the pipeline's signal (or a create's `allowance`, whose
- * signal also ends before the file's lease could), the folder's managed company, its log fields,
- * and the pace of the service host (shared with the return path; the folder's rate under its key).
+ * signal also ends before the file's lease could), the item's managed company (decided at its
+ * claim; pipeline/routes.ts), its log fields, and the pace of the service host (shared with the
+ * return path; the folder's rate under its key).
  */
 export function callOptions(
   ctx: StepContext,
@@ -19,9 +21,13 @@ export function callOptions(
   return {
     signal: allowance.signal,
     ...(item ? { log: itemLog(ctx, item) } : {}),
-    ...(runtime.config.managedCompanyId ? { managedCompanyId: runtime.config.managedCompanyId } : {}),
+    ...withCompany(item ? companyOf(runtime, item) : runtime.config.managedCompanyId),
     ...(ctx.pace ? { pace: folderPace(ctx.pace, runtime, allowance.lease) } : {}),
   };
+}
+
+function withCompany(managedCompanyId: string | undefined) {
+  return managedCompanyId ? { managedCompanyId } : {};
 }
 
 /** The pace of a folder's calls: the host's, under the folder's own rate (set again if a reload changed it). */

@@ -1,6 +1,7 @@
 /**
- * From a claimed file to a validated journal item: hash it, record the claim (duplicates are
- * rejected here), and inspect its content against the workflow. A file that changed since it was
+ * From a claimed file to a validated journal item: decide its route (the workflow and managed
+ * company it goes to, recorded with the claim: pipeline/routes.ts), hash it, record the claim
+ * (duplicates are rejected here), and inspect its content against the workflow. A file that changed since it was
  * judged complete is rejected, never half-sent.
  */
 import fs from 'node:fs/promises';
@@ -11,6 +12,7 @@ import { hashFile, readAndHash } from '../sources/hash.js';
 import { kindOf } from '../sources/kinds.js';
 import { placeRejected, rejectItem } from './finish.js';
 import type { Inspection } from './inspect/inspect-file.js';
+import { routesOf, workflowOf } from './routes.js';
 import { windowOpen } from './send-windows.js';
 import type { FolderRuntime, StepContext } from './types.js';
 import type { VerdictInputs } from './verdicts.js';
@@ -44,11 +46,23 @@ export async function intakeItem(
 ): Promise<Intake> {
   const digest = await readAndHash(file.claimedPath, HOLD_MAX_BYTES);
   const unchanged = digest.statSize === digest.size;
+  // Decided once, here: a restart or another agent sends the file as recorded, whatever the
+  // configuration says by then. A file no route takes is recorded to the folder's workflow, refused.
+  const route = routesOf(runtime.config).resolve(file.name);
+  const target = route.ok ? route : { workflowId: runtime.config.workflowId, managedCompanyId: undefined };
   // A small single file the pipeline drives next is checked now, from memory: one that passes is
   // claimed validated with its create intent, one journal commit instead of three.
   const checked =
-    ctx.held && runtime.mode === 'single-file' && digest.bytes && unchanged
-      ? await inspect(ctx, runtime, file.name, file.claimedPath, digest.bytes, digest.sha256)
+    ctx.held && runtime.mode === 'single-file' && digest.bytes && unchanged && route.ok
+      ? await inspect(
+          ctx,
+          runtime,
+          file.name,
+          file.claimedPath,
+          digest.bytes,
+          digest.sha256,
+          route.workflowId,
+        )
       : undefined;
   const result = await ctx.journal.recordClaim({
     folder: runtime.config.name,
@@ -58,11 +72,14 @@ export async function intakeItem(
     size: digest.size,
     mtimeMs: digest.mtimeMs,
     sha256: digest.sha256,
-    workflowId: runtime.config.workflowId,
+    workflowId: target.workflowId,
+    // '' for none: the item's calls never take a company the folder gains later.
+    managedCompanyId: target.managedCompanyId ?? '',
     mode: runtime.mode,
     allowDuplicates: runtime.config.allowDuplicates,
     // Outside the folder's send window no intent is recorded: the file waits validated.
     ...(checked?.ok && windowOpen(runtime, ctx.clock.now()) ? { validatedNote: checked.kind } : {}),
+    ...(route.ok ? {} : { refused: { code: route.code, reason: route.reason } }),
     ...(kindOf(runtime.config.source).remote ? { remote: true } : {}),
     stillThere: () => existsOrFalse(file.claimedPath),
   });
@@ -73,6 +90,12 @@ export async function intakeItem(
     await placeRejected(ctx, runtime, result.item, {
       details: { earlierFile: result.earlier.fileName, earlierJobId: result.earlier.jobId },
     });
+    return { item: result.item, sameDrop: false };
+  }
+  if (result.kind === 'claimed' && result.item.state === 'rejected') {
+    // Refused in the claim (no route takes it): recorded so, and moved to the error folder now.
+    log.warn({ code: result.item.rejectCode }, 'no route takes the file');
+    await placeRejected(ctx, runtime, result.item, route.ok ? {} : { details: route.details });
     return { item: result.item, sameDrop: false };
   }
   if (!unchanged) {
@@ -145,7 +168,8 @@ async function inspectAndMove(
   bytes: Buffer | undefined,
   atClaim: Inspection | undefined,
 ): Promise<JournalItem> {
-  const inspection = atClaim ?? (await inspect(ctx, runtime, item.fileName, filePath, bytes, item.sha256));
+  const inspection =
+    atClaim ?? (await inspect(ctx, runtime, item.fileName, filePath, bytes, item.sha256, item.workflowId));
   if (!inspection.ok) {
     return rejectItem(ctx, runtime, item, inspection.code, inspection.reason, {
       ...(inspection.details ? { details: inspection.details } : {}),
@@ -168,11 +192,13 @@ export async function inspect(
   filePath: string,
   bytes: Buffer | undefined,
   sha256?: string,
+  workflowId?: string,
 ): Promise<Inspection> {
+  const workflow = workflowId === undefined ? runtime.workflow : workflowOf(runtime, workflowId);
   const opts = {
     path: filePath,
     fileName,
-    inputSourceType: runtime.workflow.inputSource.type,
+    inputSourceType: workflow.inputSource.type,
     maxBytes: ctx.maxFileBytes,
     allowHardLinks: runtime.config.allowHardLinks,
   };

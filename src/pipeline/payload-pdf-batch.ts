@@ -25,6 +25,7 @@ import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js'
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { archiveDayDir } from './outcome-files.js';
+import { workflowOf } from './routes.js';
 import { withSendTime } from './send-at.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
 
@@ -195,7 +196,7 @@ async function driveRows(
     : undefined;
   const plan = planBatch({
     built,
-    workflow: runtime.workflow,
+    workflow: workflowOf(runtime, item.workflowId),
     batchName: item.fileName,
     indexName: input.indexName,
     onInvalidRow: runtime.config.onInvalidRow,

@@ -21,6 +21,7 @@ import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { checkRows, formatRowReport, sharedCode } from './payload/index.js';
 import { drivePayloadPdfBatch, isIndexName, isZipBatch } from './payload-pdf-batch.js';
+import { workflowOf } from './routes.js';
 import { withSendTime } from './send-at.js';
 import { sidecarPathOf } from './sidecar.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -83,7 +84,7 @@ async function readSidecar(
     sidecarName,
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
-  const check = checkRows(built.rows, runtime.workflow, 'payload-pdf', 'reject-file', {
+  const check = checkRows(built.rows, workflowOf(runtime, item.workflowId), 'payload-pdf', 'reject-file', {
     notBefore: item.createdAt,
   });
   const accepted = check.accepted[0];

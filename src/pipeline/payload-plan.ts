@@ -6,6 +6,7 @@
 import type { PayloadJobRequest } from '../domain/wire.js';
 import type { JournalItem } from '../journal/index.js';
 import { checkRows } from './payload/index.js';
+import { workflowOf } from './routes.js';
 import { planRows, type RowsPlan } from './rows-plan.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
@@ -27,9 +28,15 @@ export async function planPayload(
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
   // Execution dates are judged against the claim, so a restart rebuilds the same rows.
-  const check = checkRows(built.rows, runtime.workflow, 'payload-word', runtime.config.onInvalidRow, {
-    notBefore: item.createdAt,
-  });
+  const check = checkRows(
+    built.rows,
+    workflowOf(runtime, item.workflowId),
+    'payload-word',
+    runtime.config.onInvalidRow,
+    {
+      notBefore: item.createdAt,
+    },
+  );
   return planRows(built, check, {
     reportName: item.fileName,
     fileReason: (bad) =>

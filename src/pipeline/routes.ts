@@ -10,7 +10,9 @@
  */
 import type { FolderConfig } from '../config/index.js';
 import { quoteName } from '../domain/file-names.js';
+import type { Workflow } from '../domain/wire.js';
 import { compileGlob } from '../sources/glob.js';
+import type { FolderRuntime } from './types.js';
 
 export const COMPANY_TOKEN = '{company}';
 
@@ -134,4 +136,37 @@ function companyPart(name: string, route: CompiledRoute): string | undefined {
     }
   }
   return undefined;
+}
+
+const compiled = new WeakMap<object, FolderRoutes>();
+
+/** The folder's routes, compiled once per configuration (a reload brings a new one). */
+export function routesOf(config: FolderConfig): FolderRoutes {
+  let routes = compiled.get(config);
+  if (!routes) {
+    routes = compileRoutes(config);
+    compiled.set(config, routes);
+  }
+  return routes;
+}
+
+/**
+ * The workflow record an item is checked against: the one of the workflow recorded at its claim,
+ * as the start-up check fetched it; the folder's own for an item whose workflow no route names
+ * any more (the configuration changed since its claim: it is still sent to its recorded one).
+ */
+export function workflowOf(runtime: FolderRuntime, workflowId: string): Workflow {
+  return runtime.workflows?.get(workflowId) ?? runtime.workflow;
+}
+
+/**
+ * The managed company of an item's calls: the one recorded at its claim ('' for none); the
+ * folder's for an item recorded before the journal kept it.
+ */
+export function companyOf(
+  runtime: FolderRuntime,
+  item: { managedCompanyId: string | undefined },
+): string | undefined {
+  if (item.managedCompanyId !== undefined) return item.managedCompanyId || undefined;
+  return runtime.config.managedCompanyId;
 }

@@ -23,6 +23,11 @@ export interface FolderRuntime {
   config: FolderConfig;
   mode: FolderMode;
   workflow: Workflow;
+  /**
+   * The workflow records of the folder's routes by id (the start-up check fetched each); absent or
+   * without an id: `workflow` (pipeline/routes.ts workflowOf).
+   */
+  workflows?: ReadonlyMap<string, Workflow>;
 }
 
 /** What a create's request must obey (callOptions): its signal, and on a shared journal its lease allowance. */

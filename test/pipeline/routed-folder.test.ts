@@ -1,0 +1,115 @@
+/**
+ * A folder's routes against the sandbox: files of one folder go to the workflow and managed
+ * company of the first route their name matches, a file no route takes is refused into the error
+ * folder, and the route recorded at the claim is the one a restart sends with.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { Agent } from '../../src/agent/agent.js';
+import { SEED } from '../../src/sandbox/seed-ids.js';
+import { waitFor } from '../support/wait-for.js';
+import { type Harness, listFiles, makePdf, type SandboxJob, useHarness } from './support/agent-harness.js';
+
+let h: Harness;
+useHarness({}, (made) => {
+  h = made;
+});
+
+const ROUTES = [
+  {
+    match: '*-managed.pdf',
+    workflowId: SEED.workflows.managedPdfEmail,
+    managedCompanyId: SEED.managedCompanyId,
+  },
+  { match: '*-print.pdf', workflowId: SEED.workflows.pdfPrint },
+];
+
+const fileItem = async (agent: Agent, name: string) =>
+  (await agent.journal.byPath(path.join(h.folderPath('mixed'), name)))[0];
+
+/** The sandbox's job of a file, with the company it was created for. */
+const jobOf = async (filename: string) =>
+  (await h.jobs()).filter((j) => j.filename === filename) as Array<SandboxJob & { companyId: string }>;
+
+describe('routes of a folder (real sandbox, real files, real journal)', () => {
+  it('sends two files of one folder to two workflows and companies, and refuses the file no route takes, listing the routes', async () => {
+    const agent = await h.startAgent(
+      h.config([{ name: 'mixed', workflowId: SEED.workflows.pdfEmail, routes: ROUTES }]),
+    );
+    h.drop('mixed', 'a-managed.pdf', await makePdf('managed'));
+    h.drop('mixed', 'b-print.pdf', await makePdf('print'));
+    h.drop('mixed', 'c-other.pdf', await makePdf('other'));
+    await waitFor(async () => (await agent.journal.stats()).files.done === 2);
+
+    expect(await jobOf('a-managed.pdf')).toEqual([
+      expect.objectContaining({
+        workflowId: SEED.workflows.managedPdfEmail,
+        companyId: SEED.managedCompanyId,
+      }),
+    ]);
+    expect(await jobOf('b-print.pdf')).toEqual([
+      expect.objectContaining({ workflowId: SEED.workflows.pdfPrint, companyId: SEED.partnerCompanyId }),
+    ]);
+    expect(await fileItem(agent, 'a-managed.pdf')).toMatchObject({
+      workflowId: SEED.workflows.managedPdfEmail,
+      managedCompanyId: SEED.managedCompanyId,
+    });
+
+    const errorDir = path.join(h.dir, 'error', 'mixed');
+    await waitFor(() => listFiles(errorDir).includes('c-other.pdf'));
+    expect(listFiles(errorDir)).toEqual(['c-other.pdf', 'c-other.pdf.error.json', 'c-other.pdf.error.txt']);
+    const text = readFileSync(path.join(errorDir, 'c-other.pdf.error.txt'), 'utf8');
+    expect(text).toContain(
+      '"c-other.pdf" matches none of the folder\'s routes: tried "*-managed.pdf", "*-print.pdf"',
+    );
+    const record = JSON.parse(readFileSync(path.join(errorDir, 'c-other.pdf.error.json'), 'utf8'));
+    expect(record.code).toBe('DOCEX_INPUT_NO_ROUTE');
+    expect(await fileItem(agent, 'c-other.pdf')).toMatchObject({
+      state: 'rejected',
+      rejectCode: 'DOCEX_INPUT_NO_ROUTE',
+    });
+    expect(await jobOf('c-other.pdf')).toEqual([]);
+    await agent.stop();
+  });
+
+  it('sends a file after a restart with the workflow and company recorded at its claim, though the routes changed', async () => {
+    // Today closed (its weekday left out): the file is taken and checked, no job is created.
+    const today = ((new Date(h.clock.now()).getUTCDay() + 6) % 7) + 1;
+    const names = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'];
+    const closed = {
+      days: names.filter((_, i) => i + 1 !== today),
+      from: '00:00',
+      to: '24:00',
+      timeZone: 'UTC',
+    };
+    const first = await h.startAgent(
+      h.config([{ name: 'mixed', workflowId: SEED.workflows.pdfEmail, routes: ROUTES, window: closed }]),
+    );
+    h.drop('mixed', 'late-managed.pdf', await makePdf('late'));
+    await waitFor(
+      async () => (await fileItem(first, 'late-managed.pdf'))?.lastFailureCode === 'DOCEX_SEND_WINDOW_CLOSED',
+    );
+    expect(await fileItem(first, 'late-managed.pdf')).toMatchObject({
+      state: 'validated',
+      workflowId: SEED.workflows.managedPdfEmail,
+      managedCompanyId: SEED.managedCompanyId,
+    });
+    expect(await jobOf('late-managed.pdf')).toEqual([]);
+    await first.stop();
+
+    // The configuration changed meanwhile: the same name now routes to the partner's print workflow.
+    const changed = [{ match: '*-managed.pdf', workflowId: SEED.workflows.pdfPrint }];
+    const second = await h.startAgent(
+      h.config([{ name: 'mixed', workflowId: SEED.workflows.pdfEmail, routes: changed }]),
+    );
+    await waitFor(async () => (await fileItem(second, 'late-managed.pdf'))?.state === 'done');
+    expect(await jobOf('late-managed.pdf')).toEqual([
+      expect.objectContaining({
+        workflowId: SEED.workflows.managedPdfEmail,
+        companyId: SEED.managedCompanyId,
+      }),
+    ]);
+    await second.stop();
+  });
+});
