@@ -140,10 +140,13 @@ async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): P
   const lines: CheckLine[] = [];
   const plan = await planFolders(config.folders, fetchWorkflow, silentLogger());
   for (const runtime of plan.running.values()) {
+    const routed = runtime.config.routes
+      ? `; the workflow of each of its ${runtime.config.routes.length} routes (${[...(runtime.workflows?.keys() ?? [])].join(', ')}) too`
+      : '';
     lines.push({
       ok: true,
       what: `folder ${runtime.config.name}`,
-      detail: `workflow ${runtime.config.workflowId} exists, enabled, validated; input ${runtime.workflow.inputSource.type} fits mode ${runtime.mode}`,
+      detail: `workflow ${runtime.config.workflowId} exists, enabled, validated; input ${runtime.workflow.inputSource.type} fits mode ${runtime.mode}${routed}`,
     });
   }
   for (const s of plan.stopped) {
@@ -151,7 +154,7 @@ async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): P
       ok: false,
       what: `folder ${s.name}`,
       detail: `${s.code}: ${s.reason}`,
-      hint: 'fix the workflow in the portal, or the folder workflowId/mode',
+      hint: 'fix the workflow in the portal, or the folder workflowId/mode (or its routes)',
     });
   }
   return lines;

@@ -47,6 +47,7 @@ function config(
     name: string;
     workflowId: string;
     mode?: string;
+    routes?: Array<{ match: string; workflowId: string; managedCompanyId?: string }>;
     missing?: boolean;
     create?: boolean;
   }> = [],
@@ -101,6 +102,49 @@ describe('docex-agent check (the doctor)', () => {
     expect(by(lines, 'tls handshake')?.detail).toMatch(/TLSv1\.[23], server certificate trusted/);
     expect(by(lines, 'folder good')?.detail).toBe(
       'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file',
+    );
+  });
+
+  it("checks the workflow of every route of a folder, as the route's company, and fails the folder naming a route's unknown or misfit workflow", async () => {
+    const routes = [
+      {
+        match: '*-managed.pdf',
+        workflowId: SEED.workflows.managedPdfEmail,
+        managedCompanyId: SEED.managedCompanyId,
+      },
+      { match: '*-print.pdf', workflowId: SEED.workflows.pdfPrint },
+    ];
+    const good = await runChecks(config([{ name: 'routed', workflowId: SEED.workflows.pdfEmail, routes }]), {
+      ...fast,
+      asRoot: false,
+    });
+    expect(by(good, 'folder routed')).toMatchObject({
+      ok: true,
+      detail:
+        'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file; the workflow of each of its 2 routes (wf_managed_pdf_email, wf_pdf_print) too',
+    });
+    const bad = await runChecks(
+      config([
+        {
+          name: 'unknown',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [...routes, { match: '*.pdf', workflowId: 'wf_nowhere' }],
+        },
+        {
+          name: 'misfit',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [{ match: '*.csv', workflowId: SEED.workflows.payloadWordEmail }],
+        },
+      ]),
+      { ...fast, asRoot: false },
+    );
+    expect(by(bad, 'folder unknown')).toMatchObject({
+      ok: false,
+      detail: 'DOCEX_FOLDER_WORKFLOW: route to workflow wf_nowhere does not exist',
+    });
+    expect(by(bad, 'folder misfit')?.ok).toBe(false);
+    expect(by(bad, 'folder misfit')?.detail).toContain(
+      `route to folder misfit: mode single-file does not fit workflow ${SEED.workflows.payloadWordEmail}`,
     );
   });
 
