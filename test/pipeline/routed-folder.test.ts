@@ -73,6 +73,41 @@ describe('routes of a folder (real sandbox, real files, real journal)', () => {
     await agent.stop();
   });
 
+  it('names the company in the file name through the companies table, and refuses an unknown or __proto__ company naming the known ones', async () => {
+    const agent = await h.startAgent(
+      h.config([
+        {
+          name: 'mixed',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [{ match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail }],
+          companies: { managed: SEED.managedCompanyId },
+        },
+      ]),
+    );
+    h.drop('mixed', 'MANAGED-invoice.pdf', await makePdf('managed by name'));
+    h.drop('mixed', 'acme-invoice.pdf', await makePdf('unknown company'));
+    h.drop('mixed', '__proto__-invoice.pdf', await makePdf('prototype company'));
+    await waitFor(async () => (await fileItem(agent, 'MANAGED-invoice.pdf'))?.state === 'done');
+    expect(await jobOf('MANAGED-invoice.pdf')).toEqual([
+      expect.objectContaining({
+        workflowId: SEED.workflows.managedPdfEmail,
+        companyId: SEED.managedCompanyId,
+      }),
+    ]);
+    const errorDir = path.join(h.dir, 'error', 'mixed');
+    for (const [file, company] of [
+      ['acme-invoice.pdf', 'acme'],
+      ['__proto__-invoice.pdf', '__proto__'],
+    ] as const) {
+      await waitFor(() => listFiles(errorDir).includes(file));
+      expect(readFileSync(path.join(errorDir, `${file}.error.txt`), 'utf8')).toContain(
+        `"${file}" names company "${company}" (route "{company}-*.pdf"), which is not in the folder's companies table: known companies are "managed"`,
+      );
+      expect(await jobOf(file)).toEqual([]);
+    }
+    await agent.stop();
+  });
+
   it('sends a file after a restart with the workflow and company recorded at its claim, though the routes changed', async () => {
     // Today closed (its weekday left out): the file is taken and checked, no job is created.
     const today = ((new Date(h.clock.now()).getUTCDay() + 6) % 7) + 1;
