@@ -6,11 +6,28 @@
  */
 import type { FolderPlan } from './folders.js';
 
-type FolderCompany = { name: string; managedCompanyId?: string | undefined };
+type FolderCompany = {
+  name: string;
+  managedCompanyId?: string | undefined;
+  routes?: ReadonlyArray<{ managedCompanyId?: string | undefined }> | undefined;
+  companies?: Readonly<Record<string, string>> | undefined;
+};
+
+/** Every company a folder may send as: its own, its routes' and its companies table's. */
+function companiesOf(folder: FolderCompany): string[] {
+  return [
+    ...(folder.managedCompanyId ? [folder.managedCompanyId] : []),
+    ...(folder.routes ?? []).flatMap((r) => (r.managedCompanyId ? [r.managedCompanyId] : [])),
+    ...Object.values(folder.companies ?? {}),
+  ];
+}
 
 export interface CompanyLookup {
   companyOf(folder: string): string | undefined;
-  /** Every company a folder of this process ran with (for a lookup that names no folder). */
+  /**
+   * Every company a folder of this process ran with, its routes' and companies tables' included
+   * (for a lookup that names no folder).
+   */
   companies(): string[];
 }
 
@@ -19,9 +36,13 @@ export function liveCompanies(
   startFolders: readonly FolderCompany[],
 ): CompanyLookup {
   const seen = new Map<string, string | undefined>(startFolders.map((f) => [f.name, f.managedCompanyId]));
+  const routed = new Map<string, string[]>(startFolders.map((f) => [f.name, companiesOf(f)]));
   // A few folders: looking at all of them per call is cheaper than any bookkeeping in reload.
   const refresh = () => {
-    for (const [name, runtime] of plan.running) seen.set(name, runtime.config.managedCompanyId);
+    for (const [name, runtime] of plan.running) {
+      seen.set(name, runtime.config.managedCompanyId);
+      routed.set(name, companiesOf(runtime.config));
+    }
   };
   return {
     companyOf(folder) {
@@ -30,7 +51,12 @@ export function liveCompanies(
     },
     companies() {
       refresh();
-      return [...new Set([...seen.values()].filter((c): c is string => c !== undefined))];
+      return [
+        ...new Set([
+          ...[...seen.values()].filter((c): c is string => c !== undefined),
+          ...[...routed.values()].flat(),
+        ]),
+      ];
     },
   };
 }

@@ -22,8 +22,11 @@ export type Task = { key: string; run: (gate?: CallGate) => Promise<void> };
 export interface TaskContext {
   poll: PollDeps;
   proofs: ProofDeps;
-  /** Call options of a drop folder's jobs (managed company, stop signal). */
-  options(folder: string | undefined): CallOptions;
+  /**
+   * Call options of a job of this source (its file item's managed company, recorded at the claim,
+   * else its folder's; the stop signal).
+   */
+  options(source: { folder: string; itemId: number } | undefined): Promise<CallOptions>;
   aborted(): boolean;
 }
 
@@ -42,7 +45,7 @@ export async function jobTask(shared: TaskContext, jobId: string, known?: JobRow
     key: jobKey(jobId),
     run: async (gate = shared.poll.gate) => {
       try {
-        await pollJob({ ...shared.poll, gate }, row, source, shared.options(source.folder));
+        await pollJob({ ...shared.poll, gate }, row, source, await shared.options(source));
       } catch (err) {
         if (shared.aborted()) return;
         await store.deferJob(jobId, now() + pollInterval(row.unchangedPolls + 1, false, config.follow));
@@ -70,7 +73,7 @@ export function documentTask(shared: TaskContext, doc: DocumentRow): Task {
       const source = job ? await store.source(job.sourceId) : undefined;
       const fields = { folder: source?.folder, file: source?.fileName, jobId: doc.jobId };
       try {
-        await fetchDocument({ ...shared.proofs, gate }, doc, fields, shared.options(source?.folder));
+        await fetchDocument({ ...shared.proofs, gate }, doc, fields, await shared.options(source));
       } catch (err) {
         if (shared.aborted()) return;
         const failure = stepFailure(err);

@@ -68,6 +68,11 @@ export interface FollowerOptions {
   log: Logger;
   /** x-managed-company-id of a drop folder's jobs (read live: a reload may add folders). */
   companyOf?: (folder: string) => string | undefined;
+  /**
+   * The managed company recorded on a file item at its claim (a route's; '' for none), undefined
+   * when none was recorded: the folder's (companyOf) then.
+   */
+  itemCompany?: (itemId: number) => Promise<string | undefined>;
   /** Every managed company of the drop folders: where to look for an event of an unknown job. */
   companies?: () => string[];
   /** Longest real sleep of the loop (tests with a ManualClock use a few ms). */
@@ -306,8 +311,20 @@ export class Follower {
     }
   }
 
-  private options(folder: string | undefined): CallOptions {
-    const company = folder ? this.opts.companyOf?.(folder) : undefined;
+  /** Recorded companies of file items, by id (a job's company never changes): bounded, cleared when full. */
+  private readonly itemCompanies = new Map<number, string | undefined>();
+
+  private async options(source: { folder: string; itemId: number } | undefined): Promise<CallOptions> {
+    let company: string | undefined;
+    if (source) {
+      let recorded = this.itemCompanies.get(source.itemId);
+      if (recorded === undefined && this.opts.itemCompany) {
+        recorded = await this.opts.itemCompany(source.itemId);
+        if (this.itemCompanies.size >= 10_000) this.itemCompanies.clear();
+        if (recorded !== undefined) this.itemCompanies.set(source.itemId, recorded);
+      }
+      company = recorded !== undefined ? recorded || undefined : this.opts.companyOf?.(source.folder);
+    }
     return { signal: this.abort.signal, ...(company ? { managedCompanyId: company } : {}) };
   }
 
@@ -333,7 +350,7 @@ export class Follower {
         now: () => clock.now(),
         claimMs: this.opts.documentClaimMs,
       },
-      options: (folder) => this.options(folder),
+      options: (source) => this.options(source),
       aborted: () => this.abort.signal.aborted,
     };
   }

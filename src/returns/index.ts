@@ -96,6 +96,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
       clock,
       log,
       ...(options.companyOf ? { companyOf: options.companyOf } : {}),
+      itemCompany: (itemId: number) => feed!.itemCompany(itemId),
       ...(options.companies ? { companies: options.companies } : {}),
       ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
       ...(options.claimTask ? { claimTask: options.claimTask } : {}),

@@ -22,6 +22,14 @@ export class JournalFeed {
     return this.journal.doneJobsAfter(cursor, limit);
   }
 
+  /**
+   * The managed company recorded on a file item at its claim (its route's, '' for none);
+   * undefined for an item recorded before the journal kept it, or gone (pruned).
+   */
+  async itemCompany(itemId: number): Promise<string | undefined> {
+    return (await this.journal.get(itemId))?.managedCompanyId;
+  }
+
   close(): Promise<void> {
     return this.journal.close();
   }

@@ -29,4 +29,18 @@ describe('managed company of a folder for the follower', () => {
     plan.running.set('pdf', runtime('pdf', 'mc_new'));
     expect(lookup.companyOf('pdf')).toBe('mc_new');
   });
+
+  it("names every company a folder may send as among the companies: its routes' and its companies table's", () => {
+    const routed = {
+      config: {
+        name: 'routed',
+        routes: [{ managedCompanyId: 'mc_route' }, {}],
+        companies: { acme: 'mc_acme', globex: 'mc_globex' },
+      },
+    } as unknown as FolderRuntime;
+    const plan: FolderPlan = { running: new Map([['routed', routed]]), stopped: [] };
+    const lookup = liveCompanies(plan, [{ name: 'routed' }]);
+    expect(lookup.companyOf('routed')).toBeUndefined();
+    expect(lookup.companies()).toEqual(['mc_route', 'mc_acme', 'mc_globex']);
+  });
 });

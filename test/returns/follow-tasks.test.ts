@@ -74,7 +74,7 @@ function failingContext(error: Error, now: number) {
       log: logs.log,
       now: () => now,
     },
-    options: () => ({}),
+    options: async () => ({}),
     aborted: () => false,
   } as unknown as TaskContext;
   return { ctx, logs };
