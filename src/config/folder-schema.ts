@@ -128,14 +128,19 @@ const routeSchema = z
         "Glob of the file names this route takes, with the folder's case rule (any case). It may hold one {company} token standing for a part of the name, looked up in the folder's companies table.",
       )
       .meta({ examples: ['*-credit.xml', '{company}-*.pdf'] }),
-    workflowId: z.string().min(1).describe('Workflow the files of this route are sent to.'),
+    workflowId: z
+      .string()
+      .min(1)
+      .describe('Workflow the files of this route are sent to.')
+      .meta({ examples: ['wf_ubl_peppol'] }),
     managedCompanyId: z
       .string()
       .min(1)
       .optional()
       .describe(
         "Send them as this managed company; default the folder's managedCompanyId (a {company} route takes the company's id from the companies table instead).",
-      ),
+      )
+      .meta({ examples: ['cmp_managed'] }),
   })
   .describe('One route: the files whose name matches go to this workflow and company.');
 
@@ -160,7 +165,9 @@ export const folderSchema = z
     workflowId: z
       .string()
       .min(1)
-      .describe('Workflow every file of this folder is sent to.')
+      .describe(
+        'Workflow every file of this folder is sent to (with routes: the folder’s own, checked at start; each route names its own).',
+      )
       .meta({ examples: ['wf_pdf_email'] }),
     managedCompanyId: z
       .string()
@@ -283,7 +290,9 @@ export const folderSchema = z
       errorDir: folder.errorDir ?? kind.defaultDir(source, 'error'),
     };
   })
-  .describe('One drop folder: its files become jobs of one workflow.');
+  .describe(
+    'One drop folder: its files become jobs of one workflow, or of the workflow of the first route their name matches.',
+  );
 
 /** Routes that cannot be what was meant: one never reached, a {company} with no table or twice. */
 function routeIssues(

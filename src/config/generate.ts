@@ -131,18 +131,21 @@ function renderProperty(
     return [...lines, ...(shown ? block : commentOut(block, indent))];
   }
   if (prop.type === 'array' && prop.items?.type === 'object') {
-    const item = renderObjectBody(prop.items, `${inner}  `, inComment);
+    // A nested optional list without a default (a folder's routes) is shown commented out, as an
+    // object is; a top-level list (folders) always shows its first entry.
+    const shown = required || prop.default !== undefined || indent === '';
+    const item = renderObjectBody(prop.items, `${inner}  `, inComment || !shown);
     const first = item.findIndex((line) => !line.trimStart().startsWith('#'));
     const head = item.slice(0, first).map((line) => line.slice(2));
     const entry = `${inner}- ${(item[first] ?? '').trimStart()}`;
-    return [
-      ...lines,
+    const block = [
       `${indent}${key}:`,
       ...commentLines(prop.items.description ?? '', inner),
       ...head,
       entry,
       ...item.slice(first + 1),
     ];
+    return [...lines, ...(shown ? block : commentOut(block, indent))];
   }
   const value = prop.examples?.[0] ?? prop.default ?? prop.const;
   const line = `${indent}${key}: ${value === undefined ? '' : yamlValue(value)}`.trimEnd();
