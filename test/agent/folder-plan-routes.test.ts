@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { planFolders } from '../../src/agent/folders.js';
+import { agentConfigSchema } from '../../src/config/schema.js';
+import { silentLogger } from '../../src/core/logger.js';
+import type { Workflow } from '../../src/domain/wire.js';
+import { EMAIL_WORD, workflow } from '../pipeline/payload/workflows.js';
+
+const PDF_EMAIL = workflow('wf_pdf_email', 'PDF', ['EMAIL']);
+const PDF_PRINT = workflow('wf_pdf_print', 'PDF', ['EASY_PRINT']);
+const KNOWN = new Map<string, Workflow>([PDF_EMAIL, PDF_PRINT, EMAIL_WORD].map((w) => [w.id, w]));
+
+const folders = (routes: unknown[], extra: Record<string, unknown> = {}) =>
+  agentConfigSchema.parse({
+    sandbox: { enabled: true },
+    folders: [
+      { name: 'f', source: { type: 'local', path: 'in/f' }, workflowId: PDF_EMAIL.id, routes, ...extra },
+    ],
+  }).folders;
+
+/** planFolders with workflows answered from KNOWN, each fetch recorded as `workflow@company`. */
+async function plan(routes: unknown[], extra: Record<string, unknown> = {}) {
+  const fetched: string[] = [];
+  const result = await planFolders(
+    folders(routes, extra),
+    async (id, company) => {
+      fetched.push(`${id}@${company ?? ''}`);
+      const found = KNOWN.get(id);
+      if (!found) throw new Error(`no workflow ${id}`);
+      return found;
+    },
+    silentLogger(),
+  );
+  return { ...result, fetched };
+}
+
+describe('the start-up check of a folder with routes', () => {
+  it("fetches each route's workflow as each company it may be sent as, once each, and runs the folder with them", async () => {
+    const { running, fetched } = await plan(
+      [
+        { match: '*-print.pdf', workflowId: PDF_PRINT.id },
+        { match: '{company}-*.pdf', workflowId: PDF_PRINT.id },
+      ],
+      { companies: { acme: 'mc_acme', globex: 'mc_globex' } },
+    );
+    expect(fetched).toEqual([
+      'wf_pdf_email@',
+      'wf_pdf_print@',
+      'wf_pdf_print@mc_acme',
+      'wf_pdf_print@mc_globex',
+    ]);
+    expect([...(running.get('f')?.workflows?.keys() ?? [])]).toEqual([PDF_PRINT.id]);
+  });
+
+  it('stops the folder when a route names a workflow of another mode', async () => {
+    const { running, stopped } = await plan([{ match: '*.csv', workflowId: EMAIL_WORD.id }]);
+    expect(running.size).toBe(0);
+    expect(stopped[0]?.reason).toContain(
+      `route to folder f: mode single-file does not fit workflow ${EMAIL_WORD.id}`,
+    );
+  });
+
+  it('stops the folder when a route glob cannot be what was meant', async () => {
+    const { stopped } = await plan([{ match: '[z-a].pdf', workflowId: PDF_PRINT.id }]);
+    expect(stopped[0]?.reason).toMatch(/^routes: invalid glob "\[z-a\]\.pdf"/);
+  });
+});
