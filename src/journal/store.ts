@@ -160,9 +160,11 @@ export interface JournalStore {
    * while no other agent on the journal places a copy of the same file, and only while this agent
    * still holds it: an agent frozen mid-placement keeps the one that took the file over waiting
    * until its copy is placed, and one that lost the file before places nothing (DOCEX_LEASE_LOST).
-   * Rejects with DOCEX_PLACEMENT_BUSY while another agent places it. On SQLite: runs `place`.
+   * A final file (refused, rejected) is no longer held: it is placed while still this agent's by
+   * the item's epoch. Rejects with DOCEX_PLACEMENT_BUSY while another agent places it. On SQLite:
+   * runs `place`.
    */
-  placeAlone<T>(item: Pick<JournalItem, 'id' | 'parentId'>, place: () => Promise<T>): Promise<T>;
+  placeAlone<T>(item: Pick<JournalItem, 'id' | 'parentId' | 'epoch'>, place: () => Promise<T>): Promise<T>;
 
   close(): Promise<void>;
 }

@@ -291,6 +291,34 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     expect(aPlacedAgain).toBe(false);
   });
 
+  it('places the copy of a file it refused at the claim or rejected after it: a final file is no longer held, yet still its own by the same epoch; never another agent’s', async () => {
+    const a = await agent('a');
+    const b = await agent('b');
+    const refusedAtClaim = await a.recordClaim(
+      claimInput({
+        fileName: 'unrouted.pdf',
+        refused: { code: 'DOCEX_INPUT_NO_ROUTE', reason: 'matches none of the routes' },
+      }),
+    );
+    expect(refusedAtClaim.item).toMatchObject({ state: 'rejected', owner: 'a', epoch: 1 });
+    const rejected = await a.transition((await claimed(a, { fileName: 'bad.pdf' })).id, 'rejected', {
+      code: 'DOCEX_INPUT_UNREADABLE',
+      reason: 'not readable',
+    });
+    for (const item of [refusedAtClaim.item, rejected]) {
+      expect(await a.placeAlone(item, async () => 'placed by a')).toBe('placed by a');
+      let bPlaced = false;
+      expect(
+        await codeOf(
+          b.placeAlone(item, async () => {
+            bPlaced = true;
+          }),
+        ),
+      ).toBe('DOCEX_LEASE_LOST');
+      expect(bPlaced).toBe(false);
+    }
+  });
+
   it('gives each file whose lease ran out to exactly one of several agents taking over at once', async () => {
     const a = await agent('a');
     const ids: number[] = [];

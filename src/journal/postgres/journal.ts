@@ -588,10 +588,13 @@ export class PostgresJournal implements JournalStore {
     return allowed;
   }
 
-  placeAlone<T>(target: Pick<JournalItem, 'id' | 'parentId'>, place: () => Promise<T>): Promise<T> {
+  placeAlone<T>(target: Pick<JournalItem, 'id' | 'parentId' | 'epoch'>, place: () => Promise<T>): Promise<T> {
     if (!this.lease) return place();
     const { agentId } = this.lease;
     const fileId = target.parentId ?? target.id;
+    // A file refused or rejected is final, so no longer held (renewLeases skips it), yet still this
+    // agent's by the epoch it finished with: its copy is placed, unless another agent holds it.
+    const epoch = this.held.get(fileId) ?? (target.parentId === undefined ? target.epoch : -1);
     return this.track(
       this.db.transaction('placeAlone', async (tx) => {
         const lock = await tx.one(S.placementLock, [
@@ -605,7 +608,7 @@ export class PostgresJournal implements JournalStore {
             { details: { itemId: fileId } },
           );
         }
-        const held = await tx.rows(S.stillHeld, [agentId, fileId, this.epochOf(fileId)]);
+        const held = await tx.rows(S.stillHeld, [agentId, fileId, epoch]);
         if (held.length === 0) throw await this.missedWrite(fileId);
         return place();
       }),
