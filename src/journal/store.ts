@@ -161,7 +161,7 @@ export interface JournalStore {
    * still holds it: an agent frozen mid-placement keeps the one that took the file over waiting
    * until its copy is placed, and one that lost the file before places nothing (DOCEX_LEASE_LOST).
    * A final file (refused, rejected) is no longer held: it is placed while still this agent's by
-   * the item's epoch. Rejects with DOCEX_PLACEMENT_BUSY while another agent places it. On SQLite:
+   * the item's epoch, or an earlier start's of this agent (same place). Rejects with DOCEX_PLACEMENT_BUSY while another agent places it. On SQLite:
    * runs `place`.
    */
   placeAlone<T>(item: Pick<JournalItem, 'id' | 'parentId' | 'epoch'>, place: () => Promise<T>): Promise<T>;

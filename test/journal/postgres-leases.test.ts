@@ -319,6 +319,26 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     }
   });
 
+  it('places after a restart the copy of a file an earlier start of the same agent (same place) refused at the claim and stopped before placing; another place never', async () => {
+    const first = await agent('start-1', 'host-x:/var/lib/docex');
+    const refused = await first.recordClaim(
+      claimInput({
+        fileName: 'unrouted.pdf',
+        refused: { code: 'DOCEX_INPUT_NO_ROUTE', reason: 'matches none of the routes' },
+      }),
+    );
+    await (await sql()).query(
+      "INSERT INTO agents (id, host, pid, version, schema_version, place) VALUES ('start-1', 'host-x', 1, '0', 6, 'host-x:/var/lib/docex')",
+    );
+    const stranger = await agent('other');
+    expect(await codeOf(stranger.placeAlone(refused.item, async () => 'placed'))).toBe('DOCEX_LEASE_LOST');
+    const second = await agent('start-2', 'host-x:/var/lib/docex');
+    // Final: no start takes it over; the recovery of the spool finds it and places it.
+    expect(await second.recoveryPlan({ scope: SHARED })).toEqual([]);
+    const found = (await second.byPath(refused.item.sourcePath!))[0]!;
+    expect(await second.placeAlone(found, async () => 'placed by start-2')).toBe('placed by start-2');
+  });
+
   it('gives each file whose lease ran out to exactly one of several agents taking over at once', async () => {
     const a = await agent('a');
     const ids: number[] = [];

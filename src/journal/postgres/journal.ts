@@ -590,7 +590,7 @@ export class PostgresJournal implements JournalStore {
 
   placeAlone<T>(target: Pick<JournalItem, 'id' | 'parentId' | 'epoch'>, place: () => Promise<T>): Promise<T> {
     if (!this.lease) return place();
-    const { agentId } = this.lease;
+    const { agentId, place: here } = this.lease;
     const fileId = target.parentId ?? target.id;
     // A file refused or rejected is final, so no longer held (renewLeases skips it), yet still this
     // agent's by the epoch it finished with: its copy is placed, unless another agent holds it.
@@ -609,7 +609,11 @@ export class PostgresJournal implements JournalStore {
           );
         }
         const held = await tx.rows(S.stillHeld, [agentId, fileId, epoch]);
-        if (held.length === 0) throw await this.missedWrite(fileId);
+        if (held.length === 0) {
+          // Finished by an earlier start of this agent, which stopped before placing its copy.
+          const earlier = await tx.rows(S.finalOfEarlierStart, [agentId, fileId, here]);
+          if (earlier.length === 0) throw await this.missedWrite(fileId);
+        }
         return place();
       }),
     );

@@ -221,6 +221,16 @@ export const STATEMENTS = {
   ),
   /** Whether agent $1 still holds file $2 by epoch $3 (no row lock: the placement lock excludes). */
   stillHeld: s('still_held', 'SELECT id FROM items WHERE id = $2 AND owner = $1 AND epoch = $3'),
+  /**
+   * Whether file $2 is final and was an earlier start's of agent $1 (an agent row of the same
+   * place, $3): no start takes a final file over, yet its copy in this place's spool is this
+   * agent's to place (the state folder's lock makes that start dead).
+   */
+  finalOfEarlierStart: s(
+    'final_of_earlier_start',
+    `SELECT id FROM items WHERE id = $2 AND state IN ('done', 'rejected')
+       AND owner IN (SELECT id FROM agents WHERE place = $3 AND id <> $1)`,
+  ),
   /** Who holds the file of item $1 now (a lost lease's message). */
   holderOf: s(
     'holder_of',
