@@ -3,6 +3,7 @@
  * observe.ts): every input file is in archive or error exactly once, every uploaded job matches
  * its file's MD5, nothing was submitted twice, and no output folder holds a partial file.
  * Files are matched by content (MD5), so a file placed twice under a second free name is caught.
+ * A routed set (its `route`) also wants every job of its documents in that workflow and company.
  */
 import { parseJobName } from '../../src/journal/job-name.js';
 
@@ -19,12 +20,17 @@ export interface ExpectedDocumentSet {
   itemSha256: string;
   itemMd5: string;
   documents: readonly { rowIndex: number | undefined; uploadMd5?: string | undefined }[];
+  /** Where the set's route sends it: every job of its documents must be there (a routed folder). */
+  route?: { workflowId: string; companyId: string } | undefined;
 }
 
 export interface ObservedJob {
   id: string;
   name: string;
   uploadedMd5: string | null;
+  /** The workflow and the company the service recorded the job under (the managed one, if sent as it). */
+  workflowId?: string;
+  companyId?: string;
 }
 
 /** A file in an output folder, its path relative to that folder; `md5` for data files. */
@@ -79,6 +85,8 @@ export interface InvariantReport {
   partial: string[];
   /** Every failed check, one sentence each. */
   violations: string[];
+  /** Documents of a routed set with a job in another workflow or company than their route's. */
+  misrouted?: string[];
   /** The return path's checks (returns-invariants.ts): proofs expected, status files checked. */
   returns?: { proofs: number; statusFiles: number };
 }
@@ -182,12 +190,14 @@ export function checkInvariants(
   }
 
   let documents: number | undefined;
+  let misrouted: string[] | undefined;
   if (options.sets && !options.placementOnly) {
     const refusedItems = new Set(refused.map((e) => e.md5 ?? ''));
     const byDocument = checkDocuments(options.sets, seen.jobs, refusedItems);
     documents = byDocument.documents;
     for (const name of byDocument.lost) lost.add(name);
     for (const name of byDocument.duplicates) duplicates.add(name);
+    if (options.sets.some((set) => set.route)) misrouted = byDocument.misrouted;
     violations.push(...byDocument.violations);
   }
 
@@ -209,6 +219,7 @@ export function checkInvariants(
     ok: violations.length === 0,
     files: inputs.length,
     ...(documents === undefined ? {} : { documents }),
+    ...(misrouted === undefined ? {} : { misrouted }),
     archived: archived.length,
     refused: refused.length,
     lost: [...lost],
@@ -223,12 +234,14 @@ export function checkInvariants(
  * Per document: jobs are matched by the tag of their deterministic name (the item file's SHA-256
  * and the payload row). Upload modes count the jobs that hold the document's bytes (an orphan job
  * without upload, left by a lost create answer, is allowed); payload-word jobs count as sent.
+ * A routed set's documents: every job of that name, orphans too, is in the route's workflow and
+ * company (a job created elsewhere, even one never uploaded, went where the route does not say).
  */
 export function checkDocuments(
   sets: readonly ExpectedDocumentSet[],
   jobs: readonly ObservedJob[],
   refusedItemMd5s: ReadonlySet<string>,
-): { documents: number; lost: string[]; duplicates: string[]; violations: string[] } {
+): { documents: number; lost: string[]; duplicates: string[]; misrouted: string[]; violations: string[] } {
   const byKey = new Map<string, ObservedJob[]>();
   for (const job of jobs) {
     const parsed = parseJobName(job.name);
@@ -238,6 +251,7 @@ export function checkDocuments(
   }
   const lost: string[] = [];
   const duplicates: string[] = [];
+  const misrouted: string[] = [];
   const violations: string[] = [];
   let documents = 0;
   for (const set of sets) {
@@ -256,9 +270,21 @@ export function checkDocuments(
       } else if (sent.length > 0 && refused) {
         violations.push(`${label} was sent, but its file was refused`);
       }
+      const route = set.route;
+      if (!route) continue;
+      const elsewhere = named.filter(
+        (j) => j.workflowId !== route.workflowId || j.companyId !== route.companyId,
+      );
+      if (elsewhere.length === 0) continue;
+      misrouted.push(label);
+      for (const job of elsewhere) {
+        violations.push(
+          `${label}: job ${job.id} is in workflow ${job.workflowId ?? '(none)'} of company ${job.companyId ?? '(none)'}; its route says workflow ${route.workflowId} of company ${route.companyId}`,
+        );
+      }
     }
   }
-  return { documents, lost, duplicates, violations };
+  return { documents, lost, duplicates, misrouted, violations };
 }
 
 /** One report of two checks (the local and the remote side of an SFTP folder). */

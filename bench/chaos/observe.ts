@@ -70,8 +70,14 @@ export function controlClient(controlUrl: string, caPem: string): ControlClient 
   return {
     call,
     async jobs() {
-      const answer = (await call('GET', '/jobs')) as { items: ObservedJob[] };
-      return answer.items.map(({ id, name, uploadedMd5 }) => ({ id, name, uploadedMd5 }));
+      const answer = (await call('GET', '/jobs')) as { items: Required<ObservedJob>[] };
+      return answer.items.map(({ id, name, uploadedMd5, workflowId, companyId }) => ({
+        id,
+        name,
+        uploadedMd5,
+        workflowId,
+        companyId,
+      }));
     },
     close: () => dispatcher.close(),
   };

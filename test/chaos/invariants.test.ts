@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  checkDocuments,
   checkInvariants,
+  type ExpectedDocumentSet,
   type InputFile,
   isPartialName,
   mergeReports,
   type Observation,
 } from '../../bench/chaos/invariants.js';
+import { deterministicJobName } from '../../src/journal/job-name.js';
 
 const inputs: InputFile[] = [
   { name: 'a.pdf', md5: 'aaa' },
@@ -173,6 +176,88 @@ describe('checkInvariants, placement only (the remote archive of an SFTP folder)
       'remote: partial file left in archive: .c.pdf.tmp',
       'remote: c.pdf is placed 2 times (archive 2, error 0)',
     ]);
+  });
+});
+
+describe("checkDocuments, routed sets (each document in its route's workflow and company)", () => {
+  const sha = (c: string) => c.repeat(64);
+  const routed: ExpectedDocumentSet[] = [
+    {
+      itemName: 'acme-00000.pdf',
+      itemSha256: sha('a'),
+      itemMd5: 'aaa',
+      documents: [{ rowIndex: undefined, uploadMd5: 'aaa' }],
+      route: { workflowId: 'wf_managed', companyId: 'cmp_managed' },
+    },
+    {
+      itemName: 'partner-00001.pdf',
+      itemSha256: sha('b'),
+      itemMd5: 'bbb',
+      documents: [{ rowIndex: undefined, uploadMd5: 'bbb' }],
+      route: { workflowId: 'wf_own', companyId: 'cmp_partner' },
+    },
+  ];
+  const job = (id: string, set: ExpectedDocumentSet, uploadedMd5: string | null, at: [string, string]) => ({
+    id,
+    name: deterministicJobName({ folder: 'chaos', fileName: set.itemName, sha256: set.itemSha256 }),
+    uploadedMd5,
+    workflowId: at[0],
+    companyId: at[1],
+  });
+  const [acme, partner] = [routed[0]!, routed[1]!];
+
+  it("passes when every job of a document, an orphan too, is in its route's workflow and company", () => {
+    const jobs = [
+      job('j1', acme, 'aaa', ['wf_managed', 'cmp_managed']),
+      job('j0', acme, null, ['wf_managed', 'cmp_managed']),
+      job('j2', partner, 'bbb', ['wf_own', 'cmp_partner']),
+    ];
+    const result = checkDocuments(routed, jobs, new Set());
+    expect(result.violations).toEqual([]);
+    expect(result.misrouted).toEqual([]);
+  });
+
+  it("flags a document sent as the folder's default company instead of its route's, and a misrouted orphan", () => {
+    const jobs = [
+      job('j1', acme, 'aaa', ['wf_own', 'cmp_partner']),
+      job('j2', partner, 'bbb', ['wf_own', 'cmp_partner']),
+      job('j3', partner, null, ['wf_managed', 'cmp_managed']),
+    ];
+    const result = checkDocuments(routed, jobs, new Set());
+    expect(result.misrouted).toEqual(['acme-00000.pdf', 'partner-00001.pdf']);
+    expect(result.lost).toEqual([]);
+    expect(result.violations).toEqual([
+      'acme-00000.pdf: job j1 is in workflow wf_own of company cmp_partner; its route says workflow wf_managed of company cmp_managed',
+      'partner-00001.pdf: job j3 is in workflow wf_managed of company cmp_managed; its route says workflow wf_own of company cmp_partner',
+    ]);
+  });
+
+  it('reports the misrouted documents in checkInvariants only for routed sets', () => {
+    const seen: Observation = {
+      jobs: [
+        job('j1', acme, 'aaa', ['wf_other', 'cmp_managed']),
+        job('j2', partner, 'bbb', ['wf_own', 'cmp_partner']),
+      ],
+      archive: [
+        { path: 'acme-00000.pdf', md5: 'aaa' },
+        { path: 'acme-00000.pdf.result.json' },
+        { path: 'partner-00001.pdf', md5: 'bbb' },
+        { path: 'partner-00001.pdf.result.json' },
+      ],
+      error: [],
+      leftInInbox: [],
+    };
+    const files = [
+      { name: 'acme-00000.pdf', md5: 'aaa' },
+      { name: 'partner-00001.pdf', md5: 'bbb' },
+    ];
+    const report = checkInvariants(files, seen, { sets: routed });
+    expect(report.ok).toBe(false);
+    expect(report.misrouted).toEqual(['acme-00000.pdf']);
+    const unrouted = routed.map(({ route: _route, ...set }) => set);
+    const plain = checkInvariants(files, seen, { sets: unrouted });
+    expect(plain.ok).toBe(true);
+    expect(plain.misrouted).toBeUndefined();
   });
 });
 
