@@ -33,6 +33,14 @@ export interface DocumentSet {
   /** Every file dropped for this set, the item's file last (companions first). */
   files: DroppedFile[];
   documents: ExpectedDocument[];
+  /** A routed mode: the workflow and company its route says every job of this set must have. */
+  route?: RoutedTo;
+}
+
+/** Where a route sends a document: a workflow, as a company (the partner's own without a managed company). */
+interface RoutedTo {
+  workflowId: string;
+  companyId: string;
 }
 
 export interface ChaosMode {
@@ -68,13 +76,19 @@ export async function zipOf(entries: DroppedFile[]): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-function set(item: DroppedFile, documents: ExpectedDocument[], companions: DroppedFile[] = []): DocumentSet {
+function set(
+  item: DroppedFile,
+  documents: ExpectedDocument[],
+  companions: DroppedFile[] = [],
+  route?: RoutedTo,
+): DocumentSet {
   return {
     itemName: item.name,
     itemSha256: sha256(item.content),
     itemMd5: md5(item.content),
     files: [...companions, item],
     documents,
+    ...(route ? { route } : {}),
   };
 }
 
@@ -110,6 +124,37 @@ function sidecarFor(company: string): string {
   return JSON.stringify({ payload: sample.payload });
 }
 
+/**
+ * The routed tree: one folder whose file names carry the company, in turn an `acme-` PDF (the
+ * `{company}` route: acme's managed company and its workflow), a `partner-` PDF (the partner's own
+ * workflow) and a `partner-…-credit` PDF (the credit route, first in the list: another workflow).
+ * The sandbox seeds one managed company: the tree's other company is the partner itself.
+ */
+const ROUTED_FOLDER = {
+  workflowId: SEED.workflows.pdfEmail,
+  routes: [
+    { match: '*-credit.pdf', workflowId: SEED.workflows.pdfPrint },
+    { match: 'partner-*.pdf', workflowId: SEED.workflows.pdfEmail },
+    { match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail },
+  ],
+  companies: { acme: SEED.managedCompanyId },
+};
+
+const ROUTED_KINDS = [
+  {
+    name: (i: number) => `acme-${pad(i)}.pdf`,
+    to: { workflowId: SEED.workflows.managedPdfEmail, companyId: SEED.managedCompanyId },
+  },
+  {
+    name: (i: number) => `partner-${pad(i)}.pdf`,
+    to: { workflowId: SEED.workflows.pdfEmail, companyId: SEED.partnerCompanyId },
+  },
+  {
+    name: (i: number) => `partner-${pad(i)}-credit.pdf`,
+    to: { workflowId: SEED.workflows.pdfPrint, companyId: SEED.partnerCompanyId },
+  },
+] as const;
+
 export const CHAOS_MODES: readonly ChaosMode[] = [
   {
     name: 'pdf',
@@ -117,6 +162,15 @@ export const CHAOS_MODES: readonly ChaosMode[] = [
     async make(i, tag) {
       const pdf = { name: `doc-${pad(i)}.pdf`, content: await makePdf(`document ${i} ${tag}`) };
       return set(pdf, [{ rowIndex: undefined, uploadMd5: md5(pdf.content) }]);
+    },
+  },
+  {
+    name: 'routed',
+    folder: ROUTED_FOLDER,
+    async make(i, tag) {
+      const kind = ROUTED_KINDS[i % ROUTED_KINDS.length]!;
+      const pdf = { name: kind.name(i), content: await makePdf(`routed ${i} ${tag}`) };
+      return set(pdf, [{ rowIndex: undefined, uploadMd5: md5(pdf.content) }], [], { ...kind.to });
     },
   },
   {

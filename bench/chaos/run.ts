@@ -8,8 +8,8 @@
  *                      ha-*: two agents on one journal and one folder, ha-sftp-*: an SFTP folder,
  *                      ha-webhook: every webhook delivered to both agents, the return path checked);
  *                      mixed (all faults at a low dose, the test suite's small run) only when named
- *   --modes a,b|all    intake modes (bench/chaos/modes.ts): pdf, zip-pdfs, data-csv, data-xml, ubl,
- *                      word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
+ *   --modes a,b|all    intake modes (bench/chaos/modes.ts): pdf, routed, zip-pdfs, data-csv, data-xml,
+ *                      ubl, word-csv, word-json, word-xml, pdf-sidecar, pdf-batch, pdf-index; default
  *                      all. Each scenario runs once per mode (a cell of the matrix); modes other than
  *                      pdf drop --set-files document sets (default 100, quick 20)
  *   --rows N           documents per set of the payload-word, ZIP and batch modes (default 3)

@@ -1,0 +1,52 @@
+/**
+ * The routed multi-company tree of the chaos matrix (mode `routed`, bench/chaos/modes.ts) at CI
+ * size: one folder whose file names carry the company, routed by `{company}-*.pdf` through the
+ * folder's companies table, by `partner-*.pdf` to the partner's own workflow and by `*-credit.pdf`
+ * to another workflow. Under SIGKILLs, and under lost answers with SIGKILLs, every document ends
+ * with exactly one job, in the workflow and company its route says. DOCEX_CHAOS_SEED replays a run.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { modeNamed } from '../../bench/chaos/modes.js';
+import { killScenario } from '../../bench/chaos/scenarios/kill.js';
+import { lostAnswersScenario } from '../../bench/chaos/scenarios/lost-answers.js';
+import { AGENT_BUILD_DIR, buildAgent, removeAgentBuild } from '../../bench/support/build-agent.js';
+
+const SEED = Number(process.env['DOCEX_CHAOS_SEED'] ?? Date.now() % 100_000);
+
+let agentEntry: string;
+const buildDir = path.join(AGENT_BUILD_DIR, '..', `docex-chaos-routed-${process.pid}`);
+beforeAll(() => {
+  agentEntry = buildAgent(buildDir);
+}, 120_000);
+afterAll(() => removeAgentBuild(buildDir));
+
+describe.each([
+  ['SIGKILLs', killScenario, 3],
+  ['lost answers and SIGKILLs', lostAnswersScenario, 2],
+] as const)('the routed tree of 24 files under %s', (_fault, scenario, kills) => {
+  it('ends with one job per document, in the workflow and company of its route, every file archived once', async () => {
+    const result = await scenario.run({
+      quick: true,
+      files: 24,
+      kills,
+      seed: SEED,
+      mode: modeNamed('routed'),
+      agentEntry,
+    });
+    const context = `seed ${SEED}: ${result.error ?? ''}\n${result.report?.violations.join('\n') ?? ''}`;
+    expect(result.error, context).toBeUndefined();
+    expect(result.report?.violations, context).toEqual([]);
+    expect(result.report).toMatchObject({
+      ok: true,
+      files: 24,
+      documents: 24,
+      archived: 24,
+      refused: 0,
+      lost: [],
+      duplicates: [],
+      misrouted: [],
+    });
+    expect(result.injected, result.injectedDetail).toBeGreaterThanOrEqual(kills);
+  }, 240_000);
+});
