@@ -1,4 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
+import os from 'node:os';
+import path from 'node:path';
 
 /**
  * This process as a writer of output folders: agents on several hosts (or processes) may share
@@ -6,6 +8,18 @@ import { createHash, randomBytes } from 'node:crypto';
  * file (tempBaseName's `writer`).
  */
 export const PROCESS_WRITER = randomBytes(4).toString('hex');
+
+/**
+ * The temp names' writer of an agent on a shared output folder: the same for every start of the
+ * agent of this host and state folder (one runs there at a time), so a restart's sweep removes
+ * what its killed start left, and differs between agents, so none touches another's write.
+ */
+export function placeWriter(stateDir: string): string {
+  return createHash('sha256')
+    .update(`${os.hostname()}\0${path.resolve(stateDir)}`)
+    .digest('hex')
+    .slice(0, 8);
+}
 
 /**
  * The hidden name a write uses before its final rename: short and fixed-length (a name built from

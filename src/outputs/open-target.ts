@@ -1,7 +1,6 @@
 /** An output target from its configuration: a local folder or a folder on an SFTP server. */
 import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { Logger } from '../core/logger.js';
-import { PROCESS_WRITER } from '../core/temp-name.js';
 import { endpointFromConfig } from '../sftp/endpoint.js';
 import { openSftpServer } from '../sftp/server.js';
 import type { OutputHealth } from './health.js';
@@ -16,12 +15,13 @@ export interface OpenTargetOptions {
   /** Told of every write's outcome (readiness, metrics). */
   health?: OutputHealth;
   /**
-   * Other agents may write this folder at once (a shared journal): temp names of this process's
-   * own. Otherwise an SFTP temp name is the same for every write of a target, so a crash's
-   * leftover is overwritten by the next write (a local folder sweeps its leftovers at start; a
-   * shared one only its own and old ones, never another agent's write in flight).
+   * Other agents may write this folder at once (a shared journal): the writer of this agent's
+   * temp names (placeWriter). Otherwise an SFTP temp name is the same for every write of a
+   * target, so a crash's leftover is overwritten by the next write (a local folder sweeps its
+   * leftovers at start; a shared one only its own and old ones, never another agent's write in
+   * flight).
    */
-  shared?: boolean;
+  sharedWriter?: string | undefined;
 }
 
 /**
@@ -38,7 +38,7 @@ function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): Out
     return new LocalTarget(config.path, {
       log: options.log,
       ...(options.at ? { at: options.at } : {}),
-      ...(options.shared ? { shared: true } : {}),
+      ...(options.sharedWriter ? { shared: true, writer: options.sharedWriter } : {}),
     });
   const server = openSftpServer(endpointFromConfig(config, options.at ?? 'target'), {
     log: options.log,
@@ -48,6 +48,6 @@ function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): Out
     root: config.path,
     staging: config.staging,
     log: options.log,
-    ...(options.shared ? { writer: PROCESS_WRITER } : {}),
+    ...(options.sharedWriter ? { writer: options.sharedWriter } : {}),
   });
 }

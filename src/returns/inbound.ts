@@ -12,6 +12,7 @@ import type { PeppolInboxConfig, WebhooksConfig } from '../config/inbound-schema
 import { parseListen } from '../config/inbound-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import { placeWriter } from '../core/temp-name.js';
 import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
@@ -93,12 +94,12 @@ export function openInboxTarget(
   config: PeppolInboxConfig,
   log: Logger,
   health?: OutputHealth,
-  shared = false,
+  sharedWriter?: string,
 ): OutputTarget {
   return openOutputTarget(config.target, {
     log,
     at: 'peppolInbox.target',
-    shared,
+    sharedWriter,
     ...(health ? { health } : {}),
   });
 }
@@ -124,7 +125,12 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
     if (config.peppolInbox.enabled && peppol) {
       const target =
         options.target ??
-        openInboxTarget(config.peppolInbox, log, options.outputHealth, options.journal.kind === 'postgres');
+        openInboxTarget(
+          config.peppolInbox,
+          log,
+          options.outputHealth,
+          options.journal.kind === 'postgres' ? placeWriter(config.stateDir) : undefined,
+        );
       if (!options.target) stops.push(() => target.close());
       outputs.push({ place: 'peppol-inbox', target, retentionMs: config.peppolInbox.target.retention });
       const tmpDir = path.join(config.stateDir, 'inbox-tmp');

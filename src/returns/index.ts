@@ -12,6 +12,7 @@ import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
+import { placeWriter } from '../core/temp-name.js';
 import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
@@ -66,9 +67,9 @@ export function openTarget(
   log: Logger,
   at: string,
   health?: OutputHealth,
-  shared = false,
+  sharedWriter?: string,
 ): OutputTarget {
-  return openOutputTarget(config, { log, at, shared, ...(health ? { health } : {}) });
+  return openOutputTarget(config, { log, at, sharedWriter, ...(health ? { health } : {}) });
 }
 
 export async function startReturns(options: ReturnsOptions): Promise<Returns> {
@@ -78,7 +79,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
   let feed: JournalFeed | undefined;
   try {
     feed = await JournalFeed.open(options.journal);
-    const shared = options.journal.kind === 'postgres';
+    const shared = options.journal.kind === 'postgres' ? placeWriter(options.stateDir) : undefined;
     const statusTarget =
       options.statusTarget ??
       openTarget(config.statuses.target, log, 'returns.statuses.target', options.outputHealth, shared);

@@ -13,8 +13,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { tempBaseName } from '../../src/core/temp-name.js';
+import type { OutputTargetConfig } from '../../src/config/output-schema.js';
+import { placeWriter, tempBaseName } from '../../src/core/temp-name.js';
 import { LocalTarget, SHARED_TEMP_STALE_MS } from '../../src/outputs/local-target.js';
+import { openOutputTarget } from '../../src/outputs/open-target.js';
 import { caughtDocex } from '../api/support/caught.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { waitFor } from '../support/wait-for.js';
@@ -197,6 +199,26 @@ describe('LocalTarget', () => {
     await first;
     expect(readFileSync(path.join(root, status), 'utf8')).toBe('a'.repeat(16 * 4096));
     expect(readdirSync(path.join(root, '2026-11-27'))).toEqual(['doc.pdf.status.json']);
+  });
+
+  it('on a shared folder, an agent restarted on the same host and state folder removes the temp file its killed start left; another agent’s name differs', async () => {
+    const stateDir = path.join(root, '..', 'state-of-this-agent');
+    const writer = placeWriter(stateDir);
+    expect(placeWriter(`${stateDir}/.`)).toBe(writer);
+    expect(placeWriter(path.join(root, '..', 'state-of-another-agent'))).not.toBe(writer);
+    // The start killed mid-write left its temp file of a status file.
+    const status = path.join(root, '2026-11-27', 'doc.pdf.status.json');
+    const leftover = path.join(root, '2026-11-27', tempBaseName(status, 'tmp', writer));
+    mkdirSync(path.dirname(leftover), { recursive: true });
+    writeFileSync(leftover, 'half');
+    const beforeStart = new Date(performance.timeOrigin - 60_000);
+    utimesSync(leftover, beforeStart, beforeStart);
+    const target = openOutputTarget({ type: 'local', path: root } as OutputTargetConfig, {
+      log: captureLogger().log,
+      sharedWriter: writer,
+    });
+    await target.write('statuses.csv', 'a;b');
+    expect(existsSync(leftover)).toBe(false);
   });
 
   it('retention: removes files last written before the cutoff and the folders they leave empty, keeps the rest', async () => {
