@@ -14,12 +14,18 @@ import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Job } from '../../src/domain/wire.js';
 import type { OutputTarget } from '../../src/outputs/types.js';
-import { Follower, type FollowerOptions } from '../../src/returns/follower.js';
+import type { Follower, FollowerOptions } from '../../src/returns/follower.js';
 import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { waitFor } from '../support/wait-for.js';
-import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
+import {
+  followedJob,
+  oneJobStore,
+  scriptedClient,
+  scriptedConfig,
+  scriptedFollower,
+} from './support/scripted.js';
 
 let dir: string;
 let store: ReturnsStore;
@@ -34,58 +40,14 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const noFeed = { after: async () => [] } as unknown as JournalFeed;
-const nowhere: OutputTarget = {
-  description: 'nowhere',
-  write: async () => {},
-  exists: async () => false,
-  close: async () => {},
-};
-
 function follower(o: Partial<FollowerOptions>): Follower {
-  return new Follower({
-    store,
-    feed: noFeed,
-    client: scriptedClient(),
-    config: scriptedConfig,
-    statusTarget: nowhere,
-    proofTarget: nowhere,
-    stateDir: dir,
-    clock,
-    log: silentLogger(),
-    maxSleepMs: 2,
-    ...o,
-  });
+  return scriptedFollower({ store, stateDir: dir, clock }, o);
 }
 
 /** `job_<n>` of `inv-<n>.pdf` followed and due now, next to the store's job_1. */
 async function addJob(n: number): Promise<void> {
   const t0 = clock.now();
-  await store.addJobs(
-    [
-      {
-        jobId: `job_${n}`,
-        source: {
-          itemId: n,
-          folder: 'pdf',
-          fileName: `inv-${n}.pdf`,
-          sha256: 'ab',
-          claimedAt: t0,
-          day: '2026-11-21',
-        },
-        statusPath: (collision) => statusFilePath('2026-11-21', `inv-${n}.pdf`, n, collision),
-        itemId: n,
-        rowIndex: undefined,
-        label: undefined,
-        jobName: undefined,
-        recordedAt: t0,
-        firstPollAt: t0,
-      },
-    ],
-    'cursor',
-    String(n),
-    t0,
-  );
+  await store.addJobs([followedJob(n, t0)], 'cursor', String(n), t0);
 }
 
 function hostPace(concurrency: number): HostPace {

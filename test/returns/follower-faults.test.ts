@@ -13,13 +13,13 @@ import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Job, SendingEvent } from '../../src/domain/wire.js';
 import type { OutputTarget } from '../../src/outputs/types.js';
-import { Follower, type FollowerOptions } from '../../src/returns/follower.js';
+import type { Follower, FollowerOptions } from '../../src/returns/follower.js';
 import { followerCallbacks, type NudgeTarget } from '../../src/returns/inbound.js';
 import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { waitFor } from '../support/wait-for.js';
-import { oneJobStore, scriptedClient, scriptedConfig } from './support/scripted.js';
+import { oneJobStore, scriptedClient, scriptedConfig, scriptedFollower } from './support/scripted.js';
 
 let dir: string;
 let store: ReturnsStore;
@@ -34,28 +34,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const noFeed = { after: async () => [] } as unknown as JournalFeed;
-const nowhere: OutputTarget = {
-  description: 'nowhere',
-  write: async () => {},
-  exists: async () => false,
-  close: async () => {},
-};
-
 function follower(o: Partial<FollowerOptions>): Follower {
-  return new Follower({
-    store,
-    feed: noFeed,
-    client: scriptedClient(),
-    config: scriptedConfig,
-    statusTarget: nowhere,
-    proofTarget: nowhere,
-    stateDir: dir,
-    clock,
-    log: silentLogger(),
-    maxSleepMs: 2,
-    ...o,
-  });
+  return scriptedFollower({ store, stateDir: dir, clock }, o);
 }
 
 const notFound = (route: string) =>
