@@ -2,7 +2,8 @@
  * The I/O shell around the stability core for one local drop folder: a streamed start-up scan, a
  * folder watch (or, for NFS/SMB, periodic scans), and a stat loop over pending names that claims
  * complete files into `.processing/` and hands them to the pipeline one at a time, in the folder's
- * order (scan-order.ts: oldest first, or by name; at most `maxFilesPerScan` per pass).
+ * order (scan-order.ts: oldest first, or by name; at most `maxFilesPerScan` per pass): the scan
+ * holds names in that order, and each pass sorts the complete ones of a chunk of them.
  */
 
 import fs from 'node:fs/promises';
@@ -124,6 +125,9 @@ interface Pending {
 
 /** Names whose mtimes a scan asks for at once (the libuv pool runs 4 at a time). */
 const SCAN_STAT_BATCH = 64;
+
+/** Pending names a pass looks at before it claims the complete ones among them. */
+const OBSERVE_CHUNK = 64;
 
 /** A pending file found complete in this pass: claimed once every pending name was looked at. */
 interface Complete {
@@ -400,27 +404,36 @@ export class LocalSource {
       await this.scan();
       this.again = false; // the names it noticed are in this pass
     }
+    // A chunk of pending names at a time: its complete files are claimed in the folder's order
+    // before the next chunk is looked at, so a pass that backpressure ends early has not stat'ed
+    // every pending name (the pipeline resumes the source once per file it finishes).
+    const names = [...this.pending.keys()];
+    const { maxFilesPerScan } = this.options.folder;
+    let claimsLeft = maxFilesPerScan ?? Number.POSITIVE_INFINITY;
     let lookedWhilePaused = 0;
-    const complete: Complete[] = [];
-    for (const name of [...this.pending.keys()]) {
-      if (this.stopped) return;
-      if (this.paused && ++lookedWhilePaused > PAUSED_LOOKAHEAD) return;
-      try {
-        const found = await this.step(name);
-        if (found) complete.push(found);
-      } catch (err) {
-        this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
+    for (let at = 0; at < names.length; at += OBSERVE_CHUNK) {
+      const complete: Complete[] = [];
+      for (const name of names.slice(at, at + OBSERVE_CHUNK)) {
+        if (this.stopped) return;
+        if (this.paused && ++lookedWhilePaused > PAUSED_LOOKAHEAD) return;
+        try {
+          const found = await this.step(name);
+          if (found) complete.push(found);
+        } catch (err) {
+          this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
+        }
       }
-    }
-    // All complete files first, then in the folder's order up to maxFilesPerScan; the rest next pass.
-    const keyOf = (c: Complete) => ({ name: c.name, mtimeMs: c.obs.mtimeMs });
-    for (const { name, obs, entry, access } of pickForScan(complete, keyOf, this.options.folder)) {
-      if (this.stopped || this.paused) return;
-      try {
-        await this.claimAndAccept(name, path.join(this.dir, name), obs, entry, access);
-      } catch (err) {
-        this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
+      const keyOf = (c: Complete) => ({ name: c.name, mtimeMs: c.obs.mtimeMs });
+      for (const { name, obs, entry, access } of pickForScan(complete, keyOf, this.options.folder)) {
+        if (this.stopped || this.paused || claimsLeft <= 0) break;
+        claimsLeft -= 1;
+        try {
+          await this.claimAndAccept(name, path.join(this.dir, name), obs, entry, access);
+        } catch (err) {
+          this.log.error({ folder: this.folderName, file: name, err }, 'file observation failed');
+        }
       }
+      if (claimsLeft <= 0) return;
     }
   }
 

@@ -2,7 +2,8 @@
  * The order a local folder hands its complete files over in (order, maxFilesPerScan). Times are
  * set with utimes, so the order never depends on how fast the files were written.
  */
-import { appendFileSync, utimesSync } from 'node:fs';
+import { appendFileSync, lstatSync, utimesSync } from 'node:fs';
+import fs from 'node:fs/promises';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type Harness, makeHarness } from './support.js';
@@ -86,5 +87,31 @@ describe('LocalSource: order', () => {
       await h.step(2_000);
     }
     expect(h.names()).toEqual(['e.pdf', 'd.pdf', 'c.pdf', 'b.pdf', 'a.pdf']);
+  });
+
+  it('a pass that backpressure pauses after its first claim stats one chunk and the paused look-ahead, not every pending name', async () => {
+    let looks = 0;
+    let pauseOnAccept: (() => void) | undefined;
+    const h = harness(
+      { order: 'name' },
+      {
+        lstat: (p) => {
+          looks += 1;
+          return fs.lstat(p);
+        },
+        accept: async () => pauseOnAccept?.(),
+      },
+    );
+    for (let i = 0; i < 1_000; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    await h.source.start();
+    await h.step(0);
+    expect(h.source.pendingCount).toBe(1_000);
+    looks = 0;
+    pauseOnAccept = () => h.source.pause();
+    await h.step(2_000);
+    expect(h.source.pendingCount).toBe(999);
+    // 64 looked at before the claim, 256 more while paused (their settle state kept current).
+    expect(looks).toBeLessThanOrEqual(64 + 256);
+    expect(lstatSync(path.join(h.dir, 'f0000.pdf'), { throwIfNoEntry: false })).toBeUndefined();
   });
 });
