@@ -13,10 +13,7 @@ import { Pacing } from '../../src/api/pacing.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Job } from '../../src/domain/wire.js';
-import type { OutputTarget } from '../../src/outputs/types.js';
 import type { Follower, FollowerOptions } from '../../src/returns/follower.js';
-import type { JournalFeed } from '../../src/returns/journal-feed.js';
-import { statusFilePath } from '../../src/returns/proof-names.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { waitFor } from '../support/wait-for.js';
 import {

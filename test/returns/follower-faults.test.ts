@@ -12,14 +12,12 @@ import type { CallOptions } from '../../src/api/index.js';
 import { ManualClock } from '../../src/core/clock.js';
 import { silentLogger } from '../../src/core/logger.js';
 import type { Job, SendingEvent } from '../../src/domain/wire.js';
-import type { OutputTarget } from '../../src/outputs/types.js';
 import type { Follower, FollowerOptions } from '../../src/returns/follower.js';
 import { followerCallbacks, type NudgeTarget } from '../../src/returns/inbound.js';
-import type { JournalFeed } from '../../src/returns/journal-feed.js';
 import type { ReturnsStore } from '../../src/returns/store.js';
 import { captureLogger } from '../api/support/log-capture.js';
 import { waitFor } from '../support/wait-for.js';
-import { oneJobStore, scriptedClient, scriptedConfig, scriptedFollower } from './support/scripted.js';
+import { oneJobStore, scriptedClient, scriptedFollower } from './support/scripted.js';
 
 let dir: string;
 let store: ReturnsStore;
