@@ -121,6 +121,10 @@ const REJECTIONS: Record<RejectedKind, (name: string) => Pick<RejectedEntry, 'co
 interface Pending {
   state?: StabilityState;
   retryAt?: number;
+  /** When it was last looked at (clock ms). */
+  lookedAt?: number;
+  /** Its last look, when that found it complete: claimed from without another look for a while. */
+  complete?: { obs: Observation; access: FileAccess; at: number };
 }
 
 /** Names whose mtimes a scan asks for at once (the libuv pool runs 4 at a time). */
@@ -157,6 +161,14 @@ const CLAIM_RETRY_MS = 30_000;
  * clocks running, and a backlog of thousands is not stat'ed twice a second for nothing.
  */
 export const PAUSED_LOOKAHEAD = 256;
+
+/**
+ * A name found complete is claimed within this long of that look without another one (the claim
+ * compares size and mtime after its rename), and while paused another name is looked at again only
+ * this long after its last look: the pipeline resumes the source once per file it finishes, and
+ * each resume used to look at the same names again.
+ */
+const LOOK_GAP_MS = 500;
 const MAX_WARNED = 1_000;
 
 export class LocalSource {
@@ -415,7 +427,13 @@ export class LocalSource {
       const complete: Complete[] = [];
       for (const name of names.slice(at, at + OBSERVE_CHUNK)) {
         if (this.stopped) return;
-        if (this.paused && ++lookedWhilePaused > PAUSED_LOOKAHEAD) return;
+        if (this.paused) {
+          // Looking while paused only moves settle times on: a file found complete needs no more
+          // looks until the resume, another one a look per LOOK_GAP_MS.
+          if (this.pending.get(name)?.complete !== undefined || this.lookedWithin(name, LOOK_GAP_MS))
+            continue;
+          if (++lookedWhilePaused > PAUSED_LOOKAHEAD) return;
+        }
         try {
           const found = await this.step(name);
           if (found) complete.push(found);
@@ -437,12 +455,20 @@ export class LocalSource {
     }
   }
 
+  private lookedWithin(name: string, ms: number): boolean {
+    const lookedAt = this.pending.get(name)?.lookedAt;
+    return lookedAt !== undefined && this.options.clock.now() - lookedAt < ms;
+  }
+
   /** Observes one pending name; a complete file to claim is returned, not claimed. */
   private async step(name: string): Promise<Complete | undefined> {
     const entry = this.pending.get(name);
     if (entry === undefined) return;
     const now = this.options.clock.now();
     if (entry.retryAt !== undefined && now < entry.retryAt) return;
+    const { complete } = entry;
+    if (complete !== undefined && now - complete.at < LOOK_GAP_MS && !this.paused && !this.stopped)
+      return { name, obs: complete.obs, entry, access: complete.access };
     const { stability } = this.options.folder;
     let look: FileLook;
     try {
@@ -460,8 +486,11 @@ export class LocalSource {
       return;
     }
     const { obs } = look;
+    entry.lookedAt = now;
     const { state, verdict } = observe(entry.state, obs, now, stability);
     entry.state = state;
+    if (verdict === 'stable') entry.complete = { obs, access: look.access, at: now };
+    else delete entry.complete;
     if (verdict === 'unreadable') {
       this.noteBlocked(
         name,

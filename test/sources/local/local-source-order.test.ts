@@ -18,6 +18,9 @@ afterEach(async () => {
   for (const h of harnesses.splice(0)) await h.cleanup();
 });
 
+/** LOOK_GAP_MS of local-source.ts. */
+const LOOK_GAP = 500;
+
 const BASE = Date.parse('2026-11-02T08:00:00Z') / 1000;
 
 /** Writes each name with its modification time, minutes after BASE. */
@@ -114,4 +117,112 @@ describe('LocalSource: order', () => {
     expect(looks).toBeLessThanOrEqual(64 + 256);
     expect(lstatSync(path.join(h.dir, 'f0000.pdf'), { throwIfNoEntry: false })).toBeUndefined();
   });
+
+  it('while paused, a pass looks at each pending name at most once per 500 ms, 256 names at most', async () => {
+    let looks = 0;
+    const h = harness(
+      { order: 'name' },
+      {
+        lstat: (p) => {
+          looks += 1;
+          return fs.lstat(p);
+        },
+      },
+    );
+    for (let i = 0; i < 600; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    h.source.pause();
+    await h.source.start();
+    const looksOfPass = async (ms: number) => {
+      looks = 0;
+      await h.step(ms);
+      return looks;
+    };
+    expect(await looksOfPass(0)).toBe(256);
+    expect(await looksOfPass(0)).toBe(256);
+    expect(await looksOfPass(0)).toBe(600 - 512);
+    expect(await looksOfPass(499)).toBe(0);
+    expect(await looksOfPass(1)).toBe(256);
+    expect(h.claimed).toEqual([]);
+  });
+
+  it('a file found complete is claimed at a later resume without another look while that look is under 500 ms old', async () => {
+    let looks = 0;
+    const h = harness(
+      { order: 'name', stability: { kind: 'rename-in' } },
+      {
+        lstat: (p) => {
+          looks += 1;
+          return fs.lstat(p);
+        },
+        accept: async () => h.source.pause(),
+      },
+    );
+    for (let i = 0; i < 100; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    await h.source.start();
+    looks = 0;
+    // The pipeline takes one file, then resumes the source once it finished it: 100 passes.
+    for (let pass = 0; pass < 100; pass++) {
+      h.source.resume();
+      await h.step(0);
+    }
+    expect(h.source.pendingCount).toBe(0);
+    // One look each (the claim's own lstat of the moved file not counted: it goes through fs).
+    expect(looks).toBe(100);
+  });
+
+  it('a file found complete 500 ms ago is looked at again before it is claimed', async () => {
+    let looks = 0;
+    let pauseNext = true;
+    const h = harness(
+      { order: 'name', stability: { kind: 'rename-in' } },
+      {
+        lstat: (p) => {
+          looks += 1;
+          return fs.lstat(p);
+        },
+        accept: async () => {
+          if (pauseNext) h.source.pause();
+        },
+      },
+    );
+    h.write('a.pdf');
+    h.write('b.pdf');
+    await h.source.start();
+    await h.step(0);
+    expect(h.source.pendingCount).toBe(1);
+    pauseNext = false;
+    h.source.resume();
+    looks = 0;
+    await h.step(LOOK_GAP);
+    expect(looks).toBe(1);
+    expect(h.source.pendingCount).toBe(0);
+  });
+
+  it('while paused, a file found complete is not looked at again until the resume', async () => {
+    let looks = 0;
+    const h = harness(
+      { order: 'name', stability: { kind: 'rename-in' } },
+      {
+        lstat: (p) => {
+          looks += 1;
+          return fs.lstat(p);
+        },
+      },
+    );
+    for (let i = 0; i < 300; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    h.source.pause();
+    await h.source.start();
+    const looksOfPass = async (ms: number) => {
+      looks = 0;
+      await h.step(ms);
+      return looks;
+    };
+    expect(await looksOfPass(0)).toBe(256);
+    expect(await looksOfPass(LOOK_GAP)).toBe(300 - 256);
+    expect(await looksOfPass(LOOK_GAP)).toBe(0);
+    h.source.resume();
+    await h.step(LOOK_GAP);
+    expect(h.claimed).toHaveLength(300);
+  });
 });
+
