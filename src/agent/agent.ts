@@ -172,7 +172,7 @@ export class Agent {
     };
     this.journalPart = new Opened(
       'journal',
-      () => openJournal(journal, { clock, log, deadAfterMs: cluster.deadAfterMs, lease }),
+      () => openJournal(journal, { clock, log, deadAfterMs: cluster.deadAfterMs, lease, agent: identity }),
       (j) => j.close(),
     );
     this.clusterPart = new ClusterPart({ location: journal, config: cluster, log, identity });

@@ -1,6 +1,7 @@
 import type { Clock } from '../core/clock.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import type { Logger } from '../core/logger.js';
+import type { AgentIdentity } from './cluster.js';
 import type { JournalItem } from './schema.js';
 import type { ItemMode, ItemState, RecoveryAction } from './states.js';
 
@@ -20,6 +21,12 @@ export interface JournalOptions {
    * fenced by the epoch it was taken with (docs/high-availability.md). Absent: no leases.
    */
   lease?: LeaseOptions | undefined;
+  /**
+   * PostgreSQL, an agent (not a tool): who it is. Its row in the agents table is written in the
+   * transaction that checks the schema (the rolling-upgrade guard sees it from then on, before
+   * its first heartbeat). SQLite: unused.
+   */
+  agent?: AgentIdentity | undefined;
 }
 
 export interface LeaseOptions {

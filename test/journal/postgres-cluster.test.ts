@@ -19,12 +19,14 @@ import {
 import { PostgresJournal } from '../../src/journal/postgres/journal.js';
 import { PgSession, postgresConnection } from '../../src/journal/postgres/pool.js';
 import {
+  LOCK_SPACE,
   MIGRATIONS,
   migrate,
   PG_SCHEMA_VERSION,
   type PgMigration,
 } from '../../src/journal/postgres/schema.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
+import { waitFor } from '../support/wait-for.js';
 
 const DEAD_AFTER_MS = 60_000;
 /** A migration after the agent's last, which agents of version 4 would not survive. */
@@ -314,6 +316,89 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
         (e: unknown) => e,
       );
       expect(isDocexError(err, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+    });
+
+    /** An agent of the running version opening its journal, as the agent does at start. */
+    const openAs = (who: AgentIdentity) =>
+      PostgresJournal.open(postgresConnection(url), {
+        clock: new ManualClock(),
+        log: silentLogger(),
+        deadAfterMs: DEAD_AFTER_MS,
+        agent: who,
+      });
+    const newer = () =>
+      migrate(session(), 0, { deadAfterMs: DEAD_AFTER_MS, migrations: [...MIGRATIONS, BREAKING] });
+    /** Sessions waiting for the schema lock (migrate's first statement). */
+    const waitingForSchemaLock = async () =>
+      (
+        await client.query(
+          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid AND objid = 1 AND NOT granted",
+          [LOCK_SPACE.schema],
+        )
+      ).rows[0].n as number;
+
+    it('counts an agent as alive from its journal’s open, before its first heartbeat: a newer agent migrating in between is refused', async () => {
+      const old = identity(7, '0.1.0');
+      closing.push(await openAs(old));
+      const err = await newer().catch((e: unknown) => e);
+      expect(isDocexError(err, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      expect((err as Error).message).toContain('host host-7, pid 1007, version 0.1.0');
+      expect(await probeTable()).toBe(false);
+      // Its heartbeats then keep that one row.
+      const cluster = PostgresCluster.open(postgresConnection(url), {
+        deadAfterMs: DEAD_AFTER_MS,
+        identity: old,
+      });
+      closing.push(cluster);
+      await cluster.heartbeat();
+      expect((await cluster.agents()).map((r) => [r.id, r.schemaVersion, r.status])).toEqual([
+        [old.id, PG_SCHEMA_VERSION, 'alive'],
+      ]);
+    });
+
+    it('an older agent that takes the schema lock first is seen by a newer one queued behind it, which refuses', async () => {
+      // The test holds the schema lock; the older agent queues for it, then the newer one.
+      await client.query(`SELECT pg_advisory_lock(${LOCK_SPACE.schema}, 1)`);
+      const old = openAs(identity(7, '0.1.0'));
+      await waitFor(async () => (await waitingForSchemaLock()) === 1);
+      const migrating = newer().catch((e: unknown) => e);
+      await waitFor(async () => (await waitingForSchemaLock()) === 2);
+      await client.query(`SELECT pg_advisory_unlock(${LOCK_SPACE.schema}, 1)`);
+      closing.push(await old);
+      expect(isDocexError(await migrating, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      expect(await version()).toBe(PG_SCHEMA_VERSION);
+      expect(await probeTable()).toBe(false);
+    });
+
+    it('an older agent starting while a newer one is inside its migration waits for it, then refuses the newer schema', async () => {
+      // The newer agent's migration waits on a lock the test holds: it is past the guard, not committed.
+      const HOLD = 0x7e57;
+      await client.query(`SELECT pg_advisory_lock(${HOLD})`);
+      const held = { ...BREAKING, sql: `${BREAKING.sql}; SELECT pg_advisory_xact_lock(${HOLD})` };
+      const migrating = migrate(session(), 0, {
+        deadAfterMs: DEAD_AFTER_MS,
+        migrations: [...MIGRATIONS, held],
+      });
+      await waitFor(
+        async () =>
+          (
+            await client.query(
+              "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::oid AND NOT granted",
+              [HOLD],
+            )
+          ).rows[0].n === 1,
+      );
+      const old = openAs(identity(7, '0.1.0')).catch((e: unknown) => e);
+      await waitFor(async () => (await waitingForSchemaLock()) === 1);
+      await client.query(`SELECT pg_advisory_unlock(${HOLD})`);
+      expect(await migrating).toEqual([BREAKING.version]);
+      const err = await old;
+      expect(isDocexError(err, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      expect((err as Error).message).toContain(
+        `schema version ${BREAKING.version}; this agent knows up to ${PG_SCHEMA_VERSION}`,
+      );
+      // It left no row behind that would count as a live agent.
+      expect((await client.query('SELECT count(*)::int AS n FROM agents')).rows[0].n).toBe(0);
     });
 
     it('lets the journal open as before: migration 4 is additive, nothing pending is guarded', async () => {

@@ -23,7 +23,7 @@ import {
 } from '../cluster.js';
 import type { PostgresConnection } from '../location.js';
 import { PgSession, type Statement } from './pool.js';
-import { PG_SCHEMA_VERSION } from './schema.js';
+import { PG_SCHEMA_VERSION, REGISTER_AGENT } from './schema.js';
 
 /** Rows of agents not seen for this long go (at an agent's first heartbeat). */
 export const AGENT_ROWS_KEPT_DAYS = 7;
@@ -35,11 +35,7 @@ const seenWithin = (param: string) => `last_seen > now() - make_interval(secs =>
 const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::bigint`;
 
 const S = {
-  heartbeat: q(
-    'heartbeat',
-    `INSERT INTO agents (id, host, pid, version, schema_version, place) VALUES ($1, $2, $3, $4, $5, $6)
-     ON CONFLICT (id) DO UPDATE SET last_seen = now()`,
-  ),
+  heartbeat: q('heartbeat', REGISTER_AGENT),
   forget: q('forget', `DELETE FROM agents WHERE last_seen < now() - interval '${AGENT_ROWS_KEPT_DAYS} days'`),
   stopped: q('stopped', 'UPDATE agents SET stopped_at = now(), last_seen = now() WHERE id = $1'),
   alive: q('alive', `SELECT count(*) AS n FROM agents WHERE stopped_at IS NULL AND ${seenWithin('$1')}`),

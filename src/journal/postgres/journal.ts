@@ -143,7 +143,10 @@ export class PostgresJournal implements JournalStore {
   static async open(connection: PostgresConnection, options: JournalOptions): Promise<PostgresJournal> {
     const db = PgSession.open(connection, {}, options.log);
     try {
-      const migrated = await migrate(db, options.clock.now(), { deadAfterMs: options.deadAfterMs });
+      const migrated = await migrate(db, options.clock.now(), {
+        deadAfterMs: options.deadAfterMs,
+        agent: options.agent,
+      });
       const journal = new PostgresJournal(db, options.clock, options.log, options.lease);
       const unfinished = (await journal.unfinished()).length;
       options.log.info(

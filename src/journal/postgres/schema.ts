@@ -12,10 +12,14 @@
  * version keep working on the migrated schema (new tables or defaulted columns only). A
  * migration that is not is refused while an agent of an older version is alive (its heartbeat
  * fresh, by the database's clock): the newer agent says which one, and migrates once it is gone.
+ * An agent's row is first written in the transaction that checks the schema, under the schema
+ * lock (migrate's `agent`): an agent that found the schema one it knows is seen by every later
+ * migration, from then on, not only from its first heartbeat.
  */
 import { DocexError } from '../../core/errors.js';
 import type { Migration } from '../../core/sqlite-store.js';
 import { packageVersion } from '../../core/version.js';
+import type { AgentIdentity } from '../cluster.js';
 import type { PgSession, Tx } from './pool.js';
 
 /** A PostgreSQL migration; `additive`: agents of the previous version keep working after it. */
@@ -210,7 +214,21 @@ export interface MigrateOptions {
   deadAfterMs?: number | undefined;
   /** The migrations to apply (default MIGRATIONS; tests bring a later one of their own). */
   migrations?: readonly PgMigration[];
+  /**
+   * The agent opening the journal (not a tool): its row in the agents table is written in the
+   * migrating transaction, under the schema lock, with the version it now knows. Written later,
+   * at its first heartbeat, a newer agent migrating in between would not see it.
+   */
+  agent?: AgentIdentity | undefined;
 }
+
+/**
+ * An agent's row, written (or its last_seen moved to the database's now()): at the journal's open
+ * (migrate) and at each heartbeat (cluster.ts). $5: the schema version its code knows.
+ */
+export const REGISTER_AGENT = `INSERT INTO agents (id, host, pid, version, schema_version, place)
+  VALUES ($1, $2, $3, $4, $5, $6)
+  ON CONFLICT (id) DO UPDATE SET last_seen = now()`;
 
 /** Live agents whose code knows an older schema than `target`, most recently seen first. */
 const OLDER_ALIVE = `SELECT host, pid, version, schema_version,
@@ -263,7 +281,14 @@ async function refuseWhileOlderAlive(
 /**
  * Brings the database to the last migration's version in one transaction, under the schema lock
  * (a second agent starting at once waits, then finds nothing to do), unless the rolling-upgrade
- * guard refuses. Answers the versions it applied.
+ * guard refuses, and writes the agent's row (options.agent) in the same transaction. Answers the
+ * versions it applied.
+ *
+ * The guard's check, the migration and an agent's registration are one critical section: of an
+ * older agent opening the journal and a newer one migrating it, whichever takes the lock second
+ * sees the other's commit (READ COMMITTED: each statement after the lock reads a fresh snapshot),
+ * so either the older agent finds the newer schema and refuses it, or the newer agent finds the
+ * older one alive and refuses to migrate.
  */
 export function migrate(session: PgSession, now: number, options: MigrateOptions = {}): Promise<number[]> {
   const migrations = options.migrations ?? MIGRATIONS;
@@ -287,6 +312,10 @@ export function migrate(session: PgSession, now: number, options: MigrateOptions
         now,
       ]);
       applied.push(m.version);
+    }
+    if (options.agent) {
+      const { id, host, pid, version, place } = options.agent;
+      await tx.one({ text: REGISTER_AGENT }, [id, host, pid, version, target, place]);
     }
     return applied;
   });
