@@ -7,7 +7,8 @@
  *
  * A heartbeat that fails (the database down) is logged once as a warning, and once more when one
  * is written again; it never stops the agent: the journal's own outage handling decides what the
- * agent does meanwhile.
+ * agent does meanwhile. A heartbeat that finds the journal migrated past this agent's version (a
+ * newer agent's, while this one counted as dead) is logged once as an error; the agent runs on.
  */
 import type { ClusterConfig } from '../config/index.js';
 import { isDocexError } from '../core/errors.js';
@@ -37,6 +38,8 @@ export class ClusterPart implements Part {
   private timer: NodeJS.Timeout | undefined;
   private beating: Promise<void> | undefined;
   private failing = false;
+  /** The journal's schema was found newer than this agent's (said once). */
+  private newerSchema = false;
   private stopping = false;
 
   constructor(private readonly options: ClusterPartOptions) {}
@@ -117,6 +120,18 @@ export class ClusterPart implements Part {
         log.info('cluster heartbeat written again');
       }
     } catch (err) {
+      if (isDocexError(err, 'DOCEX_JOURNAL_VERSION')) {
+        // The heartbeat was written: the database answers. Said once; the agent runs on.
+        if (this.failing) log.info('cluster heartbeat written again');
+        this.failing = false;
+        if (this.newerSchema) return;
+        this.newerSchema = true;
+        log.error(
+          { err, code: err.code, deadAfterMs: config.deadAfterMs },
+          'cluster: a newer agent migrated the journal past this agent’s version while this one counted as dead (no heartbeat for deadAfterMs): stop this agent and upgrade it; until then it may misread what newer agents write',
+        );
+        return;
+      }
       if (this.failing) return;
       this.failing = true;
       log.warn(

@@ -58,7 +58,11 @@ export interface ClusterReader {
 /** The running agent's side: its heartbeat, its goodbye, and claims of periodic tasks. */
 export interface ClusterStore extends ClusterReader {
   readonly self: AgentIdentity;
-  /** Writes this agent's row (the first call inserts it) with last_seen = the database's now(). */
+  /**
+   * Writes this agent's row (the first call inserts it) with last_seen = the database's now().
+   * Rejects with DOCEX_JOURNAL_VERSION, the row written, when the journal's schema is newer than
+   * this agent's code knows: a newer agent migrated it while this one counted as dead.
+   */
   heartbeat(): Promise<void>;
   /** Marks this agent stopped (a graceful stop); it no longer counts as alive. */
   markStopped(): Promise<void>;

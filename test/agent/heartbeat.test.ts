@@ -98,6 +98,35 @@ describe('the cluster part', () => {
     });
   });
 
+  it('says once, at error, that a newer agent migrated the journal past this one’s version, and keeps beating', async () => {
+    const { log, lines } = captureLogger('info');
+    const store = flakyStore();
+    store.down = false;
+    store.heartbeat = async () => {
+      store.beats++;
+      throw new DocexError(
+        'DOCEX_JOURNAL_VERSION',
+        'the journal has schema version 7; this agent knows up to 6',
+      );
+    };
+    const part = new ClusterPart({
+      location: { kind: 'sqlite', file: 'x' },
+      config: CONFIG,
+      log,
+      open: async () => store,
+    });
+    parts.push(part);
+    await part.start();
+    await waitFor(() => store.beats >= 4);
+    const said = lines().filter((l) =>
+      String(l['msg']).startsWith('cluster: a newer agent migrated the journal'),
+    );
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatchObject({ level: 'error', code: 'DOCEX_JOURNAL_VERSION', deadAfterMs: 60_000 });
+    // Not an outage: the heartbeat was written.
+    expect(lines().some((l) => String(l['msg']).startsWith('cluster heartbeat failed'))).toBe(false);
+  });
+
   it('warns once while heartbeats fail, keeps trying, says so when one is written again, and stops cleanly', async () => {
     const { log, lines } = captureLogger('info');
     const store = flakyStore();

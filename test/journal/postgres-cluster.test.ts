@@ -401,6 +401,33 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
       expect((await client.query('SELECT count(*)::int AS n FROM agents')).rows[0].n).toBe(0);
     });
 
+    it('an older agent counted as dead while a newer one migrated: its next heartbeat writes its row and rejects with the newer schema version', async () => {
+      const old = agent(7, '0.1.0');
+      await old.heartbeat();
+      await seenBack(old, DEAD_AFTER_MS + 1_000);
+      expect(await newer()).toEqual([BREAKING.version]);
+      const err = await old.heartbeat().catch((e: unknown) => e);
+      expect(isDocexError(err, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      expect((err as Error).message).toContain(
+        `schema version ${BREAKING.version}; this agent knows up to ${PG_SCHEMA_VERSION}`,
+      );
+      // Alive again in the table, with the version it knows: a later migration that is not
+      // additive is held back by it.
+      expect((await old.agents()).map((r) => [r.id, r.schemaVersion, r.status])).toEqual([
+        [old.self.id, PG_SCHEMA_VERSION, 'alive'],
+      ]);
+      const later: PgMigration = {
+        version: BREAKING.version + 1,
+        sql: 'CREATE TABLE guard_later (x INTEGER)',
+      };
+      const refused = await migrate(session(), 0, {
+        deadAfterMs: DEAD_AFTER_MS,
+        migrations: [...MIGRATIONS, BREAKING, later],
+      }).catch((e: unknown) => e);
+      expect(isDocexError(refused, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      expect((refused as Error).message).toContain('host host-7');
+    });
+
     it('lets the journal open as before: migration 4 is additive, nothing pending is guarded', async () => {
       await agent(7).heartbeat();
       const journal = await PostgresJournal.open(postgresConnection(url), {

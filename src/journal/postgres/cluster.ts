@@ -23,7 +23,7 @@ import {
 } from '../cluster.js';
 import type { PostgresConnection } from '../location.js';
 import { PgSession, type Statement } from './pool.js';
-import { PG_SCHEMA_VERSION, REGISTER_AGENT } from './schema.js';
+import { newerRefused, PG_SCHEMA_VERSION, REGISTER_AGENT } from './schema.js';
 
 /** Rows of agents not seen for this long go (at an agent's first heartbeat). */
 export const AGENT_ROWS_KEPT_DAYS = 7;
@@ -124,7 +124,7 @@ export class PostgresCluster implements ClusterStore {
 
   async heartbeat(): Promise<void> {
     const { id, host, pid, version, place } = this.self;
-    await this.session.rows('cluster: heartbeat', S.heartbeat, [
+    const [written] = await this.session.rows('cluster: heartbeat', S.heartbeat, [
       id,
       host,
       pid,
@@ -136,6 +136,10 @@ export class PostgresCluster implements ClusterStore {
       this.written = true;
       await this.session.rows('cluster: forget old agents', S.forget);
     }
+    // Written all the same: the row says truly that an agent of this version is alive, and holds
+    // back the migrations after this one.
+    const journalVersion = Number(written?.['journal_version'] ?? 0);
+    if (journalVersion > PG_SCHEMA_VERSION) throw newerRefused(journalVersion);
   }
 
   async markStopped(): Promise<void> {

@@ -194,7 +194,7 @@ const CREATE_VERSIONS =
   'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, applied_at BIGINT NOT NULL)';
 const CURRENT_VERSION = 'SELECT coalesce(max(version), 0) AS v FROM schema_migrations';
 
-function newerRefused(current: number, known = PG_SCHEMA_VERSION): DocexError {
+export function newerRefused(current: number, known = PG_SCHEMA_VERSION): DocexError {
   return new DocexError(
     'DOCEX_JOURNAL_VERSION',
     `the journal has schema version ${current}; this agent knows up to ${known}: upgrade the agent`,
@@ -224,11 +224,13 @@ export interface MigrateOptions {
 
 /**
  * An agent's row, written (or its last_seen moved to the database's now()): at the journal's open
- * (migrate) and at each heartbeat (cluster.ts). $5: the schema version its code knows.
+ * (migrate) and at each heartbeat (cluster.ts). $5: the schema version its code knows. Answers
+ * the journal's schema version (a running agent learns that a newer one migrated it).
  */
 export const REGISTER_AGENT = `INSERT INTO agents (id, host, pid, version, schema_version, place)
   VALUES ($1, $2, $3, $4, $5, $6)
-  ON CONFLICT (id) DO UPDATE SET last_seen = now()`;
+  ON CONFLICT (id) DO UPDATE SET last_seen = now()
+  RETURNING (SELECT coalesce(max(version), 0) FROM schema_migrations) AS journal_version`;
 
 /** Live agents whose code knows an older schema than `target`, most recently seen first. */
 const OLDER_ALIVE = `SELECT host, pid, version, schema_version,
