@@ -163,6 +163,34 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
     expect((await recent.agents()).map((r) => r.host).sort()).toEqual(['host-2', 'host-3']);
   });
 
+  it('an agent whose row is being forgotten while it beats writes its row again once the forgetting commits', async () => {
+    const stale = agent(1);
+    await stale.heartbeat();
+    await seenBack(stale, (AGENT_ROWS_KEPT_DAYS + 1) * 86_400_000);
+    // Another agent's first heartbeat forgets it (as S.forget does), not committed yet.
+    const forgetting = new pg.Client({ connectionString: url });
+    await forgetting.connect();
+    closing.push({ close: () => forgetting.end() });
+    await forgetting.query('BEGIN');
+    const forgotten = await forgetting.query(
+      `DELETE FROM agents WHERE last_seen < now() - interval '${AGENT_ROWS_KEPT_DAYS} days'`,
+    );
+    expect(forgotten.rowCount).toBe(1);
+    const beat = stale.heartbeat();
+    // Its heartbeat waits on the row the other transaction deleted.
+    await waitFor(
+      async () =>
+        (
+          await client.query(
+            "SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND wait_event = 'transactionid'",
+          )
+        ).rows[0].n === 1,
+    );
+    await forgetting.query('COMMIT');
+    await beat;
+    expect((await stale.agents()).map((r) => [r.id, r.status])).toEqual([[stale.self.id, 'alive']]);
+  });
+
   it('lets a reader list the agents on a read-only connection', async () => {
     const a = agent(1);
     await a.heartbeat();
@@ -332,7 +360,7 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
     const waitingForSchemaLock = async () =>
       (
         await client.query(
-          "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid AND objid = 1 AND NOT granted",
+          `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND classid = $1::oid AND objid = 1 AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
           [LOCK_SPACE.schema],
         )
       ).rows[0].n as number;
@@ -383,7 +411,7 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
         async () =>
           (
             await client.query(
-              "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::oid AND NOT granted",
+              `SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND objid = $1::oid AND NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`,
               [HOLD],
             )
           ).rows[0].n === 1,
@@ -426,6 +454,29 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
       }).catch((e: unknown) => e);
       expect(isDocexError(refused, 'DOCEX_JOURNAL_VERSION')).toBe(true);
       expect((refused as Error).message).toContain('host host-7');
+    });
+
+    it('two newer agents starting at once: the first migrates, the second waits for it, finds nothing to do and is not held back by it', async () => {
+      await client.query(`SELECT pg_advisory_lock(${LOCK_SPACE.schema}, 1)`);
+      const first = migrate(session(), 0, {
+        deadAfterMs: DEAD_AFTER_MS,
+        migrations: [...MIGRATIONS, BREAKING],
+        agent: identity(1, '0.2.0'),
+      });
+      await waitFor(async () => (await waitingForSchemaLock()) === 1);
+      const second = migrate(session(), 0, {
+        deadAfterMs: DEAD_AFTER_MS,
+        migrations: [...MIGRATIONS, BREAKING],
+        agent: identity(2, '0.2.0'),
+      });
+      await waitFor(async () => (await waitingForSchemaLock()) === 2);
+      await client.query(`SELECT pg_advisory_unlock(${LOCK_SPACE.schema}, 1)`);
+      expect([await first, await second]).toEqual([[BREAKING.version], []]);
+      const rows = await client.query('SELECT host, schema_version FROM agents ORDER BY host');
+      expect(rows.rows).toEqual([
+        { host: 'host-1', schema_version: BREAKING.version },
+        { host: 'host-2', schema_version: BREAKING.version },
+      ]);
     });
 
     it('lets the journal open as before: migration 4 is additive, nothing pending is guarded', async () => {
