@@ -128,6 +128,14 @@ export class Agent {
   private readonly parts: Part[];
   private started: Part[] = [];
   private stopping = false;
+  private mustStopNow: (reason: DocexError) => void = () => {};
+  /**
+   * Resolves when the agent must stop by itself (its caller stops it, as for a signal, and exits
+   * non-zero): a newer agent migrated the journal past this agent's version.
+   */
+  readonly mustStop = new Promise<DocexError>((resolve) => {
+    this.mustStopNow = resolve;
+  });
   private readonly journalPart: Opened<JournalStore>;
   /** Heartbeats and once-across-the-agents task claims (alone on a SQLite journal). */
   private readonly clusterPart: ClusterPart;
@@ -175,7 +183,13 @@ export class Agent {
       () => openJournal(journal, { clock, log, deadAfterMs: cluster.deadAfterMs, lease, agent: identity }),
       (j) => j.close(),
     );
-    this.clusterPart = new ClusterPart({ location: journal, config: cluster, log, identity });
+    this.clusterPart = new ClusterPart({
+      location: journal,
+      config: cluster,
+      log,
+      identity,
+      onNewerSchema: (err) => this.mustStopNow(err),
+    });
     // One pace for every call to the service host: the intake's and the return path's.
     this.pace = new HostPace(
       clock,

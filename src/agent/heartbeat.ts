@@ -8,10 +8,11 @@
  * A heartbeat that fails (the database down) is logged once as a warning, and once more when one
  * is written again; it never stops the agent: the journal's own outage handling decides what the
  * agent does meanwhile. A heartbeat that finds the journal migrated past this agent's version (a
- * newer agent's, while this one counted as dead) is logged once as an error; the agent runs on.
+ * newer agent's, while this one counted as dead) is logged once as an error and told to the agent
+ * (onNewerSchema), which stops rather than misread the newer schema.
  */
 import type { ClusterConfig } from '../config/index.js';
-import { isDocexError } from '../core/errors.js';
+import { type DocexError, isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import {
   type AgentIdentity,
@@ -30,6 +31,8 @@ export interface ClusterPartOptions {
   identity?: AgentIdentity;
   /** Opens the store (default: openCluster at `location`; tests bring one that fails on demand). */
   open?: () => Promise<ClusterStore>;
+  /** Told once when a heartbeat finds the journal migrated past this agent's version. */
+  onNewerSchema?: (err: DocexError) => void;
 }
 
 export class ClusterPart implements Part {
@@ -128,8 +131,9 @@ export class ClusterPart implements Part {
         this.newerSchema = true;
         log.error(
           { err, code: err.code, deadAfterMs: config.deadAfterMs },
-          'cluster: a newer agent migrated the journal past this agent’s version while this one counted as dead (no heartbeat for deadAfterMs): stop this agent and upgrade it; until then it may misread what newer agents write',
+          'cluster: a newer agent migrated the journal past this agent’s version while this one counted as dead (no heartbeat for deadAfterMs): this agent stops; upgrade it',
         );
+        this.options.onNewerSchema?.(err);
         return;
       }
       if (this.failing) return;

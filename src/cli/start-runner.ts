@@ -1,6 +1,7 @@
 /**
  * What `docex-agent start` runs: the agent until SIGTERM/SIGINT. On a signal intake stops,
- * in-flight uploads get shutdownGraceMs, and the journal is closed consistent. The ops endpoints
+ * in-flight uploads get shutdownGraceMs, and the journal is closed consistent. An agent that must
+ * not run on (a newer agent migrated its journal: Agent.mustStop) stops the same way, exit code 1. The ops endpoints
  * (/healthz, /readyz, /metrics) listen from the start; SIGHUP reloads the folders.
  */
 import { Agent } from '../agent/agent.js';
@@ -134,15 +135,21 @@ export async function runStart(configFile: string, deps: StartDeps = {}): Promis
   if (reloadPending) void agent.reload();
   const control: StartedControl = { reload: () => agent.reload(), opsUrl: ops?.url };
   deps.onStarted?.(agent, control);
-  const signal = await stopSignal;
+  const ended = await Promise.race([
+    stopSignal.then((signal) => ({ signal, reason: undefined })),
+    agent.mustStop.then((reason) => ({ signal: undefined, reason })),
+  ]);
   stopping = true;
   stopIdleCollection();
-  log.info({ signal }, 'stopping agent');
+  if (ended.reason) {
+    log.error({ code: ended.reason.code }, 'stopping agent: it must not run on this journal');
+    process.stderr.write(`docex-agent: ${explain(ended.reason)}\n`);
+  } else log.info({ signal: ended.signal }, 'stopping agent');
   // The endpoints go first: their journal reader must be closed before the journal closes.
   await ops?.stop();
   const report = await agent.stop();
   offReload();
   log.flush();
   fatal?.restore();
-  return report.failures.length === 0 ? 0 : 1;
+  return report.failures.length === 0 && !ended.reason ? 0 : 1;
 }

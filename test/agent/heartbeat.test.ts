@@ -98,8 +98,9 @@ describe('the cluster part', () => {
     });
   });
 
-  it('says once, at error, that a newer agent migrated the journal past this one’s version, and keeps beating', async () => {
+  it('says once, at error, that a newer agent migrated the journal past this one’s version, and tells the agent once', async () => {
     const { log, lines } = captureLogger('info');
+    const told: string[] = [];
     const store = flakyStore();
     store.down = false;
     store.heartbeat = async () => {
@@ -114,10 +115,12 @@ describe('the cluster part', () => {
       config: CONFIG,
       log,
       open: async () => store,
+      onNewerSchema: (err) => told.push(err.code),
     });
     parts.push(part);
     await part.start();
     await waitFor(() => store.beats >= 4);
+    expect(told).toEqual(['DOCEX_JOURNAL_VERSION']);
     const said = lines().filter((l) =>
       String(l['msg']).startsWith('cluster: a newer agent migrated the journal'),
     );

@@ -2,14 +2,17 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import type { Agent } from '../../src/agent/agent.js';
 import { runStart } from '../../src/cli/start-runner.js';
+import { PG_SCHEMA_VERSION } from '../../src/journal/postgres/schema.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { listFiles, makePdf } from '../pipeline/support/agent-harness.js';
 import { startTestSandbox, type TestSandbox } from '../sandbox/sandbox-harness.js';
+import { describePostgres, testDatabase } from '../support/postgres.js';
 import { waitFor } from '../support/wait-for.js';
 
 let sandbox: TestSandbox;
@@ -229,5 +232,53 @@ describe('docex-agent start', () => {
     const configFile = path.join(dir, 'bad.yaml');
     writeFileSync(configFile, 'folders: 3\n');
     expect(await runStart(configFile, { stopSignal: Promise.resolve('test') })).toBe(2);
+  });
+});
+
+describePostgres('docex-agent start on a PostgreSQL journal', () => {
+  it('stops by itself with exit code 1 when a heartbeat finds the journal migrated past its version', async () => {
+    const url = await testDatabase();
+    const fragment = parse(readFileSync(sandbox.sandbox.paths.agentConfigFragment, 'utf8')) as object;
+    const configFile = path.join(dir, 'on-postgres.yaml');
+    writeFileSync(
+      configFile,
+      stringify({
+        ...fragment,
+        stateDir: './pg-state',
+        journal: { url, sslmode: 'disable' },
+        cluster: { heartbeatMs: 1_000, deadAfterMs: 60_000 },
+        folders: [
+          {
+            name: 'pg-invoices',
+            source: { type: 'local', path: './pg-in/invoices' },
+            create: true,
+            workflowId: SEED.workflows.pdfEmail,
+          },
+        ],
+      }),
+    );
+    const { logs, agent, exit } = await startCapturing(configFile);
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      // A newer agent's migration (one it could make while this agent counted as dead).
+      await client.query('INSERT INTO schema_migrations (version, applied_at) VALUES ($1, 0)', [
+        PG_SCHEMA_VERSION + 1,
+      ]);
+      expect(await exit).toBe(1);
+      expect(logs.find((l) => String(l['msg']).startsWith('cluster: a newer agent migrated'))).toMatchObject({
+        level: 50,
+        code: 'DOCEX_JOURNAL_VERSION',
+      });
+      expect(logs.some((l) => l['msg'] === 'stopping agent: it must not run on this journal')).toBe(true);
+      expect(logs.some((l) => l['msg'] === 'agent stopped')).toBe(true);
+      // It said goodbye: its row no longer holds a migration back.
+      const row = await client.query('SELECT stopped_at IS NOT NULL AS stopped FROM agents WHERE id = $1', [
+        agent.cluster.self.id,
+      ]);
+      expect(row.rows).toEqual([{ stopped: true }]);
+    } finally {
+      await client.end();
+    }
   });
 });
