@@ -456,6 +456,17 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
       expect((refused as Error).message).toContain('host host-7');
     });
 
+    it('an agent whose journal fails to open after the schema check leaves its row stopped: it holds no migration back', async () => {
+      // The open reads the unfinished files after the schema check: make that read fail.
+      await client.query('ALTER TABLE items RENAME COLUMN epoch TO epoch_gone');
+      const old = identity(7, '0.1.0');
+      await expect(openAs(old)).rejects.toThrow();
+      const rows = await client.query('SELECT id, stopped_at IS NOT NULL AS stopped FROM agents');
+      expect(rows.rows).toEqual([{ id: old.id, stopped: true }]);
+      await client.query('ALTER TABLE items RENAME COLUMN epoch_gone TO epoch');
+      expect(await newer()).toEqual([BREAKING.version]);
+    });
+
     it('two newer agents starting at once: the first migrates, the second waits for it, finds nothing to do and is not held back by it', async () => {
       await client.query(`SELECT pg_advisory_lock(${LOCK_SPACE.schema}, 1)`);
       const first = migrate(session(), 0, {

@@ -23,7 +23,7 @@ import {
 } from '../cluster.js';
 import type { PostgresConnection } from '../location.js';
 import { PgSession, type Statement } from './pool.js';
-import { newerRefused, PG_SCHEMA_VERSION, REGISTER_AGENT } from './schema.js';
+import { MARK_AGENT_STOPPED, newerRefused, PG_SCHEMA_VERSION, REGISTER_AGENT } from './schema.js';
 
 /** Rows of agents not seen for this long go (at an agent's first heartbeat). */
 export const AGENT_ROWS_KEPT_DAYS = 7;
@@ -37,7 +37,7 @@ const epochMs = (column: string) => `(extract(epoch FROM ${column}) * 1000)::big
 const S = {
   heartbeat: q('heartbeat', REGISTER_AGENT),
   forget: q('forget', `DELETE FROM agents WHERE last_seen < now() - interval '${AGENT_ROWS_KEPT_DAYS} days'`),
-  stopped: q('stopped', 'UPDATE agents SET stopped_at = now(), last_seen = now() WHERE id = $1'),
+  stopped: q('stopped', MARK_AGENT_STOPPED),
   alive: q('alive', `SELECT count(*) AS n FROM agents WHERE stopped_at IS NULL AND ${seenWithin('$1')}`),
   agents: q(
     'agents',

@@ -59,7 +59,7 @@ import {
 } from './moves.js';
 import { allowing, type BeginStatement, PgSession, type Tx } from './pool.js';
 import { historyEntryOf, itemOf as item, type Row } from './rows.js';
-import { LOCK_SPACE, migrate, PG_SCHEMA_VERSION } from './schema.js';
+import { LOCK_SPACE, MARK_AGENT_STOPPED, migrate, PG_SCHEMA_VERSION } from './schema.js';
 import { beginWithClaimLock, oneStatementMove, STATEMENTS as S } from './statements.js';
 
 /** A transaction's history entries, inserted together as its last statement. */
@@ -142,11 +142,13 @@ export class PostgresJournal implements JournalStore {
   /** Connects, brings the schema up (or refuses a newer one) and answers the journal. */
   static async open(connection: PostgresConnection, options: JournalOptions): Promise<PostgresJournal> {
     const db = PgSession.open(connection, {}, options.log);
+    let registered = false;
     try {
       const migrated = await migrate(db, options.clock.now(), {
         deadAfterMs: options.deadAfterMs,
         agent: options.agent,
       });
+      registered = options.agent !== undefined;
       const journal = new PostgresJournal(db, options.clock, options.log, options.lease);
       const unfinished = (await journal.unfinished()).length;
       options.log.info(
@@ -155,6 +157,12 @@ export class PostgresJournal implements JournalStore {
       );
       return journal;
     } catch (err) {
+      // An agent that does not start must not hold a migration back for deadAfterMs.
+      if (registered) {
+        await db
+          .rows('journal: mark this agent stopped', { text: MARK_AGENT_STOPPED }, [options.agent!.id])
+          .catch(() => undefined);
+      }
       await db.end().catch(() => undefined);
       throw err;
     }

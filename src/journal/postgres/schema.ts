@@ -232,6 +232,9 @@ export const REGISTER_AGENT = `INSERT INTO agents (id, host, pid, version, schem
   ON CONFLICT (id) DO UPDATE SET last_seen = now()
   RETURNING (SELECT coalesce(max(version), 0) FROM schema_migrations) AS journal_version`;
 
+/** An agent's goodbye ($1: its id): it no longer counts as alive, nor holds a migration back. */
+export const MARK_AGENT_STOPPED = 'UPDATE agents SET stopped_at = now(), last_seen = now() WHERE id = $1';
+
 /** Live agents whose code knows an older schema than `target`, most recently seen first. */
 const OLDER_ALIVE = `SELECT host, pid, version, schema_version,
     (extract(epoch FROM now() - last_seen) * 1000)::bigint AS ago_ms
