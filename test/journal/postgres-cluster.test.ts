@@ -391,9 +391,13 @@ describePostgres('the cluster on a PostgreSQL journal', () => {
       await waitFor(async () => (await waitingForSchemaLock()) === 1);
       const migrating = newer().catch((e: unknown) => e);
       await waitFor(async () => (await waitingForSchemaLock()) === 2);
+      const released = (await client.query('SELECT clock_timestamp() AS at')).rows[0].at as Date;
       await client.query(`SELECT pg_advisory_unlock(${LOCK_SPACE.schema}, 1)`);
       closing.push(await old);
       expect(isDocexError(await migrating, 'DOCEX_JOURNAL_VERSION')).toBe(true);
+      // Seen as of its registration, after its wait for the lock, not as of its transaction's start.
+      const seen = (await client.query('SELECT last_seen FROM agents')).rows[0].last_seen as Date;
+      expect(seen.getTime()).toBeGreaterThanOrEqual(released.getTime());
       expect(await version()).toBe(PG_SCHEMA_VERSION);
       expect(await probeTable()).toBe(false);
     });

@@ -1,9 +1,9 @@
 /**
  * The cluster concern (../cluster.ts) on the journal's PostgreSQL database: the agents and
  * cluster_tasks tables of migration 4, on a small pool of its own (a heartbeat must not queue
- * behind the intake's transactions). Every time is the database's: last_seen is now(), and
- * "alive" and "due" are computed in SQL against now(), never against a host's clock, so skew
- * between hosts moves nothing.
+ * behind the intake's transactions). Every time is the database's: last_seen is the statement's
+ * time (statement_timestamp()), and "alive" and "due" are computed in SQL against now(), never
+ * against a host's clock, so skew between hosts moves nothing.
  *
  * A periodic task is claimed with one statement (pg-boss's cron): insert the task's row, or take
  * it over when its last run is at least a period old. Of agents claiming at the same moment the

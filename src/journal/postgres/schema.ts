@@ -223,13 +223,15 @@ export interface MigrateOptions {
 }
 
 /**
- * An agent's row, written (or its last_seen moved to the database's now()): at the journal's open
+ * An agent's row, written (or its last_seen moved to the database's clock): at the journal's open
  * (migrate) and at each heartbeat (cluster.ts). $5: the schema version its code knows. Answers
- * the journal's schema version (a running agent learns that a newer one migrated it).
+ * the journal's schema version (a running agent learns that a newer one migrated it). last_seen is
+ * the statement's time, not the transaction's: in migrate it comes after the wait for the schema
+ * lock, which may be long, and must not make the agent look dead at once.
  */
-export const REGISTER_AGENT = `INSERT INTO agents (id, host, pid, version, schema_version, place)
-  VALUES ($1, $2, $3, $4, $5, $6)
-  ON CONFLICT (id) DO UPDATE SET last_seen = now()
+export const REGISTER_AGENT = `INSERT INTO agents (id, host, pid, version, schema_version, place, last_seen)
+  VALUES ($1, $2, $3, $4, $5, $6, statement_timestamp())
+  ON CONFLICT (id) DO UPDATE SET last_seen = statement_timestamp()
   RETURNING (SELECT coalesce(max(version), 0) FROM schema_migrations) AS journal_version`;
 
 /** An agent's goodbye ($1: its id): it no longer counts as alive, nor holds a migration back. */
