@@ -124,7 +124,7 @@ export class ClusterPart implements Part {
       }
     } catch (err) {
       if (isDocexError(err, 'DOCEX_JOURNAL_VERSION')) {
-        // The heartbeat was written: the database answers. Said once; the agent runs on.
+        // The heartbeat was written: the database answers. Said once, and told to the agent.
         if (this.failing) log.info('cluster heartbeat written again');
         this.failing = false;
         if (this.newerSchema) return;

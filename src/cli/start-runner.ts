@@ -1,8 +1,8 @@
 /**
  * What `docex-agent start` runs: the agent until SIGTERM/SIGINT. On a signal intake stops,
  * in-flight uploads get shutdownGraceMs, and the journal is closed consistent. An agent that must
- * not run on (a newer agent migrated its journal: Agent.mustStop) stops the same way, exit code 1. The ops endpoints
- * (/healthz, /readyz, /metrics) listen from the start; SIGHUP reloads the folders.
+ * not run on (a newer agent migrated its journal: Agent.mustStop) stops the same way, exit code 1.
+ * The ops endpoints (/healthz, /readyz, /metrics) listen from the start; SIGHUP reloads the folders.
  */
 import { Agent } from '../agent/agent.js';
 import type { ReloadResult } from '../agent/reload.js';
