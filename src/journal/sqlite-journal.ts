@@ -92,16 +92,19 @@ export class SqliteJournal implements JournalStore {
   async recordClaim(input: ClaimInput): Promise<RecordedClaim> {
     const now = this.clock.now();
     // A duplicate is recorded rejected and then moved to error/: that claim must be durable.
+    const content = {
+      sha256: input.sha256,
+      folder: input.folder,
+      workflowId: input.workflowId,
+      company: input.managedCompanyId ?? null,
+    };
     const durable =
       input.refused !== undefined ||
-      (!input.allowDuplicates &&
-        this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId) !== undefined);
+      (!input.allowDuplicates && this.stmts.earlierContent.get(content) !== undefined);
     return this.tx(durable, (): RecordedClaim => {
       const same = this.stmts.sameFileUnfinished.get(input.folder, input.sha256, input.sourcePath);
       if (same) return { kind: 'in-progress', item: toItem(same) };
-      const earlierRow = input.allowDuplicates
-        ? undefined
-        : this.stmts.earlierContent.get(input.sha256, input.folder, input.workflowId);
+      const earlierRow = input.allowDuplicates ? undefined : this.stmts.earlierContent.get(content);
       const earlier = earlierRow ? toItem(earlierRow) : undefined;
       const refused = earlier ? undefined : input.refused;
       const state: ItemState = earlier || refused ? 'rejected' : 'claimed';

@@ -46,11 +46,16 @@ export function prepareStatements(db: Database.Database) {
        WHERE kind = 'file' AND folder = ? AND sha256 = ? AND source_path = ? AND state = 'claimed'
        ORDER BY id LIMIT 1`,
     ),
-    // A duplicate is the same content for the same folder or the same workflow, not counting drops
-    // that were rejected (a fixed configuration may take the same file again).
+    // A duplicate is the same content for the same folder or the same workflow, sent as the same
+    // managed company, not counting drops that were rejected (a fixed configuration may take the
+    // same file again). Two companies sending the same bytes are two senders, not a duplicate; a
+    // claim or an item without a recorded company (one recorded before the journal kept it) is
+    // taken as any company's.
     earlierContent: p(
       `SELECT ${ITEM_COLUMNS} FROM items
-       WHERE kind = 'file' AND sha256 = ? AND (folder = ? OR workflow_id = ?) AND state <> 'rejected'
+       WHERE kind = 'file' AND sha256 = @sha256 AND (folder = @folder OR workflow_id = @workflowId)
+         AND (@company IS NULL OR managed_company_id IS NULL OR managed_company_id = @company)
+         AND state <> 'rejected'
        ORDER BY id LIMIT 1`,
     ),
     insertFile: p(

@@ -100,7 +100,10 @@ export type RecordedClaim =
    * another agent took it as an orphan and finished it: `item` is that agent's, final.
    */
   | { kind: 'same-drop'; item: JournalItem }
-  /** The content was seen before for this folder or workflow: `item` records this drop as rejected. */
+  /**
+   * The content was seen before for this folder or workflow, as the same managed company (two
+   * companies' same bytes are two senders' documents): `item` records this drop as rejected.
+   */
   | { kind: 'duplicate'; earlier: JournalItem; item: JournalItem };
 
 export interface RowInput {

@@ -195,6 +195,7 @@ export class PostgresJournal implements JournalStore {
           this.lease !== undefined,
           input.allowDuplicates === true,
           input.workflowId,
+          input.managedCompanyId ?? null,
         ]);
         const same = found.find((row) => row['found'] === 'same');
         if (same) return { kind: 'in-progress', item: item(same) };

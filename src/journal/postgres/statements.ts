@@ -52,7 +52,8 @@ export const STATEMENTS = {
    * What a claim must know, in one read (after the claim lock, so a claim of the same content that
    * committed meanwhile is seen): 'same', this very file already recorded and unfinished (another
    * agent's, when agents share the folder: $5); else 'earlier', the same content for the same
-   * folder or workflow, not counting rejected drops (a fixed configuration may take the same file
+   * folder or workflow ($7) sent as the same managed company ($8; a claim or item without one is
+   * any company's), not counting rejected drops (a fixed configuration may take the same file
    * again), unless duplicates are allowed ($6).
    */
   sameOrEarlier: s(
@@ -63,7 +64,9 @@ export const STATEMENTS = {
        ORDER BY id LIMIT 1)
      UNION ALL
      (SELECT 'earlier' AS found, ${C} FROM items
-       WHERE NOT $6 AND kind = 'file' AND sha256 = $2 AND (folder = $1 OR workflow_id = $7) AND state <> 'rejected'
+       WHERE NOT $6 AND kind = 'file' AND sha256 = $2 AND (folder = $1 OR workflow_id = $7)
+         AND ($8::text IS NULL OR managed_company_id IS NULL OR managed_company_id = $8)
+         AND state <> 'rejected'
        ORDER BY id LIMIT 1)`,
   ),
   /**

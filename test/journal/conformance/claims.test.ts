@@ -73,6 +73,37 @@ describeEachBackend('journal claims', (backend) => {
       expect(other.kind).toBe('claimed');
     });
 
+    it('the same content sent as another managed company is not a duplicate, in the same folder or for the same workflow', async () => {
+      const acme = await journal.recordClaim(claimInput({ managedCompanyId: 'cmp_acme' }));
+      expect(acme.kind).toBe('claimed');
+      const globex = await journal.recordClaim(
+        claimInput({ managedCompanyId: 'cmp_globex', sourcePath: '/srv/erp/in/globex.pdf' }),
+      );
+      expect(globex.kind).toBe('claimed');
+      const direct = await journal.recordClaim(
+        claimInput({ folder: 'other', managedCompanyId: '', sourcePath: '/srv/other/a.pdf' }),
+      );
+      expect(direct.kind).toBe('claimed');
+      const acmeAgain = await journal.recordClaim(
+        claimInput({ folder: 'other', managedCompanyId: 'cmp_acme', sourcePath: '/srv/other/b.pdf' }),
+      );
+      expect(acmeAgain.kind === 'duplicate' && acmeAgain.earlier.id).toBe(acme.item.id);
+    });
+
+    it('a claim or an earlier item without a recorded company is a duplicate of the same content as any company', async () => {
+      const old = await journal.recordClaim(claimInput());
+      const routed = await journal.recordClaim(
+        claimInput({ managedCompanyId: 'cmp_acme', sourcePath: '/srv/erp/in/acme.pdf' }),
+      );
+      expect(routed.kind === 'duplicate' && routed.earlier.id).toBe(old.item.id);
+      const other = sha256('other bytes');
+      const acme = await journal.recordClaim(claimInput({ sha256: other, managedCompanyId: 'cmp_acme' }));
+      const unknown = await journal.recordClaim(
+        claimInput({ sha256: other, sourcePath: '/srv/erp/in/plain.pdf' }),
+      );
+      expect(unknown.kind === 'duplicate' && unknown.earlier.id).toBe(acme.item.id);
+    });
+
     it('other content in the same folder is not a duplicate', async () => {
       await journal.recordClaim(claimInput());
       const other = await journal.recordClaim(claimInput({ sha256: sha256('other bytes') }));
