@@ -125,7 +125,7 @@ const routeSchema = z
       .string()
       .min(1)
       .describe(
-        "Glob of the file names this route takes, with the folder's case rule (any case). It may hold one {company} token standing for a part of the name, looked up in the folder's companies table.",
+        "Glob of the file names this route takes, with the folder's case rule (any case). It may hold one {company} token standing for a part of the name, looked up in the folder's companies table: of the parts that fit, the longest known company (acme-be-x.pdf under {company}-*.pdf is acme-be's when both acme and acme-be are known); when none is known, the file is refused naming the shortest part.",
       )
       .meta({ examples: ['*-credit.xml', '{company}-*.pdf'] }),
     workflowId: z

@@ -99,7 +99,7 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
           }
           continue;
         }
-        const company = companyPart(fileName, r);
+        const company = companyPart(fileName, r, companies);
         if (company === undefined) continue;
         const id = companies.get(company.toLowerCase());
         if (id === undefined) {
@@ -123,17 +123,37 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
 }
 
 /**
- * The part of `name` a `{company}` route's token stands for: the shortest non-empty part, at the
- * earliest place, with the rest matching the globs before and after it; undefined when none fits.
+ * The part of `name` a `{company}` route's token stands for, among the non-empty parts with the
+ * rest matching the globs before and after it: the longest that is a known company (the earliest
+ * of equal length), so `acme-be_x.pdf` under `{company}_*.pdf` is `acme-be`'s even when `acme` is
+ * known too, and `{company}-*.pdf` reads `acme-be` from `acme-be-x.pdf` rather than `acme`; when
+ * none is known, the shortest at the earliest place (the unknown company the refusal names).
+ * Undefined when no part fits.
  */
-function companyPart(name: string, route: CompiledRoute): string | undefined {
-  for (let start = 0; start < name.length; start++) {
-    const head = name.slice(0, start);
-    if (route.before ? !route.before.test(head) : head !== '') continue;
-    for (let end = start + 1; end <= name.length; end++) {
-      const tail = name.slice(end);
-      if (route.after ? route.after.test(tail) : tail === '') return name.slice(start, end);
+function companyPart(
+  name: string,
+  route: CompiledRoute,
+  companies: ReadonlyMap<string, string>,
+): string | undefined {
+  const starts: number[] = [];
+  const ends = new Set<number>();
+  for (let at = 0; at <= name.length; at++) {
+    const head = name.slice(0, at);
+    if (route.before ? route.before.test(head) : head === '') starts.push(at);
+    const tail = name.slice(at);
+    if (route.after ? route.after.test(tail) : tail === '') ends.add(at);
+  }
+  let known: string | undefined;
+  for (const start of starts) {
+    for (const company of companies.keys()) {
+      const end = start + company.length;
+      if (known !== undefined && company.length <= known.length) continue;
+      if (ends.has(end) && name.slice(start, end).toLowerCase() === company) known = name.slice(start, end);
     }
+  }
+  if (known !== undefined) return known;
+  for (const start of starts) {
+    for (let end = start + 1; end <= name.length; end++) if (ends.has(end)) return name.slice(start, end);
   }
   return undefined;
 }

@@ -55,6 +55,34 @@ describe('routes: which workflow and company a file goes to', () => {
     expect(routes.resolve('GLOBEX-x.pdf')).toMatchObject({ ok: true, managedCompanyId: GLOBEX });
   });
 
+  it('reads the longest known company the {company} part can be, whatever shorter known company it starts with', () => {
+    const routes = compileRoutes({
+      workflowId: 'wf',
+      managedCompanyId: undefined,
+      routes: [
+        { match: '{company}_*.pdf', workflowId: 'wf_underscore' },
+        { match: '{company}-*.pdf', workflowId: 'wf_dash' },
+      ],
+      companies: { acme: ACME, 'acme-be': GLOBEX },
+    });
+    expect(routes.resolve('acme-be_invoice.pdf')).toMatchObject({
+      ok: true,
+      route: 0,
+      company: 'acme-be',
+      managedCompanyId: GLOBEX,
+    });
+    expect(routes.resolve('ACME-BE-invoice.pdf')).toMatchObject({
+      route: 1,
+      company: 'ACME-BE',
+      managedCompanyId: GLOBEX,
+    });
+    expect(routes.resolve('acme-invoice.pdf')).toMatchObject({ company: 'acme', managedCompanyId: ACME });
+    expect(routes.resolve('acme_be-invoice.pdf')).toMatchObject({ company: 'acme', managedCompanyId: ACME });
+    // No known company fits: the refusal names the shortest part at the earliest place.
+    const unknown = routes.resolve('acme-nl_invoice.pdf');
+    expect(unknown.ok ? '' : unknown.reason).toContain('names company "acme-nl"');
+  });
+
   it('refuses an unknown company, naming it and the known ones', () => {
     const decision = compileRoutes(folder).resolve('initech-letter.pdf');
     expect(decision).toMatchObject({ ok: false, code: 'DOCEX_INPUT_NO_ROUTE' });
