@@ -2,7 +2,7 @@
  * Fetches each enabled folder's workflow once (cached by id), checks it, and answers the folders
  * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW). A folder with
  * routes has the workflow of each route checked too (as each company it can be sent as): each must
- * pass as the folder's does and fit the folder's mode.
+ * pass as the folder's does and fit the route's mode (its own, or the folder's).
  */
 import fs from 'node:fs/promises';
 import { isApiError } from '../api/index.js';
@@ -96,7 +96,7 @@ export async function planFolders(
   return { running, stopped };
 }
 
-/** Each route's workflow, as each company it may be sent as, checked as the folder's is and of its mode. */
+/** Each route's workflow, as each company it may be sent as, checked as the folder's is and of the route's mode. */
 async function routeWorkflows(
   folder: FolderConfig,
   mode: FolderRuntime['mode'],
@@ -119,8 +119,19 @@ async function routeWorkflows(
     } catch (err) {
       return { ok: false, reason: `route to ${fetchFailure(err, target.workflowId)}${as}` };
     }
-    // The folder's mode is the one every route's files are handled in.
-    const check = checkFolderWorkflow({ ...folder, workflowId: target.workflowId, mode }, workflow);
+    // A payload-pdf folder pairs its files across the folder: its routes keep its mode.
+    if (mode === 'payload-pdf' && target.mode !== undefined && target.mode !== mode) {
+      return {
+        ok: false,
+        reason: `folder ${folder.name}: a route to workflow ${target.workflowId} takes mode ${target.mode}, but the folder is payload-pdf (its workflow's input source), which pairs files across the folder: its routes keep its mode`,
+      };
+    }
+    // The route's own mode, else the folder's, is the one its files are handled in. The folder's
+    // sendAt applies to the payload jobs of any route: not a route's check.
+    const check = checkFolderWorkflow(
+      { name: folder.name, workflowId: target.workflowId, mode: target.mode ?? mode },
+      workflow,
+    );
     if (!check.ok) return { ok: false, reason: `route to ${check.reason}${as}` };
     workflows.set(target.workflowId, workflow);
   }

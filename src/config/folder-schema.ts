@@ -141,8 +141,24 @@ const routeSchema = z
         "Send them as this managed company; default the folder's managedCompanyId (a {company} route takes the company's id from the companies table instead).",
       )
       .meta({ examples: ['cmp_managed'] }),
+    mode: z
+      .enum(FOLDER_MODES)
+      .optional()
+      .describe(
+        "How the files of this route are sent: single-file (each file one job: a PDF, a ZIP, a data file or UBL) or payload-word (each row of a CSV, JSON or XML file one job); default the folder's mode. payload-pdf is the folder's mode only: it pairs files across the folder (a PDF and its sidecar, an index naming PDFs), so no route can take some files of the folder into it. The route's workflow must fit its mode. Decided at the claim and kept in the journal.",
+      )
+      .meta({ examples: ['payload-word'] }),
+    mapping: mappingSchema
+      .optional()
+      .describe(
+        "payload-word routes: how CSV columns or XML elements map to payload fields; default the folder's mapping.",
+      ),
+    onInvalidRow: z
+      .enum(['reject-file', 'skip'])
+      .optional()
+      .describe("payload-word routes: as the folder's onInvalidRow (its default)."),
   })
-  .describe('One route: the files whose name matches go to this workflow and company.');
+  .describe('One route: the files whose name matches go to this workflow and company, in this mode.');
 
 /** The token of a route's match that names a company (pipeline/routes.ts resolves it). */
 const COMPANY_TOKEN = '{company}';
@@ -182,7 +198,7 @@ export const folderSchema = z
       .min(1)
       .optional()
       .describe(
-        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company, one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal. Every route's workflow must fit the folder's mode.",
+        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company, one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's).",
       ),
     companies: z
       .record(
@@ -274,7 +290,7 @@ export const folderSchema = z
     for (const issue of kindOf(folder.source).folderIssues(folder)) {
       refinement.addIssue({ code: 'custom', ...issue });
     }
-    for (const issue of routeIssues(folder.routes ?? [], folder.companies)) {
+    for (const issue of routeIssues(folder.routes ?? [], folder.companies, folder.mode)) {
       refinement.addIssue({ code: 'custom', ...issue });
     }
   })
@@ -294,10 +310,14 @@ export const folderSchema = z
     'One drop folder: its files become jobs of one workflow, or of the workflow of the first route their name matches.',
   );
 
-/** Routes that cannot be what was meant: one never reached, a {company} with no table or twice. */
+/**
+ * Routes that cannot be what was meant: one never reached, a {company} with no table or twice, a
+ * mode a route cannot take, options of another mode.
+ */
 function routeIssues(
   routes: readonly z.output<typeof routeSchema>[],
   companies: Record<string, string> | undefined,
+  folderMode: FolderMode | undefined,
 ): { path: (string | number)[]; message: string }[] {
   const issues: { path: (string | number)[]; message: string }[] = [];
   for (const [i, route] of routes.entries()) {
@@ -318,6 +338,27 @@ function routeIssues(
       issues.push({
         path: ['routes', i, 'managedCompanyId'],
         message: `"${route.match}" takes its company from ${COMPANY_TOKEN}: drop managedCompanyId`,
+      });
+    }
+    if (route.mode === 'payload-pdf') {
+      issues.push({
+        path: ['routes', i, 'mode'],
+        message: `route "${route.match}" cannot take mode payload-pdf: payload-pdf pairs files across the folder (a PDF and its sidecar, an index naming PDFs), so it is the folder's mode only (set mode: payload-pdf on the folder; its routes then choose among payload-pdf workflows)`,
+      });
+    } else if (route.mode !== undefined && folderMode === 'payload-pdf') {
+      issues.push({
+        path: ['routes', i, 'mode'],
+        message: `route "${route.match}" cannot take mode ${route.mode} in a payload-pdf folder: the folder pairs its files across the folder (sidecars, an index), so its routes keep its mode (drop the route's mode, or give these files a folder of their own)`,
+      });
+    }
+    const payloadWordOnly = [
+      ...(route.mapping === undefined ? [] : ['mapping']),
+      ...(route.onInvalidRow === undefined ? [] : ['onInvalidRow']),
+    ];
+    if (payloadWordOnly.length > 0 && route.mode !== undefined && route.mode !== 'payload-word') {
+      issues.push({
+        path: ['routes', i, payloadWordOnly[0]!],
+        message: `route "${route.match}": ${payloadWordOnly.join(' and ')} ${payloadWordOnly.length > 1 ? 'are' : 'is'} for payload-word routes, not ${route.mode}`,
       });
     }
     const earlier = routes.slice(0, i).findIndex((r) => r.match === route.match || MATCHES_ALL.has(r.match));

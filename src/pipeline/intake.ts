@@ -1,6 +1,6 @@
 /**
- * From a claimed file to a validated journal item: decide its route (the workflow and managed
- * company it goes to, recorded with the claim: pipeline/routes.ts), hash it, record the claim
+ * From a claimed file to a validated journal item: decide its route (the workflow, managed
+ * company and mode it goes with, recorded with the claim: pipeline/routes.ts), hash it, record the claim
  * (duplicates are rejected here), and inspect its content against the workflow. A file that changed since it was
  * judged complete is rejected, never half-sent.
  */
@@ -50,10 +50,12 @@ export async function intakeItem(
   // configuration says by then. A file no route takes is recorded to the folder's workflow, refused.
   const route = routesOf(runtime.config).resolve(file.name);
   const target = route.ok ? route : { workflowId: runtime.config.workflowId, managedCompanyId: undefined };
+  // The route's own mode, else the folder's: recorded with the claim, which is what drives the item.
+  const mode = (route.ok ? route.mode : undefined) ?? runtime.mode;
   // A small single file the pipeline drives next is checked now, from memory: one that passes is
   // claimed validated with its create intent, one journal commit instead of three.
   const checked =
-    ctx.held && runtime.mode === 'single-file' && digest.bytes && unchanged && route.ok
+    ctx.held && mode === 'single-file' && digest.bytes && unchanged && route.ok
       ? await inspect(
           ctx,
           runtime,
@@ -75,7 +77,7 @@ export async function intakeItem(
     workflowId: target.workflowId,
     // '' for none: the item's calls never take a company the folder gains later.
     managedCompanyId: target.managedCompanyId ?? '',
-    mode: runtime.mode,
+    mode,
     allowDuplicates: runtime.config.allowDuplicates,
     // Outside the folder's send window no intent is recorded: the file waits validated.
     ...(checked?.ok && windowOpen(runtime, ctx.clock.now()) ? { validatedNote: checked.kind } : {}),

@@ -6,7 +6,7 @@
 import type { PayloadJobRequest } from '../domain/wire.js';
 import type { JournalItem } from '../journal/index.js';
 import { checkRows } from './payload/index.js';
-import { workflowOf } from './routes.js';
+import { payloadOptionsOf, workflowOf } from './routes.js';
 import { planRows, type RowsPlan } from './rows-plan.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
@@ -17,7 +17,8 @@ export async function planPayload(
   runtime: FolderRuntime,
   item: JournalItem,
 ): Promise<PayloadPlan> {
-  const mapping = runtime.config.mapping;
+  // A route's own mapping and row rule, when the file's route has them.
+  const { mapping, onInvalidRow } = payloadOptionsOf(runtime, item);
   const built = await ctx.inspector.run('buildPayloadFile', item.fileName, {
     filePath: item.claimedPath!,
     fileName: item.fileName,
@@ -28,15 +29,9 @@ export async function planPayload(
   });
   if (!built.ok) return { ok: false, code: built.code, reason: built.reason };
   // Execution dates are judged against the claim, so a restart rebuilds the same rows.
-  const check = checkRows(
-    built.rows,
-    workflowOf(runtime, item.workflowId),
-    'payload-word',
-    runtime.config.onInvalidRow,
-    {
-      notBefore: item.createdAt,
-    },
-  );
+  const check = checkRows(built.rows, workflowOf(runtime, item.workflowId), 'payload-word', onInvalidRow, {
+    notBefore: item.createdAt,
+  });
   return planRows(built, check, {
     reportName: item.fileName,
     fileReason: (bad) =>

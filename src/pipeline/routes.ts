@@ -8,7 +8,7 @@
  *
  * Routes match the file's name; sub-paths come with recursive folders.
  */
-import type { FolderConfig } from '../config/index.js';
+import type { FolderConfig, FolderMode } from '../config/index.js';
 import { quoteName } from '../domain/file-names.js';
 import type { Workflow } from '../domain/wire.js';
 import { compileGlob } from '../sources/glob.js';
@@ -20,6 +20,8 @@ export const COMPANY_TOKEN = '{company}';
 export interface RouteTarget {
   workflowId: string;
   managedCompanyId: string | undefined;
+  /** The route's own mode; undefined: the folder's. */
+  mode?: FolderMode | undefined;
 }
 
 export type RouteDecision =
@@ -30,6 +32,7 @@ interface CompiledRoute {
   match: string;
   workflowId: string;
   managedCompanyId: string | undefined;
+  mode: FolderMode | undefined;
   /** Without `{company}`: the whole name. */
   whole?: RegExp;
   /** With `{company}`: the parts before and after it (undefined: nothing may stand there). */
@@ -54,6 +57,7 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
       match: route.match,
       workflowId: route.workflowId,
       managedCompanyId: route.managedCompanyId ?? folder.managedCompanyId,
+      mode: route.mode,
     };
     const at = route.match.indexOf(COMPANY_TOKEN);
     if (at < 0) return { ...base, whole: compileGlob(route.match) };
@@ -76,10 +80,11 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
         return [{ workflowId: folder.workflowId, managedCompanyId: folder.managedCompanyId }];
       return routes.flatMap((r) =>
         r.whole
-          ? [{ workflowId: r.workflowId, managedCompanyId: r.managedCompanyId }]
+          ? [{ workflowId: r.workflowId, managedCompanyId: r.managedCompanyId, ...modeOf(r) }]
           : [...new Set(companies.values())].map((id) => ({
               workflowId: r.workflowId,
               managedCompanyId: id,
+              ...modeOf(r),
             })),
       );
     },
@@ -95,7 +100,13 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
       for (const [i, r] of routes.entries()) {
         if (r.whole) {
           if (r.whole.test(fileName)) {
-            return { ok: true, route: i, workflowId: r.workflowId, managedCompanyId: r.managedCompanyId };
+            return {
+              ok: true,
+              route: i,
+              workflowId: r.workflowId,
+              managedCompanyId: r.managedCompanyId,
+              ...modeOf(r),
+            };
           }
           continue;
         }
@@ -110,7 +121,7 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
             details: { route: r.match, known },
           };
         }
-        return { ok: true, route: i, company, workflowId: r.workflowId, managedCompanyId: id };
+        return { ok: true, route: i, company, workflowId: r.workflowId, managedCompanyId: id, ...modeOf(r) };
       }
       return {
         ok: false,
@@ -158,6 +169,11 @@ function companyPart(
   return undefined;
 }
 
+/** A route's own mode, when it has one (a target without one is in the folder's). */
+function modeOf(route: CompiledRoute): { mode?: FolderMode } {
+  return route.mode === undefined ? {} : { mode: route.mode };
+}
+
 const compiled = new WeakMap<object, FolderRoutes>();
 
 /** The folder's routes, compiled once per configuration (a reload brings a new one). */
@@ -189,4 +205,25 @@ export function companyOf(
 ): string | undefined {
   if (item.managedCompanyId !== undefined) return item.managedCompanyId || undefined;
   return runtime.config.managedCompanyId;
+}
+
+/**
+ * The payload-word options an item's rows are built with: those of the route its name takes now
+ * (a route's own, else the folder's), when that route still sends in the item's recorded mode;
+ * the folder's otherwise (the routes changed since its claim).
+ */
+export function payloadOptionsOf(
+  runtime: FolderRuntime,
+  item: { fileName: string; mode: string },
+): Pick<FolderConfig, 'mapping' | 'onInvalidRow'> {
+  const { config } = runtime;
+  const decision = routesOf(config).resolve(item.fileName);
+  const route = decision.ok && decision.route !== undefined ? config.routes?.[decision.route] : undefined;
+  if (!route || (route.mode ?? runtime.mode) !== item.mode) {
+    return { mapping: config.mapping, onInvalidRow: config.onInvalidRow };
+  }
+  return {
+    mapping: route.mapping ?? config.mapping,
+    onInvalidRow: route.onInvalidRow ?? config.onInvalidRow,
+  };
 }

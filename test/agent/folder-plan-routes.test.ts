@@ -7,7 +7,10 @@ import { EMAIL_WORD, workflow } from '../pipeline/payload/workflows.js';
 
 const PDF_EMAIL = workflow('wf_pdf_email', 'PDF', ['EMAIL']);
 const PDF_PRINT = workflow('wf_pdf_print', 'PDF', ['EASY_PRINT']);
-const KNOWN = new Map<string, Workflow>([PDF_EMAIL, PDF_PRINT, EMAIL_WORD].map((w) => [w.id, w]));
+const PAYLOAD_PDF = workflow('wf_payload_pdf', 'PAYLOAD_PDF', ['EASY_PRINT']);
+const KNOWN = new Map<string, Workflow>(
+  [PDF_EMAIL, PDF_PRINT, EMAIL_WORD, PAYLOAD_PDF].map((w) => [w.id, w]),
+);
 
 const folders = (routes: unknown[], extra: Record<string, unknown> = {}) =>
   agentConfigSchema.parse({
@@ -56,6 +59,30 @@ describe('the start-up check of a folder with routes', () => {
     expect(running.size).toBe(0);
     expect(stopped[0]?.reason).toContain(
       `route to folder f: mode single-file does not fit workflow ${EMAIL_WORD.id}`,
+    );
+  });
+
+  it("checks a route's workflow against the route's own mode: a payload-word route of a single-file folder runs, a misfit stops the folder", async () => {
+    const { running } = await plan([
+      { match: '*.csv', workflowId: EMAIL_WORD.id, mode: 'payload-word' },
+      { match: '*.pdf', workflowId: PDF_PRINT.id },
+    ]);
+    expect(running.get('f')?.mode).toBe('single-file');
+    expect([...(running.get('f')?.workflows?.keys() ?? [])]).toEqual([EMAIL_WORD.id, PDF_PRINT.id]);
+    const { stopped } = await plan([{ match: '*.pdf', workflowId: PDF_PRINT.id, mode: 'payload-word' }]);
+    expect(stopped[0]?.reason).toContain(
+      `route to folder f: mode payload-word does not fit workflow ${PDF_PRINT.id} (input source PDF needs single-file)`,
+    );
+  });
+
+  it('stops a folder that is payload-pdf by its workflow when a route takes another mode', async () => {
+    const { running, stopped } = await plan(
+      [{ match: '*.csv', workflowId: EMAIL_WORD.id, mode: 'payload-word' }],
+      { workflowId: PAYLOAD_PDF.id },
+    );
+    expect(running.size).toBe(0);
+    expect(stopped[0]?.reason).toContain(
+      `a route to workflow ${EMAIL_WORD.id} takes mode payload-word, but the folder is payload-pdf`,
     );
   });
 

@@ -190,6 +190,41 @@ describe('routes in the configuration', () => {
     ).toEqual(['"{company}.pdf" takes its company from {company}: drop managedCompanyId']);
   });
 
+  it('reads a route mode and its payload-word options, and refuses payload-pdf on a route, saying why', () => {
+    const words = { match: '*.csv', workflowId: 'w', mode: 'payload-word', onInvalidRow: 'skip' };
+    expect(parse({ routes: [words] }).data?.folders[0]?.routes).toEqual([words]);
+    expect(messages({ routes: [{ match: '*.pdf', workflowId: 'p', mode: 'payload-pdf' }] })).toEqual([
+      'route "*.pdf" cannot take mode payload-pdf: payload-pdf pairs files across the folder (a PDF and its sidecar, an index naming PDFs), so it is the folder\'s mode only (set mode: payload-pdf on the folder; its routes then choose among payload-pdf workflows)',
+    ]);
+    expect(
+      messages({ mode: 'payload-pdf', routes: [{ match: '*.csv', workflowId: 'w', mode: 'payload-word' }] }),
+    ).toEqual([
+      'route "*.csv" cannot take mode payload-word in a payload-pdf folder: the folder pairs its files across the folder (sidecars, an index), so its routes keep its mode (drop the route\'s mode, or give these files a folder of their own)',
+    ]);
+    expect(
+      messages({
+        routes: [{ match: '*.pdf', workflowId: 'p', mode: 'single-file', onInvalidRow: 'skip', mapping: {} }],
+      }),
+    ).toEqual(['route "*.pdf": mapping and onInvalidRow are for payload-word routes, not single-file']);
+  });
+
+  it('names the mode of each route that has one among its targets', () => {
+    const routes = compileRoutes({
+      workflowId: 'wf',
+      managedCompanyId: undefined,
+      routes: [
+        { match: '*.csv', workflowId: 'wf_words', mode: 'payload-word' },
+        { match: '*.pdf', workflowId: 'wf_pdf' },
+      ],
+    });
+    expect(routes.targets()).toEqual([
+      { workflowId: 'wf_words', managedCompanyId: undefined, mode: 'payload-word' },
+      { workflowId: 'wf_pdf', managedCompanyId: undefined },
+    ]);
+    expect(routes.resolve('list.CSV')).toMatchObject({ ok: true, route: 0, mode: 'payload-word' });
+    expect(routes.resolve('a.pdf')).not.toHaveProperty('mode');
+  });
+
   it('refuses a company name that is not a plain word, and a __proto__ key never reaches the table', () => {
     expect(parse({ companies: { 'a b': 'x' } }).error?.issues[0]?.path).toEqual([
       'folders',
