@@ -34,8 +34,11 @@ export type WorkflowFetch = (workflowId: string, managedCompanyId?: string) => P
 
 export const FOLDER_WORKFLOW_CODE = 'DOCEX_FOLDER_WORKFLOW';
 
-function fetchFailure(err: unknown, workflowId: string): string {
+function fetchFailure(err: unknown, workflowId: string, managedCompanyId?: string): string {
   if (isApiError(err) && err.status === 404) return `workflow ${workflowId} does not exist`;
+  if (isApiError(err) && err.status === 403 && managedCompanyId) {
+    return `workflow ${workflowId} was refused as managed company ${managedCompanyId} (403): the credentials may not act for that company, or the workflow is not its to use`;
+  }
   if (isApiError(err) && err.status === 403) return `workflow ${workflowId} may not be used by this account`;
   const code = isApiError(err) ? ` (${err.code})` : '';
   return `workflow ${workflowId} could not be fetched${code}: ${err instanceof Error ? err.message : String(err)}`;
@@ -117,6 +120,13 @@ async function routeWorkflows(
     try {
       workflow = await fetchOnce(target);
     } catch (err) {
+      // A {company} route's company comes from the table: the entry to fix is named.
+      if (target.company !== undefined) {
+        return {
+          ok: false,
+          reason: `companies.${target.company}: route to ${fetchFailure(err, target.workflowId, target.managedCompanyId)}`,
+        };
+      }
       return { ok: false, reason: `route to ${fetchFailure(err, target.workflowId)}${as}` };
     }
     // A payload-pdf folder pairs its files across the folder: its routes keep its mode.

@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { kindOf, SOURCE_KINDS, SOURCE_SCHEMAS, type SourceConfig } from '../sources/kinds.js';
+import { globCovers } from './glob-cover.js';
 import { count, countOrOff, durationMs, flag, pathText, rateOrOff, retention } from './schema-types.js';
 import { sendAtSchema, sendWindowSchema } from './send-schedule-schema.js';
 
@@ -198,7 +199,7 @@ export const folderSchema = z
       .min(1)
       .optional()
       .describe(
-        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company, one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's).",
+        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company, one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's). A route an earlier one hides (the same match, or a wider one such as *.pdf before invoice-*.pdf) is refused.",
       ),
     companies: z
       .record(
@@ -361,12 +362,19 @@ function routeIssues(
         message: `route "${route.match}": ${payloadWordOnly.join(' and ')} ${payloadWordOnly.length > 1 ? 'are' : 'is'} for payload-word routes, not ${route.mode}`,
       });
     }
-    const earlier = routes.slice(0, i).findIndex((r) => r.match === route.match || MATCHES_ALL.has(r.match));
+    const earlier = routes
+      .slice(0, i)
+      .findIndex(
+        (r) => r.match === route.match || MATCHES_ALL.has(r.match) || globCovers(r.match, route.match),
+      );
     if (earlier >= 0) {
+      const shadow = routes[earlier]!.match;
       const why =
-        routes[earlier]!.match === route.match
+        shadow === route.match
           ? `routes[${earlier}] has the same match`
-          : `routes[${earlier}] ("${routes[earlier]!.match}") takes every file first`;
+          : MATCHES_ALL.has(shadow)
+            ? `routes[${earlier}] ("${shadow}") takes every file first`
+            : `routes[${earlier}] ("${shadow}") takes every name it matches first`;
       issues.push({
         path: ['routes', i, 'match'],
         message: `route "${route.match}" can never match: ${why}`,

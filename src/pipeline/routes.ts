@@ -22,6 +22,8 @@ export interface RouteTarget {
   managedCompanyId: string | undefined;
   /** The route's own mode; undefined: the folder's. */
   mode?: FolderMode | undefined;
+  /** A `{company}` route's target: the companies table's name of its company (targets() only). */
+  company?: string;
 }
 
 export type RouteDecision =
@@ -71,6 +73,11 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
   });
   const companies = new Map<string, string>();
   for (const [name, id] of Object.entries(folder.companies ?? {})) companies.set(name.toLowerCase(), id);
+  // Each managed company of the table once, by the first name the table gives it.
+  const tableNames = new Map<string, string>();
+  for (const [name, id] of Object.entries(folder.companies ?? {})) {
+    if (!tableNames.has(id)) tableNames.set(id, name);
+  }
   const known = Object.keys(folder.companies ?? {});
   const tried = routes.map((r) => r.match);
 
@@ -81,10 +88,11 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
       return routes.flatMap((r) =>
         r.whole
           ? [{ workflowId: r.workflowId, managedCompanyId: r.managedCompanyId, ...modeOf(r) }]
-          : [...new Set(companies.values())].map((id) => ({
+          : [...tableNames].map(([id, company]) => ({
               workflowId: r.workflowId,
               managedCompanyId: id,
               ...modeOf(r),
+              company,
             })),
       );
     },

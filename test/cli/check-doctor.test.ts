@@ -48,6 +48,7 @@ function config(
     workflowId: string;
     mode?: string;
     routes?: Array<{ match: string; workflowId: string; managedCompanyId?: string }>;
+    companies?: Record<string, string>;
     missing?: boolean;
     create?: boolean;
   }> = [],
@@ -145,6 +146,24 @@ describe('docex-agent check (the doctor)', () => {
     expect(by(bad, 'folder misfit')?.ok).toBe(false);
     expect(by(bad, 'folder misfit')?.detail).toContain(
       `route to folder misfit: mode single-file does not fit workflow ${SEED.workflows.payloadWordEmail}`,
+    );
+  });
+
+  it("fails a folder whose companies table names a company the credentials cannot act for, naming the table's entry", async () => {
+    const lines = await runChecks(
+      config([
+        {
+          name: 'companies',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [{ match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail }],
+          companies: { managed: SEED.managedCompanyId, other: SEED.otherCompanyId },
+        },
+      ]),
+      { ...fast, asRoot: false },
+    );
+    expect(by(lines, 'folder companies')).toMatchObject({ ok: false });
+    expect(by(lines, 'folder companies')?.detail).toBe(
+      `DOCEX_FOLDER_WORKFLOW: companies.other: route to workflow ${SEED.workflows.managedPdfEmail} was refused as managed company ${SEED.otherCompanyId} (403): the credentials may not act for that company, or the workflow is not its to use`,
     );
   });
 

@@ -115,8 +115,8 @@ describe('routes: which workflow and company a file goes to', () => {
     expect(compileRoutes(folder).targets()).toEqual([
       { workflowId: 'wf_credit', managedCompanyId: 'cmp_folder' },
       { workflowId: 'wf_invoice', managedCompanyId: 'cmp_xml' },
-      { workflowId: 'wf_letters', managedCompanyId: ACME },
-      { workflowId: 'wf_letters', managedCompanyId: GLOBEX },
+      { workflowId: 'wf_letters', managedCompanyId: ACME, company: 'acme' },
+      { workflowId: 'wf_letters', managedCompanyId: GLOBEX, company: 'Globex' },
     ]);
   });
 });
@@ -145,7 +145,7 @@ describe('routes in the configuration', () => {
     ]);
   });
 
-  it('refuses a route an earlier identical or match-everything route hides', () => {
+  it('refuses a route an earlier identical, match-everything or wider route hides', () => {
     expect(
       messages({
         routes: [
@@ -170,6 +170,29 @@ describe('routes in the configuration', () => {
         ],
       }),
     ).toEqual(['route "x" can never match: routes[0] ("*") takes every file first']);
+    expect(
+      messages({
+        routes: [
+          { match: '*.pdf', workflowId: 'a' },
+          { match: 'invoice-*.PDF', workflowId: 'b' },
+          { match: '*.csv', workflowId: 'c' },
+          { match: '{company}-*.csv', workflowId: 'd' },
+        ],
+        companies: { acme: ACME },
+      }),
+    ).toEqual([
+      'route "invoice-*.PDF" can never match: routes[0] ("*.pdf") takes every name it matches first',
+      'route "{company}-*.csv" can never match: routes[2] ("*.csv") takes every name it matches first',
+    ]);
+    // An earlier route that takes only some of a later one's names leaves the later one reachable.
+    expect(
+      messages({
+        routes: [
+          { match: 'invoice-*.pdf', workflowId: 'a' },
+          { match: '*.pdf', workflowId: 'b' },
+        ],
+      }),
+    ).toBeUndefined();
   });
 
   it('refuses {company} without a companies table, twice in one match, or beside a managedCompanyId', () => {
