@@ -5,11 +5,13 @@
  * judged complete is rejected, never half-sent.
  */
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { crashPoint } from '../core/crash-points.js';
 import { existsOrFalse } from '../core/fs.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { kindOf } from '../sources/kinds.js';
+import { forgetClaimNote } from '../sources/local/index.js';
 import { placeRejected, rejectItem } from './finish.js';
 import type { Inspection } from './inspect/inspect-file.js';
 import { routesOf, workflowOf } from './routes.js';
@@ -85,6 +87,8 @@ export async function intakeItem(
     ...(kindOf(runtime.config.source).remote ? { remote: true } : {}),
     stillThere: () => existsOrFalse(file.claimedPath),
   });
+  // Claimed under a numbered name: the journal has the dropped name now, the claim's note can go.
+  if (path.basename(file.claimedPath) !== file.name) await forgetClaimNote(file.claimedPath);
   if (result.kind === 'same-drop') return { item: result.item, sameDrop: true };
   const log = ctx.log.child({ folder: runtime.config.name, file: file.name });
   if (result.kind === 'duplicate') {

@@ -126,10 +126,12 @@ async function reclaimProcessing(
       await placeRejected(deps.ctx, runtime, newest);
       summary.placed++;
     } else if (!newest || !sameFile || newest.state === 'done') {
-      // Moved in, then the agent stopped before the claim was recorded: take it again.
+      // Moved in, then the agent stopped before the claim was recorded: take it again, under the
+      // name it was dropped with (a numbered claim's note tells it), which its route is decided from.
+      const name = file.originalName ?? file.name;
       deps.accept(runtime.config.name, {
-        name: file.name,
-        originalPath: intake.originalPath(file.name),
+        name,
+        originalPath: intake.originalPath(name),
         claimedPath: file.path,
       });
       summary.reclaimed++;

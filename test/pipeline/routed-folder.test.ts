@@ -3,13 +3,21 @@
  * company of the first route their name matches, a file no route takes is refused into the error
  * folder, and the route recorded at the claim is the one a restart sends with.
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
+import { claimFile } from '../../src/sources/local/claim.js';
 import { waitFor } from '../support/wait-for.js';
-import { type Harness, listFiles, makePdf, type SandboxJob, useHarness } from './support/agent-harness.js';
+import {
+  type Harness,
+  listFiles,
+  makePdf,
+  md5,
+  type SandboxJob,
+  useHarness,
+} from './support/agent-harness.js';
 
 let h: Harness;
 useHarness({}, (made) => {
@@ -105,6 +113,55 @@ describe('routes of a folder (real sandbox, real files, real journal)', () => {
       );
       expect(await jobOf(file)).toEqual([]);
     }
+    await agent.stop();
+  });
+
+  it('decides the route of a file claimed under a numbered name, its claim never recorded, from the name it was dropped with', async () => {
+    // A crash left two drops of one name in .processing, neither recorded: the second claimed as
+    // x-credit.2.pdf (the first was in flight), which no route takes by that name.
+    const folder = h.folderPath('numbered');
+    const processing = path.join(folder, '.processing');
+    mkdirSync(folder, { recursive: true });
+    const pdfs = [await makePdf('first credit note'), await makePdf('second credit note')];
+    for (const pdf of pdfs) {
+      const dropped = path.join(folder, 'x-credit.pdf');
+      writeFileSync(dropped, pdf);
+      const st = statSync(dropped);
+      await claimFile(dropped, processing, { size: st.size, mtimeMs: st.mtimeMs });
+    }
+    expect(listFiles(processing)).toEqual([
+      expect.stringMatching(/^\.names\/[0-9a-f]{64}\.json$/),
+      'x-credit.2.pdf',
+      'x-credit.pdf',
+    ]);
+
+    const agent = await h.startAgent(
+      h.config([
+        {
+          name: 'numbered',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [{ match: '*-credit.pdf', workflowId: SEED.workflows.pdfPrint }],
+        },
+      ]),
+    );
+    const dropped = path.join(folder, 'x-credit.pdf');
+    await waitFor(
+      async () => (await agent.journal.byPath(dropped)).filter((i) => i.state === 'done').length === 2,
+    );
+    const items = await agent.journal.byPath(dropped);
+    expect(items.map((i) => [i.fileName, i.workflowId, i.state])).toEqual([
+      ['x-credit.pdf', SEED.workflows.pdfPrint, 'done'],
+      ['x-credit.pdf', SEED.workflows.pdfPrint, 'done'],
+    ]);
+    const jobs = (await h.jobs()).filter((j) => j.workflowId === SEED.workflows.pdfPrint);
+    expect(
+      jobs
+        .filter((j) => j.filename === 'x-credit.pdf')
+        .map((j) => j.uploadedMd5)
+        .sort(),
+    ).toEqual(pdfs.map((pdf) => md5(pdf)).sort());
+    // The journal has the dropped name: the claim's note is gone with the files.
+    expect(listFiles(processing)).toEqual([]);
     await agent.stop();
   });
 

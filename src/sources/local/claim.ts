@@ -2,10 +2,11 @@
  * Claiming a complete file: an atomic rename into `<folder>/.processing/` so neither a second agent
  * nor the ERP touches it while it is in flight; putting it back; finding what a crash left there.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
-import { errnoOf, exists, freeName, inDir, type RenameFn } from '../../core/fs.js';
+import { errnoOf, exists, freeName, inDir, type RenameFn, writeFileAtomic } from '../../core/fs.js';
 import { assertRealDir } from '../../core/real-dir.js';
 import { PROCESSING_DIR } from './kind.js';
 import { markerSuffixOf } from './stability.js';
@@ -37,10 +38,17 @@ export async function claimFile(
 ): Promise<ClaimResult> {
   // A `.processing` swapped for a link would carry claimed files elsewhere: refused (DOCEX_FOLDER_UNSAFE).
   await assertRealDir(processingDir);
-  const target = path.join(processingDir, await freeName(processingDir, path.basename(sourcePath)));
+  const name = path.basename(sourcePath);
+  const target = path.join(processingDir, await freeName(processingDir, name));
+  // Numbered because the name is in flight already: its own name is noted first, so a crash before
+  // the claim is recorded still lets recovery take the file under the name it was dropped with.
+  const noted = path.basename(target) !== name;
+  if (noted) await writeClaimNote(target, { name, ...expected });
   try {
     await inDir(processingDir, () => rename(sourcePath, target));
   } catch (err) {
+    // Nothing came in under that name (another claimer took the file): its note goes too.
+    if (noted) await forgetClaimNote(target);
     if (errnoOf(err) === 'ENOENT') return { outcome: 'lost' };
     throw new DocexError('DOCEX_SOURCE_CLAIM_FAILED', 'could not move the file into .processing', {
       cause: err,
@@ -75,7 +83,10 @@ export async function releaseClaim(claimedPath: string, originalPath: string): P
 }
 
 export interface RecoveredFile {
+  /** Its name in `.processing/` (numbered when its own name was in flight already). */
   name: string;
+  /** The name it was dropped with, when it was claimed under a numbered one (its claim note). */
+  originalName?: string;
   path: string;
   size: number;
   mtimeMs: number;
@@ -118,9 +129,103 @@ export async function recoverProcessing(
       if (errnoOf(err) !== 'ENOENT') throw err;
     }
   }
+  const notes = await readClaimNotes(dir, new Set(files.map((f) => f.name)));
   for (const file of files) {
     const marker = suffixes.map((s) => file.name + s).find((m) => markers.has(m));
     if (marker !== undefined) file.markerPath = path.join(dir, marker);
+    const note = notes.get(file.name);
+    // The note of this very file (a stale one of an earlier file of this name has another stamp).
+    if (note && note.size === file.size && note.mtimeMs === file.mtimeMs) file.originalName = note.name;
   }
   return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}
+
+/**
+ * Claim notes: for a file claimed under a numbered name (`invoice.2.pdf`, its own name being in
+ * flight already), the name it was dropped with and its stamp, in `.processing/.names/` (one file
+ * per claimed name, named by its hash: a 255-byte name fits). Written before the rename, read by
+ * recovery for a file whose claim was never recorded, removed once the journal has the claim
+ * (forgetClaimNote). Routes and the job's file name then come from the dropped name, never from
+ * the numbered one.
+ */
+export const CLAIM_NOTES_DIR = '.names';
+
+/** A note whose file is not in `.processing/` is removed once this old (its claimer long done). */
+const STALE_NOTE_MS = 10 * 60_000;
+
+interface ClaimNote {
+  claimed: string;
+  name: string;
+  size: number;
+  mtimeMs: number;
+}
+
+function notePathOf(claimedPath: string): string {
+  const key = createHash('sha256').update(path.basename(claimedPath)).digest('hex');
+  return path.join(path.dirname(claimedPath), CLAIM_NOTES_DIR, `${key}.json`);
+}
+
+async function writeClaimNote(claimedPath: string, note: { name: string; size: number; mtimeMs: number }) {
+  const file = notePathOf(claimedPath);
+  const dir = path.dirname(file);
+  // Like .processing itself: never written through a link.
+  await assertRealDir(dir);
+  const content: ClaimNote = { claimed: path.basename(claimedPath), ...note };
+  await inDir(dir, () => writeFileAtomic(file, JSON.stringify(content)));
+}
+
+/** The claim of the file at `claimedPath` is recorded: its note (if it had one) is not needed any more. */
+export async function forgetClaimNote(claimedPath: string): Promise<void> {
+  const file = notePathOf(claimedPath);
+  await fs.rm(file, { force: true });
+  // Left empty, the folder goes too (one a claimer is writing in is not empty; one it finds gone
+  // it makes again: writeClaimNote).
+  await fs.rmdir(path.dirname(file)).catch(() => undefined);
+}
+
+/** The notes of `.processing/`, by claimed name; those of files no longer there and old enough go. */
+async function readClaimNotes(
+  processingDir: string,
+  present: ReadonlySet<string>,
+): Promise<Map<string, ClaimNote>> {
+  const dir = path.join(processingDir, CLAIM_NOTES_DIR);
+  const notes = new Map<string, ClaimNote>();
+  let names: string[];
+  try {
+    names = await fs.readdir(dir);
+  } catch (err) {
+    if (errnoOf(err) === 'ENOENT' || errnoOf(err) === 'ENOTDIR') return notes;
+    throw err;
+  }
+  for (const entry of names) {
+    if (!entry.endsWith('.json')) continue;
+    const file = path.join(dir, entry);
+    const [text, st] = await Promise.all([
+      fs.readFile(file, 'utf8').catch(() => undefined),
+      fs.lstat(file).catch(() => undefined),
+    ]);
+    const note = parseNote(text);
+    if (note && present.has(note.claimed)) notes.set(note.claimed, note);
+    else if (st && Date.now() - st.mtimeMs >= STALE_NOTE_MS) await fs.rm(file, { force: true });
+  }
+  return notes;
+}
+
+function parseNote(text: string | undefined): ClaimNote | undefined {
+  if (text === undefined) return undefined;
+  try {
+    const value = JSON.parse(text) as Partial<ClaimNote>;
+    if (
+      typeof value.claimed === 'string' &&
+      typeof value.name === 'string' &&
+      typeof value.size === 'number' &&
+      typeof value.mtimeMs === 'number' &&
+      path.basename(value.name) === value.name
+    ) {
+      return value as ClaimNote;
+    }
+  } catch {
+    // A torn or foreign file: not a note.
+  }
+  return undefined;
 }

@@ -1,3 +1,3 @@
-export { type RecoveredFile, recoverProcessing } from './claim.js';
+export { forgetClaimNote, type RecoveredFile, recoverProcessing } from './claim.js';
 export type { RejectedEntry } from './local-source.js';
 export { type UnreadableFile, unreadableLine } from './unreadable.js';

@@ -13,7 +13,13 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { isDocexError } from '../../../src/core/errors.js';
-import { claimFile, recoverProcessing, releaseClaim } from '../../../src/sources/local/claim.js';
+import {
+  CLAIM_NOTES_DIR,
+  claimFile,
+  forgetClaimNote,
+  recoverProcessing,
+  releaseClaim,
+} from '../../../src/sources/local/claim.js';
 
 let dir: string;
 let processing: string;
@@ -99,6 +105,57 @@ describe('claimFile', () => {
     expect(r.outcome).toBe('claimed');
     expect(r.outcome === 'claimed' && path.basename(r.claimedPath)).toBe('a.2.pdf');
     expect(readFileSync(path.join(processing, 'a.pdf'), 'utf8')).toBe('old');
+  });
+
+  it('notes the dropped name of a file claimed under a numbered name, and recovery reads it back', async () => {
+    const first = drop('x-credit.pdf', 'first');
+    await claimFile(first.path, processing, first);
+    const second = drop('x-credit.pdf', 'second, longer');
+    const r = await claimFile(second.path, processing, second);
+    expect(r.outcome === 'claimed' && path.basename(r.claimedPath)).toBe('x-credit.2.pdf');
+    // A file genuinely dropped under a numbered-looking name has no note: its own name it is.
+    const genuine = drop('report.2.pdf', 'genuine');
+    await claimFile(genuine.path, processing, genuine);
+    const found = await recoverProcessing(dir);
+    expect(found.map((f) => [f.name, f.originalName])).toEqual([
+      ['report.2.pdf', undefined],
+      ['x-credit.2.pdf', 'x-credit.pdf'],
+      ['x-credit.pdf', undefined],
+    ]);
+    await forgetClaimNote(path.join(processing, 'x-credit.2.pdf'));
+    // The last note gone, its folder goes too: .processing holds only claimed files.
+    expect(existsSync(path.join(processing, CLAIM_NOTES_DIR))).toBe(false);
+    expect((await recoverProcessing(dir)).map((f) => f.originalName)).toEqual([
+      undefined,
+      undefined,
+      undefined,
+    ]);
+  });
+
+  it('leaves no note when another claimer took the file first', async () => {
+    await fs.mkdir(processing);
+    writeFileSync(path.join(processing, 'a.pdf'), 'in flight');
+    const f = drop('a.pdf', 'new');
+    const lost = await claimFile(f.path, processing, f, async () => {
+      throw Object.assign(new Error('gone'), { code: 'ENOENT' });
+    });
+    expect(lost).toEqual({ outcome: 'lost' });
+    expect(readdirSync(processing)).toEqual(['a.pdf']);
+  });
+
+  it("ignores a note of an earlier file of the numbered name: the stamp is another file's", async () => {
+    const first = drop('a.pdf', 'first');
+    await claimFile(first.path, processing, first);
+    const second = drop('a.pdf', 'second');
+    await claimFile(second.path, processing, second);
+    // a.2.pdf left .processing without its note removed; a file genuinely named a.2.pdf came in.
+    rmSync(path.join(processing, 'a.2.pdf'));
+    writeFileSync(path.join(processing, 'a.2.pdf'), 'another size entirely');
+    const found = await recoverProcessing(dir);
+    expect(found.map((f) => [f.name, f.originalName])).toEqual([
+      ['a.2.pdf', undefined],
+      ['a.pdf', undefined],
+    ]);
   });
 
   it('reports changed when size or mtime differ from the stable observation', async () => {
