@@ -116,6 +116,25 @@ describe('routes of a folder (real sandbox, real files, real journal)', () => {
     await agent.stop();
   });
 
+  it('sends the same bytes through two routes as two companies, not refused as a duplicate; the same company again is', async () => {
+    const agent = await h.startAgent(
+      h.config([{ name: 'same-bytes', workflowId: SEED.workflows.pdfEmail, routes: ROUTES }]),
+    );
+    const pdf = await makePdf('one form for everyone');
+    const item = async (name: string) =>
+      (await agent.journal.byPath(path.join(h.folderPath('same-bytes'), name)))[0];
+    h.drop('same-bytes', 'form-managed.pdf', pdf);
+    await waitFor(async () => (await item('form-managed.pdf'))?.state === 'done');
+    h.drop('same-bytes', 'form-print.pdf', pdf);
+    await waitFor(async () => (await item('form-print.pdf'))?.state === 'done');
+    h.drop('same-bytes', 'again-managed.pdf', pdf);
+    await waitFor(async () => (await item('again-managed.pdf'))?.state === 'rejected');
+    expect(await item('again-managed.pdf')).toMatchObject({ rejectCode: 'DOCEX_DUPLICATE' });
+    expect((await jobOf('form-managed.pdf')).map((j) => j.companyId)).toEqual([SEED.managedCompanyId]);
+    expect((await jobOf('form-print.pdf')).map((j) => j.companyId)).toEqual([SEED.partnerCompanyId]);
+    await agent.stop();
+  });
+
   it('decides the route of a file claimed under a numbered name, its claim never recorded, from the name it was dropped with', async () => {
     // A crash left two drops of one name in .processing, neither recorded: the second claimed as
     // x-credit.2.pdf (the first was in flight), which no route takes by that name.
