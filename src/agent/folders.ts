@@ -88,7 +88,7 @@ export async function planFolders(
         reason = check.reason;
       }
     } catch (err) {
-      reason = fetchFailure(err, folder.workflowId);
+      reason = fetchFailure(err, folder.workflowId, folder.managedCompanyId);
     }
     stopped.push({ name: folder.name, workflowId: folder.workflowId, code: FOLDER_WORKFLOW_CODE, reason });
     log.error(
@@ -120,14 +120,12 @@ async function routeWorkflows(
     try {
       workflow = await fetchOnce(target);
     } catch (err) {
+      const failure = fetchFailure(err, target.workflowId, target.managedCompanyId);
+      // A refusal as a managed company names it already.
+      const named = isApiError(err) && err.status === 403 && target.managedCompanyId !== undefined;
       // A {company} route's company comes from the table: the entry to fix is named.
-      if (target.company !== undefined) {
-        return {
-          ok: false,
-          reason: `companies.${target.company}: route to ${fetchFailure(err, target.workflowId, target.managedCompanyId)}`,
-        };
-      }
-      return { ok: false, reason: `route to ${fetchFailure(err, target.workflowId)}${as}` };
+      const entry = target.company === undefined ? '' : `companies.${target.company}: `;
+      return { ok: false, reason: `${entry}route to ${failure}${named ? '' : as}` };
     }
     // A payload-pdf folder pairs its files across the folder: its routes keep its mode.
     if (mode === 'payload-pdf' && target.mode !== undefined && target.mode !== mode) {

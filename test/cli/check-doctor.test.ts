@@ -149,7 +149,7 @@ describe('docex-agent check (the doctor)', () => {
     );
   });
 
-  it("fails a folder whose companies table names a company the credentials cannot act for, naming the table's entry", async () => {
+  it("fails a folder whose route or companies table names a company the credentials cannot act for, naming the company and the table's entry", async () => {
     const lines = await runChecks(
       config([
         {
@@ -158,12 +158,26 @@ describe('docex-agent check (the doctor)', () => {
           routes: [{ match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail }],
           companies: { managed: SEED.managedCompanyId, other: SEED.otherCompanyId },
         },
+        {
+          name: 'route-company',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [
+            {
+              match: '*.pdf',
+              workflowId: SEED.workflows.managedPdfEmail,
+              managedCompanyId: SEED.otherCompanyId,
+            },
+          ],
+        },
       ]),
       { ...fast, asRoot: false },
     );
     expect(by(lines, 'folder companies')).toMatchObject({ ok: false });
     expect(by(lines, 'folder companies')?.detail).toBe(
       `DOCEX_FOLDER_WORKFLOW: companies.other: route to workflow ${SEED.workflows.managedPdfEmail} was refused as managed company ${SEED.otherCompanyId} (403): the credentials may not act for that company, or the workflow is not its to use`,
+    );
+    expect(by(lines, 'folder route-company')?.detail).toBe(
+      `DOCEX_FOLDER_WORKFLOW: route to workflow ${SEED.workflows.managedPdfEmail} was refused as managed company ${SEED.otherCompanyId} (403): the credentials may not act for that company, or the workflow is not its to use`,
     );
   });
 
