@@ -320,7 +320,8 @@ export const ERROR_CODES = {
   DOCEX_DUPLICATE: {
     group: 'files',
     outcome: 'final',
-    meaning: 'the same content (SHA-256) was already submitted from this folder or to this workflow',
+    meaning:
+      'the same content (SHA-256) was already submitted from this folder or to this workflow, as the same managed company',
     action: 'set `allowDuplicates` to send it again',
   },
   DOCEX_PAYLOAD_ROW_INVALID: {
