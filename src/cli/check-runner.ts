@@ -140,8 +140,14 @@ async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): P
   const lines: CheckLine[] = [];
   const plan = await planFolders(config.folders, fetchWorkflow, silentLogger());
   for (const runtime of plan.running.values()) {
-    const routed = runtime.config.routes
-      ? `; the workflow of each of its ${runtime.config.routes.length} routes (${[...(runtime.workflows?.keys() ?? [])].join(', ')}) too`
+    const routes = runtime.config.routes;
+    // A workflow some route sends to in a mode of its own says so.
+    const shown = [...(runtime.workflows?.keys() ?? [])].map((id) => {
+      const own = routes?.find((r) => r.workflowId === id && r.mode !== undefined)?.mode;
+      return own ? `${id} as ${own}` : id;
+    });
+    const routed = routes
+      ? `; the workflow of each of its ${routes.length} routes (${shown.join(', ')}) too`
       : '';
     lines.push({
       ok: true,

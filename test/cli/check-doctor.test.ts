@@ -47,7 +47,7 @@ function config(
     name: string;
     workflowId: string;
     mode?: string;
-    routes?: Array<{ match: string; workflowId: string; managedCompanyId?: string }>;
+    routes?: Array<{ match: string; workflowId: string; managedCompanyId?: string; mode?: string }>;
     companies?: Record<string, string>;
     missing?: boolean;
     create?: boolean;
@@ -123,6 +123,24 @@ describe('docex-agent check (the doctor)', () => {
       ok: true,
       detail:
         'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file; the workflow of each of its 2 routes (wf_managed_pdf_email, wf_pdf_print) too',
+    });
+    const modes = await runChecks(
+      config([
+        {
+          name: 'modes',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [
+            { match: '*.csv', workflowId: SEED.workflows.payloadWordEmail, mode: 'payload-word' },
+            { match: '*.pdf', workflowId: SEED.workflows.pdfPrint },
+          ],
+        },
+      ]),
+      { ...fast, asRoot: false },
+    );
+    expect(by(modes, 'folder modes')).toMatchObject({
+      ok: true,
+      detail:
+        'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file; the workflow of each of its 2 routes (wf_payload_word_email as payload-word, wf_pdf_print) too',
     });
     const bad = await runChecks(
       config([
