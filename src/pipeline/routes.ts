@@ -1,7 +1,8 @@
 /**
- * A folder's routes: which workflow and managed company a dropped file goes to, decided from its
- * name once, at its claim (the journal item keeps the answer). First match wins; a folder without
- * routes sends every file to its own workflow and company. A route's match is a glob of the
+ * A folder's routes: which workflow and managed company a dropped file goes to, and in which mode
+ * (a route's own, else the folder's), decided from its name once, at its claim (the journal item
+ * keeps the answer). First match wins; a folder without routes sends every file to its own
+ * workflow and company. A route's match is a glob of the
  * folder's case rule (sources/glob.ts) and may hold one `{company}` token: the part of the name it
  * stands for is looked up in the folder's `companies` table (case-insensitively, in a Map: a name
  * such as `__proto__` is an unknown company like any other).
