@@ -125,6 +125,8 @@ export class RunningFolders implements Part {
       unansweredSettleMs: (config.service?.timeouts ?? DEFAULT_TIMEOUTS).headersMs,
       createMarginMs: config.cluster.createMarginMs,
       folders: plan.running,
+      // An item whose workflow no route names any more is checked against its own (fetched once).
+      fetchWorkflow: this.options.fetchWorkflow,
       concurrency: config.concurrency,
       onBacklog: (folder, full) => {
         const source = sources.get(folder);

@@ -10,6 +10,7 @@ import fs from 'node:fs/promises';
 import { sharedAbortController } from '../core/abort.js';
 import { type DocexError, isDocexError } from '../core/errors.js';
 import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
+import type { Workflow } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { kindOf } from '../sources/kinds.js';
 import { FreshIntents } from './fresh-intents.js';
@@ -29,6 +30,7 @@ import {
   takeOverScope,
 } from './recovery.js';
 import { RetryTimers } from './retry-timers.js';
+import { companyOf } from './routes.js';
 import { priorityOf, Scheduler } from './scheduler.js';
 import { SEND_WINDOW_CODE, SendWindowHolds, WindowClosed, type WindowHeld } from './send-windows.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
@@ -63,6 +65,12 @@ export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' 
    * the folder starts again) and the caller stops the folder. Without it, such a file waits and retries.
    */
   onFolderUnsafe?: (folder: string, err: DocexError) => void;
+  /**
+   * Fetches a workflow record (as a managed company): that of an item whose recorded workflow no
+   * route of its folder names any more (the routes changed since its claim) is fetched once, so
+   * its checks are against its own workflow, in its own mode. Without it: the folder's workflow.
+   */
+  fetchWorkflow?: (workflowId: string, managedCompanyId?: string) => Promise<Workflow>;
 }
 
 /** Beyond the time limit: the record's write and another host's clock. */
@@ -88,6 +96,8 @@ export class Pipeline {
    */
   private readonly claiming = new Map<string, string>();
   private readonly ctx: StepContext;
+  /** Workflow records of items no route names any more, by folder, company and workflow. */
+  private readonly recordedWorkflows = new Map<string, Promise<Workflow>>();
   private readonly idleWaiters: Array<() => void> = [];
 
   constructor(private readonly options: PipelineOptions) {
@@ -415,11 +425,11 @@ export class Pipeline {
     let settledBefore = 0;
     try {
       settledBefore = await this.settledRows(item);
+      const own = await this.withRecordedWorkflow(runtime, item);
       let final: JournalItem;
-      if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, runtime, item, { rehash });
-      else if (item.mode === 'single-file')
-        final = await driveSingleFile(this.ctx, runtime, item, { rehash });
-      else final = await drivePayloadPdf(this.ctx, runtime, item, { rehash });
+      if (item.mode === 'payload-word') final = await drivePayloadWord(this.ctx, own, item, { rehash });
+      else if (item.mode === 'single-file') final = await driveSingleFile(this.ctx, own, item, { rehash });
+      else final = await drivePayloadPdf(this.ctx, own, item, { rehash });
       await this.retries.reset(final);
       this.options.log.debug(
         { folder: item.folder, file: item.fileName, state: final.state },
@@ -464,6 +474,27 @@ export class Pipeline {
       const tries = { ...item, failedTries: progressed ? 0 : item.failedTries };
       await this.retries.failed(tries, err, (reason) => this.park(runtime, item, reason));
     }
+  }
+
+  /**
+   * The folder as an item is driven in: with the record of the workflow recorded at its claim,
+   * fetched (once, as its company) when no route of the folder names it any more.
+   */
+  private async withRecordedWorkflow(runtime: FolderRuntime, item: JournalItem): Promise<FolderRuntime> {
+    const id = item.workflowId;
+    const fetch = this.options.fetchWorkflow;
+    if (!fetch || id === runtime.config.workflowId || runtime.workflows?.has(id)) return runtime;
+    const company = companyOf(runtime, item);
+    const key = JSON.stringify([runtime.config.name, company ?? '', id]);
+    let record = this.recordedWorkflows.get(key);
+    if (!record) {
+      record = fetch(id, company);
+      this.recordedWorkflows.set(key, record);
+      // A failed fetch is tried again at the item's next try.
+      record.catch(() => this.recordedWorkflows.delete(key));
+    }
+    const workflow = await record;
+    return { ...runtime, workflows: new Map([...(runtime.workflows ?? []), [id, workflow]]) };
   }
 
   /** Rows of the file (payload-word rows, payload-pdf documents) that have their job or are final. */

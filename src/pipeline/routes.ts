@@ -197,8 +197,9 @@ export function routesOf(config: FolderConfig): FolderRoutes {
 
 /**
  * The workflow record an item is checked against: the one of the workflow recorded at its claim,
- * as the start-up check fetched it; the folder's own for an item whose workflow no route names
- * any more (the configuration changed since its claim: it is still sent to its recorded one).
+ * as the start-up check fetched it (or, for an item whose workflow no route names any more, as
+ * the pipeline fetched it before driving the item: Pipeline.withRecordedWorkflow); the folder's
+ * own when neither has it.
  */
 export function workflowOf(runtime: FolderRuntime, workflowId: string): Workflow {
   return runtime.workflows?.get(workflowId) ?? runtime.workflow;

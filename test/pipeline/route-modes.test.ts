@@ -76,7 +76,7 @@ function routeModeTests(journal: () => Promise<Partial<AgentConfigInput>>, getHa
     await agent.stop();
   });
 
-  it('drives a file after a restart in the mode recorded at its claim, though no route takes its name any more', async () => {
+  it('drives a file after a restart in the mode and to the workflow recorded at its claim, though no route takes its name or names its workflow any more', async () => {
     const h = getHarness();
     const folder = `modes-${++n}`;
     // Today closed (its weekday left out): the list is taken, checked and cut into rows, no job made.
@@ -112,10 +112,17 @@ function routeModeTests(journal: () => Promise<Partial<AgentConfigInput>>, getHa
     expect(await jobsOf(name)).toEqual([]);
     await first.stop();
 
-    // The routes changed meanwhile: no route takes a .csv, and the folder's own mode is single-file.
+    // The routes changed meanwhile: none names the list's workflow any more, and the folder's own
+    // workflow (single-file, print) would ask its rows for a postal address.
     const second = await h.startAgent(
       h.config(
-        [{ name: folder, workflowId: SEED.workflows.pdfEmail, routes: [{ match: '*.txt', ...words }] }],
+        [
+          {
+            name: folder,
+            workflowId: SEED.workflows.pdfPrint,
+            routes: [{ match: '*.pdf', workflowId: SEED.workflows.pdfPrint }],
+          },
+        ],
         extra,
       ),
     );
