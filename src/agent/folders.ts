@@ -71,7 +71,9 @@ export async function planFolders(
         workflowId: folder.workflowId,
         managedCompanyId: folder.managedCompanyId,
       });
-      const check = checkFolderWorkflow(folder, workflow);
+      // sendAt is for payload jobs: a single-file folder may have them through its payload-word routes.
+      const payloadRoutes = folder.routes?.some((r) => r.mode === 'payload-word') ?? false;
+      const check = checkFolderWorkflow(payloadRoutes ? { ...folder, sendAt: undefined } : folder, workflow);
       if (check.ok) {
         const routed = await routeWorkflows(folder, check.mode, fetchOnce);
         if (routed.ok) {

@@ -123,5 +123,5 @@ export const sendAtSchema = z
         : { at: parseTimeOfDay(s.at ?? '') ?? 0, days: s.days, timeZone: s.timeZone ?? 'UTC' },
   )
   .describe(
-    "Payload folders (payload-pdf, payload-word): the sendingEventExecutionDateUtc each job carries, so the service sends its documents then. A row's own executionDate (or sendingEventExecutionDateUtc) column wins. Absent: sent at once.",
+    "Payload folders (payload-pdf, payload-word) and a folder's payload-word routes: the sendingEventExecutionDateUtc each job carries, so the service sends its documents then. A row's own executionDate (or sendingEventExecutionDateUtc) column wins. Absent: sent at once.",
   );

@@ -75,6 +75,14 @@ describe('the start-up check of a folder with routes', () => {
     );
   });
 
+  it('lets a single-file folder have a sendAt for the jobs of its payload-word routes, and no other', async () => {
+    const sendAt = { delay: '2h' };
+    const words = { match: '*.csv', workflowId: EMAIL_WORD.id, mode: 'payload-word' };
+    expect((await plan([words], { sendAt })).running.has('f')).toBe(true);
+    const { stopped } = await plan([{ match: '*.pdf', workflowId: PDF_PRINT.id }], { sendAt });
+    expect(stopped[0]?.reason).toContain('sendAt is for payload folders');
+  });
+
   it('stops a folder that is payload-pdf by its workflow when a route takes another mode', async () => {
     const { running, stopped } = await plan(
       [{ match: '*.csv', workflowId: EMAIL_WORD.id, mode: 'payload-word' }],
