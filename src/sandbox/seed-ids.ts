@@ -9,6 +9,12 @@ export const SEED = {
   /** A company managed by the partner (x-managed-company-id allowed). */
   managedCompanyId: 'cmp_managed',
   managedDepartmentId: 'dep_managed_main',
+  /**
+   * A second company managed by the partner, with its own department, user and workflow: what one
+   * managed company creates (jobs, sending events, proofs) the other does not see.
+   */
+  secondManagedCompanyId: 'cmp_managed_2',
+  secondManagedDepartmentId: 'dep_managed_2_main',
   /** A company the partner does not manage (x-managed-company-id answers 403). */
   otherCompanyId: 'cmp_other',
   workflows: {
@@ -42,5 +48,7 @@ export const SEED = {
     disabled: 'wf_disabled',
     /** PDF input, EMAIL task, owned by the managed company. */
     managedPdfEmail: 'wf_managed_pdf_email',
+    /** PDF input, EMAIL task, owned by the second managed company. */
+    secondManagedPdfEmail: 'wf_managed_2_pdf_email',
   },
 } as const;

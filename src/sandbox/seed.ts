@@ -1,6 +1,6 @@
 /**
- * What a new sandbox holds: three companies (a technology partner, the company it manages, and one
- * it does not), their departments and users, one workflow of every kind tests and samples need
+ * What a new sandbox holds: four companies (a technology partner, the two companies it manages, and
+ * one it does not), their departments and users, one workflow of every kind tests and samples need
  * (ids fixed in seed-ids.ts), and the Peppol BIS 3 example documents as incoming documents.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
@@ -35,7 +35,7 @@ function seedCompanies(ctx: SandboxContext, at: string): void {
       identifiers: [{ type: 'ENTERPRISE_NUMBER', value: '0123456749' }],
       isTechnologyPartner: true,
       role: 'TECHNOLOGY_PARTNER',
-      managedCompanyIds: [SEED.managedCompanyId],
+      managedCompanyIds: [SEED.managedCompanyId, SEED.secondManagedCompanyId],
     },
     {
       id: SEED.managedCompanyId,
@@ -46,6 +46,19 @@ function seedCompanies(ctx: SandboxContext, at: string): void {
       headAddress: address('Meir', '50', '2000', 'Antwerpen'),
       isActive: true,
       identifiers: [{ type: 'VAT_NUMBER', value: 'BE0987654321' }],
+      isTechnologyPartner: false,
+      role: 'MANAGED_COMPANY',
+      technologyPartnerId: SEED.partnerCompanyId,
+    },
+    {
+      id: SEED.secondManagedCompanyId,
+      erpId: 'ERP-MANAGED-2',
+      name: 'Second Managed Client NV',
+      identificationNumber: '0876543210',
+      emailAddress: 'admin@managed-2.example',
+      headAddress: address('Veldstraat', '20', '9000', 'Gent'),
+      isActive: true,
+      identifiers: [{ type: 'VAT_NUMBER', value: 'BE0876543210' }],
       isTechnologyPartner: false,
       role: 'MANAGED_COMPANY',
       technologyPartnerId: SEED.partnerCompanyId,
@@ -68,6 +81,12 @@ function seedCompanies(ctx: SandboxContext, at: string): void {
     { id: SEED.partnerDepartmentId, companyId: SEED.partnerCompanyId, name: 'Main', city: 'Brussel' },
     { id: 'dep_partner_billing', companyId: SEED.partnerCompanyId, name: 'Billing', city: 'Brussel' },
     { id: SEED.managedDepartmentId, companyId: SEED.managedCompanyId, name: 'Main', city: 'Antwerpen' },
+    {
+      id: SEED.secondManagedDepartmentId,
+      companyId: SEED.secondManagedCompanyId,
+      name: 'Main',
+      city: 'Gent',
+    },
     { id: 'dep_other_main', companyId: SEED.otherCompanyId, name: 'Main', city: 'Liège' },
   ];
   for (const d of departments) {
@@ -114,6 +133,15 @@ function seedCompanies(ctx: SandboxContext, at: string): void {
       last: 'Manager',
       role: 'CLIENT_ADMIN',
       deps: [SEED.managedDepartmentId],
+    },
+    {
+      id: 'usr_managed_2_admin',
+      companyId: SEED.secondManagedCompanyId,
+      username: 'admin@managed-2.example',
+      first: 'Sam',
+      last: 'Second',
+      role: 'CLIENT_ADMIN',
+      deps: [SEED.secondManagedDepartmentId],
     },
   ];
   for (const u of users) {
@@ -247,6 +275,15 @@ const WORKFLOW_SEEDS: WorkflowSeed[] = [
     labels: L.email,
     companyId: SEED.managedCompanyId,
     departmentId: SEED.managedDepartmentId,
+  },
+  {
+    id: W.secondManagedPdfEmail,
+    name: 'Second managed company: PDF by email',
+    source: 'PDF',
+    tasks: ['EMAIL'],
+    labels: L.email,
+    companyId: SEED.secondManagedCompanyId,
+    departmentId: SEED.secondManagedDepartmentId,
   },
 ];
 

@@ -100,7 +100,11 @@ describe('docex-agent admin', () => {
       '-o',
       'json',
     );
-    expect(JSON.parse(all.stdout).items.map((c: { id: string }) => c.id)).toEqual([SEED.partnerCompanyId, M]);
+    expect(JSON.parse(all.stdout).items.map((c: { id: string }) => c.id)).toEqual([
+      SEED.partnerCompanyId,
+      M,
+      SEED.secondManagedCompanyId,
+    ]);
     const role = await cli(
       'admin',
       'companies',
@@ -112,7 +116,10 @@ describe('docex-agent admin', () => {
       '-o',
       'json',
     );
-    expect(JSON.parse(role.stdout).items.map((c: { id: string }) => c.id)).toEqual([M]);
+    expect(JSON.parse(role.stdout).items.map((c: { id: string }) => c.id)).toEqual([
+      M,
+      SEED.secondManagedCompanyId,
+    ]);
   });
 
   it('shows one record as a field/value table and reports a refused company with exit code 1', async () => {

@@ -19,22 +19,25 @@ describe('companies', () => {
   it('lists the companies the technology partner manages', async () => {
     const res = await h.call('GET', '/companies');
     expect(res.status).toBe(200);
-    expect(res.body.totalItems).toBe(1);
-    expect(res.body.items[0]).toMatchObject({
-      id: SEED.managedCompanyId,
-      role: 'MANAGED_COMPANY',
-      technologyPartnerId: SEED.partnerCompanyId,
-    });
-    expect(companySchema.safeParse(res.body.items[0]).success).toBe(true);
+    expect(res.body.totalItems).toBe(2);
+    expect(res.body.items.map((c: { id: string }) => c.id)).toEqual([
+      SEED.managedCompanyId,
+      SEED.secondManagedCompanyId,
+    ]);
+    for (const item of res.body.items) {
+      expect(item).toMatchObject({ role: 'MANAGED_COMPANY', technologyPartnerId: SEED.partnerCompanyId });
+      expect(companySchema.safeParse(item).success).toBe(true);
+    }
   });
 
   it('reads its own and managed companies, not others', async () => {
     const own = await h.call('GET', `/companies/${SEED.partnerCompanyId}`);
     expect(own.body).toMatchObject({
       role: 'TECHNOLOGY_PARTNER',
-      managedCompanyIds: [SEED.managedCompanyId],
+      managedCompanyIds: [SEED.managedCompanyId, SEED.secondManagedCompanyId],
     });
     expect((await h.call('GET', `/companies/${SEED.managedCompanyId}`)).status).toBe(200);
+    expect((await h.call('GET', `/companies/${SEED.secondManagedCompanyId}`)).status).toBe(200);
     expect((await h.call('GET', `/companies/${SEED.otherCompanyId}`)).status).toBe(403);
     expect((await h.call('GET', '/companies/cmp_nope')).status).toBe(404);
   });

@@ -51,16 +51,21 @@ afterEach(() => {
 });
 
 describe('seedSandbox', () => {
-  it('seeds companies, departments, users, every workflow and the eleven Peppol examples', () => {
+  it('seeds four companies (two of them managed by the partner), departments, users, every workflow and the eleven Peppol examples', () => {
     seedSandbox(ctx);
-    expect(store.count('company')).toBe(3);
+    expect(store.count('company')).toBe(4);
     expect(store.get('company', SEED.partnerCompanyId)).toMatchObject({
       role: 'TECHNOLOGY_PARTNER',
-      managedCompanyIds: [SEED.managedCompanyId],
+      managedCompanyIds: [SEED.managedCompanyId, SEED.secondManagedCompanyId],
     });
-    expect(store.get('company', SEED.managedCompanyId)).toMatchObject({
-      role: 'MANAGED_COMPANY',
-      technologyPartnerId: SEED.partnerCompanyId,
+    for (const id of [SEED.managedCompanyId, SEED.secondManagedCompanyId]) {
+      expect(store.get('company', id)).toMatchObject({
+        role: 'MANAGED_COMPANY',
+        technologyPartnerId: SEED.partnerCompanyId,
+      });
+    }
+    expect(store.get('department', SEED.secondManagedDepartmentId)).toMatchObject({
+      companyId: SEED.secondManagedCompanyId,
     });
     expect(store.get('company', SEED.otherCompanyId)).toMatchObject({ role: 'REGULAR' });
     expect(store.count('department')).toBeGreaterThanOrEqual(3);
@@ -72,6 +77,9 @@ describe('seedSandbox', () => {
     }
     expect(store.list('workflow', { companyId: SEED.managedCompanyId }).map((w) => w.id)).toEqual([
       SEED.workflows.managedPdfEmail,
+    ]);
+    expect(store.list('workflow', { companyId: SEED.secondManagedCompanyId }).map((w) => w.id)).toEqual([
+      SEED.workflows.secondManagedPdfEmail,
     ]);
     const docs = store.list<PeppolDocumentRecord>(PEPPOL_DOCUMENT_KIND, { companyId: SEED.partnerCompanyId });
     expect(docs).toHaveLength(11);

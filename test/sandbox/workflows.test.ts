@@ -12,7 +12,7 @@ afterAll(async () => {
 });
 
 const partnerWorkflowIds = Object.values(SEED.workflows).filter(
-  (id) => id !== SEED.workflows.managedPdfEmail,
+  (id) => id !== SEED.workflows.managedPdfEmail && id !== SEED.workflows.secondManagedPdfEmail,
 );
 
 describe('GET /workflows', () => {

@@ -64,9 +64,10 @@ describe('AdminClient against the sandbox', () => {
     expect(first.items).toHaveLength(1);
     expect(first.nextCursor).toEqual(expect.any(String));
     const all = await collect(admin.companies.iterate({ maxItems: 1 }));
-    expect(all.map((c) => c.id)).toEqual([P, M, created.id]);
+    expect(all.map((c) => c.id)).toEqual([P, M, SEED.secondManagedCompanyId, created.id]);
     expect((await collect(admin.companies.iterate({ role: 'MANAGED_COMPANY' }))).map((c) => c.id)).toEqual([
       M,
+      SEED.secondManagedCompanyId,
       created.id,
     ]);
 

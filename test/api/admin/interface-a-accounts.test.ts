@@ -35,7 +35,7 @@ describe('Interface A account operations through DocexClient', () => {
     const created = await client.companies.create(companyBody());
     expect(created).toMatchObject({ role: 'MANAGED_COMPANY', technologyPartnerId: SEED.partnerCompanyId });
     const all = await collect(client.companies.iterate({ pageSize: 1 }));
-    expect(all.map((c) => c.id)).toEqual([M, created.id]);
+    expect(all.map((c) => c.id)).toEqual([M, SEED.secondManagedCompanyId, created.id]);
     expect((await client.companies.update(created.id, { isActive: false })).isActive).toBe(false);
     expect((await caught(client.companies.get(SEED.otherCompanyId))).code).toBe('DOCEX_API_403');
   });
