@@ -126,15 +126,23 @@ function sidecarFor(company: string): string {
 
 /**
  * The routed tree: one folder whose file names carry the company, in turn an `acme-` PDF (the
- * `{company}` route: acme's managed company and its workflow), a `partner-` PDF (the partner's own
- * workflow) and a `partner-…-credit` PDF (the credit route, first in the list: another workflow).
- * The sandbox seeds one managed company: the tree's other company is the partner itself.
+ * `{company}` route through the companies table: the first managed company and its workflow), a
+ * `globex-` PDF (a route of its own: the second managed company and its workflow), a `partner-` PDF
+ * (the partner's own workflow) and a `partner-…-credit` PDF (the credit route, first in the list:
+ * another workflow of the partner). Three companies, each job checked against the company the
+ * sandbox recorded for it. A workflow belongs to one company, so each managed company is reached
+ * through a route naming its own workflow.
  */
 const ROUTED_FOLDER = {
   workflowId: SEED.workflows.pdfEmail,
   routes: [
     { match: '*-credit.pdf', workflowId: SEED.workflows.pdfPrint },
     { match: 'partner-*.pdf', workflowId: SEED.workflows.pdfEmail },
+    {
+      match: 'globex-*.pdf',
+      workflowId: SEED.workflows.secondManagedPdfEmail,
+      managedCompanyId: SEED.secondManagedCompanyId,
+    },
     { match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail },
   ],
   companies: { acme: SEED.managedCompanyId },
@@ -144,6 +152,10 @@ const ROUTED_KINDS = [
   {
     name: (i: number) => `acme-${pad(i)}.pdf`,
     to: { workflowId: SEED.workflows.managedPdfEmail, companyId: SEED.managedCompanyId },
+  },
+  {
+    name: (i: number) => `globex-${pad(i)}.pdf`,
+    to: { workflowId: SEED.workflows.secondManagedPdfEmail, companyId: SEED.secondManagedCompanyId },
   },
   {
     name: (i: number) => `partner-${pad(i)}.pdf`,
