@@ -14,6 +14,8 @@ export interface ResultRecord {
   file: string;
   folder: string;
   workflowId: string;
+  /** The managed company the job was created as (the item's, decided at its claim); absent for none. */
+  managedCompanyId?: string;
   jobId: string | undefined;
   jobName: string | undefined;
   sha256: string;
@@ -46,6 +48,7 @@ export function resultRecord(item: JournalItem, now: number): ResultRecord {
     file: item.fileName,
     folder: item.folder,
     workflowId: item.workflowId,
+    ...(item.managedCompanyId ? { managedCompanyId: item.managedCompanyId } : {}),
     jobId: item.jobId,
     jobName: item.jobName,
     sha256: item.sha256,
