@@ -61,11 +61,11 @@ describe('generated configuration documents', () => {
     expect(undocumented(configJsonSchema() as Node, '')).toEqual([]);
   });
 
-  it('agent.schema.json itself (what an editor checks) accepts the example and sandbox.yaml as written', () => {
+  it('agent.schema.json itself (what an editor checks) accepts the example, sandbox.yaml and multi-company.yaml as written', () => {
     const fromJson = z.fromJSONSchema(
       JSON.parse(readFileSync(path.join(configDir, 'agent.schema.json'), 'utf8')),
     );
-    for (const name of ['agent.example.yaml', 'sandbox.yaml']) {
+    for (const name of ['agent.example.yaml', 'sandbox.yaml', 'multi-company.yaml']) {
       const written = parse(readFileSync(path.join(configDir, name), 'utf8'));
       expect(fromJson.safeParse(written).error?.issues, name).toBeUndefined();
     }
