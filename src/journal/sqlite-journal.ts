@@ -1,3 +1,4 @@
+import type BetterSqlite3 from 'better-sqlite3';
 import type { Clock } from '../core/clock.js';
 import { DocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -52,6 +53,8 @@ export class SqliteJournal implements JournalStore {
   private readonly group: GroupCommit;
   // One transaction wrapper for every move: better-sqlite3 builds a new one per transaction() call.
   private readonly runTx: (fn: () => unknown) => unknown;
+  // Prepared once: db.pragma() prepares its statement at every call, and the level changes often.
+  private readonly setSynchronous: Record<'FULL' | 'NORMAL', BetterSqlite3.Statement<[]>>;
 
   private constructor(
     private readonly db: Database,
@@ -63,6 +66,10 @@ export class SqliteJournal implements JournalStore {
     this.stmts = prepareStatements(db);
     this.group = new GroupCommit(file);
     this.runTx = db.transaction((fn: () => unknown) => fn());
+    this.setSynchronous = {
+      FULL: db.prepare<[]>('PRAGMA synchronous = FULL'),
+      NORMAL: db.prepare<[]>('PRAGMA synchronous = NORMAL'),
+    };
     this.location = file;
   }
 
@@ -396,7 +403,7 @@ export class SqliteJournal implements JournalStore {
   private tx<T>(durable: boolean, fn: () => T): T {
     const level = durable ? 'FULL' : 'NORMAL';
     if (this.synchronous !== level) {
-      this.db.pragma(`synchronous = ${level}`);
+      this.setSynchronous[level].run();
       this.synchronous = level;
     }
     const result = this.runTx(fn) as T;

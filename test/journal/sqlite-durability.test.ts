@@ -64,14 +64,17 @@ describe('synchronous level of each commit', () => {
 
   beforeEach(() => {
     level = 'FULL'; // what openDatabase left
-    const pragma = Database.prototype.pragma;
-    vi.spyOn(Database.prototype, 'pragma').mockImplementation(function (
-      this: Database,
-      ...args: Parameters<Database['pragma']>
-    ) {
-      const set = /^synchronous = (FULL|NORMAL)$/.exec(args[0]);
+    // The journal sets the level through statements it prepared once: every statement's run is watched.
+    const scratch = new Database(':memory:');
+    const statement = Object.getPrototypeOf(scratch.prepare('SELECT 1')) as {
+      run: (...args: unknown[]) => unknown;
+    };
+    scratch.close();
+    const run = statement.run;
+    vi.spyOn(statement, 'run').mockImplementation(function (this: { source: string }, ...args: unknown[]) {
+      const set = /^PRAGMA synchronous = (FULL|NORMAL)$/.exec(this.source);
       if (set) level = set[1]!;
-      return pragma.apply(this, args);
+      return run.apply(this, args);
     });
   });
 
