@@ -225,4 +225,3 @@ describe('LocalSource: order', () => {
     expect(h.claimed).toHaveLength(300);
   });
 });
-
