@@ -4,13 +4,14 @@
  * stopped since keeps the company it last ran with (its jobs are still followed), and a folder
  * never seen running falls back to the start-up configuration.
  */
+import { type CompanyEntry, companyEntry } from '../config/index.js';
 import type { FolderPlan } from './folders.js';
 
 type FolderCompany = {
   name: string;
   managedCompanyId?: string | undefined;
   routes?: ReadonlyArray<{ managedCompanyId?: string | undefined }> | undefined;
-  companies?: Readonly<Record<string, string>> | undefined;
+  companies?: Readonly<Record<string, CompanyEntry>> | undefined;
 };
 
 /** Every company a folder may send as: its own, its routes' and its companies table's. */
@@ -18,7 +19,7 @@ function companiesOf(folder: FolderCompany): string[] {
   return [
     ...(folder.managedCompanyId ? [folder.managedCompanyId] : []),
     ...(folder.routes ?? []).flatMap((r) => (r.managedCompanyId ? [r.managedCompanyId] : [])),
-    ...Object.values(folder.companies ?? {}),
+    ...Object.values(folder.companies ?? {}).map((entry) => companyEntry(entry).managedCompanyId),
   ];
 }
 

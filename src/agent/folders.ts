@@ -1,8 +1,9 @@
 /**
  * Fetches each enabled folder's workflow once (cached by id), checks it, and answers the folders
  * that may run and those stopped with their reason (code DOCEX_FOLDER_WORKFLOW). A folder with
- * routes has the workflow of each route checked too (as each company it can be sent as): each must
- * pass as the folder's does and fit the route's mode (its own, or the folder's).
+ * routes has the workflow of each route checked too (as each company it can be sent as; a
+ * `{company}` route's, each company's own workflow): each must pass as the folder's does and fit
+ * the route's mode (its own, or the folder's).
  */
 import fs from 'node:fs/promises';
 import { isApiError } from '../api/index.js';
@@ -118,6 +119,8 @@ async function routeWorkflows(
   }
   for (const target of targets) {
     const as = target.managedCompanyId ? ` (as managed company ${target.managedCompanyId})` : '';
+    // A {company} route's company and workflow come from the table: the entry to fix is named.
+    const entry = target.company === undefined ? '' : `companies.${target.company}: `;
     let workflow: Workflow;
     try {
       workflow = await fetchOnce(target);
@@ -125,15 +128,13 @@ async function routeWorkflows(
       const failure = fetchFailure(err, target.workflowId, target.managedCompanyId);
       // A refusal as a managed company names it already.
       const named = isApiError(err) && err.status === 403 && target.managedCompanyId !== undefined;
-      // A {company} route's company comes from the table: the entry to fix is named.
-      const entry = target.company === undefined ? '' : `companies.${target.company}: `;
       return { ok: false, reason: `${entry}route to ${failure}${named ? '' : as}` };
     }
     // A payload-pdf folder pairs its files across the folder: its routes keep its mode.
     if (mode === 'payload-pdf' && target.mode !== undefined && target.mode !== mode) {
       return {
         ok: false,
-        reason: `folder ${folder.name}: a route to workflow ${target.workflowId} takes mode ${target.mode}, but the folder is payload-pdf (its workflow's input source), which pairs files across the folder: its routes keep its mode`,
+        reason: `${entry}folder ${folder.name}: a route to workflow ${target.workflowId} takes mode ${target.mode}, but the folder is payload-pdf (its workflow's input source), which pairs files across the folder: its routes keep its mode`,
       };
     }
     // The route's own mode, else the folder's, is the one its files are handled in. The folder's
@@ -142,7 +143,7 @@ async function routeWorkflows(
       { name: folder.name, workflowId: target.workflowId, mode: target.mode ?? mode },
       workflow,
     );
-    if (!check.ok) return { ok: false, reason: `route to ${check.reason}${as}` };
+    if (!check.ok) return { ok: false, reason: `${entry}route to ${check.reason}${as}` };
     workflows.set(target.workflowId, workflow);
   }
   return { ok: true, workflows };

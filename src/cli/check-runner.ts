@@ -14,6 +14,7 @@ import type { Clock } from '../core/clock.js';
 import { isDocexError } from '../core/errors.js';
 import { silentLogger } from '../core/logger.js';
 import { GUIDE_MODES } from '../core/shared-dir.js';
+import { routesOf } from '../pipeline/routes.js';
 import type { RunningSandbox } from '../sandbox/index.js';
 import { kindOf } from '../sources/kinds.js';
 import { openCommandConnection } from './builtin-sandbox.js';
@@ -141,14 +142,23 @@ async function folderLines(config: AgentConfig, fetchWorkflow: WorkflowFetch): P
   const plan = await planFolders(config.folders, fetchWorkflow, silentLogger());
   for (const runtime of plan.running.values()) {
     const routes = runtime.config.routes;
-    // A workflow some route sends to in a mode of its own says so.
-    const shown = [...(runtime.workflows?.keys() ?? [])].map((id) => {
-      const own = routes?.find((r) => r.workflowId === id && r.mode !== undefined)?.mode;
-      return own ? `${id} as ${own}` : id;
-    });
-    const routed = routes
-      ? `; the workflow of each of its ${routes.length} routes (${shown.join(', ')}) too`
-      : '';
+    // A workflow some route sends to in a mode of its own says so; a {company} route's, each
+    // company's workflow, naming the company.
+    const targets = routes ? routesOf(runtime.config).targets() : [];
+    const shown = [
+      ...new Set(
+        targets.map(
+          (t) =>
+            `${t.workflowId}${t.mode ? ` as ${t.mode}` : ''}${t.company === undefined ? '' : ` for ${t.company}`}`,
+        ),
+      ),
+    ];
+    // One {company} route has a workflow per company.
+    const of =
+      routes?.length !== 1
+        ? `workflow of each of its ${routes?.length} routes`
+        : `workflow${shown.length > 1 ? 's' : ''} of its route`;
+    const routed = routes ? `; the ${of} (${shown.join(', ')}) too` : '';
     lines.push({
       ok: true,
       what: `folder ${runtime.config.name}`,

@@ -132,7 +132,10 @@ const routeSchema = z
     workflowId: z
       .string()
       .min(1)
-      .describe('Workflow the files of this route are sent to.')
+      .optional()
+      .describe(
+        "Workflow the files of this route are sent to. A {company} route sends each company's files to the workflow its entry of the companies table names, and to this one for the entries that name none: it may go without one when every entry names its own.",
+      )
       .meta({ examples: ['wf_ubl_peppol'] }),
     managedCompanyId: z
       .string()
@@ -163,6 +166,33 @@ const routeSchema = z
 
 /** The token of a route's match that names a company (pipeline/routes.ts resolves it). */
 const COMPANY_TOKEN = '{company}';
+
+/**
+ * One entry of a folder's companies table: the managed company's id, or the id and the workflow
+ * its files go to (a workflow belongs to one company, so each company of a {company} route
+ * needs one it may use).
+ */
+const companyEntrySchema = z.union([
+  z.string().min(1),
+  z
+    .strictObject({
+      managedCompanyId: z.string().min(1).describe('The managed company the files are sent as.'),
+      workflowId: z
+        .string()
+        .min(1)
+        .describe(
+          "The company's workflow: its files taken by a {company} route go there, whatever the route's workflowId.",
+        ),
+    })
+    .describe("A managed company and its own workflow, for the folder's {company} routes."),
+]);
+
+export type CompanyEntry = z.output<typeof companyEntrySchema>;
+
+/** An entry of a companies table in one shape: its managed company, and its workflow when it names one. */
+export function companyEntry(entry: CompanyEntry): { managedCompanyId: string; workflowId?: string } {
+  return typeof entry === 'string' ? { managedCompanyId: entry } : entry;
+}
 
 /** The matches that take every name of a flat folder: any route after one can never match. */
 const MATCHES_ALL = new Set(['*', '**']);
@@ -199,18 +229,28 @@ export const folderSchema = z
       .min(1)
       .optional()
       .describe(
-        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company, one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's). A route an earlier one hides (the same match, or a wider one such as *.pdf before invoice-*.pdf) is refused.",
+        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company (through a {company} route: the company's, of the companies table), one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's). A route an earlier one hides (the same match, or a wider one such as *.pdf before invoice-*.pdf) is refused.",
       ),
     companies: z
       .record(
         z.string().regex(/^[a-z0-9][a-z0-9_.-]{0,62}$/i, 'letters, digits, ., - and _ only (at most 63)'),
-        z.string().min(1),
+        companyEntrySchema,
       )
       .optional()
       .describe(
-        'Company name (as it appears in file names, any case) -> managed company id, for routes whose match holds {company}. A name that is not in the table refuses the file, naming it and the known ones.',
+        "Company name (as it appears in file names, any case) -> managed company id, for routes whose match holds {company}. A workflow belongs to one company: an entry may give managedCompanyId and workflowId instead, and that company's files go to its own workflow (those of an entry that names none, to the route's workflowId). A name that is not in the table refuses the file, naming it and the known ones.",
       )
-      .meta({ examples: [{ acme: '9b2f0c4e-1d2a-4c3b-8e5f-6a7b8c9d0e1f' }] }),
+      .meta({
+        examples: [
+          {
+            acme: '9b2f0c4e-1d2a-4c3b-8e5f-6a7b8c9d0e1f',
+            globex: {
+              managedCompanyId: '6c0a9e17-5b2d-4f8a-b3c9-1e4d7a2f8b60',
+              workflowId: 'wf_globex_letters',
+            },
+          },
+        ],
+      }),
     mode: z
       .enum(FOLDER_MODES)
       .optional()
@@ -317,7 +357,7 @@ export const folderSchema = z
  */
 function routeIssues(
   routes: readonly z.output<typeof routeSchema>[],
-  companies: Record<string, string> | undefined,
+  companies: Record<string, CompanyEntry> | undefined,
   folderMode: FolderMode | undefined,
 ): { path: (string | number)[]; message: string }[] {
   const issues: { path: (string | number)[]; message: string }[] = [];
@@ -333,6 +373,21 @@ function routeIssues(
       issues.push({
         path: ['routes', i, 'match'],
         message: `"${route.match}" names a ${COMPANY_TOKEN} but the folder has no companies table`,
+      });
+    }
+    if (tokens === 0 && route.workflowId === undefined) {
+      issues.push({
+        path: ['routes', i, 'workflowId'],
+        message: `route "${route.match}" names no workflowId (only a ${COMPANY_TOKEN} route may leave it to the companies table)`,
+      });
+    }
+    const without = Object.entries(companies ?? {})
+      .filter(([, entry]) => companyEntry(entry).workflowId === undefined)
+      .map(([name]) => name);
+    if (tokens > 0 && route.workflowId === undefined && without.length > 0) {
+      issues.push({
+        path: ['routes', i, 'workflowId'],
+        message: `route "${route.match}" names no workflowId, and the companies table names none for ${without.map((n) => `"${n}"`).join(', ')}: give the route a workflowId (theirs), or each of them { managedCompanyId, workflowId }`,
       });
     }
     if (tokens > 0 && route.managedCompanyId !== undefined) {

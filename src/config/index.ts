@@ -1,5 +1,6 @@
 export type { ClusterConfig } from './cluster-schema.js';
 export { resolveFolderMode } from './folder-mode.js';
+export { type CompanyEntry, companyEntry } from './folder-schema.js';
 export { inspectionSchema } from './inspection-schema.js';
 export { JOURNAL_FILE, journalLocationOf } from './journal-location.js';
 export {

@@ -5,11 +5,14 @@
  * workflow and company. A route's match is a glob of the
  * folder's case rule (sources/glob.ts) and may hold one `{company}` token: the part of the name it
  * stands for is looked up in the folder's `companies` table (case-insensitively, in a Map: a name
- * such as `__proto__` is an unknown company like any other).
+ * such as `__proto__` is an unknown company like any other), which gives the managed company and,
+ * when the entry names one, the company's own workflow (a workflow belongs to one company); an
+ * entry that names none takes the route's.
  *
  * Routes match the file's name; sub-paths come with recursive folders.
  */
-import type { FolderConfig, FolderMode } from '../config/index.js';
+import { companyEntry, type FolderConfig, type FolderMode } from '../config/index.js';
+import { DocexError } from '../core/errors.js';
 import { quoteName } from '../domain/file-names.js';
 import type { Workflow } from '../domain/wire.js';
 import { compileGlob } from '../sources/glob.js';
@@ -31,71 +34,110 @@ export type RouteDecision =
   | ({ ok: true; route: number | undefined; company?: string } & RouteTarget)
   | { ok: false; code: 'DOCEX_INPUT_NO_ROUTE'; reason: string; details: Record<string, unknown> };
 
-interface CompiledRoute {
+interface RouteBase {
   match: string;
+  mode: FolderMode | undefined;
+}
+
+/** A route without `{company}`: its glob takes the whole name. */
+interface NameRoute extends RouteBase {
+  whole: RegExp;
   workflowId: string;
   managedCompanyId: string | undefined;
-  mode: FolderMode | undefined;
-  /** Without `{company}`: the whole name. */
-  whole?: RegExp;
-  /** With `{company}`: the parts before and after it (undefined: nothing may stand there). */
-  before?: RegExp | undefined;
-  after?: RegExp | undefined;
+}
+
+/** A `{company}` route: the parts before and after the token (undefined: nothing may stand there). */
+interface CompanyRoute extends RouteBase {
+  whole?: undefined;
+  before: RegExp | undefined;
+  after: RegExp | undefined;
+  /** The companies table by lower-case name, each with the workflow its files go by this route. */
+  companies: ReadonlyMap<string, RouteCompany>;
+}
+
+type CompiledRoute = NameRoute | CompanyRoute;
+
+/** A company of the table as a `{company}` route sends to it. */
+interface RouteCompany {
+  /** The name the table gives it. */
+  name: string;
+  managedCompanyId: string;
+  /** The entry's own workflow, else the route's. */
+  workflowId: string;
 }
 
 export interface FolderRoutes {
   /** The route a file of this name takes (or why none does). */
   resolve(fileName: string): RouteDecision;
-  /** Every target a route can name (the folder's own when it has no routes), for the start-up check. */
+  /**
+   * Every target a route can name (the folder's own when it has no routes), for the start-up
+   * check: a `{company}` route's, each company of the table with its workflow.
+   */
   targets(): RouteTarget[];
 }
 
 type RoutedFolder = Pick<FolderConfig, 'workflowId' | 'managedCompanyId'> &
   Partial<Pick<FolderConfig, 'routes' | 'companies'>>;
+type RouteConfig = NonNullable<FolderConfig['routes']>[number];
 
-/** Compiles a folder's routes; throws DOCEX_SOURCE_GLOB_INVALID for a glob that cannot be what was meant. */
+/**
+ * Compiles a folder's routes; throws DOCEX_SOURCE_GLOB_INVALID for a glob that cannot be what was
+ * meant, and DOCEX_CONFIG_INVALID for a route that leaves some file without a workflow (the
+ * schema refuses it first; a configuration built without the schema is checked here).
+ */
 export function compileRoutes(folder: RoutedFolder): FolderRoutes {
+  const table = Object.entries(folder.companies ?? {}).map(([name, entry]) => ({
+    name,
+    ...companyEntry(entry),
+  }));
   const routes = (folder.routes ?? []).map((route): CompiledRoute => {
-    const base = {
-      match: route.match,
-      workflowId: route.workflowId,
-      managedCompanyId: route.managedCompanyId ?? folder.managedCompanyId,
-      mode: route.mode,
-    };
     const at = route.match.indexOf(COMPANY_TOKEN);
-    if (at < 0) return { ...base, whole: compileGlob(route.match) };
+    if (at < 0) {
+      return {
+        match: route.match,
+        mode: route.mode,
+        whole: compileGlob(route.match),
+        workflowId: route.workflowId ?? noWorkflow(route, []),
+        managedCompanyId: route.managedCompanyId ?? folder.managedCompanyId,
+      };
+    }
+    const without = table.filter((c) => c.workflowId === undefined).map((c) => c.name);
+    const companies = new Map<string, RouteCompany>();
+    for (const c of table) {
+      const workflowId = c.workflowId ?? route.workflowId ?? noWorkflow(route, without);
+      companies.set(c.name.toLowerCase(), { name: c.name, managedCompanyId: c.managedCompanyId, workflowId });
+    }
     const before = route.match.slice(0, at);
     const after = route.match.slice(at + COMPANY_TOKEN.length);
     return {
-      ...base,
+      match: route.match,
+      mode: route.mode,
       before: before === '' ? undefined : compileGlob(before),
       after: after === '' ? undefined : compileGlob(after),
+      companies,
     };
   });
-  const companies = new Map<string, string>();
-  for (const [name, id] of Object.entries(folder.companies ?? {})) companies.set(name.toLowerCase(), id);
-  // Each managed company of the table once, by the first name the table gives it.
-  const tableNames = new Map<string, string>();
-  for (const [name, id] of Object.entries(folder.companies ?? {})) {
-    if (!tableNames.has(id)) tableNames.set(id, name);
-  }
-  const known = Object.keys(folder.companies ?? {});
+  const known = table.map((c) => c.name);
   const tried = routes.map((r) => r.match);
 
   return {
     targets() {
       if (routes.length === 0)
         return [{ workflowId: folder.workflowId, managedCompanyId: folder.managedCompanyId }];
-      return routes.flatMap((r) =>
-        r.whole
-          ? [{ workflowId: r.workflowId, managedCompanyId: r.managedCompanyId, ...modeOf(r) }]
-          : [...tableNames].map(([id, company]) => ({
-              workflowId: r.workflowId,
-              managedCompanyId: id,
-              ...modeOf(r),
-              company,
-            })),
-      );
+      return routes.flatMap((r) => {
+        if (r.whole)
+          return [{ workflowId: r.workflowId, managedCompanyId: r.managedCompanyId, ...modeOf(r) }];
+        // Each managed company and workflow of the table once, by the first name the table gives them.
+        const seen = new Set<string>();
+        return [...r.companies.values()].flatMap((c) => {
+          const key = `${c.managedCompanyId}/${c.workflowId}`;
+          if (seen.has(key)) return [];
+          seen.add(key);
+          return [
+            { workflowId: c.workflowId, managedCompanyId: c.managedCompanyId, ...modeOf(r), company: c.name },
+          ];
+        });
+      });
     },
     resolve(fileName) {
       if (routes.length === 0) {
@@ -119,10 +161,10 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
           }
           continue;
         }
-        const company = companyPart(fileName, r, companies);
+        const company = companyPart(fileName, r);
         if (company === undefined) continue;
-        const id = companies.get(company.toLowerCase());
-        if (id === undefined) {
+        const entry = r.companies.get(company.toLowerCase());
+        if (entry === undefined) {
           return {
             ok: false,
             code: 'DOCEX_INPUT_NO_ROUTE',
@@ -130,7 +172,14 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
             details: { route: r.match, known },
           };
         }
-        return { ok: true, route: i, company, workflowId: r.workflowId, managedCompanyId: id, ...modeOf(r) };
+        return {
+          ok: true,
+          route: i,
+          company,
+          workflowId: entry.workflowId,
+          managedCompanyId: entry.managedCompanyId,
+          ...modeOf(r),
+        };
       }
       return {
         ok: false,
@@ -142,6 +191,19 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
   };
 }
 
+/** A route that leaves files without a workflow (those of the companies named, for a `{company}` route). */
+function noWorkflow(route: RouteConfig, companies: readonly string[]): never {
+  const whose =
+    companies.length === 0
+      ? ''
+      : `, and the companies table names none for ${companies.map((c) => quoteName(c)).join(', ')}`;
+  throw new DocexError(
+    'DOCEX_CONFIG_INVALID',
+    `route ${quoteName(route.match)} names no workflowId${whose}`,
+    { details: { route: route.match } },
+  );
+}
+
 /**
  * The part of `name` a `{company}` route's token stands for, among the non-empty parts with the
  * rest matching the globs before and after it: the longest that is a known company (the earliest
@@ -150,11 +212,8 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
  * none is known, the shortest at the earliest place (the unknown company the refusal names).
  * Undefined when no part fits.
  */
-function companyPart(
-  name: string,
-  route: CompiledRoute,
-  companies: ReadonlyMap<string, string>,
-): string | undefined {
+function companyPart(name: string, route: CompanyRoute): string | undefined {
+  const { companies } = route;
   const starts: number[] = [];
   const ends = new Set<number>();
   for (let at = 0; at <= name.length; at++) {

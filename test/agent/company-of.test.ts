@@ -30,12 +30,12 @@ describe('managed company of a folder for the follower', () => {
     expect(lookup.companyOf('pdf')).toBe('mc_new');
   });
 
-  it("names every company a folder may send as among the companies: its routes' and its companies table's", () => {
+  it("names every company a folder may send as among the companies: its routes' and its companies table's (an entry with its own workflow too)", () => {
     const routed = {
       config: {
         name: 'routed',
         routes: [{ managedCompanyId: 'mc_route' }, {}],
-        companies: { acme: 'mc_acme', globex: 'mc_globex' },
+        companies: { acme: 'mc_acme', globex: { managedCompanyId: 'mc_globex', workflowId: 'wf_globex' } },
       },
     } as unknown as FolderRuntime;
     const plan: FolderPlan = { running: new Map([['routed', routed]]), stopped: [] };

@@ -54,6 +54,34 @@ describe('the start-up check of a folder with routes', () => {
     expect([...(running.get('f')?.workflows?.keys() ?? [])]).toEqual([PDF_PRINT.id]);
   });
 
+  it("fetches a {company} route's workflow as each company of the table, each company's own, and checks each against the route's mode", async () => {
+    const companies = {
+      acme: { managedCompanyId: 'mc_acme', workflowId: PDF_EMAIL.id },
+      globex: { managedCompanyId: 'mc_globex', workflowId: PDF_PRINT.id },
+      initech: 'mc_initech',
+    };
+    const { running, fetched } = await plan([{ match: '{company}-*.pdf', workflowId: PDF_PRINT.id }], {
+      companies,
+    });
+    expect(fetched).toEqual([
+      'wf_pdf_email@',
+      'wf_pdf_email@mc_acme',
+      'wf_pdf_print@mc_globex',
+      'wf_pdf_print@mc_initech',
+    ]);
+    expect([...(running.get('f')?.workflows?.keys() ?? [])]).toEqual([PDF_EMAIL.id, PDF_PRINT.id]);
+
+    const { stopped } = await plan([{ match: '{company}-*.csv', mode: 'payload-word' }], {
+      companies: {
+        acme: { managedCompanyId: 'mc_acme', workflowId: EMAIL_WORD.id },
+        globex: { managedCompanyId: 'mc_globex', workflowId: PDF_PRINT.id },
+      },
+    });
+    expect(stopped[0]?.reason).toBe(
+      `companies.globex: route to folder f: mode payload-word does not fit workflow ${PDF_PRINT.id} (input source PDF needs single-file) (as managed company mc_globex)`,
+    );
+  });
+
   it('stops the folder when a route names a workflow of another mode', async () => {
     const { running, stopped } = await plan([{ match: '*.csv', workflowId: EMAIL_WORD.id }]);
     expect(running.size).toBe(0);

@@ -47,8 +47,8 @@ function config(
     name: string;
     workflowId: string;
     mode?: string;
-    routes?: Array<{ match: string; workflowId: string; managedCompanyId?: string; mode?: string }>;
-    companies?: Record<string, string>;
+    routes?: Array<{ match: string; workflowId?: string; managedCompanyId?: string; mode?: string }>;
+    companies?: Record<string, string | { managedCompanyId: string; workflowId: string }>;
     missing?: boolean;
     create?: boolean;
   }> = [],
@@ -165,6 +165,59 @@ describe('docex-agent check (the doctor)', () => {
     expect(by(bad, 'folder misfit')?.detail).toContain(
       `route to folder misfit: mode single-file does not fit workflow ${SEED.workflows.payloadWordEmail}`,
     );
+  });
+
+  it('names each company of a {company} route with its own workflow, and fails the folder naming the entry whose workflow the company may not use', async () => {
+    const companies = {
+      acme: SEED.managedCompanyId,
+      globex: {
+        managedCompanyId: SEED.secondManagedCompanyId,
+        workflowId: SEED.workflows.secondManagedPdfEmail,
+      },
+    };
+    const lines = await runChecks(
+      config([
+        {
+          name: 'by-company',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [{ match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail }],
+          companies,
+        },
+        {
+          name: 'print-too',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [
+            { match: '*-credit.pdf', workflowId: SEED.workflows.pdfPrint },
+            { match: '{company}-*.pdf' },
+          ],
+          companies: {
+            acme: { managedCompanyId: SEED.managedCompanyId, workflowId: SEED.workflows.managedPdfEmail },
+            globex: companies.globex,
+          },
+        },
+        {
+          name: 'wrong-workflow',
+          workflowId: SEED.workflows.pdfEmail,
+          routes: [{ match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail }],
+          companies: { acme: SEED.managedCompanyId, globex: SEED.secondManagedCompanyId },
+        },
+      ]),
+      { ...fast, asRoot: false },
+    );
+    expect(by(lines, 'folder by-company')).toMatchObject({
+      ok: true,
+      detail:
+        'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file; the workflows of its route (wf_managed_pdf_email for acme, wf_managed_2_pdf_email for globex) too',
+    });
+    expect(by(lines, 'folder print-too')).toMatchObject({
+      ok: true,
+      detail:
+        'workflow wf_pdf_email exists, enabled, validated; input PDF fits mode single-file; the workflow of each of its 2 routes (wf_pdf_print, wf_managed_pdf_email for acme, wf_managed_2_pdf_email for globex) too',
+    });
+    expect(by(lines, 'folder wrong-workflow')).toMatchObject({
+      ok: false,
+      detail: `DOCEX_FOLDER_WORKFLOW: companies.globex: route to workflow ${SEED.workflows.managedPdfEmail} was refused as managed company ${SEED.secondManagedCompanyId} (403): the credentials may not act for that company, or the workflow is not its to use`,
+    });
   });
 
   it("fails a folder whose route or companies table names a company the credentials cannot act for, naming the company and the table's entry", async () => {
@@ -497,6 +550,38 @@ describe('the check command', () => {
     expect(run.status).toBe(1);
     expect(run.stdout).toMatch(/^FAIL config: DOCEX_CONFIG_INVALID: .*\n/);
     expect(run.stdout).toContain('    fix: fix the file, see config/agent.example.yaml');
+  });
+
+  it('exits 1 naming the route and the companies when a {company} route leaves a company of the table without a workflow', async () => {
+    const file = path.join(dir, 'no-company-workflow.yaml');
+    writeFileSync(
+      file,
+      stringify({
+        service,
+        stateDir: './no-company-workflow/state',
+        folders: [
+          {
+            name: 'clients',
+            workflowId: SEED.workflows.pdfEmail,
+            source: { type: 'local', path: './no-company-workflow/in' },
+            routes: [{ match: '{company}-*.pdf' }],
+            companies: {
+              acme: SEED.managedCompanyId,
+              globex: {
+                managedCompanyId: SEED.secondManagedCompanyId,
+                workflowId: SEED.workflows.secondManagedPdfEmail,
+              },
+            },
+          },
+        ],
+      }),
+    );
+    const run = await cli(['check', '--config', file]);
+    expect(run.status).toBe(1);
+    expect(run.stdout).toMatch(/^FAIL config: DOCEX_CONFIG_INVALID: /);
+    expect(run.stdout).toContain(
+      'folders[0].routes[0].workflowId: route "{company}-*.pdf" names no workflowId, and the companies table names none for "acme": give the route a workflowId (theirs), or each of them { managedCompanyId, workflowId }',
+    );
   });
 
   it('exits 0 with one ok line per check on a good configuration; run as root, one warning says folder access is not tested', async () => {

@@ -116,6 +116,45 @@ describe('routes of a folder (real sandbox, real files, real journal)', () => {
     await agent.stop();
   });
 
+  it("sends the files of two companies through one {company} route, each as its company to its company's own workflow", async () => {
+    const agent = await h.startAgent(
+      h.config([
+        {
+          name: 'companies',
+          workflowId: SEED.workflows.pdfEmail,
+          // The route's workflow is cmp_managed's: the entry that names none (acme) takes it.
+          routes: [{ match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail }],
+          companies: {
+            acme: SEED.managedCompanyId,
+            globex: {
+              managedCompanyId: SEED.secondManagedCompanyId,
+              workflowId: SEED.workflows.secondManagedPdfEmail,
+            },
+          },
+        },
+      ]),
+    );
+    const sent = [
+      ['acme-1.pdf', SEED.workflows.managedPdfEmail, SEED.managedCompanyId],
+      ['Globex-1.pdf', SEED.workflows.secondManagedPdfEmail, SEED.secondManagedCompanyId],
+      ['acme-2.pdf', SEED.workflows.managedPdfEmail, SEED.managedCompanyId],
+      ['globex-2.pdf', SEED.workflows.secondManagedPdfEmail, SEED.secondManagedCompanyId],
+    ] as const;
+    for (const [file] of sent) h.drop('companies', file, await makePdf(file));
+    const item = async (name: string) =>
+      (await agent.journal.byPath(path.join(h.folderPath('companies'), name)))[0];
+    for (const [file, workflowId, companyId] of sent) {
+      await waitFor(async () => (await item(file))?.state === 'done');
+      // The sandbox's record of the job: created in that workflow, as that company.
+      expect(
+        (await jobOf(file)).map((j) => [j.workflowId, j.companyId]),
+        file,
+      ).toEqual([[workflowId, companyId]]);
+      expect(await item(file), file).toMatchObject({ workflowId, managedCompanyId: companyId });
+    }
+    await agent.stop();
+  });
+
   it('sends the same bytes through two routes as two companies, not refused as a duplicate; the same company again is', async () => {
     const agent = await h.startAgent(
       h.config([{ name: 'same-bytes', workflowId: SEED.workflows.pdfEmail, routes: ROUTES }]),

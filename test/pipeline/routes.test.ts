@@ -119,6 +119,81 @@ describe('routes: which workflow and company a file goes to', () => {
       { workflowId: 'wf_letters', managedCompanyId: GLOBEX, company: 'Globex' },
     ]);
   });
+
+  it("sends each company of a {company} route to the workflow its entry names, and an entry that names none to the route's", () => {
+    const routes = compileRoutes({
+      workflowId: 'wf',
+      managedCompanyId: undefined,
+      routes: [{ match: '{company}-*.pdf', workflowId: 'wf_route', mode: 'single-file' }],
+      companies: {
+        acme: ACME,
+        Globex: { managedCompanyId: GLOBEX, workflowId: 'wf_globex' },
+      },
+    });
+    expect(routes.resolve('ACME-1.pdf')).toEqual({
+      ok: true,
+      route: 0,
+      company: 'ACME',
+      workflowId: 'wf_route',
+      managedCompanyId: ACME,
+      mode: 'single-file',
+    });
+    expect(routes.resolve('globex-1.pdf')).toEqual({
+      ok: true,
+      route: 0,
+      company: 'globex',
+      workflowId: 'wf_globex',
+      managedCompanyId: GLOBEX,
+      mode: 'single-file',
+    });
+    expect(routes.targets()).toEqual([
+      { workflowId: 'wf_route', managedCompanyId: ACME, mode: 'single-file', company: 'acme' },
+      { workflowId: 'wf_globex', managedCompanyId: GLOBEX, mode: 'single-file', company: 'Globex' },
+    ]);
+  });
+
+  it('lists a managed company and workflow of the table once among the targets, by its first name, and each workflow of a company that has two names', () => {
+    const routes = compileRoutes({
+      workflowId: 'wf',
+      managedCompanyId: undefined,
+      routes: [{ match: '{company}-*.pdf' }],
+      companies: {
+        acme: { managedCompanyId: ACME, workflowId: 'wf_acme' },
+        'acme-be': { managedCompanyId: ACME, workflowId: 'wf_acme' },
+        'acme-nl': { managedCompanyId: ACME, workflowId: 'wf_acme_nl' },
+      },
+    });
+    expect(routes.targets()).toEqual([
+      { workflowId: 'wf_acme', managedCompanyId: ACME, company: 'acme' },
+      { workflowId: 'wf_acme_nl', managedCompanyId: ACME, company: 'acme-nl' },
+    ]);
+    expect(routes.resolve('acme-nl-1.pdf')).toMatchObject({
+      workflowId: 'wf_acme_nl',
+      managedCompanyId: ACME,
+    });
+  });
+
+  it('refuses to compile a route that leaves a file without a workflow (a configuration built without the schema)', () => {
+    const compile = (routes: Array<{ match: string; workflowId?: string }>) => () =>
+      compileRoutes({
+        workflowId: 'wf',
+        managedCompanyId: undefined,
+        routes,
+        companies: { acme: ACME, globex: { managedCompanyId: GLOBEX, workflowId: 'wf_globex' } },
+      });
+    expect(compile([{ match: '{company}-*.pdf' }])).toThrow(
+      expect.objectContaining({
+        code: 'DOCEX_CONFIG_INVALID',
+        message: 'route "{company}-*.pdf" names no workflowId, and the companies table names none for "acme"',
+      }),
+    );
+    expect(compile([{ match: '*.pdf' }])).toThrow(
+      expect.objectContaining({
+        code: 'DOCEX_CONFIG_INVALID',
+        message: 'route "*.pdf" names no workflowId',
+      }),
+    );
+  });
 });
 
 const parse = (extra: Record<string, unknown>) =>
@@ -135,14 +210,49 @@ describe('routes in the configuration', () => {
     expect(parsed.data?.folders[0]?.companies).toEqual(folder.companies);
   });
 
-  it('refuses a route without a workflowId', () => {
-    expect(parse({ routes: [{ match: '*.pdf' }] }).error?.issues[0]?.path).toEqual([
-      'folders',
-      0,
-      'routes',
-      0,
-      'workflowId',
+  it('refuses a route without a workflowId, unless it is a {company} route whose every company names its own', () => {
+    const refused = parse({ routes: [{ match: '*.pdf' }] }).error?.issues;
+    expect(refused?.map((i) => [i.path, i.message])).toEqual([
+      [
+        ['folders', 0, 'routes', 0, 'workflowId'],
+        'route "*.pdf" names no workflowId (only a {company} route may leave it to the companies table)',
+      ],
     ]);
+    const companies = {
+      acme: { managedCompanyId: ACME, workflowId: 'wf_acme' },
+      globex: { managedCompanyId: GLOBEX, workflowId: 'wf_globex' },
+    };
+    const parsed = parse({ routes: [{ match: '{company}-*.pdf' }], companies });
+    expect(parsed.error).toBeUndefined();
+    expect(parsed.data?.folders[0]?.companies).toEqual(companies);
+  });
+
+  it('refuses a {company} route without a workflowId while a company of the table names none, naming each such company', () => {
+    const refused = parse({
+      routes: [{ match: '*-credit.pdf', workflowId: 'wf_credit' }, { match: '{company}-*.pdf' }],
+      companies: {
+        acme: ACME,
+        globex: { managedCompanyId: GLOBEX, workflowId: 'wf_globex' },
+        initech: '33333333-3333-4333-8333-333333333333',
+      },
+    }).error?.issues;
+    expect(refused?.map((i) => [i.path, i.message])).toEqual([
+      [
+        ['folders', 0, 'routes', 1, 'workflowId'],
+        'route "{company}-*.pdf" names no workflowId, and the companies table names none for "acme", "initech": give the route a workflowId (theirs), or each of them { managedCompanyId, workflowId }',
+      ],
+    ]);
+  });
+
+  it('refuses an entry of the companies table that names a workflow without its company, or anything else', () => {
+    const issues = (entry: unknown) =>
+      parse({ routes: [{ match: '{company}-*.pdf', workflowId: 'wf' }], companies: { acme: entry } }).error
+        ?.issues.length;
+    expect(issues({ workflowId: 'wf_acme' })).toBeGreaterThan(0);
+    expect(issues({ managedCompanyId: ACME, workflowId: 'wf_acme', mode: 'single-file' })).toBeGreaterThan(0);
+    expect(issues({ managedCompanyId: ACME })).toBeGreaterThan(0);
+    expect(issues('')).toBeGreaterThan(0);
+    expect(issues({ managedCompanyId: ACME, workflowId: 'wf_acme' })).toBeUndefined();
   });
 
   it('refuses a route an earlier identical, match-everything or wider route hides', () => {
