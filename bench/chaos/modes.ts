@@ -125,27 +125,26 @@ function sidecarFor(company: string): string {
 }
 
 /**
- * The routed tree: one folder whose file names carry the company, in turn an `acme-` PDF (the
- * `{company}` route through the companies table: the first managed company and its workflow), a
- * `globex-` PDF (a route of its own: the second managed company and its workflow), a `partner-` PDF
- * (the partner's own workflow) and a `partner-…-credit` PDF (the credit route, first in the list:
- * another workflow of the partner). Three companies, each job checked against the company the
- * sandbox recorded for it. A workflow belongs to one company, so each managed company is reached
- * through a route naming its own workflow.
+ * The routed tree: one folder whose file names carry the company, in turn an `acme-` and a
+ * `globex-` PDF (the `{company}` route through the companies table, each company to its own
+ * workflow: a workflow belongs to one company), a `partner-` PDF (the partner's own workflow) and
+ * a `partner-…-credit` PDF (the credit route, first in the list: another workflow of the
+ * partner). Three companies, each job checked against the company the sandbox recorded for it.
  */
 const ROUTED_FOLDER = {
   workflowId: SEED.workflows.pdfEmail,
   routes: [
     { match: '*-credit.pdf', workflowId: SEED.workflows.pdfPrint },
     { match: 'partner-*.pdf', workflowId: SEED.workflows.pdfEmail },
-    {
-      match: 'globex-*.pdf',
-      workflowId: SEED.workflows.secondManagedPdfEmail,
-      managedCompanyId: SEED.secondManagedCompanyId,
-    },
-    { match: '{company}-*.pdf', workflowId: SEED.workflows.managedPdfEmail },
+    { match: '{company}-*.pdf' },
   ],
-  companies: { acme: SEED.managedCompanyId },
+  companies: {
+    acme: { managedCompanyId: SEED.managedCompanyId, workflowId: SEED.workflows.managedPdfEmail },
+    globex: {
+      managedCompanyId: SEED.secondManagedCompanyId,
+      workflowId: SEED.workflows.secondManagedPdfEmail,
+    },
+  },
 };
 
 const ROUTED_KINDS = [

@@ -1,9 +1,9 @@
 /**
  * The routed multi-company tree of the chaos matrix (mode `routed`, bench/chaos/modes.ts) at CI
  * size: one folder whose file names carry the company, routed by `{company}-*.pdf` through the
- * folder's companies table to the first managed company's workflow, by `globex-*.pdf` to the second
- * managed company's, by `partner-*.pdf` to the partner's own workflow and by `*-credit.pdf` to
- * another workflow of the partner. Under SIGKILLs, and under lost answers with SIGKILLs, every
+ * folder's companies table to each managed company's own workflow (acme's and globex's), by
+ * `partner-*.pdf` to the partner's own workflow and by `*-credit.pdf` to another workflow of the
+ * partner. Under SIGKILLs, and under lost answers with SIGKILLs, every
  * document ends with exactly one job, in the workflow and company its route says (the company the
  * sandbox recorded for the job). DOCEX_CHAOS_SEED replays a run.
  */

@@ -5,7 +5,7 @@
  * takes are refused with the reasons the page quotes, and the archive, status and proof paths are
  * the ones the page shows.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
@@ -128,11 +128,11 @@ describe('the multi-company example of docs/configuration.md', () => {
     for (const [file, reason] of [
       [
         'initech-2026-0001.pdf',
-        `"initech-2026-0001.pdf" names company "initech" (route "{company}-*.pdf"), which is not in the folder's companies table: known companies are "acme"`,
+        `"initech-2026-0001.pdf" names company "initech" (route "{company}-*.pdf"), which is not in the folder's companies table: known companies are "acme", "globex"`,
       ],
       [
         'scan.pdf',
-        `"scan.pdf" matches none of the folder's routes: tried "*-credit.pdf", "partner-*.pdf", "globex-*.pdf", "{company}-*.pdf"`,
+        `"scan.pdf" matches none of the folder's routes: tried "*-credit.pdf", "partner-*.pdf", "{company}-*.pdf"`,
       ],
     ] as const) {
       const text = readFileSync(path.join(drop, '.error', `${file}.error.txt`), 'utf8');
@@ -147,20 +147,38 @@ describe('the multi-company example of docs/configuration.md', () => {
     await agent.stop();
   });
 
-  it("stops the folder when a company of the table may not use the {company} route's workflow, naming both", async () => {
+  it("refuses a company of the table that names no workflow, and stops the folder when a company's entry names a workflow it may not use, with the reasons the page quotes", async () => {
     const folder = (parse(configText) as { folders: Array<Record<string, unknown>> }).folders[0]!;
-    const { routes, companies } = folder as { routes: unknown; companies: Record<string, string> };
+    const { routes, companies } = folder as {
+      routes: unknown;
+      companies: Record<string, { managedCompanyId: string; workflowId: string }>;
+    };
+    // The route names no workflow of its own: an entry that is only an id has none to go to.
+    const refused = `route "{company}-*.pdf" names no workflowId, and the companies table names none for "initech": give the route a workflowId (theirs), or each of them { managedCompanyId, workflowId }`;
+    const file = path.join(h.dir, 'multi-company-initech.yaml');
+    writeFileSync(file, configText.replace('      globex: {', '      initech: cmp_initech\n      globex: {'));
+    expect(() => loadConfig(file, { env: {} })).toThrow(
+      expect.objectContaining({ code: 'DOCEX_CONFIG_INVALID', message: expect.stringContaining(refused) }),
+    );
+    expect(docText).toContain(`\`${refused}\``);
+
     const config = h.config([
       {
-        name: 'shared-table',
+        name: 'wrong-workflow',
         workflowId: SEED.workflows.pdfEmail,
         routes,
-        companies: { ...companies, globex: SEED.secondManagedCompanyId },
+        companies: {
+          ...companies,
+          globex: {
+            managedCompanyId: SEED.secondManagedCompanyId,
+            workflowId: SEED.workflows.managedPdfEmail,
+          },
+        },
       },
     ] as Parameters<Harness['config']>[0]);
     const agent = await h.startAgent(config);
-    const stopped = h.logs.find((l) => l['msg'] === 'folder stopped' && l['folder'] === 'shared-table');
-    const reason = `route to workflow ${SEED.workflows.managedPdfEmail} may not be used by this account (as managed company ${SEED.secondManagedCompanyId})`;
+    const stopped = h.logs.find((l) => l['msg'] === 'folder stopped' && l['folder'] === 'wrong-workflow');
+    const reason = `companies.globex: route to workflow ${SEED.workflows.managedPdfEmail} was refused as managed company ${SEED.secondManagedCompanyId} (403): the credentials may not act for that company, or the workflow is not its to use`;
     expect(stopped?.['reason']).toBe(reason);
     expect(docText).toContain(`\`${reason}\``);
     await agent.stop();
