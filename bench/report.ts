@@ -17,6 +17,7 @@ import type { LargeFileResult } from './large-file.js';
 import { MEMORY_NOTES } from './memory-report.js';
 import type { PacedResult } from './paced.js';
 import { PACED_NOTES, pacedRows, pacedTargets } from './paced-report.js';
+import { RECURSIVE_NOTES } from './recursive-report.js';
 import type { ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
 import type { SftpBenchResult } from './sftp.js';
@@ -408,6 +409,8 @@ export function markdown(report: BenchReport): string {
       ? [JOURNAL_COPY_NOTES, journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
       : []),
     ...(report.cluster ? [CLUSTER_NOTES] : []),
+    // Measured by hand (bench/recursive-watch.ts), not by a scenario of this report.
+    RECURSIVE_NOTES,
   ];
   return md.join('\n');
 }

@@ -12,6 +12,7 @@ import type { OutputHealth } from '../outputs/health.js';
 import type { RetainedOutput } from '../outputs/retention.js';
 import type { Inbound, InboundOptions } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
+import { relativePathOf } from '../sources/kinds.js';
 import type { CompanyLookup } from './company-of.js';
 import type { Part } from './parts.js';
 
@@ -56,6 +57,11 @@ export class FollowerPart implements Part {
       clock,
       log,
       ...this.options.companies(),
+      // The folders as configured at start: a file of a folder gone since keeps its name alone.
+      relativePathOf: (source) => {
+        const folder = config.folders.find((f) => f.name === source.folder);
+        return folder ? relativePathOf(folder, source) : source.fileName;
+      },
       ...(this.options.maxSleepMs ? { maxSleepMs: this.options.maxSleepMs } : {}),
       outputHealth: this.options.outputHealth,
       ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),

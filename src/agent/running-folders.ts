@@ -63,6 +63,16 @@ export interface FolderUnreadable {
   files: UnreadableFile[];
 }
 
+/** The local folders the agent writes into, whichever folder they serve: a recursive folder never enters them. */
+function agentDirsOf(config: AgentConfig): string[] {
+  const targets = [config.returns.statuses.target, config.returns.proofs.target, config.peppolInbox.target];
+  return [
+    config.stateDir,
+    ...targets.flatMap((target) => (target.type === 'local' ? [target.path] : [])),
+    ...config.folders.flatMap((folder) => [folder.archiveDir, folder.errorDir]),
+  ];
+}
+
 const withSharedClaims = (claims: SharedClaims | undefined) => (claims ? { sharedClaims: claims } : {});
 
 /** Errors of a folder's directories that stop that folder only (the others run). */
@@ -285,6 +295,7 @@ export class RunningFolders implements Part {
       timing,
       ...withSharedClaims(this.options.sftpClaims?.()),
       onFolderUnsafe: (name: string, err: DocexError) => this.stopUnsafe(name, err),
+      agentDirs: agentDirsOf(this.options.config),
       ...(this.options.onUnreadableChange ? { onUnreadableChange: this.options.onUnreadableChange } : {}),
     };
   }

@@ -126,9 +126,9 @@ const routeSchema = z
       .string()
       .min(1)
       .describe(
-        "Glob of the file names this route takes, with the folder's case rule (any case). It may hold one {company} token standing for a part of the name, looked up in the folder's companies table: of the parts that fit, the longest known company (acme-be-x.pdf under {company}-*.pdf is acme-be's when both acme and acme-be are known); when none is known, the file is refused naming the shortest part.",
+        "Glob of the relative paths this route takes (the file name in a flat folder; acme/invoices/*.pdf or */reminders/*.csv in a recursive one: * stays within one folder, ** crosses folders), with the folder's case rule (any case). It may hold one {company} token standing for a part of one path segment (a sub-folder's name: {company}/*.pdf), looked up in the folder's companies table: of the parts that fit, the longest known company (acme-be-x.pdf under {company}-*.pdf is acme-be's when both acme and acme-be are known); when none is known, the file is refused naming the shortest part.",
       )
-      .meta({ examples: ['*-credit.xml', '{company}-*.pdf'] }),
+      .meta({ examples: ['*-credit.xml', '{company}-*.pdf', '{company}/invoices/*.pdf'] }),
     workflowId: z
       .string()
       .min(1)
@@ -194,8 +194,29 @@ export function companyEntry(entry: CompanyEntry): { managedCompanyId: string; w
   return typeof entry === 'string' ? { managedCompanyId: entry } : entry;
 }
 
-/** The matches that take every name of a flat folder: any route after one can never match. */
+/** The matches that take every file of a flat folder (of a recursive one: `**` only): any route after one can never match. */
 const MATCHES_ALL = new Set(['*', '**']);
+const MATCHES_ALL_RECURSIVE = new Set(['**']);
+
+/** How deep `recursive: true` goes: files up to this many sub-folders below the drop folder. */
+const RECURSIVE_DEFAULT_DEPTH = 4;
+/** The deepest a recursive folder may go. */
+const RECURSIVE_MAX_DEPTH = 16;
+
+const recursiveSchema = z
+  .union([
+    z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()),
+    z.strictObject({
+      depth: count(1, RECURSIVE_MAX_DEPTH, RECURSIVE_DEFAULT_DEPTH).describe(
+        `Sub-folder levels taken below the drop folder (1: acme/x.pdf; 2: acme/invoices/x.pdf), at most ${RECURSIVE_MAX_DEPTH}.`,
+      ),
+    }),
+  ])
+  .transform((v) => (v === false ? undefined : v === true ? { depth: RECURSIVE_DEFAULT_DEPTH } : v))
+  .prefault(false)
+  .describe(
+    `Local folders: take files in sub-folders too. false (the default): the drop folder only. true: sub-folders down to ${RECURSIVE_DEFAULT_DEPTH} levels; { depth: N }: down to N levels (1 to ${RECURSIVE_MAX_DEPTH}). Hidden sub-folders (.processing, .archive …), the agent's own folders (archive, error, output and state folders) and a sub-folder whose name is not a valid file name are never entered; a symbolic link is never followed (refused like any dropped link). SFTP folders refuse it. Routes match the file's path relative to the drop folder (acme/invoices/x.pdf); its archive, error, status and proof paths keep that sub-path. The watch takes one inotify watch per sub-folder: see docs/configuration.md, Recursive folders.`,
+  );
 
 export const folderSchema = z
   .strictObject({
@@ -229,7 +250,7 @@ export const folderSchema = z
       .min(1)
       .optional()
       .describe(
-        "Per file, first match wins: a file whose name matches a route goes to that route's workflow and company (through a {company} route: the company's, of the companies table), one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's name (the folder is not recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's). A route an earlier one hides (the same match, or a wider one such as *.pdf before invoice-*.pdf) is refused.",
+        "Per file, first match wins: a file whose path matches a route goes to that route's workflow and company (through a {company} route: the company's, of the companies table), one that matches none is refused (DOCEX_INPUT_NO_ROUTE). Absent: every file goes to the folder's workflowId and managedCompanyId. Routes match the file's path relative to the drop folder: its name in a flat folder, acme/invoices/x.pdf in a recursive one (see recursive). The route is decided once, when the file is taken, and kept in the journal with its mode. Every route's workflow must fit the route's mode (its own, or the folder's). A route an earlier one hides (the same match, or a wider one such as *.pdf before invoice-*.pdf) is refused.",
       ),
     companies: z
       .record(
@@ -262,7 +283,9 @@ export const folderSchema = z
       .array(z.string().min(1))
       .min(1)
       .default(['*'])
-      .describe('Globs, relative to the source folder, of the files to take (* does not enter sub-folders).'),
+      .describe(
+        'Globs of the file names to take, matched against the name alone (in a recursive folder too: sub-folders are chosen by recursive and routes).',
+      ),
     exclude: z
       .array(z.string().min(1))
       .default(DEFAULT_EXCLUDES)
@@ -301,6 +324,7 @@ export const folderSchema = z
       .describe(
         'Housekeeping of this folder: `90d`, `12h` or `off` (keep forever, the default). Checked at start and every 6 hours; each removal is counted and logged.',
       ),
+    recursive: recursiveSchema,
     stability: stabilitySchema,
     concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
     priority: count(-1000, 1000, 0).describe(
@@ -331,7 +355,12 @@ export const folderSchema = z
     for (const issue of kindOf(folder.source).folderIssues(folder)) {
       refinement.addIssue({ code: 'custom', ...issue });
     }
-    for (const issue of routeIssues(folder.routes ?? [], folder.companies, folder.mode)) {
+    for (const issue of routeIssues(
+      folder.routes ?? [],
+      folder.companies,
+      folder.mode,
+      folder.recursive !== undefined,
+    )) {
       refinement.addIssue({ code: 'custom', ...issue });
     }
   })
@@ -359,6 +388,7 @@ function routeIssues(
   routes: readonly z.output<typeof routeSchema>[],
   companies: Record<string, CompanyEntry> | undefined,
   folderMode: FolderMode | undefined,
+  recursive: boolean,
 ): { path: (string | number)[]; message: string }[] {
   const issues: { path: (string | number)[]; message: string }[] = [];
   for (const [i, route] of routes.entries()) {
@@ -417,17 +447,16 @@ function routeIssues(
         message: `route "${route.match}": ${payloadWordOnly.join(' and ')} ${payloadWordOnly.length > 1 ? 'are' : 'is'} for payload-word routes, not ${route.mode}`,
       });
     }
+    const all = recursive ? MATCHES_ALL_RECURSIVE : MATCHES_ALL;
     const earlier = routes
       .slice(0, i)
-      .findIndex(
-        (r) => r.match === route.match || MATCHES_ALL.has(r.match) || globCovers(r.match, route.match),
-      );
+      .findIndex((r) => r.match === route.match || all.has(r.match) || globCovers(r.match, route.match));
     if (earlier >= 0) {
       const shadow = routes[earlier]!.match;
       const why =
         shadow === route.match
           ? `routes[${earlier}] has the same match`
-          : MATCHES_ALL.has(shadow)
+          : all.has(shadow)
             ? `routes[${earlier}] ("${shadow}") takes every file first`
             : `routes[${earlier}] ("${shadow}") takes every name it matches first`;
       issues.push({

@@ -55,7 +55,7 @@ const statusesSchema = z
     target: outputTargetSchema
       .prefault(stateOutputDefault('statuses'))
       .describe(
-        'Where YYYY-MM-DD/<file>.status.json (per dropped file, rewritten on every change) and statuses-YYYY-MM-DD.csv are written.',
+        "Where YYYY-MM-DD/<file>.status.json (per dropped file, rewritten on every change; a file of a recursive folder's sub-folder under that sub-path: acme/invoices/YYYY-MM-DD/<file>.status.json) and statuses-YYYY-MM-DD.csv are written.",
       ),
     dailyCsvSchedule: cronExpression('5 0 * * *').describe(
       'When statuses-YYYY-MM-DD.csv files are written (node-cron expression, local time): every past UTC day not written yet, one row per sending event that became final that day.',
@@ -90,7 +90,7 @@ const proofsSchema = z
         `placeholders: ${PROOF_TEMPLATE_FIELDS.map((f) => `<${f}>`).join(', ')}`,
       )
       .describe(
-        'Relative path of each document. <date>: UTC day the file was claimed; <stem>/<file>: the dropped file name without/with extension; <folder>, <jobId>, <sendingEventId>, <type>, <fileReference>, <ext> (from the document name or content type).',
+        "Relative path of each document. <date>: UTC day the file was claimed; <stem>/<file>: the dropped file name without/with extension; <folder>, <jobId>, <sendingEventId>, <type>, <fileReference>, <ext> (from the document name or content type). A file of a recursive folder's sub-folder has its documents under that sub-path (acme/invoices/<this path>).",
       ),
   })
   .prefault({})

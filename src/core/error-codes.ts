@@ -441,6 +441,14 @@ export const ERROR_CODES = {
     action:
       "the line's `fix`: usually the ERP's account writes with umask 077 or outside the agent's group (umask 007 or 027, group membership, or a default ACL: systemd/README.md); once fixed (`chmod g+r`) the file is taken",
   },
+  DOCEX_SOURCE_WATCH_LIMIT: {
+    group: 'files',
+    outcome: 'operator',
+    meaning:
+      'logged once per folder, as a warning: a recursive folder reached the watch limit (inotify `fs.inotify.max_user_watches`, or too many open files) and watches no more sub-folders; files are still taken, those in sub-folders not watched found by the rescan of the whole tree (every minute)',
+    action:
+      'raise `fs.inotify.max_user_watches` above the sub-folders of every recursive folder (docs/configuration.md, Recursive folders), then restart the agent',
+  },
   DOCEX_PLACE_FAILED: {
     group: 'files',
     outcome: 'transient',

@@ -92,5 +92,17 @@ async function makeMissing(target: string): Promise<string[]> {
     await fs.chmod(folder, mode);
     made.push(folder);
   }
+  // The new entries survive a power cut as the files renamed into them do.
+  for (const folder of made) await syncDir(path.dirname(folder));
   return made;
+}
+
+/** fsync of a folder: the entries made or renamed in it are on disk. */
+export async function syncDir(dir: string): Promise<void> {
+  const handle = await fs.open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }

@@ -25,6 +25,7 @@ export function toDoneJobItem(r: ReadRow): DoneJobItem {
           itemId: r['parent_id'] as number,
           folder: r['p_folder'] as string,
           fileName: r['p_file_name'] as string,
+          sourcePath: optional(r['p_source_path']),
           sha256: r['p_sha256'] as string,
           claimedAt: r['p_created_at'] as number,
         }
@@ -32,6 +33,7 @@ export function toDoneJobItem(r: ReadRow): DoneJobItem {
           itemId: r['id'] as number,
           folder: r['folder'] as string,
           fileName: r['file_name'] as string,
+          sourcePath: optional(r['source_path']),
           sha256: r['sha256'] as string,
           claimedAt: r['created_at'] as number,
         },

@@ -168,7 +168,15 @@ export interface DoneJobItem {
   jobName: string | undefined;
   doneAt: number;
   /** The dropped file the job came from (the item itself, or the row's file). */
-  source: { itemId: number; folder: string; fileName: string; sha256: string; claimedAt: number };
+  source: {
+    itemId: number;
+    folder: string;
+    fileName: string;
+    /** Where it was dropped (a recursive folder's sub-path is read from it). */
+    sourcePath?: string | undefined;
+    sha256: string;
+    claimedAt: number;
+  };
 }
 
 /** One history entry with what its item is: the ops totals are summed from these. */

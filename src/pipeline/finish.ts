@@ -9,9 +9,9 @@ import { crashPoint } from '../core/crash-points.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
-import { kindOf } from '../sources/kinds.js';
+import { kindOf, subFoldersOf } from '../sources/kinds.js';
 import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
-import { findPlaced, placeFileInQueue, placingInto, type SideFile } from './place-file.js';
+import { findPlaced, placeableSubDir, placeFileInQueue, placingInto, type SideFile } from './place-file.js';
 import { sidecarPathOf, usesSidecars } from './sidecar.js';
 import type { FolderRuntime, StepContext } from './types.js';
 
@@ -55,10 +55,15 @@ async function stillClaimed(item: JournalItem): Promise<boolean> {
 }
 
 /** Days an earlier holder may have archived the item on: from its last move up to now, a week at most. */
-function archiveDaysSince(archiveDir: string, since: number, now: number): string[] {
+function archiveDaysSince(
+  archiveDir: string,
+  subFolders: readonly string[],
+  since: number,
+  now: number,
+): string[] {
   const days = new Set<string>();
   for (let at = Math.max(since, now - 7 * DAY_MS); at < now + DAY_MS; at += DAY_MS) {
-    days.add(archiveDayDir(archiveDir, Math.min(at, now)));
+    days.add(archiveDayDir(archiveDir, Math.min(at, now), subFolders));
   }
   return [...days];
 }
@@ -185,12 +190,13 @@ export async function archiveItem(
   } else if (await stillClaimed(item)) {
     const now = ctx.clock.now();
     const record = { ...resultRecord(item, now), ...extra };
+    const sub = subFoldersOf(runtime.config, item);
     const outcome = await placeOwnCopy(ctx, runtime, item, {
-      dir: archiveDayDir(runtime.config.archiveDir, now),
+      dir: archiveDayDir(runtime.config.archiveDir, now, sub),
       root: runtime.config.archiveDir,
       sideFiles: [{ suffix: '.result.json', content: `${JSON.stringify(record, null, 2)}\n` }],
       earlier: {
-        dirs: archiveDaysSince(runtime.config.archiveDir, item.updatedAt, now),
+        dirs: archiveDaysSince(runtime.config.archiveDir, sub, item.updatedAt, now),
         suffix: '.result.json',
       },
     });
@@ -219,15 +225,16 @@ export async function placeRejected(
   const log = ctx.log.child({ folder: item.folder, file: item.fileName, jobId: item.jobId });
   if (ctx.keepFiles || !(await stillClaimed(item))) return;
   const record = errorRecord(item, ctx.clock.now(), extras.details);
+  const dir = await placeableSubDir(runtime.config.errorDir, subFoldersOf(runtime.config, item));
   const outcome = await placeOwnCopy(ctx, runtime, item, {
-    dir: runtime.config.errorDir,
+    dir,
     root: runtime.config.errorDir,
     sideFiles: [
       { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
       { suffix: '.error.txt', content: errorText(record, extras.report, extras.headline) },
       ...(extras.sideFiles ?? []),
     ],
-    earlier: { dirs: [runtime.config.errorDir], suffix: '.error.json' },
+    earlier: { dirs: [dir], suffix: '.error.json' },
   });
   if ('earlier' in outcome) {
     log.info(

@@ -10,7 +10,7 @@ import { crashPoint } from '../core/crash-points.js';
 import { existsOrFalse } from '../core/fs.js';
 import { fileChange, type JournalItem } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
-import { kindOf } from '../sources/kinds.js';
+import { kindOf, relativePathOf } from '../sources/kinds.js';
 import { forgetClaimNote } from '../sources/local/index.js';
 import { placeRejected, rejectItem } from './finish.js';
 import type { Inspection } from './inspect/inspect-file.js';
@@ -50,7 +50,9 @@ export async function intakeItem(
   const unchanged = digest.statSize === digest.size;
   // Decided once, here: a restart or another agent sends the file as recorded, whatever the
   // configuration says by then. A file no route takes is recorded to the folder's workflow, refused.
-  const route = routesOf(runtime.config).resolve(file.name);
+  const route = routesOf(runtime.config).resolve(
+    relativePathOf(runtime.config, { sourcePath: file.originalPath, fileName: file.name }),
+  );
   const target = route.ok ? route : { workflowId: runtime.config.workflowId, managedCompanyId: undefined };
   // The route's own mode, else the folder's: recorded with the claim, which is what drives the item.
   const mode = (route.ok ? route.mode : undefined) ?? runtime.mode;

@@ -92,7 +92,10 @@ export function errorText(record: ErrorRecord, report?: string, headline?: strin
   return `${lines.join('\n')}\n`;
 }
 
-/** `archive/2026-11-21`: the day (UTC) the file was archived. */
-export function archiveDayDir(archiveDir: string, now: number): string {
-  return path.join(archiveDir, iso(now).slice(0, 10));
+/**
+ * `archive/2026-11-21`: the day (UTC) the file was archived; a file of a recursive folder's
+ * sub-folder keeps its sub-path above the day (`archive/acme/invoices/2026-11-21`).
+ */
+export function archiveDayDir(archiveDir: string, now: number, subFolders: readonly string[] = []): string {
+  return path.join(archiveDir, ...subFolders, iso(now).slice(0, 10));
 }

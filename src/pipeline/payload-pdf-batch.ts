@@ -18,6 +18,7 @@ import path from 'node:path';
 import { crashPoint } from '../core/crash-points.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import { fileChange, isFinal, type JournalItem } from '../journal/index.js';
+import { subFoldersOf } from '../sources/kinds.js';
 import { type BatchInput, folderBatchInput, settledBatchInput, zipBatchInput } from './batch-inputs.js';
 import { type BatchPlan, planBatch } from './batch-plan.js';
 import { callOptions } from './call-options.js';
@@ -25,6 +26,7 @@ import { archiveItem, placeRejected, recordDone, rejectItem } from './finish.js'
 import { validateItem } from './intake.js';
 import { runJobSteps } from './job-steps.js';
 import { archiveDayDir } from './outcome-files.js';
+import { placeableSubDir } from './place-file.js';
 import { workflowOf } from './routes.js';
 import { withSendTime } from './send-at.js';
 import { type FolderRuntime, RetryLater, type StepContext } from './types.js';
@@ -76,7 +78,9 @@ async function rejectBatch(
     details?: Record<string, unknown>;
   },
 ): Promise<JournalItem> {
-  await input?.placeCompanions(runtime.config.errorDir);
+  await input?.placeCompanions(
+    await placeableSubDir(runtime.config.errorDir, subFoldersOf(runtime.config, item)),
+  );
   return rejectItem(ctx, runtime, item, rejection.code, rejection.reason, {
     ...(rejection.report ? { report: rejection.report } : {}),
     ...(rejection.details ? { details: rejection.details } : {}),
@@ -99,7 +103,9 @@ async function finishBatch(
       details: { rows: await rowSummary(ctx, item) },
     });
   }
-  await input?.placeCompanions(archiveDayDir(runtime.config.archiveDir, ctx.clock.now()));
+  await input?.placeCompanions(
+    archiveDayDir(runtime.config.archiveDir, ctx.clock.now(), subFoldersOf(runtime.config, item)),
+  );
   return archiveItem(ctx, runtime, item, {
     rows: await rowSummary(ctx, item),
     ...(report ? { report } : {}),
@@ -226,7 +232,9 @@ export async function drivePayloadPdfBatch(
   const leftovers = () =>
     settledBatchInput(item, { zip: isZipBatch(item.fileName), keepFiles: ctx.keepFiles === true });
   if (item.state === 'rejected') {
-    await leftovers().placeCompanions(runtime.config.errorDir);
+    await leftovers().placeCompanions(
+      await placeableSubDir(runtime.config.errorDir, subFoldersOf(runtime.config, item)),
+    );
     await placeRejected(ctx, runtime, item);
     return item;
   }

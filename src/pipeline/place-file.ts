@@ -51,6 +51,24 @@ export function fitName(name: string, suffixBytes: number): string {
 }
 
 /**
+ * `root` with as many of `subFolders` below it as can be folders: a refused file of a recursive
+ * folder keeps its sub-path in the error folder, but a file refused earlier under a sub-folder's
+ * name (`acme`, refused from the top, before `acme/x.pdf`) is never replaced by a folder: the file
+ * goes to the deepest folder that can hold it. A link is left in the path for placeFile to refuse
+ * (DOCEX_FOLDER_UNSAFE).
+ */
+export async function placeableSubDir(root: string, subFolders: readonly string[]): Promise<string> {
+  let dir = root;
+  for (const name of subFolders) {
+    const next = path.join(dir, name);
+    const st = await fs.lstat(next).catch(() => undefined);
+    if (st && !st.isDirectory() && !st.isSymbolicLink()) return dir;
+    dir = next;
+  }
+  return dir;
+}
+
+/**
  * Placements into one directory, one at a time. Choosing a free name and renaming into it are two
  * steps: two items of the same name finishing together (every `index.csv` of a folder) would both
  * choose `index.5.csv`, and the second rename would replace the first file.

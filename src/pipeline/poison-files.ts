@@ -9,6 +9,7 @@
  * A kill from outside during busy work (an OOM kill of the machine, a restart) thus never makes a
  * good file poison: the lone inspection passes and clears the record.
  */
+import { subFolders } from '../domain/relative-path.js';
 import { isFinal } from '../journal/index.js';
 import { rejectItem } from './finish.js';
 import { inspect } from './intake.js';
@@ -41,7 +42,7 @@ export async function inspectSuspect(
 export async function setAsideIfPoison(
   ctx: StepContext,
   runtime: FolderRuntime,
-  file: { name: string; path: string },
+  file: { name: string; path: string; relativePath?: string },
   startedBefore?: number,
 ): Promise<boolean> {
   const { journal, log, clock } = ctx;
@@ -65,6 +66,7 @@ export async function setAsideIfPoison(
       {
         name: file.name,
         path: file.path,
+        subFolders: subFolders(file.relativePath),
         code,
         reason,
         fix: 'Do not drop this file again as it is: send it to the agent’s maintainers, with the log lines of the crashes.',

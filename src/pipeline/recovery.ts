@@ -5,6 +5,7 @@
  * its recorded state, soonest upload deadline first. A file that crashed the agent is tried alone
  * or set aside first (poison-files.ts), so a restart never crash-loops on it.
  */
+import { subFolders } from '../domain/relative-path.js';
 import type { JournalItem, RecoveryStep, TakenOver, TakeOverScope } from '../journal/index.js';
 import { intakeOf, kindOf } from '../sources/kinds.js';
 import { type RecoveredFile, recoverProcessing } from '../sources/local/index.js';
@@ -112,7 +113,9 @@ async function reclaimProcessing(
   const markers = stability.kind === 'done-marker' ? stability.suffixes : [];
   // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
   const intake = intakeOf(runtime.config);
-  for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers })) {
+  // A local folder's claims keep the sub-path they were dropped at (a recursive folder's).
+  const recursive = !kindOf(runtime.config.source).remote;
+  for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers, recursive })) {
     if (!consider(file)) continue;
     // Before anything else reads it: a file that crashed the agent twice must not a third time.
     if (await setAsideIfPoison(deps.ctx, runtime, file, inspectionsBefore)) {
@@ -131,7 +134,8 @@ async function reclaimProcessing(
       const name = file.originalName ?? file.name;
       deps.accept(runtime.config.name, {
         name,
-        originalPath: intake.originalPath(name),
+        // A recursive folder's file: its sub-path in .processing is the one it was dropped at.
+        originalPath: intake.originalPath([...subFolders(file.relativePath), name].join('/')),
         claimedPath: file.path,
       });
       summary.reclaimed++;

@@ -9,9 +9,9 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../core/errors.js';
 import { freeName, writeFileAtomic } from '../core/fs.js';
-import { ensureRealDir } from '../core/real-dir.js';
+import { assertRealPath, ensureRealDir } from '../core/real-dir.js';
 import type { RejectedEntry } from '../sources/local/index.js';
-import { fitName, placingInto } from './place-file.js';
+import { fitName, placeableSubDir, placingInto } from './place-file.js';
 
 export interface EntryRejection {
   folder: string;
@@ -20,13 +20,18 @@ export interface EntryRejection {
   now: number;
 }
 
+/** An entry of a recursive folder's sub-folder keeps its sub-path (`error/acme/invoices/`). */
 export async function rejectEntry(entry: RejectedEntry, to: EntryRejection): Promise<string> {
-  await ensureRealDir(to.errorDir);
-  return placingInto(to.errorDir, () => placeRejectedEntry(entry, to));
+  const dir = await placeableSubDir(to.errorDir, entry.subFolders ?? []);
+  // Every level checked before the sub-folders are made, and again after: none is a link.
+  await assertRealPath(to.errorDir, dir);
+  await ensureRealDir(dir);
+  await assertRealPath(to.errorDir, dir);
+  return placingInto(dir, () => placeRejectedEntry(entry, to, dir));
 }
 
-async function placeRejectedEntry(entry: RejectedEntry, to: EntryRejection): Promise<string> {
-  const placed = path.join(to.errorDir, await freeName(to.errorDir, fitName(entry.name, 11)));
+async function placeRejectedEntry(entry: RejectedEntry, to: EntryRejection, dir: string): Promise<string> {
+  const placed = path.join(dir, await freeName(dir, fitName(entry.name, 11)));
   const record = {
     status: 'rejected',
     file: entry.name,
@@ -58,7 +63,7 @@ async function placeRejectedEntry(entry: RejectedEntry, to: EntryRejection): Pro
     ]);
     throw new DocexError('DOCEX_PLACE_FAILED', `could not move ${entry.name} to the error folder`, {
       cause: err,
-      details: { file: entry.name, dir: to.errorDir },
+      details: { file: entry.name, dir },
     });
   }
   return placed;

@@ -1,21 +1,22 @@
 /**
  * A folder's routes: which workflow and managed company a dropped file goes to, and in which mode
- * (a route's own, else the folder's), decided from its name once, at its claim (the journal item
- * keeps the answer). First match wins; a folder without routes sends every file to its own
- * workflow and company. A route's match is a glob of the
+ * (a route's own, else the folder's), decided from its path relative to the drop folder once, at
+ * its claim (the journal item keeps the answer): its name in a flat folder, `acme/invoices/x.pdf`
+ * in a recursive one. First match wins; a folder without
+ * routes sends every file to its own workflow and company. A route's match is a glob of the
  * folder's case rule (sources/glob.ts) and may hold one `{company}` token: the part of the name it
- * stands for is looked up in the folder's `companies` table (case-insensitively, in a Map: a name
- * such as `__proto__` is an unknown company like any other), which gives the managed company and,
- * when the entry names one, the company's own workflow (a workflow belongs to one company); an
- * entry that names none takes the route's.
- *
- * Routes match the file's name; sub-paths come with recursive folders.
+ * stands for (within one path segment: `{company}/*.pdf` takes a sub-folder's name) is looked up
+ * in the folder's `companies` table (case-insensitively, in a Map: a name such as `__proto__` is an
+ * unknown company like any other), which gives the managed company and, when the entry names one,
+ * the company's own workflow (a workflow belongs to one company); an entry that names none takes
+ * the route's.
  */
 import { companyEntry, type FolderConfig, type FolderMode } from '../config/index.js';
 import { DocexError } from '../core/errors.js';
 import { quoteName } from '../domain/file-names.js';
 import type { Workflow } from '../domain/wire.js';
 import { compileGlob } from '../sources/glob.js';
+import { relativePathOf } from '../sources/kinds.js';
 import type { FolderRuntime } from './types.js';
 
 export const COMPANY_TOKEN = '{company}';
@@ -67,8 +68,8 @@ interface RouteCompany {
 }
 
 export interface FolderRoutes {
-  /** The route a file of this name takes (or why none does). */
-  resolve(fileName: string): RouteDecision;
+  /** The route a file of this relative path (its name in a flat folder) takes, or why none does. */
+  resolve(relativePath: string): RouteDecision;
   /**
    * Every target a route can name (the folder's own when it has no routes), for the start-up
    * check: a `{company}` route's, each company of the table with its workflow.
@@ -139,7 +140,7 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
         });
       });
     },
-    resolve(fileName) {
+    resolve(relativePath) {
       if (routes.length === 0) {
         return {
           ok: true,
@@ -150,7 +151,7 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
       }
       for (const [i, r] of routes.entries()) {
         if (r.whole) {
-          if (r.whole.test(fileName)) {
+          if (r.whole.test(relativePath)) {
             return {
               ok: true,
               route: i,
@@ -161,14 +162,14 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
           }
           continue;
         }
-        const company = companyPart(fileName, r);
+        const company = companyPart(relativePath, r);
         if (company === undefined) continue;
         const entry = r.companies.get(company.toLowerCase());
         if (entry === undefined) {
           return {
             ok: false,
             code: 'DOCEX_INPUT_NO_ROUTE',
-            reason: `${quoteName(fileName)} names company ${quoteName(company)} (route ${quoteName(r.match)}), which is not in the folder's companies table: known companies are ${known.map((k) => quoteName(k)).join(', ')}`,
+            reason: `${quoteName(relativePath)} names company ${quoteName(company)} (route ${quoteName(r.match)}), which is not in the folder's companies table: known companies are ${known.map((k) => quoteName(k)).join(', ')}`,
             details: { route: r.match, known },
           };
         }
@@ -184,7 +185,7 @@ export function compileRoutes(folder: RoutedFolder): FolderRoutes {
       return {
         ok: false,
         code: 'DOCEX_INPUT_NO_ROUTE',
-        reason: `${quoteName(fileName)} matches none of the folder's routes: tried ${tried.map((m) => quoteName(m)).join(', ')}`,
+        reason: `${quoteName(relativePath)} matches none of the folder's routes: tried ${tried.map((m) => quoteName(m)).join(', ')}`,
         details: { routes: tried },
       };
     },
@@ -232,7 +233,9 @@ function companyPart(name: string, route: CompanyRoute): string | undefined {
   }
   if (known !== undefined) return known;
   for (const start of starts) {
-    for (let end = start + 1; end <= name.length; end++) if (ends.has(end)) return name.slice(start, end);
+    // Within one path segment: `{company}/*.pdf` reads a sub-folder's name, never two.
+    for (let end = start + 1; end <= name.length && name[end - 1] !== '/'; end++)
+      if (ends.has(end)) return name.slice(start, end);
   }
   return undefined;
 }
@@ -277,16 +280,16 @@ export function companyOf(
 }
 
 /**
- * The payload-word options an item's rows are built with: those of the route its name takes now
+ * The payload-word options an item's rows are built with: those of the route its path takes now
  * (a route's own, else the folder's), when that route still sends in the item's recorded mode;
  * the folder's otherwise (the routes changed since its claim).
  */
 export function payloadOptionsOf(
   runtime: FolderRuntime,
-  item: { fileName: string; mode: string },
+  item: { fileName: string; sourcePath?: string | undefined; mode: string },
 ): Pick<FolderConfig, 'mapping' | 'onInvalidRow'> {
   const { config } = runtime;
-  const decision = routesOf(config).resolve(item.fileName);
+  const decision = routesOf(config).resolve(relativePathOf(config, item));
   const route = decision.ok && decision.route !== undefined ? config.routes?.[decision.route] : undefined;
   if (!route || (route.mode ?? runtime.mode) !== item.mode) {
     return { mapping: config.mapping, onInvalidRow: config.onInvalidRow };

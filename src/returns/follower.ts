@@ -73,6 +73,11 @@ export interface FollowerOptions {
    * when none was recorded: the folder's (companyOf) then.
    */
   itemCompany?: (itemId: number) => Promise<string | undefined>;
+  /**
+   * A dropped file's path relative to its drop folder (`acme/invoices/x.pdf`): its status file and
+   * proofs keep the sub-path. Absent: its name.
+   */
+  relativePathOf?: (source: { folder: string; fileName: string; sourcePath?: string | undefined }) => string;
   /** Every managed company of the drop folders: where to look for an event of an unknown job. */
   companies?: () => string[];
   /** Longest real sleep of the loop (tests with a ManualClock use a few ms). */
@@ -294,10 +299,12 @@ export class Follower {
       if (items.length === 0) return added;
       const jobs: NewJob[] = items.map((it) => {
         const day = utcDay(it.source.claimedAt);
+        // A recursive folder's file is kept under its relative path: its status and proofs keep the sub-path.
+        const fileName = this.opts.relativePathOf?.(it.source) ?? it.source.fileName;
         return {
           jobId: it.jobId,
-          source: { ...it.source, day },
-          statusPath: (collision) => statusFilePath(day, it.source.fileName, it.source.itemId, collision),
+          source: { ...it.source, fileName, day },
+          statusPath: (collision) => statusFilePath(day, fileName, it.source.itemId, collision),
           itemId: it.itemId,
           rowIndex: it.rowIndex,
           label: it.label,

@@ -39,6 +39,8 @@ export interface ReturnsOptions {
   log: Logger;
   companyOf?: (folder: string) => string | undefined;
   companies?: () => string[];
+  /** A dropped file's path relative to its drop folder (Follower: its status and proofs keep the sub-path). */
+  relativePathOf?: (source: { folder: string; fileName: string; sourcePath?: string | undefined }) => string;
   /** Replace the configured targets (tests, fault injection). */
   statusTarget?: OutputTarget;
   proofTarget?: OutputTarget;
@@ -99,6 +101,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
       ...(options.companyOf ? { companyOf: options.companyOf } : {}),
       itemCompany: (itemId: number) => feed!.itemCompany(itemId),
       ...(options.companies ? { companies: options.companies } : {}),
+      ...(options.relativePathOf ? { relativePathOf: options.relativePathOf } : {}),
       ...(options.maxSleepMs ? { maxSleepMs: options.maxSleepMs } : {}),
       ...(options.claimTask ? { claimTask: options.claimTask } : {}),
       ...(options.documentClaimMs ? { documentClaimMs: options.documentClaimMs } : {}),

@@ -3,6 +3,7 @@
  * a dropped file. Every value put into a name is made safe for a file name on Windows and POSIX.
  */
 import path from 'node:path';
+import { relativeSegments } from '../domain/relative-path.js';
 
 export interface ProofNameInput {
   /** UTC day the source file was claimed, YYYY-MM-DD. */
@@ -10,6 +11,8 @@ export interface ProofNameInput {
   folder: string;
   /** The dropped file's name, e.g. `invoice-0001.pdf`. */
   file: string;
+  /** The sub-folders of a recursive folder it was dropped in (`['acme', 'invoices']`). */
+  subFolders?: readonly string[];
   jobId: string;
   sendingEventId: string;
   type: string;
@@ -53,8 +56,31 @@ export function extensionOf(documentName: string | undefined, contentType: strin
   return (type && CONTENT_TYPE_EXT[type]) ?? 'bin';
 }
 
-/** The template filled in; `/` in the template separates folders, never a value. */
+/**
+ * A dropped file as the returns store keeps it, its path relative to the drop folder
+ * (`acme/invoices/x.pdf` in a recursive folder): its sub-folders and its name. A path that is not
+ * one the intake takes (a segment `..`, a control character) is a name alone, made safe as a value.
+ */
+export function splitFile(file: string): { subFolders: string[]; name: string } {
+  const segments = relativeSegments(file);
+  if (segments === undefined || segments.length < 2) return { subFolders: [], name: file };
+  return { subFolders: segments.slice(0, -1), name: segments[segments.length - 1]! };
+}
+
+/** `acme/invoices/`: sub-folders as a path prefix, each a safe segment ('' for none). */
+function prefixOf(subFolders: readonly string[] | undefined): string {
+  return (subFolders ?? [])
+    .filter((part) => part !== '' && part !== '.' && part !== '..')
+    .map((part) => `${safeSegment(part)}/`)
+    .join('');
+}
+
+/**
+ * The template filled in; `/` in the template separates folders, never a value. The sub-folders
+ * a file of a recursive folder was dropped in come first (`acme/invoices/<template>`).
+ */
 export function proofPath(template: string, input: ProofNameInput): string {
+  const prefix = prefixOf(input.subFolders);
   const values: Record<string, string> = {
     date: input.date,
     folder: input.folder,
@@ -66,13 +92,16 @@ export function proofPath(template: string, input: ProofNameInput): string {
     fileReference: input.fileReference,
     ext: extensionOf(input.documentName, input.contentType),
   };
-  return template
-    .split('/')
-    .filter((part) => part !== '' && part !== '.' && part !== '..')
-    .map((part) =>
-      safeSegment(part.replace(/<([A-Za-z]+)>/g, (_m, key: string) => safeSegment(values[key] ?? ''))),
-    )
-    .join('/');
+  return (
+    prefix +
+    template
+      .split('/')
+      .filter((part) => part !== '' && part !== '.' && part !== '..')
+      .map((part) =>
+        safeSegment(part.replace(/<([A-Za-z]+)>/g, (_m, key: string) => safeSegment(values[key] ?? ''))),
+      )
+      .join('/')
+  );
 }
 
 /** The dropped file and job a proof belongs to, as the returns store keeps them. */
@@ -80,6 +109,7 @@ export interface ProofOwner {
   /** UTC day the source file was claimed, YYYY-MM-DD. */
   day: string;
   folder: string;
+  /** Its path relative to the drop folder (its name, or `acme/invoices/x.pdf`): see splitFile. */
   fileName: string;
   jobId: string;
 }
@@ -99,10 +129,12 @@ export function proofName(
   sendingEventId: string,
   document: ProofDocument,
 ): string {
+  const { subFolders, name } = splitFile(owner.fileName);
   return proofPath(template, {
     date: owner.day,
     folder: owner.folder,
-    file: owner.fileName,
+    file: name,
+    subFolders,
     jobId: owner.jobId,
     sendingEventId,
     type: document.type,
@@ -130,10 +162,15 @@ export function* namesWhenTaken(named: string, fileReference: string): Generator
   for (let n = 2; ; n++) yield withSuffix(base, String(n));
 }
 
-/** `YYYY-MM-DD/<file>.status.json`; a later drop of the same name that day gets its item id too. */
+/**
+ * `YYYY-MM-DD/<file>.status.json`; a later drop of the same name that day gets its item id too. A
+ * file of a recursive folder's sub-folder (`acme/invoices/x.pdf`) keeps its sub-path above the day:
+ * `acme/invoices/YYYY-MM-DD/x.pdf.status.json`.
+ */
 export function statusFilePath(date: string, file: string, itemId: number, collision: boolean): string {
-  const name = collision ? `${file}.${itemId}.status.json` : `${file}.status.json`;
-  return `${date}/${safeSegment(name)}`;
+  const { subFolders, name: base } = splitFile(file);
+  const name = collision ? `${base}.${itemId}.status.json` : `${base}.status.json`;
+  return `${prefixOf(subFolders)}${date}/${safeSegment(name)}`;
 }
 
 export function utcDay(epochMs: number): string {

@@ -86,4 +86,9 @@ export interface SourceDeps {
   onUnreadableChange?: () => void;
   /** The folder's key in the configuration (`folders[2]`): a missing drop folder names it. */
   at?: string;
+  /**
+   * Folders the agent writes into besides this folder's own (the state folder, local output
+   * folders, other folders' archive and error folders): a recursive folder never enters them.
+   */
+  agentDirs?: readonly string[];
 }

@@ -11,7 +11,10 @@ import type { z } from 'zod';
 export interface IntakePlace {
   /** The folder whose `.processing/` holds claimed files. */
   dir: string;
-  originalPath(name: string): string;
+  /** Where a file was dropped, from its path relative to the drop folder (`acme/invoices/x.pdf`). */
+  originalPath(relative: string): string;
+  /** The inverse: a recorded original path's relative path, undefined when it is not below the drop folder. */
+  relativePath(originalPath: string): string | undefined;
 }
 
 /** A problem a kind finds in the folder around its source (a setting it cannot honour). */
@@ -23,6 +26,8 @@ export interface FolderIssue {
 /** What a kind may read of the folder around its source when judging it. */
 export interface FolderAround {
   payloadPdf: { pairing: string };
+  /** Set when the folder takes files in sub-folders too. */
+  recursive?: { depth: number } | undefined;
 }
 
 /** The folder fields a kind's state-folder defaults fill. */

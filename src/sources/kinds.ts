@@ -6,6 +6,7 @@
  * asked for by the compiler.
  */
 import type { z } from 'zod';
+import { subFolders } from '../domain/relative-path.js';
 import type { IntakePlace, SourceKind } from './kind.js';
 import { localKind } from './local/kind.js';
 import { sftpKind } from './sftp/kind.js';
@@ -45,4 +46,26 @@ export function kindOf(source: {
 /** Where a folder's claimed files lie on this machine and how the journal names them. */
 export function intakeOf(folder: { source: SourceConfig }): IntakePlace {
   return kindOf(folder.source).intake(folder.source);
+}
+
+/**
+ * A recorded file's path relative to its folder's drop folder (`acme/invoices/x.pdf`): what routes
+ * match; its name when the recorded path is not below the drop folder (the configuration moved it).
+ */
+export function relativePathOf(
+  folder: { source: SourceConfig },
+  file: { sourcePath?: string | undefined; fileName: string },
+): string {
+  return (
+    (file.sourcePath === undefined ? undefined : intakeOf(folder).relativePath(file.sourcePath)) ??
+    file.fileName
+  );
+}
+
+/** The sub-folders a recorded file was dropped in (`['acme', 'invoices']`), kept by its archive, error and status places. */
+export function subFoldersOf(
+  folder: { source: SourceConfig },
+  file: { sourcePath?: string | undefined; fileName: string },
+): string[] {
+  return subFolders(relativePathOf(folder, file));
 }

@@ -156,6 +156,22 @@ describe('agentConfigSchema', () => {
     expect(config.folders[1]?.stability).toEqual({ kind: 'rename-in' });
   });
 
+  it('reads recursive: off by default, true as the default depth, { depth } from 1 to 16', () => {
+    const folderOf = (extra: Record<string, unknown>) =>
+      agentConfigSchema.parse({ service: SERVICE, folders: [{ ...FOLDER, ...extra }] }).folders[0]?.recursive;
+    expect(folderOf({})).toBeUndefined();
+    expect(folderOf({ recursive: false })).toBeUndefined();
+    expect(folderOf({ recursive: true })).toEqual({ depth: 4 });
+    expect(folderOf({ recursive: 'true' })).toEqual({ depth: 4 });
+    expect(folderOf({ recursive: { depth: 2 } })).toEqual({ depth: 2 });
+    expect(folderOf({ recursive: {} })).toEqual({ depth: 4 });
+    for (const bad of [{ depth: 0 }, { depth: 17 }, { depth: 2, follow: true }, 'yes']) {
+      expect(parse({ service: SERVICE, folders: [{ ...FOLDER, recursive: bad }] }).success, String(bad)).toBe(
+        false,
+      );
+    }
+  });
+
   it('keeps configured archive and error folders instead of deriving them', () => {
     const config = agentConfigSchema.parse({
       service: SERVICE,

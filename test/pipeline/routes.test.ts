@@ -196,6 +196,49 @@ describe('routes: which workflow and company a file goes to', () => {
   });
 });
 
+describe('routes of a recursive folder: matched against the relative path', () => {
+  const tree = {
+    workflowId: 'wf_default',
+    managedCompanyId: undefined,
+    routes: [
+      { match: 'acme/invoices/*.pdf', workflowId: 'wf_acme_invoices', managedCompanyId: 'cmp_acme' },
+      { match: '*/reminders/*.csv', workflowId: 'wf_reminders' },
+      { match: '{company}/*.pdf', workflowId: 'wf_company' },
+    ],
+    companies: { acme: ACME, Globex: GLOBEX },
+  };
+
+  it('matches sub-path globs, * staying within one folder', () => {
+    const routes = compileRoutes(tree);
+    expect(routes.resolve('acme/invoices/x.pdf')).toMatchObject({ ok: true, route: 0 });
+    expect(routes.resolve('globex/reminders/r.CSV')).toMatchObject({ ok: true, route: 1 });
+    // `*` does not cross folders: one level too deep matches neither.
+    expect(routes.resolve('a/b/reminders/r.csv')).toMatchObject({ ok: false, code: 'DOCEX_INPUT_NO_ROUTE' });
+    expect(routes.resolve('acme/invoices/2026/x.pdf')).toMatchObject({ ok: false });
+  });
+
+  it('takes {company} from one sub-folder name, never across folders', () => {
+    const routes = compileRoutes(tree);
+    expect(routes.resolve('Globex/letter.pdf')).toMatchObject({
+      ok: true,
+      route: 2,
+      company: 'Globex',
+      managedCompanyId: GLOBEX,
+    });
+    const decision = routes.resolve('acme/other/letter.pdf');
+    expect(decision).toMatchObject({ ok: false });
+    expect(decision.ok ? '' : decision.reason).toBe(
+      '"acme/other/letter.pdf" matches none of the folder\'s routes: tried "acme/invoices/*.pdf", "*/reminders/*.csv", "{company}/*.pdf"',
+    );
+  });
+
+  it('matches a flat folder file by its name as before: * takes no sub-path', () => {
+    const routes = compileRoutes({ workflowId: 'wf', routes: [{ match: '*.pdf', workflowId: 'wf_pdf' }] });
+    expect(routes.resolve('x.pdf')).toMatchObject({ ok: true, route: 0 });
+    expect(routes.resolve('acme/x.pdf')).toMatchObject({ ok: false });
+  });
+});
+
 const parse = (extra: Record<string, unknown>) =>
   agentConfigSchema.safeParse({
     sandbox: { enabled: true },
@@ -303,6 +346,20 @@ describe('routes in the configuration', () => {
         ],
       }),
     ).toBeUndefined();
+  });
+
+  it('refuses a route after ** in a recursive folder, but not after * (which takes no sub-path there)', () => {
+    const routes = [
+      { match: '*', workflowId: 'a' },
+      { match: 'acme/*.pdf', workflowId: 'b' },
+    ];
+    expect(parse({ recursive: true, routes }).success).toBe(true);
+    expect(
+      messages({
+        recursive: { depth: 2 },
+        routes: [{ match: '**', workflowId: 'a' }, routes[1]],
+      }),
+    ).toEqual(['route "acme/*.pdf" can never match: routes[0] ("**") takes every file first']);
   });
 
   it('refuses {company} without a companies table, twice in one match, or beside a managedCompanyId', () => {

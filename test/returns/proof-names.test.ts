@@ -1,7 +1,13 @@
 import Papa from 'papaparse';
 import { describe, expect, it } from 'vitest';
 import { returnsSchema } from '../../src/config/returns-schema.js';
-import { extensionOf, proofPath, safeSegment, statusFilePath } from '../../src/returns/proof-names.js';
+import {
+  extensionOf,
+  proofName,
+  proofPath,
+  safeSegment,
+  statusFilePath,
+} from '../../src/returns/proof-names.js';
 import { CSV_COLUMNS, renderCsv } from '../../src/returns/status-csv.js';
 import type { DocumentRow, EventRow, JobRow, SourceRow } from '../../src/returns/store.js';
 import { buildStatusDocument } from './support/status-document.js';
@@ -54,6 +60,30 @@ describe('proof and status names', () => {
       returnsSchema.safeParse({ proofs: { nameTemplate: '<jobId>/<sendingEventId>-<fileReference>' } })
         .success,
     ).toBe(true);
+  });
+
+  it('keeps a recursive folder file’s sub-path above its status file and proofs', () => {
+    expect(statusFilePath('2026-11-21', 'acme/invoices/a.pdf', 12, false)).toBe(
+      'acme/invoices/2026-11-21/a.pdf.status.json',
+    );
+    expect(statusFilePath('2026-11-21', 'acme/invoices/a.pdf', 12, true)).toBe(
+      'acme/invoices/2026-11-21/a.pdf.12.status.json',
+    );
+    const owner = { day: '2026-11-21', folder: 'pdf', fileName: 'acme/invoices/a.pdf', jobId: 'job_1' };
+    expect(
+      proofName('<date>/<stem>/<sendingEventId>-<type>.<ext>', owner, 'se_1', {
+        type: 'DELIVERY_PROOF',
+        fileReference: 'blob_9',
+        contentType: 'application/pdf',
+      }),
+    ).toBe('acme/invoices/2026-11-21/a/se_1-DELIVERY_PROOF.pdf');
+  });
+
+  it('takes a stored path that climbs or holds controls as one name, never as folders', () => {
+    expect(statusFilePath('2026-11-21', '../../etc/a.pdf', 1, false)).toBe(
+      '2026-11-21/_.._etc_a.pdf.status.json',
+    );
+    expect(statusFilePath('2026-11-21', 'a\nb/x.pdf', 1, false).split('/')).toHaveLength(2);
   });
 
   it('names a second drop of the same name that day by its journal item id', () => {

@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
 import { errnoOf, exists, freeName, inDir, type RenameFn, writeFileAtomic } from '../../core/fs.js';
-import { assertRealDir } from '../../core/real-dir.js';
+import { assertRealDir, ensureRealDir } from '../../core/real-dir.js';
 import { PROCESSING_DIR } from './kind.js';
 import { markerSuffixOf } from './stability.js';
 
@@ -35,17 +35,19 @@ export async function claimFile(
   processingDir: string,
   expected: FileStamp,
   rename: RenameFn = fs.rename,
+  subFolders: readonly string[] = [],
 ): Promise<ClaimResult> {
   // A `.processing` swapped for a link would carry claimed files elsewhere: refused (DOCEX_FOLDER_UNSAFE).
   await assertRealDir(processingDir);
+  const dir = await claimDirOf(processingDir, subFolders);
   const name = path.basename(sourcePath);
-  const target = path.join(processingDir, await freeName(processingDir, name));
+  const target = path.join(dir, await freeName(dir, name));
   // Numbered because the name is in flight already: its own name is noted first, so a crash before
   // the claim is recorded still lets recovery take the file under the name it was dropped with.
   const noted = path.basename(target) !== name;
   if (noted) await writeClaimNote(target, { name, ...expected });
   try {
-    await inDir(processingDir, () => rename(sourcePath, target));
+    await inDir(dir, () => rename(sourcePath, target));
   } catch (err) {
     // Nothing came in under that name (another claimer took the file): its note goes too.
     if (noted) await forgetClaimNote(target);
@@ -61,6 +63,29 @@ export async function claimFile(
     return { outcome: 'changed', claimedPath: target, ...stamp };
   }
   return { outcome: 'claimed', claimedPath: target, ...stamp };
+}
+
+/**
+ * The folder of `.processing/` a file of a recursive folder's sub-folder is claimed into: the same
+ * sub-path (`.processing/acme/invoices/`), so recovery knows where it was dropped. Each level is
+ * made when missing (its entry fsynced) and must be a real directory: never written through a link.
+ * A claimed file in the way (`acme` taken from the top while `acme/x.pdf` waits) is no attack: the
+ * claim fails for now (DOCEX_SOURCE_CLAIM_FAILED, ENOTDIR) and is tried again once it has moved on.
+ */
+export async function claimDirOf(processingDir: string, subFolders: readonly string[]): Promise<string> {
+  let dir = processingDir;
+  for (const name of subFolders) {
+    dir = path.join(dir, name);
+    const st = await fs.lstat(dir).catch(() => undefined);
+    if (st?.isFile()) {
+      throw new DocexError('DOCEX_SOURCE_CLAIM_FAILED', 'a claimed file stands where its sub-folder goes', {
+        details: { file: name, errno: 'ENOTDIR' },
+      });
+    }
+    await assertRealDir(dir);
+    await ensureRealDir(dir);
+  }
+  return dir;
 }
 
 /**
@@ -87,6 +112,11 @@ export interface RecoveredFile {
   name: string;
   /** The name it was dropped with, when it was claimed under a numbered one (its claim note). */
   originalName?: string;
+  /**
+   * Its path below `.processing/`, POSIX: its name, or in a recursive folder the sub-path it was
+   * dropped at (`acme/invoices/x.pdf`), kept by the claim so its original path is known again.
+   */
+  relativePath: string;
   path: string;
   size: number;
   mtimeMs: number;
@@ -96,26 +126,49 @@ export interface RecoveredFile {
   markerPath?: string;
 }
 
+/** Sub-folders of `.processing/` looked into at most (a recursive folder's deepest is 16). */
+const MAX_RECOVERY_DEPTH = 32;
+
 /**
  * Files left in `<folder>/.processing/` after a crash; the pipeline matches them against the journal.
  * Markers are attached to their data file, not listed on their own. Bounded by what was in flight.
+ * `recursive`: its sub-folders too (a recursive folder's claims keep their sub-path there); hidden
+ * ones (a batch being unpacked) and links never.
  */
 export async function recoverProcessing(
   folderPath: string,
-  options: { markerSuffixes?: readonly string[] } = {},
+  options: { markerSuffixes?: readonly string[]; recursive?: boolean } = {},
 ): Promise<RecoveredFile[]> {
-  const dir = path.join(folderPath, PROCESSING_DIR);
+  const files: RecoveredFile[] = [];
+  await recoverFrom(path.join(folderPath, PROCESSING_DIR), [], options, files);
+  return files.sort((a, b) =>
+    a.relativePath < b.relativePath ? -1 : a.relativePath > b.relativePath ? 1 : 0,
+  );
+}
+
+async function recoverFrom(
+  dir: string,
+  sub: readonly string[],
+  options: { markerSuffixes?: readonly string[]; recursive?: boolean },
+  files: RecoveredFile[],
+): Promise<void> {
   const suffixes = options.markerSuffixes ?? [];
   let handle: Awaited<ReturnType<typeof fs.opendir>>;
   try {
     handle = await fs.opendir(dir);
   } catch (err) {
-    if (errnoOf(err) === 'ENOENT') return [];
+    if (errnoOf(err) === 'ENOENT') return;
     throw err;
   }
-  const files: RecoveredFile[] = [];
+  const here: RecoveredFile[] = [];
   const markers = new Set<string>();
+  const folders: string[] = [];
   for await (const entry of handle) {
+    if (entry.isDirectory()) {
+      if (options.recursive && !entry.name.startsWith('.') && sub.length < MAX_RECOVERY_DEPTH)
+        folders.push(entry.name);
+      continue;
+    }
     if (!entry.isFile()) continue;
     if (markerSuffixOf(entry.name, suffixes) !== undefined) {
       markers.add(entry.name);
@@ -124,20 +177,28 @@ export async function recoverProcessing(
     const p = path.join(dir, entry.name);
     try {
       const st = await fs.lstat(p);
-      files.push({ name: entry.name, path: p, size: st.size, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs });
+      here.push({
+        name: entry.name,
+        relativePath: [...sub, entry.name].join('/'),
+        path: p,
+        size: st.size,
+        mtimeMs: st.mtimeMs,
+        ctimeMs: st.ctimeMs,
+      });
     } catch (err) {
       if (errnoOf(err) !== 'ENOENT') throw err;
     }
   }
-  const notes = await readClaimNotes(dir, new Set(files.map((f) => f.name)));
-  for (const file of files) {
+  const notes = await readClaimNotes(dir, new Set(here.map((f) => f.name)));
+  for (const file of here) {
     const marker = suffixes.map((s) => file.name + s).find((m) => markers.has(m));
     if (marker !== undefined) file.markerPath = path.join(dir, marker);
     const note = notes.get(file.name);
     // The note of this very file (a stale one of an earlier file of this name has another stamp).
     if (note && note.size === file.size && note.mtimeMs === file.mtimeMs) file.originalName = note.name;
   }
-  return files.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  files.push(...here);
+  for (const name of folders) await recoverFrom(path.join(dir, name), [...sub, name], options, files);
 }
 
 /**

@@ -20,6 +20,7 @@ export function createLocalFolderSource(
       stability: folder.stability,
       order: folder.order,
       maxFilesPerScan: folder.maxFilesPerScan,
+      recursive: folder.recursive,
       usePolling: source.usePolling,
       pollIntervalMs: source.pollIntervalMs,
     },
@@ -37,13 +38,25 @@ export function createLocalFolderSource(
     onRejected: (entry) => deps.hooks.rejectEntry(entry),
     ...(deps.onUnsafe ? { onUnsafe: deps.onUnsafe } : {}),
     ...(deps.onUnreadableChange ? { onUnreadableChange: deps.onUnreadableChange } : {}),
-    // Archive and error folders inside the drop folder are the agent's own, not drops.
-    ownDirs: [folder.archiveDir, folder.errorDir]
-      .filter((dir) => path.dirname(path.resolve(dir)) === path.resolve(source.path))
-      .map((dir) => path.basename(dir)),
+    // Archive and error folders inside the drop folder are the agent's own, not drops; a recursive
+    // folder's tree may hold any folder of the agent (output and state folders, other folders'),
+    // at any depth. A flat folder keeps to its own folders just inside it.
+    ownDirs: folder.recursive
+      ? ownDirsBelow(source.path, [folder.archiveDir, folder.errorDir, ...(deps.agentDirs ?? [])])
+      : ownDirsBelow(source.path, [folder.archiveDir, folder.errorDir]).filter((dir) => !dir.includes('/')),
     ...(timing.statIntervalMs === undefined ? {} : { statIntervalMs: timing.statIntervalMs }),
     ...(timing.rescanIntervalMs === undefined ? {} : { rescanIntervalMs: timing.rescanIntervalMs }),
     ...(timing.watch === undefined ? {} : { watch: timing.watch }),
     ...(timing.probeReadable ? { probeReadable: timing.probeReadable } : {}),
+  });
+}
+
+/** The folders of `dirs` that lie inside the drop folder, as paths relative to it (POSIX). */
+export function ownDirsBelow(dropDir: string, dirs: readonly string[]): string[] {
+  const root = path.resolve(dropDir);
+  return dirs.flatMap((dir) => {
+    const relative = path.relative(root, path.resolve(dir));
+    if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return [];
+    return [relative.split(path.sep).join('/')];
   });
 }

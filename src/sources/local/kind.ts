@@ -5,6 +5,7 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { durationMs, flag, pathText } from '../../config/schema-types.js';
+import { relativeBelow } from '../../domain/relative-path.js';
 import { defineSourceKind } from '../kind.js';
 
 /** The drop folder's sub-folder a claimed file is renamed into (`claim.ts`). */
@@ -37,7 +38,11 @@ export const localKind = defineSourceKind({
   folderIssues: () => [],
   resolvePaths: (source, base) => ({ ...source, path: path.resolve(base, source.path) }),
   identity: (source) => source.path,
-  intake: (source) => ({ dir: source.path, originalPath: (name) => path.join(source.path, name) }),
+  intake: (source) => ({
+    dir: source.path,
+    originalPath: (relative) => path.join(source.path, ...relative.split('/')),
+    relativePath: (originalPath) => relativeBelow(source.path, originalPath, path.sep),
+  }),
   localDropFolder: (source) => source.path,
   // Made once the drop folder is there (a missing drop folder is the operator's to make).
   ownDirs: (source) => [path.join(source.path, PROCESSING_DIR)],

@@ -4,6 +4,11 @@
  * complete files into `.processing/` and hands them to the pipeline one at a time, in the folder's
  * order (scan-order.ts: oldest first, or by name; at most `maxFilesPerScan` per pass): the scan
  * holds names in that order, and each pass sorts the complete ones of a chunk of them.
+ *
+ * A recursive folder takes files in its sub-folders too, down to its depth: pending names are then
+ * paths relative to the drop folder (`acme/invoices/x.pdf`), claimed into the same sub-path of
+ * `.processing/`. Hidden sub-folders, links, the agent's own folders and sub-folders whose name is
+ * not a valid file name are never entered; each folder entered is watched (TreeWatcher).
  */
 
 import fs from 'node:fs/promises';
@@ -14,12 +19,13 @@ import { type DocexError, isDocexError } from '../../core/errors.js';
 import { errnoOf, type RenameFn } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
+import { nameFault } from '../../domain/file-names.js';
 import { type DropFolderTrouble, missingDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
 import { FirstInOrder, pickForScan } from '../scan-order.js';
 import { claimFile, PROCESSING_DIR, releaseClaim } from './claim.js';
-import { type DirWatcher, watchDirectory } from './dir-watcher.js';
-import { entryPath, readEntries } from './entry-name.js';
+import { TreeWatcher, type watchDirectory } from './dir-watcher.js';
+import { type EntryName, entryPath, readEntries } from './entry-name.js';
 import { type FileAccess, type FileLook, type LstatFn, lookAt, type ProbeReadable } from './observe-file.js';
 import {
   dataNameOfMarker,
@@ -69,9 +75,10 @@ export interface LocalSourceOptions {
   /** `.processing/` or the error folder proved not a real directory (DOCEX_FOLDER_UNSAFE): the folder must stop. */
   onUnsafe?: (err: DocexError) => void;
   /**
-   * Names in the drop folder of folders the agent writes into (its archive or error folder kept
-   * inside the drop folder); `.processing` always counts. Such a name as a link is never moved
-   * away like a dropped link: the folder is unsafe (onUnsafe).
+   * Paths relative to the drop folder (POSIX: `out/archive`) of folders the agent writes into (its
+   * archive or error folder, an output folder kept inside the drop folder); `.processing` always
+   * counts. Such a name as a link is never moved away like a dropped link: the folder is unsafe
+   * (onUnsafe). A recursive folder never enters them.
    */
   ownDirs?: readonly string[];
   rename?: RenameFn;
@@ -81,6 +88,8 @@ export interface LocalSourceOptions {
 export interface RejectedEntry {
   /** For people: a name that is not UTF-8 shows its bad bytes as U+FFFD. */
   name: string;
+  /** The sub-folders of a recursive folder it lies in (`['acme', 'invoices']`): its error place keeps them. */
+  subFolders?: readonly string[];
   /** For the move: bytes when the name has no UTF-8 form. */
   path: string | Buffer;
   code: ErrorCode;
@@ -171,6 +180,12 @@ export const PAUSED_LOOKAHEAD = 256;
 const LOOK_GAP_MS = 500;
 const MAX_WARNED = 1_000;
 
+/** `acme/invoices/x.pdf` → its folders and its name. */
+function splitRelative(relative: string): { folders: string[]; name: string } {
+  const segments = relative.split('/');
+  return { folders: segments.slice(0, -1), name: segments[segments.length - 1]! };
+}
+
 export class LocalSource {
   private readonly dir: string;
   private readonly processingDir: string;
@@ -185,7 +200,9 @@ export class LocalSource {
   private readonly maxPending: number;
   private readonly timers: NodeJS.Timeout[] = [];
   private statTimer: NodeJS.Timeout | undefined;
-  private watcher: DirWatcher | undefined;
+  private watcher: TreeWatcher | undefined;
+  /** Sub-folder levels taken (0: the drop folder only). */
+  private readonly depth: number;
   private scanNeeded = false;
   private paused = false;
   private stopped = true;
@@ -201,6 +218,7 @@ export class LocalSource {
     this.ownDirs = new Set([PROCESSING_DIR, ...(options.ownDirs ?? [])]);
     this.included = createNameFilter({ include: options.folder.include, exclude: options.folder.exclude });
     this.maxPending = options.maxPending ?? 10_000;
+    this.depth = options.folder.recursive?.depth ?? 0;
   }
 
   private get log(): Logger {
@@ -232,12 +250,19 @@ export class LocalSource {
     this.stopped = false;
     const { folder } = this.options;
     if (!folder.usePolling && (this.options.watch ?? true)) {
-      try {
-        this.watcher = (this.options.watchDirectory ?? watchDirectory)(this.dir, {
-          onName: (name) => this.notice(name),
+      const tree = new TreeWatcher(
+        this.dir,
+        {
+          onName: (name) => this.noticeEvent(name),
           onRescan: () => this.requestScan(),
           onError: (err) => this.log.error({ folder: this.folderName, err }, 'folder watch failed'),
-        });
+          onLimit: (err, watched) => this.watchLimitReached(err, watched),
+        },
+        this.options.watchDirectory,
+      );
+      try {
+        tree.start();
+        this.watcher = tree;
       } catch (err) {
         // e.g. ENOSPC when the inotify watch limit is reached: scanning still finds every file.
         this.log.warn({ folder: this.folderName, err }, 'folder watch unavailable, polling instead');
@@ -283,6 +308,11 @@ export class LocalSource {
     return [...this.blocked.values()].flatMap((b) => (b.reported ? [b.reported] : []));
   }
 
+  /** Folders watched (inotify watches on Linux): the drop folder and a recursive folder's sub-folders entered. */
+  get watchedFolders(): number {
+    return this.watcher?.size ?? 0;
+  }
+
   /** Whether the stat loop's timer is running (only while names are pending or a scan is due). */
   get statLoopRunning(): boolean {
     return this.statTimer !== undefined;
@@ -323,12 +353,55 @@ export class LocalSource {
     else void this.tick();
   }
 
-  /** The name to observe for an entry: a marker's data file, the name itself, or none (not a candidate). */
-  private candidateOf(name: string): string | undefined {
+  /**
+   * The name to observe for an entry: a marker's data file, the name itself, or none (not a
+   * candidate). In a recursive folder names are relative paths; the rules read the last segment.
+   */
+  private candidateOf(relative: string): string | undefined {
     const { stability, tempSuffixes } = this.options.folder;
-    const dataName = dataNameOfMarker(name, markerSuffixes(stability));
+    const dataName = dataNameOfMarker(relative, markerSuffixes(stability));
     if (dataName !== undefined) return this.candidateOf(dataName);
-    return isCandidateName(name, stability, this.included, tempSuffixes) ? name : undefined;
+    const { name } = splitRelative(relative);
+    return isCandidateName(name, stability, this.included, tempSuffixes) ? relative : undefined;
+  }
+
+  /**
+   * A name the watch reported. In a recursive folder a sub-folder made (or moved in) is entered by
+   * a scan, and the watches of one removed are dropped.
+   */
+  private noticeEvent(relative: string): void {
+    if (this.depth > 0 && this.mayBeFolder(relative)) void this.folderChanged(relative);
+    this.notice(relative);
+  }
+
+  /** A name the watch reported that may be a sub-folder to enter or forget (a hidden one never is). */
+  private mayBeFolder(relative: string): boolean {
+    if (this.watcher?.has(relative)) return true;
+    return !splitRelative(relative).name.startsWith('.') && this.candidateOf(relative) === undefined;
+  }
+
+  private async folderChanged(relative: string): Promise<void> {
+    const st = await (this.options.lstat ?? fs.lstat)(path.join(this.dir, relative)).catch(() => undefined);
+    if (st === undefined) this.watcher?.forget(relative);
+    else if (st.isDirectory() && !this.watcher?.has(relative)) this.requestScan();
+  }
+
+  /**
+   * The watch limit reached: said once. The folders not watched are found by the periodic rescan
+   * of the whole tree (every rescanIntervalMs), not by a faster poll: a large tree is costly to
+   * scan (docs/benchmarks.md), and back-to-back scans would hold a core.
+   */
+  private watchLimitReached(err: Error, watched: number): void {
+    this.log.warn(
+      {
+        folder: this.folderName,
+        code: 'DOCEX_SOURCE_WATCH_LIMIT',
+        watched,
+        errno: (err as NodeJS.ErrnoException).code,
+        rescanIntervalMs: this.options.rescanIntervalMs ?? 60_000,
+      },
+      'folder watch limit reached (fs.inotify.max_user_watches): files in the sub-folders not watched are found by the rescan every rescanIntervalMs; raise the limit and restart the agent (docs/configuration.md, Recursive folders)',
+    );
   }
 
   /** A name seen by the scan or the watcher; markers wake their data file up. */
@@ -347,7 +420,8 @@ export class LocalSource {
   /**
    * Streams the folder (opendir) so a 100,000-entry backlog is never held as one array: every
    * candidate is listed, and the first ones in the folder's order (as many as `pending` has room
-   * for) become pending in that order; a later scan picks up the rest once those drained.
+   * for) become pending in that order; a later scan picks up the rest once those drained. A
+   * recursive folder's sub-folders are listed after their parent, each watched as it is entered.
    */
   async scan(): Promise<void> {
     this.scanNeeded = false;
@@ -360,29 +434,73 @@ export class LocalSource {
       for (const [i, name] of batch.entries()) first.offer({ name, mtimeMs: times[i] ?? Number.NaN });
       batch = [];
     };
-    try {
-      for await (const { entry, dirent } of readEntries(this.dir, 256)) {
-        if (this.stopped) break;
-        if (dirent.isDirectory()) continue;
+    const entered = new Set<string>();
+    let whole = true;
+    const list = async (folders: readonly string[]) => {
+      const at = folders.join('/');
+      const dir = path.join(this.dir, ...folders);
+      const below: string[] = [];
+      for await (const { entry, dirent } of readEntries(dir, 256)) {
+        if (this.stopped) {
+          whole = false;
+          break;
+        }
+        const relative = at === '' ? entry.name : `${at}/${entry.name}`;
+        if (dirent.isDirectory()) {
+          if (folders.length < this.depth && this.enters(relative, entry)) below.push(entry.name);
+          continue;
+        }
         if (entry.raw !== undefined) {
-          await this.reject(entry.name, 'bad-name', entryPath(this.dir, entry));
+          await this.reject(relative, 'bad-name', entryPath(dir, entry));
           continue;
         }
         if (dirent.isSymbolicLink()) {
-          await this.reject(entry.name, 'symlink');
+          await this.reject(relative, 'symlink');
           continue;
         }
-        const name = this.candidateOf(entry.name);
+        const name = this.candidateOf(relative);
         if (name === undefined || this.pending.has(name)) continue;
         batch.push(name);
         if (batch.length >= SCAN_STAT_BATCH) await offerBatch();
       }
+      for (const name of below) {
+        const sub = [...folders, name];
+        const relative = sub.join('/');
+        entered.add(relative);
+        this.watcher?.add(relative);
+        try {
+          await list(sub);
+        } catch (err) {
+          // Removed meanwhile, or shut to the agent: the rest of the tree is still listed.
+          whole = false;
+          if (errnoOf(err) !== 'ENOENT') this.warnOnce(relative, 'sub-folder cannot be listed');
+        }
+      }
+    };
+    try {
+      await list([]);
       await offerBatch();
     } catch (err) {
+      whole = false;
       this.log.error({ folder: this.folderName, err }, 'folder scan failed');
     }
+    if (whole && this.depth > 0) this.watcher?.keepOnly(entered);
     for (const { name } of first.take()) this.notice(name);
     if (first.leftOut) this.scanNeeded = true;
+  }
+
+  /**
+   * Whether a recursive folder's scan enters this sub-folder: never a hidden one (`.processing`,
+   * `.archive`), one of the agent's own, or one whose name is not a valid file name (a name is as
+   * hostile as a file's: such a folder is said once and left alone). Links are never folders here.
+   */
+  private enters(relative: string, entry: EntryName): boolean {
+    if (entry.name.startsWith('.') || this.ownDirs.has(relative)) return false;
+    if (entry.raw !== undefined || nameFault(entry.name) !== undefined) {
+      this.warnOnce(relative, 'sub-folder name is not a valid file name: not entered');
+      return false;
+    }
+    return true;
   }
 
   /** For the scan's order only: a file that cannot be stat'ed sorts last (its pass reports why). */
@@ -482,6 +600,9 @@ export class LocalSource {
     if (look.kind !== 'file') {
       this.pending.delete(name);
       this.unblock(name, 'gone');
+      // A recursive folder's new sub-folder is entered by a scan; a removed one's watch dropped.
+      if (look.kind === 'directory' && this.depth > 0 && !this.watcher?.has(name)) this.requestScan();
+      if (look.kind === 'gone') this.watcher?.forget(name);
       if (look.kind === 'symlink' || look.kind === 'special') await this.reject(name, look.kind);
       return;
     }
@@ -563,7 +684,14 @@ export class LocalSource {
       await this.ownDirLinked(name);
       return;
     }
-    const rejected: RejectedEntry = { name, path: at, ...REJECTIONS[kind](name) };
+    // In a recursive folder `name` is a relative path: the entry is placed under its sub-path.
+    const split = splitRelative(name);
+    const rejected: RejectedEntry = {
+      name: split.name,
+      ...(split.folders.length > 0 ? { subFolders: split.folders } : {}),
+      path: at,
+      ...REJECTIONS[kind](name),
+    };
     if (!this.options.onRejected || this.paused || this.stopped) {
       this.warnOnce(name, IGNORED[kind]);
       return;
@@ -597,7 +725,9 @@ export class LocalSource {
     const where = { folder: this.folderName, file: name };
     let result: Awaited<ReturnType<typeof claimFile>>;
     try {
-      result = await claimFile(filePath, this.processingDir, obs, this.options.rename);
+      // A recursive folder's file keeps its sub-path in `.processing/` (recovery reads it back).
+      const { folders } = splitRelative(name);
+      result = await claimFile(filePath, this.processingDir, obs, this.options.rename, folders);
     } catch (err) {
       const now = this.options.clock.now();
       entry.retryAt = now + CLAIM_RETRY_MS;
@@ -630,7 +760,7 @@ export class LocalSource {
     }
     const file: ClaimedFile = {
       folder: this.folderName,
-      name,
+      name: splitRelative(name).name,
       originalPath: filePath,
       claimedPath: result.claimedPath,
       size: result.size,

@@ -16,6 +16,8 @@ export interface LocalFolderConfig extends ScanOrderRule {
   pollIntervalMs?: number;
   /** More temporary suffixes never taken, on top of `.tmp`, `.part`, … */
   tempSuffixes?: readonly string[];
+  /** Take files in sub-folders too, down to `depth` levels; absent: the folder itself only. */
+  recursive?: { depth: number } | undefined;
 }
 
 /** A complete file, already moved into `.processing/`; the pipeline owns it from here. */

@@ -13,6 +13,7 @@ import {
   resolveSftpConnectionPaths,
   sftpConnectionShape,
 } from '../../config/sftp-schema.js';
+import { relativeBelow } from '../../domain/relative-path.js';
 import { defineSourceKind } from '../kind.js';
 
 const remoteDir = () =>
@@ -109,8 +110,8 @@ export const sftpKind = defineSourceKind<'sftp', typeof sftpSourceSchema, SftpSo
     };
   },
   // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
-  folderIssues: (folder) =>
-    folder.payloadPdf.pairing === 'index-csv'
+  folderIssues: (folder) => [
+    ...(folder.payloadPdf.pairing === 'index-csv'
       ? [
           {
             path: ['payloadPdf', 'pairing'],
@@ -118,7 +119,17 @@ export const sftpKind = defineSourceKind<'sftp', typeof sftpSourceSchema, SftpSo
               'index-csv is not supported for SFTP folders: drop a ZIP batch (PDFs + index.csv) instead',
           },
         ]
-      : [],
+      : []),
+    ...(folder.recursive === undefined
+      ? []
+      : [
+          {
+            path: ['recursive'],
+            message:
+              'recursive is not supported for SFTP folders yet: list one folder per remote sub-folder, or drop into a local folder',
+          },
+        ]),
+  ],
   // A remote folder's path is the server's; only its local files (key, known_hosts, spool) resolve here.
   resolvePaths: (source, base) => ({
     ...resolveSftpConnectionPaths(source, base),
@@ -128,7 +139,11 @@ export const sftpKind = defineSourceKind<'sftp', typeof sftpSourceSchema, SftpSo
   // The spool holds the downloaded copies, recorded under the remote URL where they were dropped.
   intake: (source) => {
     const url = sftpFolderUrl(source);
-    return { dir: source.spoolDir, originalPath: (name) => `${url}/${name}` };
+    return {
+      dir: source.spoolDir,
+      originalPath: (relative) => `${url}/${relative}`,
+      relativePath: (originalPath) => relativeBelow(url, originalPath, '/'),
+    };
   },
   // The remote drop folder is checked by the source at each poll until it is there.
   localDropFolder: () => undefined,

@@ -31,7 +31,7 @@ describeEachBackend('the journal read API', (backend) => {
     await journal.transition(id, 'done');
   }
 
-  it('feeds the items done with a job in the order their done was recorded, a payload row with its file as source', async () => {
+  it('feeds the items done with a job in the order their done was recorded, a payload row with its file (and where it was dropped) as source', async () => {
     const first = await claimed('first.docx', { mode: 'payload-word' });
     const batchClaimedAt = t.clock.now();
     const batch = await claimed('batch.csv', { mode: 'payload-word' });
@@ -63,6 +63,8 @@ describeEachBackend('the journal read API', (backend) => {
         itemId: batch,
         folder: 'invoices',
         fileName: 'batch.csv',
+        // Where it was dropped: the return path reads a recursive folder's sub-path from it.
+        sourcePath: '/srv/erp/in/batch.csv',
         sha256: sha256('batch.csv'),
         claimedAt: batchClaimedAt,
       },

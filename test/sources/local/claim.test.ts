@@ -175,6 +175,47 @@ describe('claimFile', () => {
   });
 });
 
+describe('claimFile into a sub-path (recursive folders)', () => {
+  it('claims into the same sub-path of .processing, each level made 2770 like .processing', async () => {
+    await fs.mkdir(path.join(dir, 'acme', 'invoices'), { recursive: true });
+    const file = drop(path.join('acme', 'invoices', 'x.pdf'));
+    const result = await claimFile(file.path, processing, file, fs.rename, ['acme', 'invoices']);
+    expect(result).toMatchObject({
+      outcome: 'claimed',
+      claimedPath: path.join(processing, 'acme', 'invoices', 'x.pdf'),
+    });
+    expect(statSync(path.join(processing, 'acme')).mode & 0o7777).toBe(0o2770);
+  });
+
+  it('notes the dropped name of a numbered claim beside it in its sub-folder, and recovery reads it back there', async () => {
+    await fs.mkdir(path.join(dir, 'acme'), { recursive: true });
+    const first = drop(path.join('acme', 'x.pdf'), 'first');
+    await claimFile(first.path, processing, first, fs.rename, ['acme']);
+    const second = drop(path.join('acme', 'x.pdf'), 'second, while the first is in flight');
+    const result = await claimFile(second.path, processing, second, fs.rename, ['acme']);
+    expect(result).toMatchObject({
+      outcome: 'claimed',
+      claimedPath: path.join(processing, 'acme', 'x.2.pdf'),
+    });
+    const recovered = await recoverProcessing(dir, { recursive: true });
+    expect(recovered.map((f) => [f.relativePath, f.originalName])).toEqual([
+      ['acme/x.2.pdf', 'x.pdf'],
+      ['acme/x.pdf', undefined],
+    ]);
+  });
+
+  it('fails for now, not as an unsafe folder, while a claimed file stands where a sub-folder goes', async () => {
+    await fs.mkdir(path.join(dir, 'acme'), { recursive: true });
+    await fs.mkdir(processing, { recursive: true });
+    writeFileSync(path.join(processing, 'acme'), 'a file claimed from the top, named acme');
+    const file = drop(path.join('acme', 'x.pdf'));
+    const err = await claimFile(file.path, processing, file, fs.rename, ['acme']).catch((e: unknown) => e);
+    expect(isDocexError(err, 'DOCEX_SOURCE_CLAIM_FAILED')).toBe(true);
+    expect((err as { details?: Record<string, unknown> }).details?.['errno']).toBe('ENOTDIR');
+    expect(existsSync(file.path)).toBe(true);
+  });
+});
+
 describe('releaseClaim', () => {
   it('puts a claimed file back under its name', async () => {
     const f = drop('back.pdf');

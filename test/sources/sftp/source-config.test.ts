@@ -121,4 +121,18 @@ describe('sftp folder source config, unsupported combinations', () => {
     expect(result.success).toBe(false);
     expect(result.error?.issues[0]?.path).toEqual(['folders', 0, 'payloadPdf', 'pairing']);
   });
+
+  it('refuses recursive on an SFTP folder, saying what to do instead', () => {
+    const result = agentConfigSchema.safeParse({
+      sandbox: { enabled: true },
+      folders: [sftpFolder({}, { recursive: true })],
+    });
+    expect(result.success).toBe(false);
+    expect(result.error?.issues.map((i) => [i.path, i.message])).toEqual([
+      [
+        ['folders', 0, 'recursive'],
+        'recursive is not supported for SFTP folders yet: list one folder per remote sub-folder, or drop into a local folder',
+      ],
+    ]);
+  });
 });
