@@ -308,7 +308,8 @@ try {
           rateSeconds: pacedSeconds,
           stormFiles: pacedFiles,
           concurrency,
-          timeoutMs,
+          // The storm's Retry-After burst alone pauses the host 20 s per 1,000 files.
+          timeoutMs: 3 * timeoutMs,
         }),
     );
   }
