@@ -91,75 +91,73 @@ describe('LocalSource: order', () => {
     }
     expect(h.names()).toEqual(['e.pdf', 'd.pdf', 'c.pdf', 'b.pdf', 'a.pdf']);
   });
+});
 
+/** A harness whose lstats of pending files (one per look) are counted. */
+function lookCounting(folder: Parameters<typeof makeHarness>[0], accept?: (h: Harness) => Promise<void>) {
+  let looks = 0;
+  const h: Harness = harness(folder, {
+    lstat: (p) => {
+      looks += 1;
+      return fs.lstat(p);
+    },
+    ...(accept ? { accept: () => accept(h) } : {}),
+  });
+  return {
+    h,
+    resetLooks: () => {
+      looks = 0;
+    },
+    looks: () => looks,
+    /** Moves the clock by `ms`, runs one pass, and answers the looks it took. */
+    looksOfPass: async (ms: number) => {
+      looks = 0;
+      await h.step(ms);
+      return looks;
+    },
+  };
+}
+
+function dropNumbered(h: Harness, count: number): void {
+  for (let i = 0; i < count; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+}
+
+describe('LocalSource: looks at pending files', () => {
   it('a pass that backpressure pauses after its first claim stats one chunk and the paused look-ahead, not every pending name', async () => {
-    let looks = 0;
-    let pauseOnAccept: (() => void) | undefined;
-    const h = harness(
-      { order: 'name' },
-      {
-        lstat: (p) => {
-          looks += 1;
-          return fs.lstat(p);
-        },
-        accept: async () => pauseOnAccept?.(),
-      },
-    );
-    for (let i = 0; i < 1_000; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    let pauseOnAccept: ((h: Harness) => void) | undefined;
+    const { h, looksOfPass } = lookCounting({ order: 'name' }, async (h) => pauseOnAccept?.(h));
+    dropNumbered(h, 1_000);
     await h.source.start();
     await h.step(0);
     expect(h.source.pendingCount).toBe(1_000);
-    looks = 0;
-    pauseOnAccept = () => h.source.pause();
-    await h.step(2_000);
-    expect(h.source.pendingCount).toBe(999);
+    pauseOnAccept = (h) => h.source.pause();
     // 64 looked at before the claim, 256 more while paused (their settle state kept current).
-    expect(looks).toBeLessThanOrEqual(64 + 256);
+    expect(await looksOfPass(2_000)).toBeLessThanOrEqual(64 + 256);
+    expect(h.source.pendingCount).toBe(999);
     expect(lstatSync(path.join(h.dir, 'f0000.pdf'), { throwIfNoEntry: false })).toBeUndefined();
   });
 
   it('while paused, a pass looks at each pending name at most once per 500 ms, 256 names at most', async () => {
-    let looks = 0;
-    const h = harness(
-      { order: 'name' },
-      {
-        lstat: (p) => {
-          looks += 1;
-          return fs.lstat(p);
-        },
-      },
-    );
-    for (let i = 0; i < 600; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    const { h, looksOfPass } = lookCounting({ order: 'name' });
+    dropNumbered(h, 600);
     h.source.pause();
     await h.source.start();
-    const looksOfPass = async (ms: number) => {
-      looks = 0;
-      await h.step(ms);
-      return looks;
-    };
     expect(await looksOfPass(0)).toBe(256);
     expect(await looksOfPass(0)).toBe(256);
     expect(await looksOfPass(0)).toBe(600 - 512);
-    expect(await looksOfPass(499)).toBe(0);
+    expect(await looksOfPass(LOOK_GAP - 1)).toBe(0);
     expect(await looksOfPass(1)).toBe(256);
     expect(h.claimed).toEqual([]);
   });
 
   it('a file found complete is claimed at a later resume without another look while that look is under 500 ms old', async () => {
-    let looks = 0;
-    const h = harness(
+    const { h, looks, resetLooks } = lookCounting(
       { order: 'name', stability: { kind: 'rename-in' } },
-      {
-        lstat: (p) => {
-          looks += 1;
-          return fs.lstat(p);
-        },
-        accept: async () => h.source.pause(),
-      },
+      async (h) => h.source.pause(),
     );
-    for (let i = 0; i < 100; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    dropNumbered(h, 100);
     await h.source.start();
-    looks = 0;
+    resetLooks();
     // The pipeline takes one file, then resumes the source once it finished it: 100 passes.
     for (let pass = 0; pass < 100; pass++) {
       h.source.resume();
@@ -167,22 +165,15 @@ describe('LocalSource: order', () => {
     }
     expect(h.source.pendingCount).toBe(0);
     // One look each (the claim's own lstat of the moved file not counted: it goes through fs).
-    expect(looks).toBe(100);
+    expect(looks()).toBe(100);
   });
 
   it('a file found complete 500 ms ago is looked at again before it is claimed', async () => {
-    let looks = 0;
     let pauseNext = true;
-    const h = harness(
+    const { h, looksOfPass } = lookCounting(
       { order: 'name', stability: { kind: 'rename-in' } },
-      {
-        lstat: (p) => {
-          looks += 1;
-          return fs.lstat(p);
-        },
-        accept: async () => {
-          if (pauseNext) h.source.pause();
-        },
+      async (h) => {
+        if (pauseNext) h.source.pause();
       },
     );
     h.write('a.pdf');
@@ -192,31 +183,15 @@ describe('LocalSource: order', () => {
     expect(h.source.pendingCount).toBe(1);
     pauseNext = false;
     h.source.resume();
-    looks = 0;
-    await h.step(LOOK_GAP);
-    expect(looks).toBe(1);
+    expect(await looksOfPass(LOOK_GAP)).toBe(1);
     expect(h.source.pendingCount).toBe(0);
   });
 
   it('while paused, a file found complete is not looked at again until the resume', async () => {
-    let looks = 0;
-    const h = harness(
-      { order: 'name', stability: { kind: 'rename-in' } },
-      {
-        lstat: (p) => {
-          looks += 1;
-          return fs.lstat(p);
-        },
-      },
-    );
-    for (let i = 0; i < 300; i++) h.write(`f${String(i).padStart(4, '0')}.pdf`);
+    const { h, looksOfPass } = lookCounting({ order: 'name', stability: { kind: 'rename-in' } });
+    dropNumbered(h, 300);
     h.source.pause();
     await h.source.start();
-    const looksOfPass = async (ms: number) => {
-      looks = 0;
-      await h.step(ms);
-      return looks;
-    };
     expect(await looksOfPass(0)).toBe(256);
     expect(await looksOfPass(LOOK_GAP)).toBe(300 - 256);
     expect(await looksOfPass(LOOK_GAP)).toBe(0);
