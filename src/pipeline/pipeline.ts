@@ -95,6 +95,8 @@ export class Pipeline {
    * claimed path, with the folder: a folder removed while its files were queued drops its entries.
    */
   private readonly claiming = new Map<string, string>();
+  /** Claims handed to the scheduler so far: each one's task key. */
+  private claims = 0;
   private readonly ctx: StepContext;
   /** Workflow records of items no route names any more, by folder, company and workflow. */
   private readonly recordedWorkflows = new Map<string, Promise<Workflow>>();
@@ -183,10 +185,14 @@ export class Pipeline {
       if (usesSidecars(runtime)) this.orphans.watch(runtime, file);
       return true;
     }
+    // Handed over again while its claim is not recorded yet (the orphan scan, recovery): taken once.
+    if (this.claiming.has(file.claimedPath)) return true;
     this.claiming.set(file.claimedPath, folder);
+    // A key of this claim's own, not its path's: a new file claimed at the path of one whose work
+    // is still settling (moved to the archive, its done not written yet) is a file of its own.
     const queued = this.scheduler.schedule(
       runtime,
-      `path:${file.claimedPath}`,
+      `claim:${++this.claims}`,
       priorityOf(undefined, this.options.clock.now(), runtime.config.priority),
       async () => {
         let item: JournalItem;
@@ -196,8 +202,13 @@ export class Pipeline {
           if (intake.sameDrop) return await this.secondCopy(runtime, file, intake.item, onLost);
           item = intake.item;
         } catch (err) {
-          // Left in .processing: taken again once the journal answers (or by recovery at start).
-          if (this.outage.absorb(err, () => this.accept(folder, file, onLost))) return;
+          // Left in .processing (still this agent's own, never an orphan to its scan): taken again
+          // once the journal answers (or by recovery at start).
+          const again = () => {
+            this.claiming.delete(file.claimedPath);
+            this.accept(folder, file, onLost);
+          };
+          if (this.outage.absorb(err, again)) return;
           this.claiming.delete(file.claimedPath);
           onLost?.(err);
           if ((err as NodeJS.ErrnoException).code === 'ENOENT') {
