@@ -142,7 +142,7 @@ const SCAN_STAT_BATCH = 64;
 /** Pending names a pass looks at before it claims the complete ones among them. */
 const OBSERVE_CHUNK = 64;
 
-/** A pending file found complete in this pass: claimed once every pending name was looked at. */
+/** A pending file found complete in this pass: claimed once the rest of its chunk was looked at. */
 interface Complete {
   name: string;
   obs: Observation;
