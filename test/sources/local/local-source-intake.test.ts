@@ -1,21 +1,13 @@
 import { appendFileSync, existsSync, readdirSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import { isDocexError } from '../../../src/core/errors.js';
 import { type ClaimedFile, PAUSED_LOOKAHEAD } from '../../../src/sources/local/local-source.js';
-import { type Harness, makeHarness, makeTempDir } from './support.js';
+import { harnessesCleanedAfterEach, makeTempDir } from './support.js';
 
-const harnesses: Harness[] = [];
-function harness(...args: Parameters<typeof makeHarness>): Harness {
-  const h = makeHarness(...args);
-  harnesses.push(h);
-  return h;
-}
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.cleanup();
-});
+const harness = harnessesCleanedAfterEach();
 
 async function until(check: () => boolean, timeoutMs = 15_000): Promise<void> {
   const end = Date.now() + timeoutMs;

@@ -5,18 +5,10 @@
 import { appendFileSync, lstatSync, utimesSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import { type Harness, makeHarness } from './support.js';
+import { describe, expect, it } from 'vitest';
+import { type Harness, harnessesCleanedAfterEach, type makeHarness } from './support.js';
 
-const harnesses: Harness[] = [];
-function harness(...args: Parameters<typeof makeHarness>): Harness {
-  const h = makeHarness(...args);
-  harnesses.push(h);
-  return h;
-}
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.cleanup();
-});
+const harness = harnessesCleanedAfterEach();
 
 /** LOOK_GAP_MS of local-source.ts. */
 const LOOK_GAP = 500;

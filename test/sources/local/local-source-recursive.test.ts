@@ -6,23 +6,15 @@
  */
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { recoverProcessing } from '../../../src/sources/local/claim.js';
 import { watchDirectory } from '../../../src/sources/local/dir-watcher.js';
 import { ownDirsBelow } from '../../../src/sources/local/factory.js';
 import type { RejectedEntry } from '../../../src/sources/local/local-source.js';
 import { waitFor } from '../../support/wait-for.js';
-import { type Harness, makeHarness, makeTempDir } from './support.js';
+import { type Harness, harnessesCleanedAfterEach, makeTempDir } from './support.js';
 
-const harnesses: Harness[] = [];
-function harness(...args: Parameters<typeof makeHarness>): Harness {
-  const h = makeHarness(...args);
-  harnesses.push(h);
-  return h;
-}
-afterEach(async () => {
-  for (const h of harnesses.splice(0)) await h.cleanup();
-});
+const harness = harnessesCleanedAfterEach();
 
 /** Writes `relative` (making its folders) under the drop folder. */
 function put(h: Harness, relative: string, content = 'content'): string {

@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import { afterEach } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
 import {
   type ClaimedFile,
@@ -87,5 +88,18 @@ export function makeHarness(
       await source.stop();
       if (options.dir === undefined) rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/** `makeHarness` whose harnesses are cleaned up after each test of the file that calls this. */
+export function harnessesCleanedAfterEach(): (...args: Parameters<typeof makeHarness>) => Harness {
+  const harnesses: Harness[] = [];
+  afterEach(async () => {
+    for (const h of harnesses.splice(0)) await h.cleanup();
+  });
+  return (...args) => {
+    const h = makeHarness(...args);
+    harnesses.push(h);
+    return h;
   };
 }
