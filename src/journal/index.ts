@@ -35,6 +35,7 @@ export type {
   DoneJobItem,
   HistoryEntry,
   PendingUpload,
+  RecordedClaim,
   RecoveryStep,
   RowInput,
   TransitionFields,

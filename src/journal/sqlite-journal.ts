@@ -109,6 +109,7 @@ export class SqliteJournal implements JournalStore {
       input.refused !== undefined ||
       (!input.allowDuplicates && this.stmts.earlierContent.get(content) !== undefined);
     return this.tx(durable, (): RecordedClaim => {
+      if (input.inspectedPath !== undefined) this.stmts.inspectionEnded.run(input.inspectedPath);
       const same = this.stmts.sameFileUnfinished.get(input.folder, input.sha256, input.sourcePath);
       if (same) return { kind: 'in-progress', item: toItem(same) };
       const earlierRow = input.allowDuplicates ? undefined : this.stmts.earlierContent.get(content);

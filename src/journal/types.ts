@@ -79,6 +79,11 @@ export interface ClaimInput {
    * of the same file (a duplicate, as always).
    */
   stillThere?: () => Promise<boolean>;
+  /**
+   * The path of an inspection of this file that ended before the claim (inspectionStarting): its
+   * record is cleared in the claim's transaction, not by a commit of its own.
+   */
+  inspectedPath?: string;
 }
 
 export type RecordedClaim =

@@ -8,7 +8,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { crashPoint } from '../core/crash-points.js';
 import { existsOrFalse } from '../core/fs.js';
-import { fileChange, type JournalItem } from '../journal/index.js';
+import { type ClaimInput, fileChange, type JournalItem, type RecordedClaim } from '../journal/index.js';
 import { hashFile, readAndHash } from '../sources/hash.js';
 import { kindOf, relativePathOf } from '../sources/kinds.js';
 import { forgetClaimNote } from '../sources/local/index.js';
@@ -40,6 +40,32 @@ export interface Intake {
   sameDrop: boolean;
 }
 
+/** Left by an inspection for the claim to clear: `left` once the record stands. */
+interface InspectionRecord {
+  left: boolean;
+}
+
+/**
+ * The claim, clearing the record of the inspection that ended just before it (`inspectedPath`)
+ * in its transaction; cleared alone when the claim fails. A kill between the two leaves the record:
+ * the next start inspects that file alone (a suspect), which costs a lone inspection, nothing else.
+ */
+async function recordClaimClearing(
+  ctx: StepContext,
+  inspectedPath: string | undefined,
+  input: ClaimInput,
+): Promise<RecordedClaim> {
+  try {
+    return await ctx.journal.recordClaim({
+      ...input,
+      ...(inspectedPath === undefined ? {} : { inspectedPath }),
+    });
+  } catch (err) {
+    if (inspectedPath !== undefined) await ctx.journal.inspectionEnded(inspectedPath).catch(() => undefined);
+    throw err;
+  }
+}
+
 /** Records the claim of a file now in `.processing/`. */
 export async function intakeItem(
   ctx: StepContext,
@@ -57,7 +83,9 @@ export async function intakeItem(
   // The route's own mode, else the folder's: recorded with the claim, which is what drives the item.
   const mode = (route.ok ? route.mode : undefined) ?? runtime.mode;
   // A small single file the pipeline drives next is checked now, from memory: one that passes is
-  // claimed validated with its create intent, one journal commit instead of three.
+  // claimed validated with its create intent, one journal commit instead of three. Its inspection
+  // record is cleared by that commit too.
+  const handover: InspectionRecord = { left: false };
   const checked =
     ctx.held && mode === 'single-file' && digest.bytes && unchanged && route.ok
       ? await inspect(
@@ -68,9 +96,10 @@ export async function intakeItem(
           digest.bytes,
           digest.sha256,
           route.workflowId,
+          handover,
         )
       : undefined;
-  const result = await ctx.journal.recordClaim({
+  const result = await recordClaimClearing(ctx, handover.left ? file.claimedPath : undefined, {
     folder: runtime.config.name,
     sourcePath: file.originalPath,
     claimedPath: file.claimedPath,
@@ -201,6 +230,8 @@ export async function inspect(
   bytes: Buffer | undefined,
   sha256?: string,
   workflowId?: string,
+  /** Given: a verdict leaves its record standing, for the caller to clear (`left` says whether). */
+  handover?: InspectionRecord,
 ): Promise<Inspection> {
   const workflow = workflowId === undefined ? runtime.workflow : workflowOf(runtime, workflowId);
   const opts = {
@@ -226,6 +257,10 @@ export async function inspect(
       ...(bytes ? { bytes } : {}),
     });
     if (inputs) ctx.verdicts?.set(inputs, verdict);
+    if (handover && recorded) {
+      handover.left = true;
+      recorded = false;
+    }
     return verdict;
   } finally {
     if (recorded) await ctx.journal.inspectionEnded(filePath);

@@ -421,8 +421,13 @@ describePostgres('leases of files on a shared PostgreSQL journal', () => {
     const item = await claimed(a, { ...input, claimedPath: '/a/late.pdf' });
     await a.transition(item.id, 'rejected', { code: 'DOCEX_INPUT_PDF_CORRUPT', reason: 'not a PDF' });
     const b = await agent('b');
-    const copy = await b.recordClaim(claimInput({ ...input, claimedPath: '/b/late.pdf' }));
+    // The copy's inspection ended just before its claim: answered same-drop, its record still goes.
+    await b.inspectionStarting('/b/late.pdf');
+    const copy = await b.recordClaim(
+      claimInput({ ...input, claimedPath: '/b/late.pdf', inspectedPath: '/b/late.pdf' }),
+    );
     expect(copy).toMatchObject({ kind: 'same-drop', item: { id: item.id, state: 'rejected' } });
+    expect(await b.interruptedInspections('/b/late.pdf')).toBe(0);
     expect(await b.takeOverCopy(item.id, '/b/late.pdf')).toEqual([]);
   });
 

@@ -75,6 +75,34 @@ describe('a small file from claim to verdict', () => {
     expect(item.state).toBe('creating');
     expect(checksOf('good.pdf')).toBe(1);
   });
+
+  it('clears the inspection record in the claim’s own commit, not by a commit of its own', async () => {
+    const { world, runtime } = setUp();
+    const ended = vi.spyOn(world.ctx.journal, 'inspectionEnded');
+    const claims = vi.spyOn(world.ctx.journal, 'recordClaim');
+    const claimedPath = world.putClaimed('pdf', 'good.pdf', await makePdf('good'));
+    await intakeItem(world.ctx, runtime, {
+      name: 'good.pdf',
+      originalPath: path.join(world.dir, 'pdf', 'good.pdf'),
+      claimedPath,
+    });
+    expect(claims.mock.calls[0]?.[0]).toMatchObject({ inspectedPath: claimedPath });
+    expect(ended).not.toHaveBeenCalled();
+    expect(await world.ctx.journal.interruptedInspections(claimedPath)).toBe(0);
+  });
+
+  it('clears the inspection record alone when the claim fails, and passes the failure on', async () => {
+    const { world, runtime } = setUp();
+    vi.spyOn(world.ctx.journal, 'recordClaim').mockRejectedValueOnce(new Error('journal down'));
+    const claimedPath = world.putClaimed('pdf', 'good.pdf', await makePdf('good'));
+    const intake = intakeItem(world.ctx, runtime, {
+      name: 'good.pdf',
+      originalPath: path.join(world.dir, 'pdf', 'good.pdf'),
+      claimedPath,
+    });
+    await expect(intake).rejects.toThrow('journal down');
+    expect(await world.ctx.journal.interruptedInspections(claimedPath)).toBe(0);
+  });
 });
 
 describe('verdicts reused by content and settings', () => {

@@ -172,6 +172,7 @@ export class PostgresJournal implements JournalStore {
     const now = this.clock.now();
     const asked = this.monotonicNow();
     const begin = beginWithClaimLock(input.sha256);
+    let inspectionCleared = input.inspectedPath === undefined;
     const claim = this.write(
       'recordClaim',
       async (tx): Promise<RecordedClaim> => {
@@ -196,7 +197,9 @@ export class PostgresJournal implements JournalStore {
           input.allowDuplicates === true,
           input.workflowId,
           input.managedCompanyId ?? null,
+          input.inspectedPath ?? null,
         ]);
+        inspectionCleared = true;
         const same = found.find((row) => row['found'] === 'same');
         if (same) return { kind: 'in-progress', item: item(same) };
         const earlierRow = found.find((row) => row['found'] === 'earlier');
@@ -252,12 +255,14 @@ export class PostgresJournal implements JournalStore {
       begin,
     );
     // Held once committed: a renewal running meanwhile does not see the row, and must not judge it.
-    return claim.then((recorded) => {
+    return claim.then(async (recorded) => {
       if (this.lease && recorded.kind === 'claimed' && recorded.item.state !== 'rejected') {
         this.held.set(recorded.item.id, recorded.item.epoch);
         this.leaseSetAt.set(recorded.item.id, asked);
       }
       this.saw(recorded.item);
+      // Answered before the read that clears it (the same drop, already recorded): cleared alone.
+      if (!inspectionCleared) await this.inspectionEnded(input.inspectedPath!);
       return recorded;
     });
   }

@@ -56,9 +56,11 @@ export const STATEMENTS = {
    * any company's), not counting rejected drops (a fixed configuration may take the same file
    * again), unless duplicates are allowed ($6).
    */
+  // $9: the path of an inspection that ended with this claim (null for none), its record cleared here.
   sameOrEarlier: s(
     'same_or_earlier',
-    `(SELECT 'same' AS found, ${C} FROM items
+    `WITH ended AS (DELETE FROM inspections WHERE path = $9::text)
+     (SELECT 'same' AS found, ${C} FROM items
        WHERE kind = 'file' AND folder = $1 AND sha256 = $2
          AND ((source_path = $3 AND state = 'claimed') OR ($5 AND claimed_path = $4 AND ${OPEN}))
        ORDER BY id LIMIT 1)

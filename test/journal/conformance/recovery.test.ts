@@ -7,7 +7,7 @@ import { beforeEach, describe, expect, it } from 'vitest';
 import { DEFAULT_UPLOAD_MARGIN_MS, type RecoveryAction } from '../../../src/journal/states.js';
 import type { JournalStore } from '../../../src/journal/store.js';
 import { describeEachBackend, type JournalUnderTest } from '../support/backends.js';
-import { UPLOAD_URL } from '../support/journal-harness.js';
+import { claimInput, UPLOAD_URL } from '../support/journal-harness.js';
 import { claimedFile } from '../support/steps.js';
 
 const HOUR = 3_600_000;
@@ -188,6 +188,27 @@ describeEachBackend('journal recovery', (backend) => {
       // Started again: the record is as young as its last start.
       expect(await journal.interruptedInspections(path, startedAt + 1)).toBe(0);
       expect(await journal.interruptedInspections(path, t.clock.now() + 1)).toBe(2);
+    });
+
+    it('a claim given the inspected path clears its record in the claim, whatever the claim answers', async () => {
+      const input = claimInput();
+      await journal.inspectionStarting(input.claimedPath);
+      const first = await journal.recordClaim({ ...input, inspectedPath: input.claimedPath });
+      expect(first.kind).toBe('claimed');
+      expect(await journal.interruptedInspections(input.claimedPath)).toBe(0);
+
+      // The same file again while unfinished (answered in-progress): its record goes too.
+      await journal.inspectionStarting(input.claimedPath);
+      const again = await journal.recordClaim({ ...input, inspectedPath: input.claimedPath });
+      expect(again.kind).toBe('in-progress');
+      expect(await journal.interruptedInspections(input.claimedPath)).toBe(0);
+
+      // Another file's record is not touched, and a claim without the path clears nothing.
+      const other = '/srv/erp/in/.processing/other.pdf';
+      await journal.inspectionStarting(other);
+      await journal.recordClaim(claimInput({ fileName: 'b.pdf' }));
+      journal = await t.reopen();
+      expect(await journal.interruptedInspections(other)).toBe(1);
     });
   });
 });
