@@ -465,12 +465,14 @@ export class SqliteReturnsStore implements ReturnsStore {
   }
 
   /** One agent per state folder: nobody else writes its status files. */
-  async writeStatusAlone(_itemId: number, write: () => Promise<void>): Promise<boolean> {
-    await write();
+  async writeStatusAlone(itemId: number, write: (source: SourceRow) => Promise<boolean>): Promise<boolean> {
+    const source = await this.source(itemId);
+    if (!source || !(await write(source))) return false;
+    this.markStatusWritten(itemId, source.version);
     return true;
   }
 
-  async markStatusWritten(itemId: number, version: number): Promise<void> {
+  private markStatusWritten(itemId: number, version: number): void {
     this.db
       .prepare('UPDATE sources SET written_version = max(written_version, ?) WHERE item_id = ?')
       .run(version, itemId);

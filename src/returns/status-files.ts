@@ -175,13 +175,10 @@ export async function writeStaleStatusFiles(
     // Another agent writing this file now: it reads the store after this pass listed it, and a
     // change after its read leaves the file stale for the next pass. The source is read again
     // under the lock: another agent may have written the file between the list and the lock.
-    let wrote = false;
-    await store.writeStatusAlone(listed.itemId, async () => {
-      const source = await store.source(listed.itemId);
-      if (!source || source.writtenVersion >= source.version) return;
+    const wrote = await store.writeStatusAlone(listed.itemId, async (source) => {
+      if (source.writtenVersion >= source.version) return false;
       await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
-      await store.markStatusWritten(source.itemId, source.version);
-      wrote = true;
+      return true;
     });
     if (wrote) written++;
   }

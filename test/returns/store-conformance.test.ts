@@ -27,6 +27,7 @@ import {
   type PolledEvent,
   type PollRecord,
   type ReturnsStore,
+  type SourceRow,
 } from '../../src/returns/store.js';
 import { describePostgres, testDatabase } from '../support/postgres.js';
 import { recordPolled } from './support/record-poll.js';
@@ -444,10 +445,20 @@ function conformance(open: () => Promise<Place>): void {
       expect(await collect(statusFileText(store, source))).toBe(whole);
 
       expect((await store.staleSources(10)).map((s) => s.itemId)).toEqual([1]);
-      await store.markStatusWritten(1, source.version);
+      // A write that answers it wrote nothing leaves the source stale.
+      expect(await store.writeStatusAlone(1, async () => false)).toBe(false);
+      expect((await store.staleSources(10)).map((s) => s.itemId)).toEqual([1]);
+      const handed: SourceRow[] = [];
+      const wrote = await store.writeStatusAlone(1, async (s) => {
+        handed.push(s);
+        return true;
+      });
+      expect(wrote).toBe(true);
+      expect(handed).toEqual([source]);
       expect(await store.staleSources(10)).toEqual([]);
-      await store.markStatusWritten(1, 1);
       expect((await store.source(1))!.writtenVersion).toBe(source.version);
+      // No such source: nothing to write.
+      expect(await store.writeStatusAlone(999, async () => true)).toBe(false);
     });
 
     it('pages the events final on a day by (final time, id) with their job, file and documents, for the daily CSV', async () => {

@@ -176,8 +176,12 @@ export interface Tx {
 export type BeginStatement =
   | 'BEGIN'
   | 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY'
-  // BEGIN and a first statement without parameters, in one round trip (the simple query protocol).
+  // BEGIN and statements without parameters, in one round trip (the simple query protocol): the
+  // rows of each are handed to the transaction's function.
   | `BEGIN; SELECT ${string}`;
+
+/** `COMMIT`, or statements without parameters and then COMMIT, in one round trip. */
+export type CommitStatement = 'COMMIT' | `${string}; COMMIT`;
 
 /**
  * A pool and what it is for: statements outside a transaction, transactions on one client, the
@@ -239,14 +243,16 @@ export class PgSession {
   }
 
   /**
-   * `fn` in one transaction on one client: committed when it resolves, rolled back when it throws.
-   * A client whose connection broke (or whose rollback failed) is destroyed, not put back. A lost
-   * answer to COMMIT is reported with details.outcome 'unknown': the transaction may have committed.
+   * `fn` in one transaction on one client: committed when it resolves (by `commit`, given what it
+   * resolved to), rolled back when it throws. A client whose connection broke (or whose rollback
+   * failed) is destroyed, not put back. A lost answer to COMMIT is reported with details.outcome
+   * 'unknown': the transaction may have committed.
    */
   async transaction<T>(
     doing: string,
-    fn: (tx: Tx) => Promise<T>,
+    fn: (tx: Tx, begun: Record<string, unknown>[][]) => Promise<T>,
     begin: BeginStatement = 'BEGIN',
+    commit: (result: T) => CommitStatement = () => 'COMMIT',
   ): Promise<T> {
     let client: pg.PoolClient;
     try {
@@ -264,17 +270,21 @@ export class PgSession {
     client.on('error', onLost);
     let committing = false;
     try {
-      await client.query(begin);
-      const result = await fn(transactionOf(client));
+      const begun: pg.QueryResult | pg.QueryResult[] = await client.query(begin);
+      const result = await fn(
+        transactionOf(client),
+        (Array.isArray(begun) ? begun : [begun]).map((r) => r.rows as Record<string, unknown>[]),
+      );
       committing = true;
-      await client.query('COMMIT');
+      await client.query(commit(result));
       return result;
     } catch (err) {
       const broken = isConnectionBroken(err);
       if (broken) {
         destroy = err instanceof Error ? err : new Error(String(err));
-      } else if (!committing) {
-        // A COMMIT the server refused has already ended the transaction.
+      } else {
+        // A COMMIT the server refused has ended the transaction (the ROLLBACK only warns); a
+        // statement before it that failed has left it aborted, and the client must not go back so.
         try {
           await client.query('ROLLBACK');
         } catch (rollbackErr) {

@@ -8,7 +8,13 @@
 import { DocexError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import type { PostgresConnection } from '../../journal/location.js';
-import { PgSession, type Statement, type Tx } from '../../journal/postgres/pool.js';
+import {
+  type BeginStatement,
+  type CommitStatement,
+  PgSession,
+  type Statement,
+  type Tx,
+} from '../../journal/postgres/pool.js';
 import { LOCK_SPACE } from '../../journal/postgres/schema.js';
 import {
   type DocumentClaim,
@@ -229,18 +235,6 @@ const S = {
     'stale-sources',
     `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE written_version < version ORDER BY item_id LIMIT $1`,
   ),
-  // Held by the transaction around one status file's write (writeStatusAlone).
-  // The transaction waits on the file's write, which may outlast the pool's idle-in-transaction
-  // limit: lifted for it alone (it holds no row lock; a dead agent's connection ends with it).
-  statusLock: q(
-    'status-lock',
-    `SELECT set_config('idle_in_transaction_session_timeout', '0', true) AS unbounded,
-       pg_try_advisory_xact_lock($1::int, $2::int) AS got`,
-  ),
-  markStatusWritten: q(
-    'mark-status-written',
-    'UPDATE returns_sources SET written_version = GREATEST(written_version, $1) WHERE item_id = $2',
-  ),
   finalPage: q(
     'final-page',
     `SELECT ${EVENT_COLUMNS} FROM returns_events WHERE final_day = $1 AND (final_at > $2 OR (final_at = $2 AND id > $3))
@@ -269,6 +263,33 @@ const S = {
 };
 
 const n = (row: Record<string, unknown> | undefined, key = 'n'): number => Number(row?.[key] ?? 0);
+
+/**
+ * BEGIN, the lock of one source's status file (LOCK_SPACE.statusFile, the item id folded to 32
+ * bits: two sources sharing a key only wait for each other) and the source read under it, in one
+ * round trip: the simple query protocol, no parameters, the integers written in. The transaction
+ * waits on the file's write, which may outlast the pool's idle-in-transaction limit: lifted for it
+ * alone (it holds no row lock; a dead agent's connection ends with it). The read is a statement
+ * after the lock's, so its snapshot holds what the lock's last holder committed.
+ */
+function beginWithStatusLock(itemId: number): BeginStatement {
+  const key = Number(BigInt.asIntN(32, BigInt(itemId)));
+  return `BEGIN; SELECT set_config('idle_in_transaction_session_timeout', '0', true) AS unbounded,
+      pg_try_advisory_xact_lock(${LOCK_SPACE.statusFile}, ${key}) AS got;
+    SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = ${integer(itemId)}`;
+}
+
+/** The status file written at `version`, marked so in the commit that releases its lock. */
+function markedWritten(itemId: number, version: number): CommitStatement {
+  return `UPDATE returns_sources SET written_version = GREATEST(written_version, ${integer(version)})
+    WHERE item_id = ${integer(itemId)}; COMMIT`;
+}
+
+/** A number written into a statement's text: an integer, or nothing is sent. */
+function integer(value: number): number {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`expected an integer, not ${value}`);
+  return value;
+}
 
 export class PostgresReturnsStore implements ReturnsStore {
   readonly location: string;
@@ -554,22 +575,22 @@ export class PostgresReturnsStore implements ReturnsStore {
   }
 
   /**
-   * A transaction holding an advisory lock of the source (LOCK_SPACE.statusFile, the item id folded to
-   * 32 bits: two sources sharing a key only wait for each other) while `write` runs on other
-   * pooled connections; another agent's try finds it held and leaves the file to this one.
+   * A transaction holding an advisory lock of the source (beginWithStatusLock) while `write` runs
+   * on other pooled connections; another agent's try finds it held and leaves the file to this one.
    */
-  writeStatusAlone(itemId: number, write: () => Promise<void>): Promise<boolean> {
-    return this.transaction('writeStatusAlone', async (tx) => {
-      const key = Number(BigInt.asIntN(32, BigInt(itemId)));
-      const row = await tx.one(S.statusLock, [LOCK_SPACE.statusFile, key]);
-      if (row?.['got'] !== true) return false;
-      await write();
-      return true;
-    });
-  }
-
-  async markStatusWritten(itemId: number, version: number): Promise<void> {
-    await this.rows('markStatusWritten', S.markStatusWritten, [version, itemId]);
+  async writeStatusAlone(itemId: number, write: (source: SourceRow) => Promise<boolean>): Promise<boolean> {
+    const written = await this.session.transaction(
+      'returns: writeStatusAlone',
+      async (_tx, [, lock, found]) => {
+        const [row] = asRows(found ?? []);
+        if (lock?.[0]?.['got'] !== true || !row) return undefined;
+        const source = toSource(row);
+        return (await write(source)) ? source.version : undefined;
+      },
+      beginWithStatusLock(itemId),
+      (version) => (version === undefined ? 'COMMIT' : markedWritten(itemId, version)),
+    );
+    return written !== undefined;
   }
 
   async eventsFinalOnPage(
