@@ -2,7 +2,8 @@
  * An SFTP server built on ssh2's `Server`, over real temp-dir paths (no chroot: remote paths are the
  * absolute local ones), with knobs for the ways real servers misbehave: a connection dropped in the
  * middle of a download, slow reads, RENAME refused, permission denied on open, a changed host key
- * (restart with a new key on the same port), a file that grows between listings.
+ * (restart with a new key on the same port), a file that grows between listings, names in a
+ * listing that no file system holds.
  * Password authentication (user `docex`, password `fault-secret`).
  */
 import { promises as fsp } from 'node:fs';
@@ -34,6 +35,8 @@ export interface FaultKnobs {
   dropOnRenameTo?: string;
   /** Each listing (OPENDIR) of the file's folder appends `chunk` to it, `times` times. */
   grow?: Map<string, { times: number; chunk: Buffer }>;
+  /** Names listed as folders in a folder's listing besides its own entries: names no file system holds (`../x`, a NUL). */
+  listAlso?: Map<string, readonly string[]>;
 }
 
 export interface FaultServer {
@@ -202,6 +205,10 @@ function serveSftp(sftp: SFTPWrapper, client: Connection, server: FaultServer): 
         for (const name of await fsp.readdir(h.path)) {
           const st = await fsp.lstat(path.join(h.path, name)).catch(() => undefined);
           if (st) h.entries.push({ filename: name, longname: name, attrs: attrsOf(st) });
+        }
+        const dirAttrs = attrsOf(await fsp.stat(h.path));
+        for (const name of knobs.listAlso?.get(path.resolve(h.path)) ?? []) {
+          h.entries.push({ filename: name, longname: name, attrs: dirAttrs });
         }
       }
       const batch = h.entries.splice(0, 100);

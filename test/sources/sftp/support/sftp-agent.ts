@@ -56,7 +56,7 @@ export interface SftpAgentEnv {
   stateDir: string;
   config(extra?: Record<string, unknown>, folderExtra?: Record<string, unknown>): AgentConfig;
   start(config?: AgentConfig): Promise<Agent>;
-  /** Writes under a dot-name, then renames into the remote drop folder. */
+  /** Writes under a dot-name, then renames into the remote drop folder (or a sub-folder: `acme/x.pdf`). */
   drop(name: string, content: Buffer | string): void;
   remoteFiles(sub?: string): string[];
   archived(): string[];
@@ -103,7 +103,10 @@ export async function makeSftpAgent(
       return h.startAgent(config, { source: { sftpPollIntervalMs: 40 } });
     },
     drop(name, content) {
-      const temp = path.join(remote, `.${name}.uploading`);
+      // `acme/x.pdf`: into a sub-folder (made when missing), written under a dot-name beside it.
+      const dir = path.join(remote, path.dirname(name));
+      mkdirSync(dir, { recursive: true });
+      const temp = path.join(dir, `.${path.basename(name)}.uploading`);
       writeFileSync(temp, content);
       renameSync(temp, path.join(remote, name));
     },
