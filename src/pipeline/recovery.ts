@@ -113,9 +113,8 @@ async function reclaimProcessing(
   const markers = stability.kind === 'done-marker' ? stability.suffixes : [];
   // SFTP folders: the local spool holds the downloaded copies (recorded under the remote URL).
   const intake = intakeOf(runtime.config);
-  // A local folder's claims keep the sub-path they were dropped at (a recursive folder's).
-  const recursive = !kindOf(runtime.config.source).remote;
-  for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers, recursive })) {
+  // Claims keep the sub-path a recursive folder's file was dropped at (an SFTP folder's spool copies too).
+  for (const file of await recoverProcessing(intake.dir, { markerSuffixes: markers, recursive: true })) {
     if (!consider(file)) continue;
     // Before anything else reads it: a file that crashed the agent twice must not a third time.
     if (await setAsideIfPoison(deps.ctx, runtime, file, inspectionsBefore)) {

@@ -110,8 +110,8 @@ export const sftpKind = defineSourceKind<'sftp', typeof sftpSourceSchema, SftpSo
     };
   },
   // PDFs waiting in .processing for an index that names them are not tracked on a remote server.
-  folderIssues: (folder) => [
-    ...(folder.payloadPdf.pairing === 'index-csv'
+  folderIssues: (folder) =>
+    folder.payloadPdf.pairing === 'index-csv'
       ? [
           {
             path: ['payloadPdf', 'pairing'],
@@ -119,17 +119,7 @@ export const sftpKind = defineSourceKind<'sftp', typeof sftpSourceSchema, SftpSo
               'index-csv is not supported for SFTP folders: drop a ZIP batch (PDFs + index.csv) instead',
           },
         ]
-      : []),
-    ...(folder.recursive === undefined
-      ? []
-      : [
-          {
-            path: ['recursive'],
-            message:
-              'recursive is not supported for SFTP folders yet: list one folder per remote sub-folder, or drop into a local folder',
-          },
-        ]),
-  ],
+      : [],
   // A remote folder's path is the server's; only its local files (key, known_hosts, spool) resolve here.
   resolvePaths: (source, base) => ({
     ...resolveSftpConnectionPaths(source, base),

@@ -60,6 +60,7 @@ export function createSftpFolderSource(
           pollIntervalMs: pollIntervalMs ?? source.pollIntervalMs,
           // A configuration built without the schema (tests) has no `create`: off, as the default.
           create: folder.create === true,
+          recursive: folder.recursive,
           ...(deps.at === undefined ? {} : { at: deps.at }),
         },
         server: opened,

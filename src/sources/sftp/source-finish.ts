@@ -40,6 +40,8 @@ export interface RemoteFinisherOptions {
   logFields(name?: string, remotePath?: string): Record<string, unknown>;
   errorFiles(item: JournalItem, now: number): RemoteSideFile[];
   companionsOf?(name: string): string[];
+  /** The sub-folders of a recursive folder the item was dropped in: its remote archive and error places keep them. */
+  subFoldersOf(item: JournalItem): readonly string[];
 }
 
 export class RemoteFinisher {
@@ -79,12 +81,18 @@ export class RemoteFinisher {
     const current = await server.stat(remoteFile);
     if (current === undefined || !sameRemoteFile(item, current)) return;
     const now = clock.now();
+    // A recursive folder's file keeps its sub-path: `<archive>/acme/invoices/<day>/`, `<error>/acme/invoices/`.
+    const sub = this.options.subFoldersOf(item);
     const outcome: RemoteOutcome =
       item.state === 'rejected'
-        ? { kind: 'error', dir: folder.remoteErrorDir, sideFiles: this.options.errorFiles(item, now) }
+        ? {
+            kind: 'error',
+            dir: remoteJoin(folder.remoteErrorDir, ...sub),
+            sideFiles: this.options.errorFiles(item, now),
+          }
         : folder.afterSuccess === 'delete'
           ? { kind: 'delete' }
-          : { kind: 'archive', dir: remoteJoin(folder.remoteArchiveDir, dayFolder(now)) };
+          : { kind: 'archive', dir: remoteJoin(folder.remoteArchiveDir, ...sub, dayFolder(now)) };
     const dir = path.posix.dirname(remoteFile);
     const markers = marker
       ? [marker]
@@ -93,12 +101,20 @@ export class RemoteFinisher {
     await this.move(item.fileName, { from: remoteFile, name: item.fileName, markers, companions }, outcome);
   }
 
-  /** A file that never became an item (it could not be downloaded): to the error folder with its reason files. */
-  async reject(name: string, remoteFile: string, sideFiles: readonly RemoteSideFile[]): Promise<void> {
+  /**
+   * A file that never became an item (it could not be downloaded): to the error folder, under the
+   * sub-folders it was dropped in, with its reason files.
+   */
+  async reject(
+    name: string,
+    subFolders: readonly string[],
+    remoteFile: string,
+    sideFiles: readonly RemoteSideFile[],
+  ): Promise<void> {
     await this.move(
       name,
       { from: remoteFile, name },
-      { kind: 'error', dir: this.options.folder.remoteErrorDir, sideFiles },
+      { kind: 'error', dir: remoteJoin(this.options.folder.remoteErrorDir, ...subFolders), sideFiles },
     );
   }
 

@@ -12,6 +12,11 @@
  * reconciliation looks only at its own folder. The files in the folder of an agent that is gone
  * (no heartbeat: dead, frozen or stopped) are adopted, one rename each, by whichever agent renames
  * them first, and reconciled as its own: the journal's `same-drop` answer hands their items over.
+ *
+ * A recursive folder lists its sub-folders too (remote-tree.ts): a file is then known by its path
+ * relative to the drop folder (`acme/invoices/x.pdf`), which it keeps everywhere the agent puts it:
+ * `.processing/acme/invoices/` on the server and in the spool, the remote archive and error folders,
+ * and the journal (`<url>/acme/invoices/x.pdf`, what routes match).
  */
 import fs from 'node:fs/promises';
 import path from 'node:path';
@@ -22,16 +27,18 @@ import { type DocexError, isDocexError } from '../../core/errors.js';
 import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
+import { relativeBelow, relativeSegments, subFolders } from '../../domain/relative-path.js';
 import type { JournalItem } from '../../journal/index.js';
 import type { RemoteEntry, SftpServer } from '../../sftp/types.js';
 import { missingRemoteDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
-import { PROCESSING_DIR } from '../local/claim.js';
+import { claimDirOf, PROCESSING_DIR } from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
 import { pickForScan, type ScanOrderRule } from '../scan-order.js';
 import { BAD_NAME_CODE, badNameFiles, badNameReason, mayBeUndecodable } from './bad-name.js';
 import { RENAME_REFUSED, type RemoteSideFile, removeIfThere } from './remote-finalize.js';
 import { REMOTE_PROCESSING_DIR, remoteJoin } from './remote-paths.js';
+import { listRemoteTree, type RemoteTree, type SkippedFolder, splitRelative } from './remote-tree.js';
 import { RemoteFinisher, type RemoteMarker } from './source-finish.js';
 import { reconcile, sameRemoteFile } from './source-reconcile.js';
 import { ListingTracker } from './stability.js';
@@ -57,10 +64,13 @@ export interface SftpFolderSettings extends ScanOrderRule {
   create?: boolean;
   /** The folder's key in the configuration (`folders[2]`), named when the drop folder is missing. */
   at?: string;
+  /** Take files in sub-folders too, down to `depth` levels; absent: the drop folder itself only. */
+  recursive?: { depth: number } | undefined;
 }
 
 /** What a spool copy is handed to the pipeline as (pipeline.accept's file). */
 export interface SpoolFile {
+  /** The file's own name; its sub-path, in a recursive folder, is read from `originalPath`. */
   name: string;
   originalPath: string;
   claimedPath: string;
@@ -111,6 +121,13 @@ interface InFlight {
 }
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
+/** Sub-folders said to be left alone, at most (a bound on memory, like the local source's warnings). */
+const MAX_WARNED = 1_000;
+const SKIPPED: Record<SkippedFolder, string> = {
+  'bad-name': 'sub-folder name is not a valid file name: not entered',
+  reserved: "sub-folder named like an agent's claim folder (agent-<16 hex digits>): not entered",
+  unlistable: 'sub-folder cannot be listed',
+};
 /**
  * Whether a failed download counts towards rejecting the file. A failure whose outcome is
  * `unreachable` (the server could not be reached, logged into, or kept connected) says nothing of
@@ -137,6 +154,12 @@ export class SftpSource {
   private readonly failures = new Map<string, number>();
   /** Listed names no request can reach (not UTF-8 on the server), reported once each. */
   private readonly badNames = new Set<string>();
+  /** Sub-folders left alone, said once each. */
+  private readonly warned = new Set<string>();
+  /** Sub-folder levels listed below the drop folder (0: a flat folder). */
+  private readonly depth: number;
+  /** The agent's own folders inside the drop tree, relative to it: a recursive listing never enters them. */
+  private readonly ownDirs: ReadonlySet<string>;
   private readonly abort = new AbortController();
   /** `.processing/`, and where this agent claims: the same, or its own folder in it (shared). */
   private readonly processingRoot: string;
@@ -163,6 +186,8 @@ export class SftpSource {
     this.processingDir = options.shared ? remoteJoin(processingRoot, options.shared.own) : processingRoot;
     this.spoolProcessing = path.join(folder.spoolDir, PROCESSING_DIR);
     this.spoolIncoming = path.join(folder.spoolDir, SPOOL_INCOMING_DIR);
+    this.depth = folder.recursive?.depth ?? 0;
+    this.ownDirs = ownDirsBelow(folder.remotePath, [folder.remoteArchiveDir, folder.remoteErrorDir]);
     this.finisher = new RemoteFinisher(
       {
         server: options.server,
@@ -172,6 +197,7 @@ export class SftpSource {
         logFields: (name, remotePath) => this.logFields(name, remotePath),
         errorFiles: options.errorFiles,
         ...(options.companionsOf ? { companionsOf: options.companionsOf } : {}),
+        subFoldersOf: (item) => subFolders(this.nameOf(item)),
       },
       folder.claim === 'journal',
     );
@@ -191,9 +217,41 @@ export class SftpSource {
     };
   }
 
-  /** The journal's source path of a remote drop-folder file. */
-  sourceUrl(name: string): string {
-    return `${this.options.folder.url}/${name}`;
+  /** The journal's source path of a remote drop-folder file (`relative`: its path below the folder). */
+  sourceUrl(relative: string): string {
+    return `${this.options.folder.url}/${relative}`;
+  }
+
+  /** The spool copy of a file (`relative`: its path below the drop folder, kept in `.processing/`). */
+  private spoolPath(relative: string): string {
+    return path.join(this.spoolProcessing, ...relative.split('/'));
+  }
+
+  /** A file's companions (sidecars) as paths below the drop folder: beside it, in its sub-folder. */
+  private companionsOf(relative: string): string[] {
+    const { folders, name } = splitRelative(relative);
+    return (this.options.companionsOf?.(name) ?? []).map((c) => [...folders, c].join('/'));
+  }
+
+  private isCompanion(relative: string): boolean {
+    return this.options.isCompanion?.(splitRelative(relative).name) ?? false;
+  }
+
+  /** A folder's tree (the drop folder or `.processing/`), down to the folder's depth. */
+  private listTree(
+    root: string,
+    skipped?: (relative: string, why: SkippedFolder) => void,
+  ): Promise<RemoteTree> {
+    const { server } = this.options;
+    return listRemoteTree(root, {
+      list: (dir) => server.list(dir),
+      reachable: async (p) => (await server.stat(p)) !== undefined,
+      depth: this.depth,
+      ownDirs: this.ownDirs,
+      // Sub-folders named like claim folders would be mistaken for another agent's in `.processing/`.
+      skipClaimFolders: true,
+      ...(skipped ? { onSkipped: skipped } : {}),
+    });
   }
 
   async start(): Promise<void> {
@@ -288,7 +346,8 @@ export class SftpSource {
   /** `.processing/` after a crash (or a download that broke): see source-reconcile.ts. */
   private async reconcileProcessing(): Promise<string[]> {
     if (this.options.shared) await this.adoptAbandoned(this.options.shared);
-    const entries = await this.options.server.list(this.processingDir);
+    // A recursive folder's claims keep their sub-path: `.processing/acme/invoices/x.pdf`.
+    const { entries } = await this.listTree(this.processingDir);
     const listed = entries.map((e) => e.name);
     const suffixes = markerSuffixes(this.options.folder.stability);
     const companions: RemoteEntry[] = [];
@@ -296,8 +355,8 @@ export class SftpSource {
       if (this.stopped) return listed;
       const { name } = entry;
       if (entry.type !== 'file' || this.inFlight.has(name) || this.finisher.busy(name)) continue;
-      if (this.options.isCompanion?.(name)) companions.push(entry);
-      if (this.options.isCompanion?.(name) || suffixes.some((s) => name.endsWith(s))) continue;
+      if (this.isCompanion(name)) companions.push(entry);
+      if (this.isCompanion(name) || suffixes.some((s) => name.endsWith(s))) continue;
       const remoteFile = remoteJoin(this.processingDir, name);
       const decision = reconcile(
         entry,
@@ -326,21 +385,20 @@ export class SftpSource {
    * agent coming back at the same place claims into it again.
    */
   private async adoptAbandoned(shared: SharedClaims): Promise<void> {
-    const root = await this.options.server.list(this.processingRoot);
     // Files claimed straight into `.processing/` (by an agent alone on its journal, before this
-    // one shared it): nobody else reconciles them.
-    const loose = root.filter((e) => e.type === 'file');
+    // one shared it), in their sub-folders too: nobody else reconciles them.
+    const loose = (await this.listTree(this.processingRoot)).entries;
     if (loose.length > 0) await this.adopt(this.processingRoot, loose, '.processing/');
-    for (const dir of root) {
+    for (const dir of await this.options.server.list(this.processingRoot)) {
       if (this.stopped) return;
       if (dir.type !== 'dir' || dir.name === shared.own || !shared.isClaimFolder(dir.name)) continue;
       if (!(await shared.abandoned(dir.name))) continue;
       const from = remoteJoin(this.processingRoot, dir.name);
-      await this.adopt(from, await this.options.server.list(from), dir.name);
+      await this.adopt(from, (await this.listTree(from)).entries, dir.name);
     }
   }
 
-  /** The files of `entries` (in `from`), each renamed into this agent's claim folder. */
+  /** The files of `entries` (below `from`), each renamed into this agent's claim folder, sub-path kept. */
   private async adopt(from: string, entries: readonly RemoteEntry[], fromName: string): Promise<void> {
     const { server } = this.options;
     for (const entry of entries) {
@@ -350,6 +408,7 @@ export class SftpSource {
       // One file per name here: a leftover of the same name is finished first.
       if ((await server.stat(target)) !== undefined) continue;
       try {
+        if (entry.name.includes('/')) await server.mkdirp(path.posix.dirname(target));
         await server.rename(remoteJoin(from, entry.name), target);
       } catch (err) {
         if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) continue;
@@ -371,9 +430,9 @@ export class SftpSource {
   /** The spool copy of `name` to the pipeline; the name stays in flight until it is final or lost. */
   private acceptCopy(name: string): void {
     const file = {
-      name,
+      name: splitRelative(name).name,
       originalPath: this.sourceUrl(name),
-      claimedPath: path.join(this.spoolProcessing, name),
+      claimedPath: this.spoolPath(name),
     };
     const taken = this.options.accept(file, (err) => this.lost(name, err));
     if (taken === false) this.lost(name, undefined);
@@ -387,8 +446,8 @@ export class SftpSource {
     if (companions.length === 0) return;
     const wanted = new Set<string>();
     for (const name of [...listed, ...this.inFlight.keys()]) {
-      if (this.options.isCompanion?.(name)) continue;
-      for (const companion of this.options.companionsOf?.(name) ?? []) wanted.add(companion);
+      if (this.isCompanion(name)) continue;
+      for (const companion of this.companionsOf(name)) wanted.add(companion);
     }
     for (const entry of companions) {
       if (this.stopped) return;
@@ -404,8 +463,10 @@ export class SftpSource {
   /** `claimed`: the names the remote `.processing/` listed in this pass. */
   private async pollDropFolder(claimed: readonly string[]): Promise<void> {
     const { folder } = this.options;
-    const entries = await this.options.server.list(folder.remotePath);
-    this.forgetVanished(entries, claimed);
+    const { entries, seen } = await this.listTree(folder.remotePath, (relative, why) =>
+      this.warnOnce(relative, SKIPPED[why]),
+    );
+    this.forgetVanished(seen, claimed);
     const verdict = this.tracker.feed(entries, this.options.clock.now());
     const max = this.options.maxInFlight ?? MAX_IN_FLIGHT;
     // Every complete file listed and sorted first (scan-order.ts), then at most maxFilesPerScan claimed.
@@ -433,38 +494,49 @@ export class SftpSource {
   }
 
   /** Failed-download counts and bad names no longer on the server are dropped (a new file may reuse the name). */
-  private forgetVanished(entries: readonly RemoteEntry[], claimed: readonly string[]): void {
-    if (this.failures.size === 0 && this.badNames.size === 0) return;
-    const present = new Set([...claimed, ...entries.map((e) => e.name)]);
+  private forgetVanished(seen: readonly string[], claimed: readonly string[]): void {
+    if (this.failures.size === 0 && this.badNames.size === 0 && this.warned.size === 0) return;
+    const present = new Set([...claimed, ...seen]);
+    for (const name of this.warned) if (!present.has(name)) this.warned.delete(name);
     for (const name of this.failures.keys()) if (!present.has(name)) this.failures.delete(name);
     for (const name of this.badNames) if (!present.has(name)) this.badNames.delete(name);
   }
 
+  private warnOnce(relative: string, message: string): void {
+    if (this.warned.has(relative)) return;
+    if (this.warned.size >= MAX_WARNED) this.warned.clear();
+    this.warned.add(relative);
+    this.log.warn(this.logFields(relative), message);
+  }
+
   /**
    * A listed name with U+FFFD that a stat cannot find is not UTF-8 on the server (bad-name.ts):
-   * said once, with reason files in the remote error folder, and left alone.
+   * said once, with reason files in the remote error folder (under its sub-path), and left alone.
    */
-  private async unreachable(name: string): Promise<boolean> {
-    if (this.badNames.has(name)) return true;
+  private async unreachable(relative: string): Promise<boolean> {
+    if (this.badNames.has(relative)) return true;
     const { server, folder, clock } = this.options;
-    const original = remoteJoin(folder.remotePath, name);
+    const original = remoteJoin(folder.remotePath, relative);
     if ((await server.stat(original)) !== undefined) return false;
-    this.badNames.add(name);
+    this.badNames.add(relative);
+    const { folders, name } = splitRelative(relative);
+    const where = remoteJoin(folder.remotePath, ...folders);
     this.log.error(
-      { ...this.logFields(name, original), code: BAD_NAME_CODE },
-      `file not taken: ${badNameReason(folder.remotePath)}`,
+      { ...this.logFields(relative, original), code: BAD_NAME_CODE },
+      `file not taken: ${badNameReason(where)}`,
     );
     try {
-      await server.mkdirp(folder.remoteErrorDir);
-      for (const side of badNameFiles(name, folder.name, folder.remotePath, clock.now())) {
-        const target = remoteJoin(folder.remoteErrorDir, `${name}${side.suffix}`);
+      const errorDir = remoteJoin(folder.remoteErrorDir, ...folders);
+      await server.mkdirp(errorDir);
+      for (const side of badNameFiles(name, folder.name, where, clock.now())) {
+        const target = remoteJoin(errorDir, `${name}${side.suffix}`);
         // Those of an earlier run: renames never replace a file.
         await removeIfThere(server, target);
         await server.uploadAtomic(side.content, target);
       }
     } catch (err) {
       this.log.warn(
-        { ...this.logFields(name), err },
+        { ...this.logFields(relative), err },
         'reason files for a name that is not UTF-8 not written',
       );
     }
@@ -479,6 +551,8 @@ export class SftpSource {
     // One file per name in flight: a leftover of the same name is finished by reconciliation first.
     if ((await server.stat(claimed)) !== undefined || (await this.hasLocalCopy(entry.name))) return;
     try {
+      // A recursive folder's file keeps its sub-path in `.processing/` (reconciliation reads it back).
+      if (entry.name.includes('/')) await server.mkdirp(path.posix.dirname(claimed));
       await server.rename(original, claimed);
     } catch (err) {
       if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) {
@@ -513,7 +587,8 @@ export class SftpSource {
       });
     }
     this.log.info({ ...this.logFields(entry.name, claimed), size: entry.size }, 'file claimed');
-    this.download(after, claimed, claimedMarker);
+    // Known by its path below the drop folder (a stat names the file alone).
+    this.download({ ...after, name: entry.name }, claimed, claimedMarker);
   }
 
   /** Journal-only claim: the file stays where the ERP put it; the journal says whether it was claimed. */
@@ -551,7 +626,7 @@ export class SftpSource {
 
   private async fetch(entry: RemoteEntry, remoteFile: string): Promise<void> {
     const { name } = entry;
-    const local = path.join(this.spoolProcessing, name);
+    const local = this.spoolPath(name);
     if (this.stopped) {
       this.inFlight.delete(name);
       return;
@@ -560,8 +635,11 @@ export class SftpSource {
       // Swapped for a link while running, the spool would carry the download elsewhere.
       await assertRealPath(this.options.folder.spoolDir, this.spoolProcessing);
       await assertRealPath(this.options.folder.spoolDir, this.spoolIncoming);
+      // A recursive folder's copy keeps its sub-path, each level a real directory.
+      await claimDirOf(this.spoolProcessing, splitRelative(name).folders);
     } catch (err) {
       this.inFlight.delete(name);
+      this.tracker.forget(name);
       this.log.error({ ...this.logFields(name, remoteFile), err }, 'spool refused');
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
@@ -624,6 +702,7 @@ export class SftpSource {
     this.failures.delete(entry.name);
     const reason = `the file could not be downloaded after ${n} tries (${code}: ${err instanceof Error ? err.message : String(err)})`;
     const folder = this.options.folder.name;
+    const { folders, name } = splitRelative(entry.name);
     const record = {
       status: 'rejected',
       file: entry.name,
@@ -635,7 +714,7 @@ export class SftpSource {
     };
     const text = `${entry.name} was not sent.\n\nReason: ${reason}\nCode:   ${DOWNLOAD_FAILED}\nFolder: ${folder}\n\nFix the file (or its permissions) and drop it again.\n`;
     await this.finisher.exclusive(entry.name, () =>
-      this.finisher.reject(entry.name, remoteFile, [
+      this.finisher.reject(name, folders, remoteFile, [
         { suffix: '.error.json', content: `${JSON.stringify(record, null, 2)}\n` },
         { suffix: '.error.txt', content: text },
       ]),
@@ -655,16 +734,19 @@ export class SftpSource {
   async left(item: JournalItem): Promise<void> {
     const name = this.nameOf(item);
     if (name === undefined || !this.inFlight.delete(name)) return;
-    await fs.rm(path.join(this.spoolProcessing, name), { force: true });
+    await fs.rm(this.spoolPath(name), { force: true });
     this.log.info(this.logFields(name), 'file left to another agent: this copy removed');
   }
 
-  /** The drop-folder name of an item of this folder (undefined: not one of its files). */
+  /**
+   * The path below the drop folder of an item of this folder (`x.pdf`, `acme/x.pdf` in a recursive
+   * one); undefined when it is not one of its files, or a segment is not a name the agent takes.
+   */
   private nameOf(item: JournalItem): string | undefined {
     const prefix = this.sourceUrl('');
     const name = item.sourcePath?.startsWith(prefix) ? item.sourcePath.slice(prefix.length) : '';
     const ours = item.kind === 'file' && item.folder === this.options.folder.name;
-    return ours && name !== '' && !name.includes('/') ? name : undefined;
+    return ours && relativeSegments(name) !== undefined ? name : undefined;
   }
 
   /** Called by the pipeline (through the agent) when an item of this folder became done or rejected. */
@@ -684,7 +766,7 @@ export class SftpSource {
         if (remoteFile !== undefined) await this.finisher.finishItem(item, remoteFile, flight?.marker);
       });
       // A sidecar travelled with its data file.
-      for (const c of this.options.companionsOf?.(name) ?? []) this.inFlight.delete(c);
+      for (const c of this.companionsOf(name)) this.inFlight.delete(c);
     } catch (err) {
       // Left where it is: the next poll's reconciliation finishes it.
       this.log.warn(
@@ -707,10 +789,21 @@ export class SftpSource {
   }
 
   private async hasLocalCopy(name: string): Promise<boolean> {
-    return existsOrFalse(path.join(this.spoolProcessing, name));
+    return existsOrFalse(this.spoolPath(name));
   }
 
   private async newestItem(name: string): Promise<JournalItem | undefined> {
     return (await this.options.journal.byPath(this.sourceUrl(name)))[0];
   }
+}
+
+/** The folders of `dirs` that lie inside the drop folder, as paths relative to it (`archive`). */
+function ownDirsBelow(remotePath: string, dirs: readonly string[]): Set<string> {
+  const root = path.posix.normalize(remotePath).replace(/\/+$/, '');
+  const below = new Set<string>();
+  for (const dir of dirs) {
+    const relative = relativeBelow(root, path.posix.normalize(dir).replace(/\/+$/, ''), '/');
+    if (relative !== undefined) below.add(relative);
+  }
+  return below;
 }

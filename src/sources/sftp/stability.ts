@@ -55,8 +55,10 @@ export class ListingTracker {
     const ready: ReadyFile[] = [];
     let waiting = 0;
     for (const entry of entries) {
-      // Only regular files: symlinks could point anywhere on the server, folders are not drops.
-      if (entry.type !== 'file' || !isCandidateName(entry.name, this.rule, this.included)) continue;
+      // Only regular files: symlinks could point anywhere on the server, folders are not drops. In a
+      // recursive folder names are relative paths (`acme/x.pdf`); the rules read the file's own name.
+      const own = entry.name.slice(entry.name.lastIndexOf('/') + 1);
+      if (entry.type !== 'file' || !isCandidateName(own, this.rule, this.included)) continue;
       const marker = markerNamesFor(entry.name, suffixes)
         .map((n) => markers.get(n))
         .find((m) => m !== undefined);

@@ -112,7 +112,7 @@ folders:
   });
 });
 
-describe('sftp folder source config, unsupported combinations', () => {
+describe('sftp folder source config, combinations', () => {
   it('refuses payload-pdf index-csv pairing on an SFTP folder (ZIP batches work)', () => {
     const result = agentConfigSchema.safeParse({
       sandbox: { enabled: true },
@@ -122,17 +122,17 @@ describe('sftp folder source config, unsupported combinations', () => {
     expect(result.error?.issues[0]?.path).toEqual(['folders', 0, 'payloadPdf', 'pairing']);
   });
 
-  it('refuses recursive on an SFTP folder, saying what to do instead', () => {
-    const result = agentConfigSchema.safeParse({
-      sandbox: { enabled: true },
-      folders: [sftpFolder({}, { recursive: true })],
-    });
-    expect(result.success).toBe(false);
-    expect(result.error?.issues.map((i) => [i.path, i.message])).toEqual([
-      [
-        ['folders', 0, 'recursive'],
-        'recursive is not supported for SFTP folders yet: list one folder per remote sub-folder, or drop into a local folder',
-      ],
-    ]);
+  it('takes recursive on an SFTP folder: true is 4 levels, { depth } as written', () => {
+    for (const [recursive, depth] of [
+      [true, 4],
+      [{ depth: 2 }, 2],
+    ] as const) {
+      const result = agentConfigSchema.safeParse({
+        sandbox: { enabled: true },
+        folders: [sftpFolder({}, { recursive })],
+      });
+      expect(result.error?.issues).toBeUndefined();
+      expect(result.data?.folders[0]?.recursive).toEqual({ depth });
+    }
   });
 });

@@ -286,4 +286,35 @@ describe('sftp source spool', () => {
     await waitFor(() => listDir(path.join(remote, '.error')).includes('a.pdf'));
     expect(failures()[2]).toMatchObject({ try: 2, of: 2 });
   });
+
+  it('never follows a listed sub-folder name that would leave the drop folder (.., a slash, a NUL)', async () => {
+    const outside = path.join(root, 'escape');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'outside.pdf'), 'not in the drop folder');
+    mkdirSync(path.join(remote, 'ok'));
+    writeFileSync(path.join(remote, 'ok', 'inside.pdf'), 'in a sub-folder');
+    fault.knobs.listAlso = new Map([[remote, ['../escape', 'ok/../../escape', 'x\u0000y', '/tmp']]]);
+    const ready: SpoolFile[] = [];
+    const source = makeSource(
+      {
+        accept: (file) => {
+          ready.push(file);
+          return true;
+        },
+      },
+      undefined,
+      { recursive: { depth: 3 } },
+    );
+    await source.start();
+    await waitFor(() => ready.length === 1);
+    // More polls list the same names: still nothing taken from outside.
+    const polled = fault.stats.listings;
+    while (fault.stats.listings < polled + 6) await source.tick();
+    expect(ready.map((f) => [f.name, f.originalPath.slice(f.originalPath.indexOf(remote))])).toEqual([
+      ['inside.pdf', `${remote}/ok/inside.pdf`],
+    ]);
+    expect(ready[0]?.claimedPath).toBe(path.join(spool, '.processing', 'ok', 'inside.pdf'));
+    expect(readdirSync(outside)).toEqual(['outside.pdf']);
+    expect(listDir(path.join(remote, '.processing'))).toEqual(['ok']);
+  });
 });

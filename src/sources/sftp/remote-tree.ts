@@ -1,0 +1,123 @@
+/**
+ * The listing of a recursive SFTP folder: the folder, then its sub-folders level by level (breadth
+ * first) down to the depth, one LIST each, every file named by its path relative to the listed
+ * folder (`acme/invoices/x.pdf`), as a local recursive folder names it. Entered like the local
+ * TreeWatcher's folders: never a hidden one (`.processing`, `.archive`), one of the agent's own
+ * (its archive or error folder inside the tree), a link (links are never followed), nor one whose
+ * name is not a file name the agent takes (`..`, a `/`, control characters, not UTF-8). A remote
+ * name is as hostile as a dropped file's: no path is built from a name that could leave the folder.
+ */
+import { isDocexError } from '../../core/errors.js';
+import { nameFault } from '../../domain/file-names.js';
+import type { RemoteEntry } from '../../sftp/types.js';
+import { mayBeUndecodable } from './bad-name.js';
+import { isClaimFolder } from './claim-folders.js';
+import { remoteJoin } from './remote-paths.js';
+
+export type SkippedFolder =
+  /** Its name is not a file name the agent takes (or is not UTF-8 on the server). */
+  | 'bad-name'
+  /** At the top of the tree, named like an agent's claim folder in `.processing/`. */
+  | 'reserved'
+  /** It could not be listed (permission denied). */
+  | 'unlistable';
+
+export interface RemoteTreeOptions {
+  list(dir: string): Promise<RemoteEntry[]>;
+  /** Whether the path exists as the listing spelled it (a U+FFFD may stand for lost bytes). */
+  reachable(path: string): Promise<boolean>;
+  /** Sub-folder levels entered below the root; 0: the root alone. */
+  depth: number;
+  /** Relative paths never entered (the agent's own folders inside the tree). */
+  ownDirs?: ReadonlySet<string>;
+  /** Sub-folders of the root named like agents' claim folders are not entered. */
+  skipClaimFolders?: boolean;
+  /** A sub-folder left alone, and why (said by the caller, once). */
+  onSkipped?(relative: string, why: SkippedFolder): void;
+}
+
+export interface RemoteTree {
+  /** Files and other non-folder entries, each named by its relative path. */
+  entries: RemoteEntry[];
+  /** Every relative path listed, folders included (what is still there). */
+  seen: string[];
+}
+
+/**
+ * A listed name no path may be built from: a real server never lists `.`, `..`, a `/` or a NUL in
+ * a name, a hostile one might. Left out of every listing, whatever its type.
+ */
+export function steersPath(name: string): boolean {
+  const fault = nameFault(name);
+  return fault === 'dot' || fault === 'slash' || fault === 'empty' || name.includes('\u0000');
+}
+
+export async function listRemoteTree(root: string, options: RemoteTreeOptions): Promise<RemoteTree> {
+  const tree: RemoteTree = { entries: [], seen: [] };
+  let level: string[][] = [[]];
+  for (let depth = 0; level.length > 0; depth++) {
+    const next: string[][] = [];
+    for (const folders of level) {
+      const listed = await listFolder(root, folders, options);
+      if (listed === undefined) continue;
+      for (const entry of listed) {
+        if (steersPath(entry.name)) continue;
+        const relative = [...folders, entry.name].join('/');
+        tree.seen.push(relative);
+        if (entry.type !== 'dir') {
+          tree.entries.push({ ...entry, name: relative });
+          continue;
+        }
+        if (depth >= options.depth) continue;
+        const why = await skipReason(root, folders, entry.name, options);
+        if (why === 'hidden') continue;
+        if (why !== undefined) options.onSkipped?.(relative, why);
+        else next.push([...folders, entry.name]);
+      }
+    }
+    level = next;
+  }
+  return tree;
+}
+
+/** A sub-folder's listing; undefined when it is gone or shut (the rest of the tree is still listed). */
+async function listFolder(
+  root: string,
+  folders: readonly string[],
+  options: RemoteTreeOptions,
+): Promise<RemoteEntry[] | undefined> {
+  try {
+    return await options.list(remoteJoin(root, ...folders));
+  } catch (err) {
+    // The root's failure is the poll's; a sub-folder removed meanwhile is simply not there.
+    if (folders.length === 0) throw err;
+    if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) return undefined;
+    if (isDocexError(err, 'DOCEX_SFTP_PERMISSION')) {
+      options.onSkipped?.(folders.join('/'), 'unlistable');
+      return undefined;
+    }
+    throw err;
+  }
+}
+
+async function skipReason(
+  root: string,
+  folders: readonly string[],
+  name: string,
+  options: RemoteTreeOptions,
+): Promise<SkippedFolder | 'hidden' | undefined> {
+  const relative = [...folders, name].join('/');
+  if (name.startsWith('.') || options.ownDirs?.has(relative)) return 'hidden';
+  if (folders.length === 0 && options.skipClaimFolders && isClaimFolder(name)) return 'reserved';
+  if (nameFault(name) !== undefined) return 'bad-name';
+  // Not UTF-8 on the server: no request reaches it (bad-name.ts), its files could not be moved.
+  if (mayBeUndecodable(name) && !(await options.reachable(remoteJoin(root, relative)))) return 'bad-name';
+  return undefined;
+}
+
+/** `acme/invoices/x.pdf` → its folders and its name. */
+export function splitRelative(relative: string): { folders: string[]; name: string } {
+  const segments = relative.split('/');
+  const name = segments.pop() ?? relative;
+  return { folders: segments, name };
+}
