@@ -49,6 +49,7 @@ function agentSource(
   own: string,
   ready: SpoolFile[],
   abandoned: (name: string) => boolean = () => false,
+  recursive?: { depth: number },
 ): SftpSource {
   const server = openSftpServer(faultServerEndpoint(fault), { log: captureLogger().log });
   const shared: SharedClaims = { own, isClaimFolder, abandoned: async (name) => abandoned(name) };
@@ -67,6 +68,7 @@ function agentSource(
       remoteErrorDir: path.join(remote, '.error'),
       spoolDir: path.join(root, `spool-${own}`),
       pollIntervalMs: 0,
+      recursive,
     },
     server,
     journal: { byPath: async () => [], holds: () => true },
@@ -123,6 +125,29 @@ describe('an SFTP folder polled by several agents', () => {
     expect(claimed(A)).toEqual(['loose.pdf', 'orphan.pdf']);
     expect(claimed(GONE)).toEqual([]);
     expect(claimed(B)).toEqual(['busy.pdf']);
+  });
+
+  it('keeps the sub-paths of a recursive folder: its claims, and the files it adopts', async () => {
+    const processing = path.join(remote, '.processing');
+    mkdirSync(path.join(processing, GONE, 'acme', 'invoices'), { recursive: true });
+    writeFileSync(path.join(processing, GONE, 'acme', 'invoices', 'orphan.pdf'), 'claimed by a dead agent');
+    mkdirSync(path.join(processing, 'north'));
+    writeFileSync(path.join(processing, 'north', 'loose.pdf'), 'claimed before the journal was shared');
+    mkdirSync(path.join(remote, 'beta'));
+    writeFileSync(path.join(remote, 'beta', 'new.pdf'), 'dropped in a sub-folder');
+    const ready: SpoolFile[] = [];
+    const a = agentSource(A, ready, (name) => name === GONE, { depth: 2 });
+    await a.start();
+    await a.tick();
+    await waitFor(() => ready.length === 3);
+    const url = `sftp://${fault.username}@127.0.0.1:${fault.port}${remote}`;
+    expect(ready.map((f) => f.originalPath).sort()).toEqual(
+      ['acme/invoices/orphan.pdf', 'beta/new.pdf', 'north/loose.pdf'].map((p) => `${url}/${p}`),
+    );
+    expect(listDir(path.join(processing, A, 'acme', 'invoices'))).toEqual(['orphan.pdf']);
+    expect(listDir(path.join(processing, A, 'north'))).toEqual(['loose.pdf']);
+    expect(listDir(path.join(processing, A, 'beta'))).toEqual(['new.pdf']);
+    expect(listDir(path.join(processing, GONE, 'acme', 'invoices'))).toEqual([]);
   });
 
   it('forgets a file left to another agent: taken again once it is back in its claim folder', async () => {

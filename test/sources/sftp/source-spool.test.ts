@@ -18,6 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
+import type { JournalItem } from '../../../src/journal/index.js';
 import { openSftpServer } from '../../../src/sftp/server.js';
 import type { SftpServer } from '../../../src/sftp/types.js';
 import {
@@ -316,5 +317,43 @@ describe('sftp source spool', () => {
     expect(ready[0]?.claimedPath).toBe(path.join(spool, '.processing', 'ok', 'inside.pdf'));
     expect(readdirSync(outside)).toEqual(['outside.pdf']);
     expect(listDir(path.join(remote, '.processing'))).toEqual(['ok']);
+  });
+
+  it('claims a sub-folder file in place (claim: journal) into the spool under its sub-path, and removes it from there once final', async () => {
+    mkdirSync(path.join(remote, 'acme'));
+    const remoteFile = path.join(remote, 'acme', 'x.pdf');
+    writeFileSync(remoteFile, 'in place');
+    const ready: SpoolFile[] = [];
+    const source = makeSource(
+      {
+        accept: (file) => {
+          ready.push(file);
+          return true;
+        },
+      },
+      undefined,
+      { claim: 'journal', recursive: { depth: 1 } },
+    );
+    await source.start();
+    await waitFor(() => ready.length === 1);
+    expect(ready[0]).toMatchObject({
+      name: 'x.pdf',
+      claimedPath: path.join(spool, '.processing', 'acme', 'x.pdf'),
+    });
+    expect(ready[0]?.originalPath.endsWith(`${remote}/acme/x.pdf`)).toBe(true);
+    expect(existsSync(remoteFile)).toBe(true);
+    const st = statSync(remoteFile);
+    const item = {
+      kind: 'file',
+      folder: 'remote',
+      fileName: 'x.pdf',
+      sourcePath: ready[0]?.originalPath,
+      state: 'done',
+      size: st.size,
+      mtimeMs: st.mtimeMs,
+    } as JournalItem;
+    await source.finished(item);
+    expect(existsSync(remoteFile)).toBe(false);
+    expect(listDir(path.join(remote, 'acme'))).toEqual([]);
   });
 });
