@@ -194,7 +194,7 @@ describeSshd('a recursive sftp folder: restart', () => {
 describeSshd('a recursive sftp folder: hostile sub-folders', () => {
   const suite = sshdAgentSuite();
 
-  it('never enters a sub-folder whose name is not a valid file name, a reserved one or a link, and says so once', async () => {
+  it('never enters a sub-folder whose name is not a valid file name, a reserved one or a link, says so once, and reports a file name that is not UTF-8 under its sub-path', async () => {
     const { env } = suite;
     const latin1 = Buffer.concat([Buffer.from(`${env.remote}/`), Buffer.from('café', 'latin1')]);
     mkdirSync(latin1);
@@ -206,12 +206,18 @@ describeSshd('a recursive sftp folder: hostile sub-folders', () => {
     writeFileSync(path.join(elsewhere, 'outside.pdf'), await makePdf('behind a link'));
     symlinkSync(elsewhere, path.join(env.remote, 'linked'));
     env.drop('ok/fine.pdf', await makePdf('a plain sub-folder'));
+    // A file whose own name is not UTF-8, in a sub-folder: its reason files keep the sub-path.
+    writeFileSync(
+      Buffer.concat([Buffer.from(`${env.remote}/ok/`), Buffer.from('né.pdf', 'latin1')]),
+      await makePdf('latin-1 file name'),
+    );
 
     const agent = await env.start(env.config({}, { recursive: true }));
     await waitFor(() => env.archived().some((f) => f.endsWith('fine.pdf')), 30_000);
     // A file dropped after that one is archived only after more polls have listed the tree.
     env.drop('ok/later.pdf', await makePdf('after more polls'));
     await waitFor(() => env.archived().some((f) => f.endsWith('later.pdf')), 30_000);
+    await waitFor(() => env.refused().length === 2);
     const journalled = (await agent.journal.recent(10)).map((i) => i.fileName).sort();
     await env.h.stopAgents();
 
@@ -220,6 +226,13 @@ describeSshd('a recursive sftp folder: hostile sub-folders', () => {
     expect(env.remoteFiles('ctl\u0001dir')).toEqual(['in-control.pdf']);
     expect(env.remoteFiles('agent-0123456789abcdef')).toEqual(['in-reserved.pdf']);
     expect(readdirSync(elsewhere)).toEqual(['outside.pdf']);
+    expect(env.refused()).toEqual(
+      ['n\uFFFD.pdf.error.json', 'n\uFFFD.pdf.error.txt'].map((n) => path.join('ok', n)),
+    );
+    expect(env.remoteFiles('ok')).toEqual(['n\uFFFD.pdf']);
+    expect(env.h.logs.filter((l) => l.code === 'DOCEX_INPUT_BAD_NAME').map((l) => l.file)).toEqual([
+      'ok/n\uFFFD.pdf',
+    ]);
     const said = (msg: string) => env.h.logs.filter((l) => l.msg === msg).map((l) => l.file);
     expect(said('sub-folder name is not a valid file name: not entered').sort()).toEqual([
       'caf\uFFFD',
