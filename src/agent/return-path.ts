@@ -57,11 +57,13 @@ export class FollowerPart implements Part {
       clock,
       log,
       ...this.options.companies(),
-      // The folders as configured at start: a file of a folder gone since keeps its name alone.
-      relativePathOf: (source) => {
-        const folder = config.folders.find((f) => f.name === source.folder);
-        return folder ? relativePathOf(folder, source) : source.fileName;
-      },
+      // The path recorded at the claim; for a file an earlier agent recorded, read against the
+      // folders as configured at start (a file of a folder gone or moved since keeps its name alone).
+      relativePathOf: (source) =>
+        relativePathOf(
+          config.folders.find((f) => f.name === source.folder),
+          source,
+        ),
       ...(this.options.maxSleepMs ? { maxSleepMs: this.options.maxSleepMs } : {}),
       outputHealth: this.options.outputHealth,
       ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),

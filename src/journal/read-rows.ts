@@ -26,6 +26,7 @@ export function toDoneJobItem(r: ReadRow): DoneJobItem {
           folder: r['p_folder'] as string,
           fileName: r['p_file_name'] as string,
           sourcePath: optional(r['p_source_path']),
+          relativePath: optional(r['p_relative_path']),
           sha256: r['p_sha256'] as string,
           claimedAt: r['p_created_at'] as number,
         }
@@ -34,6 +35,7 @@ export function toDoneJobItem(r: ReadRow): DoneJobItem {
           folder: r['folder'] as string,
           fileName: r['file_name'] as string,
           sourcePath: optional(r['source_path']),
+          relativePath: optional(r['relative_path']),
           sha256: r['sha256'] as string,
           claimedAt: r['created_at'] as number,
         },

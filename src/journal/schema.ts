@@ -105,6 +105,15 @@ const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE items ADD COLUMN managed_company_id TEXT;
     `,
   },
+  {
+    // A file's path relative to its drop folder (`acme/invoices/x.pdf`), recorded at its claim: its
+    // archive, error, status and proof places keep the sub-path even after the folder's path
+    // changes in the configuration. Empty (NULL) for items of earlier agents: read from source_path.
+    version: 5,
+    sql: `
+      ALTER TABLE items ADD COLUMN relative_path TEXT;
+    `,
+  },
 ];
 
 export const SCHEMA_VERSION = latestVersion(MIGRATIONS);
@@ -130,6 +139,11 @@ export interface JournalItem {
   mode: ItemMode;
   fileName: string;
   sourcePath: string | undefined;
+  /**
+   * Its path relative to its drop folder (`acme/invoices/x.pdf`), recorded at its claim;
+   * undefined for items recorded before the journal kept it (then read from sourcePath).
+   */
+  relativePath?: string | undefined;
   claimedPath: string | undefined;
   size: number | undefined;
   mtimeMs: number | undefined;
@@ -176,7 +190,7 @@ export const ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow_id
   claimed_path, size, mtime_ms, sha256, allow_duplicates, state, attempt, job_name, job_id,
   upload_url IS NOT NULL AS has_upload_url, upload_deadline, uploaded_md5, label, payload_sha256,
   reject_code, reject_reason, duplicate_of, created_at, updated_at, failed_tries, next_try_at,
-  last_failure_code, lost_answers, orphan_jobs, managed_company_id`;
+  last_failure_code, lost_answers, orphan_jobs, managed_company_id, relative_path`;
 
 export function toItem(row: Row): JournalItem {
   return {
@@ -190,6 +204,7 @@ export function toItem(row: Row): JournalItem {
     mode: row['mode'] as ItemMode,
     fileName: row['file_name'] as string,
     sourcePath: opt(row['source_path']),
+    relativePath: opt(row['relative_path']),
     claimedPath: opt(row['claimed_path']),
     size: opt(row['size']),
     mtimeMs: opt(row['mtime_ms']),

@@ -120,6 +120,7 @@ export class SqliteJournal implements JournalStore {
       const inserted = this.stmts.insertFile.run({
         ...columns,
         managedCompanyId: input.managedCompanyId ?? null,
+        relativePath: input.relativePath ?? null,
         allowDuplicates: input.allowDuplicates ? 1 : 0,
         state,
         rejectCode: earlier ? 'DOCEX_DUPLICATE' : (refused?.code ?? null),

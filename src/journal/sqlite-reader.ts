@@ -35,8 +35,8 @@ function prepareReads(db: Database) {
   return {
     doneJobs: db.prepare(
       `SELECT h.id AS hid, h.at AS done_at, i.id, i.kind, i.parent_id, i.row_index, i.folder, i.file_name,
-         i.sha256, i.job_id, i.job_name, i.label, i.created_at, i.source_path,
-         p.folder AS p_folder, p.file_name AS p_file_name, p.source_path AS p_source_path, p.sha256 AS p_sha256, p.created_at AS p_created_at
+         i.sha256, i.job_id, i.job_name, i.label, i.created_at, i.source_path, i.relative_path,
+         p.folder AS p_folder, p.file_name AS p_file_name, p.source_path AS p_source_path, p.relative_path AS p_relative_path, p.sha256 AS p_sha256, p.created_at AS p_created_at
        FROM history h JOIN items i ON i.id = h.item_id LEFT JOIN items p ON p.id = i.parent_id
        WHERE h.id > ? AND h.to_state = 'done' AND i.job_id IS NOT NULL
        ORDER BY h.id LIMIT ?`,

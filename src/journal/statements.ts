@@ -59,10 +59,12 @@ export function prepareStatements(db: Database.Database) {
        ORDER BY id LIMIT 1`,
     ),
     insertFile: p(
-      `INSERT INTO items (kind, folder, workflow_id, managed_company_id, mode, file_name, source_path, claimed_path,
-         size, mtime_ms, sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at)
-       VALUES ('file', @folder, @workflowId, @managedCompanyId, @mode, @fileName, @sourcePath, @claimedPath,
-         @size, @mtimeMs, @sha256, @allowDuplicates, @state, @rejectCode, @rejectReason, @duplicateOf, @now, @now)`,
+      `INSERT INTO items (kind, folder, workflow_id, managed_company_id, mode, file_name, source_path, relative_path,
+         claimed_path, size, mtime_ms, sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of,
+         created_at, updated_at)
+       VALUES ('file', @folder, @workflowId, @managedCompanyId, @mode, @fileName, @sourcePath, @relativePath,
+         @claimedPath, @size, @mtimeMs, @sha256, @allowDuplicates, @state, @rejectCode, @rejectReason, @duplicateOf,
+         @now, @now)`,
     ),
     insertRow: p(
       `INSERT INTO items (parent_id, kind, row_index, folder, workflow_id, managed_company_id, mode, file_name, sha256,

@@ -45,6 +45,8 @@ export interface LeaseOptions {
 export interface ClaimInput {
   folder: string;
   sourcePath: string;
+  /** Its path relative to the drop folder (`acme/invoices/x.pdf`): kept whatever the folder's path becomes. */
+  relativePath?: string | undefined;
   claimedPath: string;
   fileName: string;
   size: number;
@@ -177,8 +179,10 @@ export interface DoneJobItem {
     itemId: number;
     folder: string;
     fileName: string;
-    /** Where it was dropped (a recursive folder's sub-path is read from it). */
+    /** Where it was dropped (the sub-path of a file recorded before relativePath was kept is read from it). */
     sourcePath?: string | undefined;
+    /** Its path relative to its drop folder, recorded at its claim (undefined: an earlier agent's). */
+    relativePath?: string | undefined;
     sha256: string;
     claimedAt: number;
   };

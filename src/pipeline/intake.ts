@@ -76,9 +76,8 @@ export async function intakeItem(
   const unchanged = digest.statSize === digest.size;
   // Decided once, here: a restart or another agent sends the file as recorded, whatever the
   // configuration says by then. A file no route takes is recorded to the folder's workflow, refused.
-  const route = routesOf(runtime.config).resolve(
-    relativePathOf(runtime.config, { sourcePath: file.originalPath, fileName: file.name }),
-  );
+  const relativePath = relativePathOf(runtime.config, { sourcePath: file.originalPath, fileName: file.name });
+  const route = routesOf(runtime.config).resolve(relativePath);
   const target = route.ok ? route : { workflowId: runtime.config.workflowId, managedCompanyId: undefined };
   // The route's own mode, else the folder's: recorded with the claim, which is what drives the item.
   const mode = (route.ok ? route.mode : undefined) ?? runtime.mode;
@@ -102,6 +101,9 @@ export async function intakeItem(
   const result = await recordClaimClearing(ctx, handover.left ? file.claimedPath : undefined, {
     folder: runtime.config.name,
     sourcePath: file.originalPath,
+    // Kept with the claim: its archive, error, status and proof places keep the sub-path even
+    // after the folder's path changes in the configuration.
+    relativePath,
     claimedPath: file.claimedPath,
     fileName: file.name,
     size: digest.size,

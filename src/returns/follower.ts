@@ -77,7 +77,12 @@ export interface FollowerOptions {
    * A dropped file's path relative to its drop folder (`acme/invoices/x.pdf`): its status file and
    * proofs keep the sub-path. Absent: its name.
    */
-  relativePathOf?: (source: { folder: string; fileName: string; sourcePath?: string | undefined }) => string;
+  relativePathOf?: (source: {
+    folder: string;
+    fileName: string;
+    sourcePath?: string | undefined;
+    relativePath?: string | undefined;
+  }) => string;
   /** Every managed company of the drop folders: where to look for an event of an unknown job. */
   companies?: () => string[];
   /** Longest real sleep of the loop (tests with a ManualClock use a few ms). */

@@ -40,7 +40,12 @@ export interface ReturnsOptions {
   companyOf?: (folder: string) => string | undefined;
   companies?: () => string[];
   /** A dropped file's path relative to its drop folder (Follower: its status and proofs keep the sub-path). */
-  relativePathOf?: (source: { folder: string; fileName: string; sourcePath?: string | undefined }) => string;
+  relativePathOf?: (source: {
+    folder: string;
+    fileName: string;
+    sourcePath?: string | undefined;
+    relativePath?: string | undefined;
+  }) => string;
   /** Replace the configured targets (tests, fault injection). */
   statusTarget?: OutputTarget;
   proofTarget?: OutputTarget;

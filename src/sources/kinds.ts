@@ -6,7 +6,7 @@
  * asked for by the compiler.
  */
 import type { z } from 'zod';
-import { subFolders } from '../domain/relative-path.js';
+import { relativeSegments, subFolders } from '../domain/relative-path.js';
 import type { IntakePlace, SourceKind } from './kind.js';
 import { localKind } from './local/kind.js';
 import { sftpKind } from './sftp/kind.js';
@@ -48,24 +48,36 @@ export function intakeOf(folder: { source: SourceConfig }): IntakePlace {
   return kindOf(folder.source).intake(folder.source);
 }
 
+/** A recorded file as the places that keep its sub-path know it (a journal item, a followed job's source). */
+export interface RecordedDrop {
+  /** Its path relative to the drop folder as recorded at its claim (undefined: an earlier agent's). */
+  relativePath?: string | undefined;
+  sourcePath?: string | undefined;
+  fileName: string;
+}
+
 /**
  * A recorded file's path relative to its folder's drop folder (`acme/invoices/x.pdf`): what routes
- * match; its name when the recorded path is not below the drop folder (the configuration moved it).
+ * match. The one recorded at its claim when there is one (it outlives a change of the folder's
+ * path); else read from where it was dropped, and its name when that is not below the drop folder
+ * (the configuration moved it). A recorded path that is not one the agent takes is never used.
  */
-export function relativePathOf(
-  folder: { source: SourceConfig },
-  file: { sourcePath?: string | undefined; fileName: string },
-): string {
+export function relativePathOf(folder: { source: SourceConfig } | undefined, file: RecordedDrop): string {
   return (
-    (file.sourcePath === undefined ? undefined : intakeOf(folder).relativePath(file.sourcePath)) ??
+    recordedRelativePath(file) ??
+    (file.sourcePath === undefined || folder === undefined
+      ? undefined
+      : intakeOf(folder).relativePath(file.sourcePath)) ??
     file.fileName
   );
 }
 
+function recordedRelativePath(file: RecordedDrop): string | undefined {
+  const recorded = file.relativePath;
+  return recorded !== undefined && relativeSegments(recorded) !== undefined ? recorded : undefined;
+}
+
 /** The sub-folders a recorded file was dropped in (`['acme', 'invoices']`), kept by its archive, error and status places. */
-export function subFoldersOf(
-  folder: { source: SourceConfig },
-  file: { sourcePath?: string | undefined; fileName: string },
-): string[] {
+export function subFoldersOf(folder: { source: SourceConfig }, file: RecordedDrop): string[] {
   return subFolders(relativePathOf(folder, file));
 }

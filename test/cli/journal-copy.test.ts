@@ -83,7 +83,7 @@ describePostgres('docex-agent journal copy', () => {
     expect(run.exitCode, run.stderr).toBe(0);
     expect(run.stdout).toContain(`journal copy: ${path.join(stateDir, 'journal.sqlite')} -> ${url}`);
     expect(run.stdout).toMatch(
-      /copied journal\.sqlite \(schema version 4\): 9 items \(6 files, 3 payload rows\), \d+ history entries, 1 inspections/,
+      /copied journal\.sqlite \(schema version 5\): 9 items \(6 files, 3 payload rows\), \d+ history entries, 1 inspections/,
     );
     expect(run.stdout).toMatch(/done in \d+\.\d s, in one transaction/);
     expect(run.stdout).toContain(`next: set journal.url to ${url}`);
@@ -113,7 +113,7 @@ describePostgres('docex-agent journal copy', () => {
     expect(run.exitCode, run.stderr).toBe(0);
     const lines = run.stdout.split('\n');
     expect(lines[1]).toMatch(
-      /^copied journal\.sqlite \(schema version 4\): 12 items \(9 files, 3 payload rows\)/,
+      /^copied journal\.sqlite \(schema version 5\): 12 items \(9 files, 3 payload rows\)/,
     );
     expect(lines.slice(2, 4)).toEqual([
       'copied returns.sqlite (schema version 2): 4 followed jobs (2 open), 4 source files, 2 sending events (1 final), 4 documents (1 written, 2 to fetch, 1 parked), 1 daily CSVs written',

@@ -224,7 +224,7 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
   describe('schema', () => {
     it('migrates an empty database to the version SQLite has plus the cluster tables and leases, and again finds nothing to do', async () => {
       // Migrations 4 (agents, cluster_tasks) and 5 (leases) have no SQLite twin: one agent per SQLite
-      // journal. 6 (an item's managed company) is SQLite's 4.
+      // journal. 6 (an item's managed company) is SQLite's 4, 7 (its relative path) SQLite's 5.
       expect(PG_SCHEMA_VERSION).toBe(SCHEMA_VERSION + 2);
       await open();
       const client = await sql();
@@ -232,7 +232,7 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
         'SELECT version, applied_at FROM schema_migrations ORDER BY version',
       );
       expect(versions.rows).toEqual(
-        [1, 2, 3, 4, 5, 6].map((v) => ({ version: v, applied_at: String(h.clock.now()) })),
+        [1, 2, 3, 4, 5, 6, 7].map((v) => ({ version: v, applied_at: String(h.clock.now()) })),
       );
       const tables = await client.query(
         "SELECT tablename FROM pg_tables WHERE schemaname = 'public' ORDER BY tablename",
@@ -247,8 +247,8 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
       ]);
       h.clock.advance(1_000);
       await open();
-      expect((await client.query('SELECT count(*)::int AS n FROM schema_migrations')).rows[0].n).toBe(6);
-      expect(h.logText()).toMatch(/"migrated":\[1,2,3,4,5,6\]/);
+      expect((await client.query('SELECT count(*)::int AS n FROM schema_migrations')).rows[0].n).toBe(7);
+      expect(h.logText()).toMatch(/"migrated":\[1,2,3,4,5,6,7\]/);
       expect(h.logText()).toMatch(/"migrated":\[\]/);
     });
 
@@ -262,6 +262,7 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
         { version: 4 },
         { version: 5 },
         { version: 6 },
+        { version: 7 },
       ]);
     });
 

@@ -39,7 +39,7 @@ describe('the SQLite journal file', () => {
     await (await h.open()).close(); // opening again applies nothing twice
     const db = new Database(h.file);
     const versions = Array.from({ length: SCHEMA_VERSION }, (_, i) => ({ version: i + 1 }));
-    expect(SCHEMA_VERSION).toBe(4);
+    expect(SCHEMA_VERSION).toBe(5);
     expect(db.prepare('SELECT version FROM schema_migrations ORDER BY version').all()).toEqual(versions);
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal');
     db.prepare('INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)').run(
@@ -61,8 +61,8 @@ describe('the SQLite journal file', () => {
       .filter((l) => l.includes('"journal opened"'))
       .map((l) => JSON.parse(l) as Record<string, unknown>);
     expect(opened).toEqual([
-      expect.objectContaining({ file: h.file, schemaVersion: 4, migrated: [1, 2, 3, 4], unfinished: 0 }),
-      expect.objectContaining({ file: h.file, schemaVersion: 4, migrated: [], unfinished: 1 }),
+      expect.objectContaining({ file: h.file, schemaVersion: 5, migrated: [1, 2, 3, 4, 5], unfinished: 0 }),
+      expect.objectContaining({ file: h.file, schemaVersion: 5, migrated: [], unfinished: 1 }),
     ]);
     expect(journal.location).toBe(h.file);
   });
@@ -166,11 +166,13 @@ describe('migrating a version-2 journal', () => {
 
     h.clock.set(T + 60_000);
     const journal: JournalStore = await h.open();
-    expect(h.logText()).toMatch(/"migrated":\[3,4\]/);
+    expect(h.logText()).toMatch(/"migrated":\[3,4,5\]/);
 
     expect(await journal.get(lost)).toMatchObject({
       fileName: 'lost.pdf',
       sourcePath: '/srv/erp/in/lost.pdf',
+      // Recorded before the journal kept it: read from sourcePath (sources/kinds.ts relativePathOf).
+      relativePath: undefined,
       claimedPath: '/srv/erp/in/.processing/lost.pdf',
       state: 'creating',
       attempt: 3,
@@ -242,6 +244,7 @@ describe('migrating a version-2 journal', () => {
       { version: 2 },
       { version: 3 },
       { version: 4 },
+      { version: 5 },
     ]);
     db2.close();
   });

@@ -2,13 +2,21 @@
  * The return path of a recursive folder's file keeps its sub-path: its status file and delivery
  * proofs are written under the same sub-folders of the output folders as it was dropped in.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, makePdf, useHarness } from '../pipeline/support/agent-harness.js';
 import { waitFor } from '../support/wait-for.js';
-import { day, finalWithProofs, proofDir, proofsOf, pump, returnsConfig } from './support/returns-harness.js';
+import {
+  day,
+  finalWithProofs,
+  proofDir,
+  proofsOf,
+  pump,
+  returnsConfig,
+  statusDir,
+} from './support/returns-harness.js';
 
 let h: Harness;
 useHarness({}, (made) => {
@@ -40,5 +48,42 @@ describe('following a job of a recursive folder', () => {
       expect(existsSync(path.join(proofDir(h), ...proof!.split('/')))).toBe(true);
     }
     await agent.stop();
+  });
+
+  it('keeps the sub-path of a file claimed before the folder moved, followed after the restart that moved it', async () => {
+    const tree = { name: 'tree', workflowId: SEED.workflows.pdfEmail, recursive: true };
+    // The first start only submits (no follower): its done job is read by the next start's.
+    const before = await h.startAgent(
+      h.config([tree], { returns: { ...returnsConfig(h), enabled: false } }),
+      {
+        returns: { maxSleepMs: 5 },
+      },
+    );
+    const claimedDay = day(h.clock.now());
+    h.drop('tree', 'acme/invoices/inv-8.pdf', await makePdf('acme invoice 8'));
+    // Archived: its job is done (the journal's count holds the earlier test's file too).
+    await waitFor(() =>
+      existsSync(path.join(h.dir, 'archive', 'tree', 'acme', 'invoices', claimedDay, 'inv-8.pdf')),
+    );
+    await before.stop();
+
+    const moved = path.join(h.dir, 'in', 'tree-moved');
+    mkdirSync(moved, { recursive: true });
+    const config = h.config([{ ...tree, source: { type: 'local', path: moved } }], {
+      returns: returnsConfig(h),
+    });
+    const after = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
+    // Read from the dropped path against the moved folder, it was written under its name alone.
+    const bare = `${claimedDay}/inv-8.pdf.status.json`;
+    const status = await pump(
+      h,
+      () =>
+        finalWithProofs(h, `acme/invoices/${claimedDay}/inv-8.pdf.status.json`) ?? finalWithProofs(h, bare),
+    );
+    expect(status).toMatchObject({ file: 'acme/invoices/inv-8.pdf', folder: 'tree' });
+    for (const proof of proofsOf(status))
+      expect(proof!.startsWith(`acme/invoices/${claimedDay}/inv-8/`)).toBe(true);
+    expect(existsSync(path.join(statusDir(h), ...bare.split('/')))).toBe(false);
+    await after.stop();
   });
 });

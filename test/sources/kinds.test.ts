@@ -2,7 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { sourceSchema } from '../../src/config/folder-schema.js';
 import { agentConfigSchema } from '../../src/config/schema.js';
-import { intakeOf, kindOf, SOURCE_KINDS } from '../../src/sources/kinds.js';
+import { intakeOf, kindOf, relativePathOf, SOURCE_KINDS, subFoldersOf } from '../../src/sources/kinds.js';
 import { SOURCE_FACTORIES } from '../../src/sources/open-source.js';
 
 /** The parts every kind supplies (sources/kind.ts), by what they are. */
@@ -86,5 +86,37 @@ describe('the registry of kinds of source', () => {
     expect(kindOf(local.source).localDropFolder(local.source)).toBe('in/invoices');
     expect(kindOf(sftp.source).localDropFolder(sftp.source)).toBeUndefined();
     expect(kindOf(sftp.source).identity(sftp.source)).toBe('sftp://erp@sftp.example.test:22/outbox/invoices');
+  });
+});
+
+/**
+ * A recorded file's path relative to its drop folder: the one recorded at its claim outlives a
+ * change of the folder's path; an item recorded before the journal kept it is read from where it
+ * was dropped, as before.
+ */
+const folderAt = (dir: string) => ({
+  source: { type: 'local' as const, path: dir, usePolling: false, pollIntervalMs: 2000 },
+});
+const moved = folderAt(path.resolve('/srv/erp/moved'));
+const dropped = path.join(path.resolve('/srv/erp/out'), 'acme', 'invoices', 'x.pdf');
+
+describe('relativePathOf', () => {
+  it('answers the path recorded at the claim, whatever the folder’s path is now', () => {
+    const file = { relativePath: 'acme/invoices/x.pdf', sourcePath: dropped, fileName: 'x.pdf' };
+    expect(relativePathOf(moved, file)).toBe('acme/invoices/x.pdf');
+    expect(relativePathOf(undefined, file)).toBe('acme/invoices/x.pdf');
+    expect(subFoldersOf(moved, file)).toEqual(['acme', 'invoices']);
+  });
+
+  it('reads an earlier agent’s item (no recorded path) from where it was dropped, its name when moved', () => {
+    const file = { sourcePath: dropped, fileName: 'x.pdf' };
+    expect(relativePathOf(folderAt(path.resolve('/srv/erp/out')), file)).toBe('acme/invoices/x.pdf');
+    expect(relativePathOf(moved, file)).toBe('x.pdf');
+  });
+
+  it('never uses a recorded path with a segment the agent does not take', () => {
+    for (const hostile of ['../x.pdf', 'acme/../../x.pdf', '/etc/x.pdf', 'a\nb/x.pdf', 'acme//x.pdf']) {
+      expect(relativePathOf(moved, { relativePath: hostile, fileName: 'x.pdf' }), hostile).toBe('x.pdf');
+    }
   });
 });

@@ -209,6 +209,7 @@ export const JOURNAL_COPY: StoreCopy = {
         text('mode'),
         text('file_name'),
         text('source_path'),
+        text('relative_path'),
         text('claimed_path'),
         bigint('size'),
         { name: 'mtime_ms', type: 'double precision' },

@@ -248,6 +248,7 @@ export class PostgresJournal implements JournalStore {
           create?.attempt ?? 0,
           create?.jobName ?? null,
           input.managedCompanyId ?? null,
+          input.relativePath ?? null,
         ]);
         const recorded = item(inserted!);
         return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };

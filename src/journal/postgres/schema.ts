@@ -175,6 +175,16 @@ export const MIGRATIONS: readonly PgMigration[] = [
       ALTER TABLE items ADD COLUMN managed_company_id TEXT;
     `,
   },
+  {
+    // A file's path relative to its drop folder, recorded at its claim, as SQLite's migration 5.
+    // Additive: an agent of version 6 leaves it NULL, and its files' sub-paths are read from
+    // source_path, as before.
+    version: 7,
+    additive: true,
+    sql: `
+      ALTER TABLE items ADD COLUMN relative_path TEXT;
+    `,
+  },
 ];
 
 export const PG_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;
@@ -187,7 +197,7 @@ export const PG_ITEM_COLUMNS = `id, parent_id, kind, row_index, folder, workflow
   claimed_path, size, mtime_ms, sha256, allow_duplicates::int AS allow_duplicates, state, attempt, job_name,
   job_id, (upload_url IS NOT NULL)::int AS has_upload_url, upload_deadline, uploaded_md5, label,
   payload_sha256, reject_code, reject_reason, duplicate_of, created_at, updated_at, failed_tries,
-  next_try_at, last_failure_code, lost_answers, orphan_jobs, managed_company_id, owner, epoch,
+  next_try_at, last_failure_code, lost_answers, orphan_jobs, managed_company_id, relative_path, owner, epoch,
   (extract(epoch FROM lease_until) * 1000)::bigint AS lease_until`;
 
 const CREATE_VERSIONS =

@@ -82,10 +82,10 @@ export const STATEMENTS = {
      inserted AS (
        INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
          sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
-         owner, epoch, lease_until, attempt, job_name, managed_company_id)
+         owner, epoch, lease_until, attempt, job_name, managed_company_id, relative_path)
        VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
          $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
-         CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22, $23)
+         CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22, $23, $24)
        RETURNING ${C}),
      logged AS (
        INSERT INTO history (item_id, from_state, to_state, at, detail)

@@ -34,7 +34,7 @@ describeEachBackend('the journal read API', (backend) => {
   it('feeds the items done with a job in the order their done was recorded, a payload row with its file (and where it was dropped) as source', async () => {
     const first = await claimed('first.docx', { mode: 'payload-word' });
     const batchClaimedAt = t.clock.now();
-    const batch = await claimed('batch.csv', { mode: 'payload-word' });
+    const batch = await claimed('batch.csv', { mode: 'payload-word', relativePath: 'acme/batch.csv' });
     await journal.transition(batch, 'validated');
     const [row0, row1] = await journal.addRows(batch, [{ rowIndex: 0, label: 'C-1' }, { rowIndex: 1 }]);
     t.clock.advance(1_000);
@@ -63,8 +63,10 @@ describeEachBackend('the journal read API', (backend) => {
         itemId: batch,
         folder: 'invoices',
         fileName: 'batch.csv',
-        // Where it was dropped: the return path reads a recursive folder's sub-path from it.
+        // Where it was dropped, and its path relative to the drop folder recorded at its claim (its
+        // status and proofs keep the sub-path; an earlier agent's item has it read from sourcePath).
         sourcePath: '/srv/erp/in/batch.csv',
+        relativePath: 'acme/batch.csv',
         sha256: sha256('batch.csv'),
         claimedAt: batchClaimedAt,
       },
@@ -77,6 +79,7 @@ describeEachBackend('the journal read API', (backend) => {
       doneAt: t.clock.now() - 1_000,
       source: { itemId: first, fileName: 'first.docx', sha256: sha256('first.docx') },
     });
+    expect(done[1]!.source.relativePath).toBeUndefined();
     expect(done[0]!.cursor).toBeLessThan(done[1]!.cursor);
     expect(done[1]!.cursor).toBeLessThan(done[2]!.cursor);
     // The cursor is the history entry: what comes after the first answer is the rest, then nothing.
