@@ -5,11 +5,13 @@
  */
 
 import fs from 'node:fs/promises';
+import path from 'node:path';
 import { crashPoint } from '../core/crash-points.js';
 import type { ErrorCode } from '../core/error-codes.js';
 import { existsOrFalse } from '../core/fs.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
-import { kindOf, subFoldersOf } from '../sources/kinds.js';
+import { intakeOf, kindOf, subFoldersOf } from '../sources/kinds.js';
+import { PROCESSING_DIR, removeEmptiedClaimDirs } from '../sources/local/index.js';
 import { archiveDayDir, errorRecord, errorText, type ResultRecord, resultRecord } from './outcome-files.js';
 import { findPlaced, placeableSubDir, placeFileInQueue, placingInto, type SideFile } from './place-file.js';
 import { sidecarPathOf, usesSidecars } from './sidecar.js';
@@ -142,7 +144,7 @@ interface OwnPlacement {
  * an agent frozen mid-placement and the one that took the file over never both place one. A shared
  * local folder's file is one file, its move the claim: no check needed.
  */
-function placeOwnCopy(
+async function placeOwnCopy(
   ctx: StepContext,
   runtime: FolderRuntime,
   item: JournalItem,
@@ -172,9 +174,20 @@ function placeOwnCopy(
     );
     return { placed };
   };
-  return placingInto(placement.dir, () =>
+  const outcome = await placingInto(placement.dir, () =>
     kindOf(runtime.config.source).remote ? ctx.journal.placeAlone(item, place) : place(),
   );
+  await leftProcessing(runtime, item);
+  return outcome;
+}
+
+/**
+ * A local folder's claimed file left `.processing/`: the sub-folders of it that it left empty go
+ * (claim.ts). An SFTP folder's claimed copies lie in its spool, flat.
+ */
+async function leftProcessing(runtime: FolderRuntime, item: JournalItem): Promise<void> {
+  if (kindOf(runtime.config.source).remote || item.claimedPath === undefined) return;
+  await removeEmptiedClaimDirs(path.join(intakeOf(runtime.config).dir, PROCESSING_DIR), item.claimedPath);
 }
 
 /** `uploaded` (or a `created` payload-word file): archive the file, then record `done`. */

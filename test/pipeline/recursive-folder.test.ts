@@ -3,8 +3,9 @@
  * relative to the drop folder, the journal records where they were dropped, and their archive and
  * error places keep the sub-path (a refused link too). A file a crash left in a sub-folder of
  * `.processing/` (moved in, never recorded) is found at the next start under its original path.
+ * The sub-folders of `.processing/` go once their files have left.
  */
-import { mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { Agent } from '../../src/agent/agent.js';
@@ -149,7 +150,29 @@ describe('a recursive folder (real sandbox, real files, real journal)', () => {
       workflowId: SEED.workflows.managedPdfEmail,
     });
     expect(listFiles(path.join(h.dir, 'archive', 'tree', 'acme', 'invoices', day()))).toContain('orphan.pdf');
-    expect(listFiles(claimed)).toEqual([]);
+    // Its sub-folders of .processing went with it.
+    await waitFor(() => !existsSync(path.join(h.folderPath('tree'), '.processing', 'acme')));
+    await agent.stop();
+  });
+
+  it('removes the sub-folders of .processing its files leave empty (archived, refused, found empty at start), never the drop tree’s own, and claims into them again', async () => {
+    const processing = path.join(h.folderPath('tree'), '.processing');
+    // Left empty by an earlier agent (or a crash between a file's move and the removal).
+    mkdirSync(path.join(processing, 'west', 'print'), { recursive: true });
+    const agent = await h.startAgent(tree());
+    const subFolders = () => readdirSync(processing).filter((n) => !n.startsWith('.'));
+    await waitFor(() => subFolders().length === 0);
+    h.drop('tree', 'acme/invoices/tidy-1.pdf', await makePdf('archived'));
+    h.drop('tree', 'east/other/tidy-2.pdf', await makePdf('refused: no route'));
+    await waitFor(async () => (await itemAt(agent, 'acme/invoices/tidy-1.pdf'))?.state === 'done');
+    await waitFor(async () => (await itemAt(agent, 'east/other/tidy-2.pdf'))?.state === 'rejected');
+    await waitFor(() => subFolders().length === 0);
+    // The drop tree's sub-folders are the ERP's: they stay.
+    expect(existsSync(path.join(h.folderPath('tree'), 'acme', 'invoices'))).toBe(true);
+    expect(existsSync(path.join(h.folderPath('tree'), 'east', 'other'))).toBe(true);
+    h.drop('tree', 'acme/invoices/tidy-3.pdf', await makePdf('claimed into acme/invoices again'));
+    await waitFor(async () => (await itemAt(agent, 'acme/invoices/tidy-3.pdf'))?.state === 'done');
+    await waitFor(() => subFolders().length === 0);
     await agent.stop();
   });
 });

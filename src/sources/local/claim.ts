@@ -7,7 +7,7 @@ import fs from 'node:fs/promises';
 import path from 'node:path';
 import { DocexError } from '../../core/errors.js';
 import { errnoOf, exists, freeName, inDir, type RenameFn, writeFileAtomic } from '../../core/fs.js';
-import { assertRealDir, ensureRealDir } from '../../core/real-dir.js';
+import { assertRealDir, assertRealPath, ensureRealDir } from '../../core/real-dir.js';
 import { PROCESSING_DIR } from './kind.js';
 import { markerSuffixOf } from './stability.js';
 
@@ -26,6 +26,12 @@ export type ClaimResult =
   | { outcome: 'changed'; claimedPath: string; size: number; mtimeMs: number };
 
 /**
+ * Times a claim makes its sub-folder of `.processing/` again when it went between its mkdir and the
+ * rename (removed as emptied when the last file of it finished: removeEmptiedClaimDirs).
+ */
+const CLAIM_DIR_TRIES = 5;
+
+/**
  * Moves `sourcePath` into `processingDir` by rename (same filesystem: the `.processing` folder sits
  * beside the file). When two claimers race on one file exactly one rename succeeds; the other sees
  * ENOENT and gets `lost`. `expected` is the stable observation the claim was decided on.
@@ -39,30 +45,71 @@ export async function claimFile(
 ): Promise<ClaimResult> {
   // A `.processing` swapped for a link would carry claimed files elsewhere: refused (DOCEX_FOLDER_UNSAFE).
   await assertRealDir(processingDir);
-  const dir = await claimDirOf(processingDir, subFolders);
   const name = path.basename(sourcePath);
-  const target = path.join(dir, await freeName(dir, name));
-  // Numbered because the name is in flight already: its own name is noted first, so a crash before
-  // the claim is recorded still lets recovery take the file under the name it was dropped with.
-  const noted = path.basename(target) !== name;
-  if (noted) await writeClaimNote(target, { name, ...expected });
-  try {
-    await inDir(dir, () => rename(sourcePath, target));
-  } catch (err) {
-    // Nothing came in under that name (another claimer took the file): its note goes too.
-    if (noted) await forgetClaimNote(target);
-    if (errnoOf(err) === 'ENOENT') return { outcome: 'lost' };
-    throw new DocexError('DOCEX_SOURCE_CLAIM_FAILED', 'could not move the file into .processing', {
-      cause: err,
-      details: { file: path.basename(sourcePath), errno: errnoOf(err) },
-    });
+  for (let attempt = 1; ; attempt++) {
+    const dir = await claimDirOf(processingDir, subFolders);
+    const target = path.join(dir, await freeName(dir, name));
+    // Numbered because the name is in flight already: its own name is noted first, so a crash before
+    // the claim is recorded still lets recovery take the file under the name it was dropped with.
+    const noted = path.basename(target) !== name;
+    if (noted) {
+      await writeClaimNote(target, { name, ...expected });
+      // The note's folder is made again when missing: every level is judged again before the rename.
+      await assertRealPath(processingDir, dir);
+    }
+    try {
+      // `.processing/` itself is made again when an operator removed it; a sub-folder by claimDirOf,
+      // level by level, never through a link.
+      await (subFolders.length === 0
+        ? inDir(dir, () => rename(sourcePath, target))
+        : rename(sourcePath, target));
+    } catch (err) {
+      // Nothing came in under that name (another claimer took the file): its note goes too.
+      if (noted) await forgetClaimNote(target);
+      if (errnoOf(err) === 'ENOENT') {
+        // The sub-folder went (emptied by a file that finished) while the file is still there.
+        const dirGone = subFolders.length > 0 && !(await exists(dir)) && (await exists(sourcePath));
+        if (dirGone && attempt < CLAIM_DIR_TRIES) continue;
+        return { outcome: 'lost' };
+      }
+      throw new DocexError('DOCEX_SOURCE_CLAIM_FAILED', 'could not move the file into .processing', {
+        cause: err,
+        details: { file: path.basename(sourcePath), errno: errnoOf(err) },
+      });
+    }
+    const st = await fs.lstat(target);
+    const stamp = { size: st.size, mtimeMs: st.mtimeMs };
+    if (stamp.size !== expected.size || stamp.mtimeMs !== expected.mtimeMs) {
+      return { outcome: 'changed', claimedPath: target, ...stamp };
+    }
+    return { outcome: 'claimed', claimedPath: target, ...stamp };
   }
-  const st = await fs.lstat(target);
-  const stamp = { size: st.size, mtimeMs: st.mtimeMs };
-  if (stamp.size !== expected.size || stamp.mtimeMs !== expected.mtimeMs) {
-    return { outcome: 'changed', claimedPath: target, ...stamp };
+}
+
+/**
+ * Removes the sub-folders of `.processing/` that the file claimed at `claimedPath` left empty when
+ * it left (archived, refused, put back): its own folder and each emptied parent, with their empty
+ * claim-note folders, never `.processing/` itself nor anything outside it (the drop folder's own
+ * sub-folders are the ERP's). Only empty folders go (rmdir): one a new claim put a file into stays
+ * (ENOTEMPTY), one already gone is fine, and a claim whose folder went between its mkdir and its
+ * rename makes it again (claimFile). Best effort: a folder that stays is only untidy.
+ */
+export async function removeEmptiedClaimDirs(processingDir: string, claimedPath: string): Promise<void> {
+  const relative = path.relative(processingDir, path.dirname(claimedPath));
+  if (relative === '' || relative.startsWith('..') || path.isAbsolute(relative)) return;
+  const segments = relative.split(path.sep);
+  // A hidden folder of `.processing/` is the agent's own (a batch being unpacked, claim notes).
+  if (segments.some((s) => s.startsWith('.'))) return;
+  for (let depth = segments.length; depth > 0; depth--) {
+    const dir = path.join(processingDir, ...segments.slice(0, depth));
+    await fs.rmdir(path.join(dir, CLAIM_NOTES_DIR)).catch(() => undefined);
+    try {
+      await fs.rmdir(dir);
+    } catch (err) {
+      // Gone already (another file of it finished too): its parent may be empty now.
+      if (errnoOf(err) !== 'ENOENT') return;
+    }
   }
-  return { outcome: 'claimed', claimedPath: target, ...stamp };
 }
 
 /**
@@ -133,7 +180,7 @@ const MAX_RECOVERY_DEPTH = 32;
  * Files left in `<folder>/.processing/` after a crash; the pipeline matches them against the journal.
  * Markers are attached to their data file, not listed on their own. Bounded by what was in flight.
  * `recursive`: its sub-folders too (a recursive folder's claims keep their sub-path there); hidden
- * ones (a batch being unpacked) and links never.
+ * ones (a batch being unpacked) and links never. Sub-folders found empty are removed on the way.
  */
 export async function recoverProcessing(
   folderPath: string,
@@ -199,6 +246,12 @@ async function recoverFrom(
   }
   files.push(...here);
   for (const name of folders) await recoverFrom(path.join(dir, name), [...sub, name], options, files);
+  // A sub-folder its files all left (a crash between the move and the removal, an earlier agent's):
+  // removed as removeEmptiedClaimDirs would have; its emptied parents follow as the walk returns.
+  if (sub.length > 0 && here.length === 0 && markers.size === 0) {
+    await fs.rmdir(path.join(dir, CLAIM_NOTES_DIR)).catch(() => undefined);
+    await fs.rmdir(dir).catch(() => undefined);
+  }
 }
 
 /**

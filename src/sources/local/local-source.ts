@@ -23,7 +23,7 @@ import { nameFault } from '../../domain/file-names.js';
 import { type DropFolderTrouble, missingDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
 import { FirstInOrder, pickForScan } from '../scan-order.js';
-import { claimFile, PROCESSING_DIR, releaseClaim } from './claim.js';
+import { claimFile, PROCESSING_DIR, releaseClaim, removeEmptiedClaimDirs } from './claim.js';
 import { TreeWatcher, type watchDirectory } from './dir-watcher.js';
 import { type EntryName, entryPath, readEntries } from './entry-name.js';
 import { type FileAccess, type FileLook, type LstatFn, lookAt, type ProbeReadable } from './observe-file.js';
@@ -750,6 +750,7 @@ export class LocalSource {
     }
     if (result.outcome === 'changed') {
       if (await releaseClaim(result.claimedPath, filePath)) {
+        await removeEmptiedClaimDirs(this.processingDir, result.claimedPath);
         this.pending.set(name, {});
         this.log.warn(where, 'file changed while claiming, put back');
         return;

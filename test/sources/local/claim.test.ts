@@ -19,6 +19,7 @@ import {
   forgetClaimNote,
   recoverProcessing,
   releaseClaim,
+  removeEmptiedClaimDirs,
 } from '../../../src/sources/local/claim.js';
 
 let dir: string;
@@ -213,6 +214,68 @@ describe('claimFile into a sub-path (recursive folders)', () => {
     expect(isDocexError(err, 'DOCEX_SOURCE_CLAIM_FAILED')).toBe(true);
     expect((err as { details?: Record<string, unknown> }).details?.['errno']).toBe('ENOTDIR');
     expect(existsSync(file.path)).toBe(true);
+  });
+});
+
+describe('the sub-folders of .processing a claimed file leaves empty', () => {
+  it('go with it, each emptied parent too, never .processing itself nor the drop folder’s own', async () => {
+    await fs.mkdir(path.join(dir, 'acme', 'invoices'), { recursive: true });
+    const file = drop(path.join('acme', 'invoices', 'x.pdf'));
+    const r = await claimFile(file.path, processing, file, fs.rename, ['acme', 'invoices']);
+    if (r.outcome !== 'claimed') throw new Error(r.outcome);
+    await fs.rm(r.claimedPath); // archived
+    await removeEmptiedClaimDirs(processing, r.claimedPath);
+    expect(readdirSync(processing)).toEqual([]);
+    expect(existsSync(path.join(dir, 'acme', 'invoices'))).toBe(true);
+    // Nothing is removed but below .processing: not the drop folder's sub-folders, not .processing.
+    await removeEmptiedClaimDirs(processing, path.join(dir, 'acme', 'invoices', 'x.pdf'));
+    await removeEmptiedClaimDirs(processing, path.join(processing, 'x.pdf'));
+    expect(existsSync(path.join(dir, 'acme', 'invoices'))).toBe(true);
+    expect(existsSync(processing)).toBe(true);
+  });
+
+  it('stay while they hold a file (ENOTEMPTY), their emptied claim-note folder does not', async () => {
+    await fs.mkdir(path.join(dir, 'acme'), { recursive: true });
+    const first = drop(path.join('acme', 'x.pdf'), 'first');
+    await claimFile(first.path, processing, first, fs.rename, ['acme']);
+    const second = drop(path.join('acme', 'x.pdf'), 'second, numbered');
+    const r = await claimFile(second.path, processing, second, fs.rename, ['acme']);
+    if (r.outcome !== 'claimed') throw new Error(r.outcome);
+    await forgetClaimNote(r.claimedPath); // the claim was recorded
+    await fs.rm(r.claimedPath);
+    await removeEmptiedClaimDirs(processing, r.claimedPath);
+    expect(readdirSync(path.join(processing, 'acme'))).toEqual(['x.pdf']);
+    await fs.rm(path.join(processing, 'acme', 'x.pdf'));
+    await removeEmptiedClaimDirs(processing, path.join(processing, 'acme', 'x.pdf'));
+    expect(readdirSync(processing)).toEqual([]);
+  });
+
+  it('made again by a claim whose sub-folder was removed between its mkdir and its rename', async () => {
+    await fs.mkdir(path.join(dir, 'acme', 'invoices'), { recursive: true });
+    const file = drop(path.join('acme', 'invoices', 'x.pdf'));
+    let removed = 0;
+    // The last file of acme/ finished in between: its folders went as it left.
+    const racing = async (from: string, to: string) => {
+      if (removed++ === 0) await removeEmptiedClaimDirs(processing, path.join(path.dirname(to), 'done.pdf'));
+      await fs.rename(from, to);
+    };
+    const r = await claimFile(file.path, processing, file, racing, ['acme', 'invoices']);
+    expect(removed).toBe(2);
+    expect(r).toMatchObject({
+      outcome: 'claimed',
+      claimedPath: path.join(processing, 'acme', 'invoices', 'x.pdf'),
+    });
+    expect(existsSync(path.join(processing, 'acme', 'invoices', 'x.pdf'))).toBe(true);
+  });
+
+  it('found empty by recovery are removed, those holding a file kept', async () => {
+    await fs.mkdir(path.join(processing, 'gone', 'deep', CLAIM_NOTES_DIR), { recursive: true });
+    await fs.mkdir(path.join(processing, 'kept', 'empty'), { recursive: true });
+    writeFileSync(path.join(processing, 'kept', 'left.pdf'), 'left by a crash');
+    const found = await recoverProcessing(dir, { recursive: true });
+    expect(found.map((f) => f.relativePath)).toEqual(['kept/left.pdf']);
+    expect(readdirSync(processing)).toEqual(['kept']);
+    expect(readdirSync(path.join(processing, 'kept'))).toEqual(['left.pdf']);
   });
 });
 
