@@ -24,6 +24,7 @@ import {
   type CorpusFolderName,
   expectedText,
   MAX_PEAK_RSS_MIB,
+  NOT_ENTERED,
   put,
   type RefusedRow,
 } from './corpus.js';
@@ -47,22 +48,40 @@ const dropDir = (folder: CorpusFolderName) => path.join(dir, 'in', folder);
 const errorDir = (folder: CorpusFolderName) => path.join(dir, 'error', folder);
 const archiveDir = (folder: CorpusFolderName) => path.join(dir, 'archive', folder);
 
-/** `archive/<folder>/<day>/<file>` under any day (a run may cross midnight UTC). */
+/** A case's sub-folders (in the recursive `tree` folder) and its own name. */
+function splitFile(file: string): { sub: string[]; name: string } {
+  const segments = file.split('/');
+  return { sub: segments.slice(0, -1), name: segments[segments.length - 1]! };
+}
+
+/** `archive/<folder>/<sub-path>/<day>/<file>` under any day (a run may cross midnight UTC). */
 function archivedPath(folder: CorpusFolderName, file: string): string | undefined {
-  const root = archiveDir(folder);
+  const { sub, name } = splitFile(file);
+  const root = path.join(archiveDir(folder), ...sub);
   if (!existsSync(root)) return undefined;
   for (const day of readdirSync(root)) {
     // A name too long for its side files is placed shortened (place-file.ts fitName).
-    const p = path.join(root, day, fitName(file, '.result.json'.length));
+    const p = path.join(root, day, fitName(name, '.result.json'.length));
     if (existsSync(`${p}.result.json`)) return p;
   }
   return undefined;
 }
 
-function outcomeOf(c: CorpusCase): 'archived' | 'error' | undefined {
-  if (existsSync(path.join(errorDir(c.folder), `${fitName(c.file, '.error.json'.length)}.error.json`)))
+/** The warnings the agent logged about sub-folders it does not enter, by the sub-folder they name. */
+const warnedFolders = () =>
+  new Set((agent?.records ?? []).filter((r) => r['msg'] === NOT_ENTERED).map((r) => String(r['file'])));
+
+function outcomeOf(c: CorpusCase): 'archived' | 'error' | 'left' | undefined {
+  const { sub, name } = splitFile(c.file);
+  if (existsSync(path.join(errorDir(c.folder), ...sub, `${fitName(name, '.error.json'.length)}.error.json`)))
     return 'error';
-  return archivedPath(c.folder, c.file) ? 'archived' : undefined;
+  if (archivedPath(c.folder, c.file)) return 'archived';
+  // Left alone: said once when a warning is owed (the rest of the tree is taken by then).
+  if (c.expected.outcome === 'left' && isIn(dropDir(c.folder), c)) {
+    const { warned } = c.expected;
+    return warned === undefined || warnedFolders().has(warned) ? 'left' : undefined;
+  }
+  return undefined;
 }
 
 async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
@@ -112,6 +131,7 @@ beforeAll(async () => {
       workflowId: CORPUS_FOLDERS[name].workflowId,
       ...(CORPUS_FOLDERS[name].mode ? { mode: CORPUS_FOLDERS[name].mode } : {}),
       ...(CORPUS_FOLDERS[name].onInvalidRow ? { onInvalidRow: CORPUS_FOLDERS[name].onInvalidRow } : {}),
+      ...(CORPUS_FOLDERS[name].recursive ? { recursive: true } : {}),
       archiveDir: `./archive/${name}`,
       errorDir: `./error/${name}`,
       stability: { kind: 'rename-in' },
@@ -149,11 +169,10 @@ beforeAll(async () => {
 /** Is the case's file in `dir`? By its raw bytes when its name is not UTF-8. */
 function isIn(dir: string, c: CorpusCase): boolean {
   if (c.nameBytes === undefined) return existsOrLink(path.join(dir, c.file));
-  if (!existsSync(dir)) return false;
-  return readdirSync(dir, { encoding: 'buffer' }).some((name) => name.equals(c.nameBytes!));
+  return existsOrLink(Buffer.concat([Buffer.from(`${dir}${path.sep}`), c.nameBytes]));
 }
 
-function existsOrLink(p: string): boolean {
+function existsOrLink(p: string | Buffer): boolean {
   try {
     lstatSync(p);
     return true;
@@ -182,7 +201,8 @@ function checkArchived(c: CorpusCase, jobCount: number, refused: readonly Refuse
     rows?: Array<{ label?: string; state: string; jobId?: string; code?: string; reason?: string }>;
     report?: string;
   };
-  expect(result.file).toBe(c.file);
+  // Its own name: a recursive folder's sub-path is kept by where the record lies.
+  expect(result.file).toBe(splitFile(c.file).name);
   // Rows refused on their own (onInvalidRow: skip): named with their code, in the report too.
   const rejected = (result.rows ?? []).filter((r) => r.state === 'rejected');
   expect(rejected.map((r) => ({ label: r.label, code: r.code }))).toEqual(refused);
@@ -214,7 +234,7 @@ function checkRefused(c: CorpusCase, code: string): void {
   // lstat: a refused link or FIFO is moved as it is, never followed.
   expect(() => lstatSync(base), 'the file itself sits in the error folder').not.toThrow();
   const record = JSON.parse(readFileSync(`${base}.error.json`, 'utf8')) as Record<string, unknown>;
-  expect(record).toMatchObject({ status: 'rejected', file: c.file, folder: c.folder, code });
+  expect(record).toMatchObject({ status: 'rejected', file: splitFile(c.file).name, folder: c.folder, code });
   const reason = String(record['reason']);
   expect(reason.length).toBeGreaterThan(10);
   // A reason for an operator, not a JavaScript error leaking through.
@@ -226,7 +246,28 @@ function checkRefused(c: CorpusCase, code: string): void {
   expect(archivedPath(c.folder, c.file)).toBeUndefined();
 }
 
+/** Left where it was dropped, unread: no job of its bytes, no record of it, said once if owed. */
+function checkLeft(c: CorpusCase, warned: string | undefined): void {
+  expect(isIn(dropDir(c.folder), c), 'the file is still in the drop folder').toBe(true);
+  const at = path.join(dropDir(c.folder), c.file);
+  const bytes = readFileSync(
+    c.nameBytes ? Buffer.concat([Buffer.from(`${dropDir(c.folder)}/`), c.nameBytes]) : at,
+  );
+  expect(jobs.filter((j) => j.uploadedMd5 === md5(bytes))).toEqual([]);
+  expect(outcomeOf(c)).toBe('left');
+  if (warned !== undefined) {
+    const warnings = (agent?.records ?? []).filter((r) => r['msg'] === NOT_ENTERED && r['file'] === warned);
+    // Once, however many rescans ran: no warning loop.
+    expect(warnings, context()).toHaveLength(1);
+    expect(warnings[0]).toMatchObject({ folder: c.folder });
+  }
+}
+
 function check(c: CorpusCase): void {
+  if (c.expected.outcome === 'left') {
+    checkLeft(c, c.expected.warned);
+    return;
+  }
   if (c.expected.outcome === 'archived') checkArchived(c, c.expected.jobs, c.expected.refused);
   else checkRefused(c, c.expected.code);
   expect(isIn(dropDir(c.folder), c), 'the file is still in the drop folder').toBe(false);
@@ -251,6 +292,15 @@ describe('the bad-input corpus dropped on one running agent', () => {
     () => {
       const secret = readFileSync(secretPath());
       expect(jobs.filter((j) => j.uploadedMd5 === md5(secret))).toEqual([]);
+    },
+  );
+
+  it.runIf(CASES.some((c) => c.file === 'linked-folder'))(
+    'never enters a sub-folder that is a link to a folder outside the drop folder: nothing of it is read, and it stays',
+    () => {
+      const secret = path.join(dir, 'outside', 'folder', 'secret-in-folder.pdf');
+      expect(jobs.filter((j) => j.uploadedMd5 === md5(readFileSync(secret)))).toEqual([]);
+      expect(readdirSync(path.join(dir, 'outside', 'folder'))).toEqual(['secret-in-folder.pdf']);
     },
   );
 

@@ -36,13 +36,15 @@ import {
   wideText,
 } from '../fixtures/inputs/hostile.js';
 
-export type CorpusFolderName = 'pdf' | 'data' | 'ubl' | 'words' | 'rows' | 'letters';
+export type CorpusFolderName = 'pdf' | 'data' | 'ubl' | 'words' | 'rows' | 'letters' | 'tree';
 
 export interface CorpusFolder {
   workflowId: string;
   mode?: 'single-file' | 'payload-pdf' | 'payload-word';
   /** `skip`: a bad row is refused and reported, the other rows are sent. */
   onInvalidRow?: 'skip';
+  /** Files of its sub-folders are taken too (`recursive: true`, 4 levels). */
+  recursive?: true;
   /** For the doc: what the folder takes. */
   takes: string;
 }
@@ -66,6 +68,11 @@ export const CORPUS_FOLDERS: Record<CorpusFolderName, CorpusFolder> = {
     workflowId: SEED.workflows.payloadPdfPrint,
     mode: 'payload-pdf',
     takes: 'payload-pdf, sidecar pairing: letter.pdf + letter.json',
+  },
+  tree: {
+    workflowId: SEED.workflows.pdfEmail,
+    recursive: true,
+    takes: 'PDF workflow, recursive: the files of its sub-folders too (a case names its sub-path)',
   },
 };
 
@@ -96,7 +103,12 @@ export interface RefusedRow {
 
 export type Expected =
   | { outcome: 'archived'; jobs: number; refused?: RefusedRow[] }
-  | { outcome: 'error'; code: string };
+  | { outcome: 'error'; code: string }
+  /**
+   * Left where it was dropped, never read (a sub-folder the agent does not enter): `why`, for the
+   * doc; `warned`: the sub-folder as the one warning about it names it, when one is owed.
+   */
+  | { outcome: 'left'; why: string; warned?: string };
 
 export interface DropContext {
   /** Absolute path of a corpus folder's drop folder. */
@@ -109,11 +121,15 @@ export interface CorpusCase {
   /** Unique; the test name. */
   name: string;
   folder: CorpusFolderName;
-  /** The file as dropped: the name looked for in the archive or error folder. */
+  /**
+   * The file as dropped: the name looked for in the archive or error folder; in the recursive
+   * `tree` folder its path below the drop folder (`sub/x.pdf`), kept by its archive and error places.
+   */
   file: string;
   /**
    * The name's raw bytes when they are not UTF-8 (a Latin-1 name from an old ERP or a share mounted
-   * with the wrong charset); `file` is then how Node shows it (U+FFFD for each bad byte).
+   * with the wrong charset); `file` is then how Node shows it (U+FFFD for each bad byte). In `tree`,
+   * the bytes of its whole path below the drop folder.
    */
   nameBytes?: Buffer;
   /** How the file gets into the drop folder (complete, as rename-in expects). */
@@ -134,9 +150,35 @@ const writes =
   async (target: string): Promise<void> =>
     put(target, await content());
 
+/**
+ * Makes the sub-folder `sub` of a drop folder (bytes: a name that is not UTF-8) holding `file`, as an
+ * ERP moving a finished folder in would: made under an ignored hidden name, then renamed into place.
+ */
+async function putFolder(
+  dropFolder: string,
+  sub: string | Buffer,
+  file: string,
+  content: Buffer | string,
+): Promise<void> {
+  const temp = path.join(dropFolder, `.corpus-dir-${process.hrtime.bigint()}.tmp`);
+  await fs.mkdir(temp);
+  await fs.writeFile(path.join(temp, file), content);
+  const target =
+    typeof sub === 'string'
+      ? path.join(dropFolder, sub)
+      : Buffer.concat([Buffer.from(`${dropFolder}/`), sub]);
+  await fs.rename(temp, target);
+}
+
 const archived = (jobs = 1, refused?: RefusedRow[]): Expected =>
   refused ? { outcome: 'archived', jobs, refused } : { outcome: 'archived', jobs };
 const error = (code: string): Expected => ({ outcome: 'error', code });
+const left = (why: string, warned?: string): Expected =>
+  warned === undefined ? { outcome: 'left', why } : { outcome: 'left', why, warned };
+/** What the agent says of a sub-folder it does not enter (local-source.ts). */
+export const NOT_ENTERED = 'sub-folder name is not a valid file name: not entered';
+/** A sub-folder name of 255 bytes, NAME_MAX: the longest a folder can have. */
+const LONG_FOLDER = 'd'.repeat(255);
 
 const UBL_SAMPLE = () => readFileSync(new URL('../../samples/ubl/invoice-base-example.xml', import.meta.url));
 const LETTER_SIDECAR = () =>
@@ -1435,11 +1477,93 @@ export const CORPUS: CorpusCase[] = [
     ),
     expected: error('DOCEX_INPUT_INVISIBLE_CHARACTER'),
   },
+  // --- the sub-folders of a recursive folder: a sub-folder's name is as hostile as a file's -------
+  {
+    name: 'a PDF in a sub-folder whose name has a newline',
+    folder: 'tree',
+    file: 'two\nlines/in-newline-folder.pdf',
+    write: async (_target, ctx) =>
+      putFolder(ctx.folderPath('tree'), 'two\nlines', 'in-newline-folder.pdf', await pdfOf('newline folder')),
+    expected: left('the sub-folder is not entered: its name is not a valid file name', 'two\nlines'),
+  },
+  {
+    name: 'a PDF in a sub-folder whose name has a backslash',
+    folder: 'tree',
+    file: 'back\\slash/in-backslash-folder.pdf',
+    write: async (_target, ctx) =>
+      putFolder(
+        ctx.folderPath('tree'),
+        'back\\slash',
+        'in-backslash-folder.pdf',
+        await pdfOf('backslash folder'),
+      ),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF in a sub-folder whose name is 255 bytes long',
+    folder: 'tree',
+    file: `${LONG_FOLDER}/in-long-folder.pdf`,
+    write: async (_target, ctx) =>
+      putFolder(ctx.folderPath('tree'), LONG_FOLDER, 'in-long-folder.pdf', await pdfOf('long folder')),
+    expected: archived(),
+  },
+  {
+    name: 'a PDF in a sub-folder whose name is Latin-1, not UTF-8',
+    folder: 'tree',
+    file: 'dossier-\ufffd/in-latin1-folder.pdf',
+    nameBytes: Buffer.from('dossier-\u00e9/in-latin1-folder.pdf', 'latin1'),
+    write: async (_target, ctx) =>
+      putFolder(
+        ctx.folderPath('tree'),
+        Buffer.from('dossier-\u00e9', 'latin1'),
+        'in-latin1-folder.pdf',
+        await pdfOf('latin1 folder'),
+      ),
+    expected: left('the sub-folder is not entered: its name is not UTF-8', 'dossier-\ufffd'),
+  },
+  {
+    name: 'a sub-folder that is a symbolic link to a folder outside the drop folder',
+    folder: 'tree',
+    file: 'linked-folder',
+    write: async (target, ctx) => {
+      const outside = path.join(ctx.outside, 'folder');
+      await fs.mkdir(outside, { recursive: true });
+      await fs.writeFile(path.join(outside, 'secret-in-folder.pdf'), await pdfOf('outside folder secret'));
+      await fs.symlink(outside, target);
+    },
+    expected: error('DOCEX_INPUT_SYMLINK'),
+  },
+  {
+    name: 'a FIFO (named pipe) with a .pdf name in a sub-folder',
+    folder: 'tree',
+    file: 'pipes/pipe-in-folder.pdf',
+    write: async (target) => {
+      await fs.mkdir(path.dirname(target), { recursive: true });
+      execFileSync('mkfifo', [target]);
+    },
+    expected: error('DOCEX_INPUT_NOT_A_FILE'),
+  },
+  {
+    name: 'a PDF in a sub-folder named .processing one level down',
+    folder: 'tree',
+    file: 'acme/.processing/in-hidden-folder.pdf',
+    write: async (_target, ctx) => {
+      await fs.mkdir(path.join(ctx.folderPath('tree'), 'acme'), { recursive: true });
+      await putFolder(
+        path.join(ctx.folderPath('tree'), 'acme'),
+        '.processing',
+        'in-hidden-folder.pdf',
+        await pdfOf('hidden folder'),
+      );
+    },
+    expected: left('the sub-folder is not entered: hidden, like the agent’s own `.processing`'),
+  },
 ];
 
 /** "archived (1 job)" or "error DOCEX_…": the words used in test names and the doc. */
 export function expectedText(expected: Expected): string {
   if (expected.outcome === 'error') return `error ${expected.code}`;
+  if (expected.outcome === 'left') return 'left in place';
   const refused = (expected.refused ?? []).map((r) => `; ${r.label} refused, ${r.code}`).join('');
   return `archived (${expected.jobs} job${expected.jobs === 1 ? '' : 's'}${refused})`;
 }

@@ -36,10 +36,15 @@ function shownName(c: CorpusCase): string {
   return name.length > 40 ? `${name.slice(0, 12)}…${name.slice(-8)} (${bytes} bytes)` : name;
 }
 
-const outcome = (c: CorpusCase) =>
-  c.expected.outcome === 'archived'
+function outcome(c: CorpusCase): string {
+  if (c.expected.outcome === 'left') {
+    const said = c.expected.warned === undefined ? '' : ', said once in the log';
+    return `left in the drop folder, never read (${cell(c.expected.why)}${said})`;
+  }
+  return c.expected.outcome === 'archived'
     ? `archived, ${expectedText(c.expected).replace(/^archived \((.*)\)$/, '$1')}`
     : `error folder, \`${c.expected.code}\``;
+}
 
 /** A test that pins a class: its file and its title as written in the file (an it.each title with its `$field`). */
 export type PinningTest = [file: string, title: string];
@@ -316,7 +321,10 @@ export function renderBadInputs(): string {
     '(the code) and a plain-text `<file>.error.txt`, and no job was created; or it is archived with',
     'exactly its job(s) in the service and the uploaded bytes match. A payload file in the `rows` folder',
     '(onInvalidRow: skip) may be archived with some rows refused: each is named in `<file>.result.json`',
-    'with its code and in the row report, by field and code point, never by its value. Afterwards the agent must still',
+    'with its code and in the row report, by field and code point, never by its value. A file in a',
+    'sub-folder the recursive `tree` folder does not enter (its name is not a valid file name, or it is',
+    'hidden) is left where it was dropped: no job of its bytes, no record, and a warning logged once when',
+    'the name is the reason, whatever the rescans. Afterwards the agent must still',
     `take a good file, and its peak RSS (VmHWM) must stay under ${MAX_PEAK_RSS_MIB} MiB although the corpus holds a`,
     `${mib(BOMB_BYTES)} zip bomb and a billion-laughs XML: nothing hostile is ever expanded.`,
     '',
