@@ -2,9 +2,12 @@
  * The return path of a recursive folder's file keeps its sub-path: its status file and delivery
  * proofs are written under the same sub-folders of the output folders as it was dropped in.
  */
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { ConfigReloader } from '../../src/agent/reload.js';
+import { loadConfig } from '../../src/config/index.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { type Harness, makePdf, useHarness } from '../pipeline/support/agent-harness.js';
 import { waitFor } from '../support/wait-for.js';
@@ -85,5 +88,62 @@ describe('following a job of a recursive folder', () => {
       expect(proof!.startsWith(`acme/invoices/${claimedDay}/inv-8/`)).toBe(true);
     expect(existsSync(path.join(statusDir(h), ...bare.split('/')))).toBe(false);
     await after.stop();
+  });
+
+  it('keeps the sub-path of a file dropped at the folder’s new path after a reload moved it', async () => {
+    const configFile = path.join(h.dir, 'reload.yaml');
+    const writeConfig = (drop: string) =>
+      writeFileSync(
+        configFile,
+        stringify({
+          sandbox: { enabled: true },
+          stateDir: path.join(h.dir, 'state'),
+          shutdownGraceMs: 2000,
+          ops: { enabled: false },
+          peppolInbox: { enabled: false },
+          returns: returnsConfig(h),
+          folders: [
+            {
+              name: 'tree',
+              workflowId: SEED.workflows.pdfEmail,
+              recursive: true,
+              source: { type: 'local', path: drop },
+              create: true,
+              archiveDir: path.join(h.dir, 'archive', 'tree'),
+              errorDir: path.join(h.dir, 'error', 'tree'),
+              stability: { kind: 'rename-in' },
+            },
+          ],
+        }),
+      );
+    writeConfig(path.join(h.dir, 'in', 'tree-before-reload'));
+    const { config } = loadConfig(configFile);
+    const agent = await h.startAgent(config, { returns: { maxSleepMs: 5 } });
+    const reloader = new ConfigReloader({
+      configFile,
+      config,
+      target: agent,
+      fetchWorkflow: (id) => h.client.workflows.get(id),
+      log: h.log,
+    });
+    const moved = path.join(h.dir, 'in', 'tree-after-reload');
+    writeConfig(moved);
+    expect(await reloader.reload()).toMatchObject({ applied: true, changed: ['tree'] });
+
+    const claimedDay = day(h.clock.now());
+    mkdirSync(path.join(moved, 'acme', 'invoices'), { recursive: true });
+    const temp = path.join(moved, 'acme', 'invoices', 'inv-9.pdf.part');
+    writeFileSync(temp, await makePdf('acme invoice 9'));
+    renameSync(temp, path.join(moved, 'acme', 'invoices', 'inv-9.pdf'));
+    // Read against the folders as configured at the follower's start, it was written under its name alone.
+    const bare = `${claimedDay}/inv-9.pdf.status.json`;
+    const status = await pump(
+      h,
+      () =>
+        finalWithProofs(h, `acme/invoices/${claimedDay}/inv-9.pdf.status.json`) ?? finalWithProofs(h, bare),
+    );
+    expect(status).toMatchObject({ file: 'acme/invoices/inv-9.pdf', folder: 'tree' });
+    expect(existsSync(path.join(statusDir(h), ...bare.split('/')))).toBe(false);
+    await agent.stop();
   });
 });
