@@ -43,7 +43,7 @@ function serverFigures(usage: ServerUsage, cpuMs: number, files: number): Server
   process.stderr.write(
     `bench: PostgreSQL run, ${files} files: ${per(usage.statements)} statements, ${per(usage.commits)} commits per file\n` +
       usage.top
-        .slice(0, 12)
+        .slice(0, 30)
         .map((s) => `  ${per(s.calls).toFixed(2).padStart(6)}/file  ${s.query}\n`)
         .join(''),
   );
