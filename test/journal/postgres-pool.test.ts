@@ -18,6 +18,27 @@ describePostgres('PgSession transactions with statements in their BEGIN or COMMI
     return () => session.end();
   });
 
+  it('runs its transactions READ COMMITTED on a database whose default isolation is stricter', async () => {
+    const url = await testDatabase();
+    const admin = PgSession.open(postgresConnection(url), { max: 1 });
+    const database = new URL(url).pathname.slice(1);
+    await admin.rows('set up', {
+      text: `ALTER DATABASE "${database}" SET default_transaction_isolation = 'repeatable read'`,
+    });
+    await admin.end();
+    const strict = PgSession.open(postgresConnection(url), { max: 1 });
+    try {
+      const begun = await strict.transaction(
+        'read',
+        async (_tx, rows) => rows,
+        "BEGIN; SELECT current_setting('transaction_isolation') AS isolation",
+      );
+      expect(begun[1]).toEqual([{ isolation: 'read committed' }]);
+    } finally {
+      await strict.end();
+    }
+  });
+
   it('hands the function the rows of each statement of its BEGIN', async () => {
     const begun = await session.transaction(
       'read',

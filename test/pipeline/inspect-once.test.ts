@@ -93,7 +93,9 @@ describe('a small file from claim to verdict', () => {
 
   it('clears the inspection record alone when the claim fails, and passes the failure on', async () => {
     const { world, runtime } = setUp();
-    vi.spyOn(world.ctx.journal, 'recordClaim').mockRejectedValueOnce(new Error('journal down'));
+    const claims = vi
+      .spyOn(world.ctx.journal, 'recordClaim')
+      .mockRejectedValueOnce(new Error('journal down'));
     const claimedPath = world.putClaimed('pdf', 'good.pdf', await makePdf('good'));
     const intake = intakeItem(world.ctx, runtime, {
       name: 'good.pdf',
@@ -101,6 +103,8 @@ describe('a small file from claim to verdict', () => {
       claimedPath,
     });
     await expect(intake).rejects.toThrow('journal down');
+    // Handed to the claim, which failed: cleared by the intake itself.
+    expect(claims.mock.calls[0]?.[0]).toMatchObject({ inspectedPath: claimedPath });
     expect(await world.ctx.journal.interruptedInspections(claimedPath)).toBe(0);
   });
 });

@@ -263,7 +263,12 @@ export class PostgresJournal implements JournalStore {
       }
       this.saw(recorded.item);
       // Answered before the read that clears it (the same drop, already recorded): cleared alone.
-      if (!inspectionCleared) await this.inspectionEnded(input.inspectedPath!);
+      // The claim stands whatever this answers; a record left costs one lone inspection.
+      if (!inspectionCleared) {
+        await this.inspectionEnded(input.inspectedPath!).catch((err: unknown) =>
+          this.log.warn({ err, path: input.inspectedPath }, 'inspection record not cleared'),
+        );
+      }
       return recorded;
     });
   }

@@ -129,7 +129,9 @@ export interface PoolRole {
 /**
  * The pg.Pool options for a journal connection. The writer asks for synchronous_commit=on, so a
  * commit that answered is on the server's disk whatever the database's default (the journal's
- * promise to the pipeline); a reader's sessions are read-only.
+ * promise to the pipeline), and for READ COMMITTED: a statement after an advisory lock's sees what
+ * the lock's last holder committed, which the claim and the status files rely on, whatever the
+ * database's or role's default isolation. A reader's sessions are read-only.
  */
 export function poolConfig(connection: PostgresConnection, role: PoolRole = {}): pg.PoolConfig {
   const target = serverTarget(connection);
@@ -151,7 +153,9 @@ export function poolConfig(connection: PostgresConnection, role: PoolRole = {}):
     application_name: APPLICATION_NAME,
     keepAlive: true,
     types: journalTypeParsers(),
-    options: role.readOnly ? '-c default_transaction_read_only=on' : '-c synchronous_commit=on',
+    options: role.readOnly
+      ? '-c default_transaction_read_only=on'
+      : '-c synchronous_commit=on -c default_transaction_isolation=read\\ committed',
   };
 }
 
