@@ -233,6 +233,48 @@ function conformance(open: () => Promise<Place>): void {
       expect(await store.job('job_unknown')).toBeUndefined();
     });
 
+    it('moves the file version on a poll only when it changes what the file shows: events, done, gave up', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      const version = async () => (await store.source(1))!.version;
+      const v0 = await version();
+      await store.recordPoll(poll('job_1', { changed: false }), T0 + 1);
+      expect(await version()).toBe(v0);
+      await store.recordPoll(poll('job_1', { changed: true }), T0 + 2);
+      expect(await version()).toBe(v0 + 1);
+      await store.recordPoll(
+        poll('job_1', { changed: false, gaveUp: 'followed longer than maxFollowMs' }),
+        T0 + 3,
+      );
+      expect(await version()).toBe(v0 + 2);
+      await store.recordPoll(
+        poll('job_1', { changed: false, gaveUp: 'followed longer than maxFollowMs' }),
+        T0 + 4,
+      );
+      expect(await version()).toBe(v0 + 2);
+      expect((await store.job('job_1'))!).toMatchObject({
+        polls: 4,
+        gaveUp: 'followed longer than maxFollowMs',
+      });
+    });
+
+    it('records a page naming one event or document twice: the last event, the first document', async () => {
+      const store = await returns();
+      await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
+      await store.recordEvents(
+        'job_1',
+        [
+          { ...event('se_1'), status: 'FIRST' },
+          { ...event('se_1'), status: 'LAST' },
+        ],
+        [doc('se_1', 'p'), { ...doc('se_1', 'p'), path: 'second.pdf' }],
+        T0,
+        true,
+      );
+      expect(await store.event('se_1')).toMatchObject({ status: 'LAST' });
+      expect((await store.documentsOfEvent('se_1')).map((d) => d.path)).toEqual([`${DAY}/a/se_1-p.pdf`]);
+    });
+
     it('polls soon, defers, and reopens a job after a re-send with its follow window started again', async () => {
       const store = await returns();
       await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);

@@ -80,7 +80,6 @@ const S = {
      )
      SELECT placed.yes AS placed, (SELECT count(*) FROM job)::int AS added FROM placed`,
   ),
-  bumpSource: q('bump-source', 'UPDATE returns_sources SET version = version + 1 WHERE item_id = $1'),
   job: q('job', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = $1`),
   jobs: q('jobs', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = ANY($1::text[])`),
   dueJobs: q(
@@ -139,35 +138,52 @@ const S = {
     `SELECT ${DOCUMENT_COLUMNS} FROM returns_documents WHERE sending_event_id = ANY($1::text[])
      ORDER BY sending_event_id, type, file_reference`,
   ),
-  jobForUpdate: q('job-for-update', `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE job_id = $1 FOR UPDATE`),
+  // One statement: the job's row locked and read as it was, updated, and its file's status version
+  // moved when the poll changed what the file shows ($9: the events changed; done or gave_up moved).
   recordPoll: q(
     'record-poll',
-    `UPDATE returns_jobs SET status = $1, job_json = $2, next_poll_at = $3, unchanged_polls = $4,
-       polls = polls + 1, done = $5, gave_up = $6, updated_at = $7 WHERE job_id = $8`,
+    `WITH was AS (SELECT source_id, done, gave_up FROM returns_jobs WHERE job_id = $8 FOR UPDATE),
+     polled AS (
+       UPDATE returns_jobs SET status = $1, job_json = $2, next_poll_at = $3, unchanged_polls = $4,
+         polls = polls + 1, done = $5, gave_up = $6, updated_at = $7
+       WHERE job_id = $8 AND EXISTS (SELECT 1 FROM was)
+     )
+     UPDATE returns_sources SET version = version + 1
+     WHERE item_id = (SELECT source_id FROM was)
+       AND ($9 OR $5 IS DISTINCT FROM (SELECT done FROM was) OR $6::text IS DISTINCT FROM (SELECT gave_up FROM was))`,
   ),
-  upsertEvents: q(
-    'upsert-events',
-    `INSERT INTO returns_events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
-     SELECT e.id, $1, e.business_status, e.status, e.final_at, e.final_day, e.event_json, $8
-       FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
-         AS e (id, business_status, status, final_at, final_day, event_json)
-     ON CONFLICT (id) DO UPDATE SET business_status = EXCLUDED.business_status, status = EXCLUDED.status,
-       final_at = coalesce(returns_events.final_at, EXCLUDED.final_at),
-       final_day = coalesce(returns_events.final_day, EXCLUDED.final_day),
-       event_json = EXCLUDED.event_json, updated_at = EXCLUDED.updated_at`,
-  ),
-  insertDocuments: q(
-    'insert-documents',
-    `INSERT INTO returns_documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
-       path, state, next_try_at)
-     SELECT d.sending_event_id, d.file_reference, d.job_id, d.type, d.name, d.content_type, d.size, d.path,
-         'pending', d.next_try_at
-       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::bigint[],
-         $8::text[], $9::bigint[])
-         WITH ORDINALITY AS d (sending_event_id, file_reference, job_id, type, name, content_type, size, path,
-           next_try_at, n)
-       ORDER BY d.n
-     ON CONFLICT (sending_event_id, file_reference) DO NOTHING`,
+  // One statement: a polled page's events upserted (the first final time kept) and its new
+  // documents added (one already recorded is kept as it is) while the job is followed, and the file's
+  // status version moved with a changed page ($18). An id twice in one page: the last event wins
+  // (recordEvents keeps it alone), the first document, as one statement per row would have it.
+  recordEvents: q(
+    'record-events',
+    `WITH job AS (SELECT source_id FROM returns_jobs WHERE job_id = $1),
+     events AS (
+       INSERT INTO returns_events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
+       SELECT e.id, $1, e.business_status, e.status, e.final_at, e.final_day, e.event_json, $8
+         FROM unnest($2::text[], $3::text[], $4::text[], $5::bigint[], $6::text[], $7::text[])
+           AS e (id, business_status, status, final_at, final_day, event_json)
+         WHERE EXISTS (SELECT 1 FROM job)
+       ON CONFLICT (id) DO UPDATE SET business_status = EXCLUDED.business_status, status = EXCLUDED.status,
+         final_at = coalesce(returns_events.final_at, EXCLUDED.final_at),
+         final_day = coalesce(returns_events.final_day, EXCLUDED.final_day),
+         event_json = EXCLUDED.event_json, updated_at = EXCLUDED.updated_at
+     ),
+     documents AS (
+       INSERT INTO returns_documents (sending_event_id, file_reference, job_id, type, name, content_type, size,
+         path, state, next_try_at)
+       SELECT d.sending_event_id, d.file_reference, d.job_id, d.type, d.name, d.content_type, d.size, d.path,
+           'pending', d.next_try_at
+         FROM unnest($9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bigint[],
+           $16::text[], $17::bigint[])
+           WITH ORDINALITY AS d (sending_event_id, file_reference, job_id, type, name, content_type, size, path,
+             next_try_at, n)
+         WHERE EXISTS (SELECT 1 FROM job)
+         ORDER BY d.n
+       ON CONFLICT (sending_event_id, file_reference) DO NOTHING
+     )
+     UPDATE returns_sources SET version = version + 1 WHERE $18 AND item_id = (SELECT source_id FROM job)`,
   ),
   // A pending document by the writer's clock ($1: its next try was set by one); a writing one when
   // its claim ran out by the database's (claimWriting).
@@ -462,40 +478,49 @@ export class PostgresReturnsStore implements ReturnsStore {
     return (await this.rows('documentsOfEvent', S.documentsOfEvent, [sendingEventId])).map(toDocument);
   }
 
-  recordPoll(poll: PollRecord, now: number): Promise<void> {
-    return this.transaction('recordPoll', async (tx) => {
-      const found = await tx.one(S.jobForUpdate, [poll.jobId]);
-      if (!found) return;
-      const job = toJob(asRows([found])[0]!);
-      await tx.rows(S.recordPoll, [
-        poll.status,
-        poll.jobJson,
-        poll.nextPollAt,
-        poll.unchangedPolls,
-        poll.done,
-        poll.gaveUp ?? null,
-        now,
-        poll.jobId,
-      ]);
-      if (poll.changed || poll.done !== job.done || (poll.gaveUp ?? undefined) !== job.gaveUp) {
-        await tx.rows(S.bumpSource, [job.sourceId]);
-      }
-    });
+  async recordPoll(poll: PollRecord, now: number): Promise<void> {
+    await this.rows('recordPoll', S.recordPoll, [
+      poll.status,
+      poll.jobJson,
+      poll.nextPollAt,
+      poll.unchangedPolls,
+      poll.done,
+      poll.gaveUp ?? null,
+      now,
+      poll.jobId,
+      poll.changed,
+    ]);
   }
 
-  recordEvents(
+  async recordEvents(
     jobId: string,
     events: readonly PolledEvent[],
     documents: readonly NewDocument[],
     now: number,
     changed: boolean,
   ): Promise<void> {
-    return this.transaction('recordEvents', async (tx) => {
-      const found = await tx.one(S.job, [jobId]);
-      if (!found) return;
-      await writeEvents(tx, jobId, events, documents, now);
-      if (changed) await tx.rows(S.bumpSource, [found['source_id']]);
-    });
+    // The last of each event id: an upsert may not touch one row twice.
+    const last = [...new Map(events.map((e) => [e.id, e])).values()];
+    await this.rows('recordEvents', S.recordEvents, [
+      jobId,
+      last.map((e) => e.id),
+      last.map((e) => e.businessStatus),
+      last.map((e) => e.status),
+      last.map((e) => e.finalAt ?? null),
+      last.map((e) => e.finalDay ?? null),
+      last.map((e) => e.json),
+      now,
+      documents.map((d) => d.sendingEventId),
+      documents.map((d) => d.fileReference),
+      documents.map((d) => d.jobId),
+      documents.map((d) => d.type),
+      documents.map((d) => d.name ?? null),
+      documents.map((d) => d.contentType ?? null),
+      documents.map((d) => d.size ?? null),
+      documents.map((d) => d.path),
+      documents.map((d) => d.nextTryAt),
+      changed,
+    ]);
   }
 
   async dueDocuments(now: number, limit: number): Promise<DocumentRow[]> {
@@ -645,46 +670,6 @@ export class PostgresReturnsStore implements ReturnsStore {
       documentsDone: n(row, 'documents_done'),
       documentsParked: n(row, 'documents_parked'),
     };
-  }
-}
-
-/**
- * A page's events (upserted: the first final time kept) and new documents (a document already
- * recorded is kept as it is), one statement each. An id twice in one page: the last event wins,
- * the first document, as one statement per row would have it.
- */
-async function writeEvents(
-  tx: Tx,
-  jobId: string,
-  events: readonly PolledEvent[],
-  documents: readonly NewDocument[],
-  now: number,
-): Promise<void> {
-  if (events.length > 0) {
-    const last = [...new Map(events.map((e) => [e.id, e])).values()];
-    await tx.rows(S.upsertEvents, [
-      jobId,
-      last.map((e) => e.id),
-      last.map((e) => e.businessStatus),
-      last.map((e) => e.status),
-      last.map((e) => e.finalAt ?? null),
-      last.map((e) => e.finalDay ?? null),
-      last.map((e) => e.json),
-      now,
-    ]);
-  }
-  if (documents.length > 0) {
-    await tx.rows(S.insertDocuments, [
-      documents.map((d) => d.sendingEventId),
-      documents.map((d) => d.fileReference),
-      documents.map((d) => d.jobId),
-      documents.map((d) => d.type),
-      documents.map((d) => d.name ?? null),
-      documents.map((d) => d.contentType ?? null),
-      documents.map((d) => d.size ?? null),
-      documents.map((d) => d.path),
-      documents.map((d) => d.nextTryAt),
-    ]);
   }
 }
 
