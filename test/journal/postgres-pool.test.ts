@@ -39,6 +39,20 @@ describePostgres('PgSession transactions with statements in their BEGIN or COMMI
     }
   });
 
+  it('commits synchronously unless its role lets commits answer before the disk', async () => {
+    const url = await testDatabase();
+    const setting = async (unsyncedCommits: boolean) => {
+      const writer = PgSession.open(postgresConnection(url), { max: 1, unsyncedCommits });
+      try {
+        return (await writer.one('read', { text: 'SHOW synchronous_commit' }))?.['synchronous_commit'];
+      } finally {
+        await writer.end();
+      }
+    };
+    expect(await setting(false)).toBe('on');
+    expect(await setting(true)).toBe('off');
+  });
+
   it('hands the function the rows of each statement of its BEGIN', async () => {
     const begun = await session.transaction(
       'read',

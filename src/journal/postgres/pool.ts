@@ -124,12 +124,18 @@ export interface PoolRole {
   readOnly?: boolean;
   /** Connections at most (default: the connection's poolSize). */
   max?: number;
+  /**
+   * A writer whose commits answer before they reach the server's disk (synchronous_commit=off):
+   * for a store whose writes the agent repeats should a database crash lose the last of them.
+   * Lost only to a crash of the database server, never to one of the agent.
+   */
+  unsyncedCommits?: boolean;
 }
 
 /**
- * The pg.Pool options for a journal connection. The writer asks for synchronous_commit=on, so a
- * commit that answered is on the server's disk whatever the database's default (the journal's
- * promise to the pipeline), and for READ COMMITTED: a statement after an advisory lock's sees what
+ * The pg.Pool options for a journal connection. The writer asks for synchronous_commit=on (unless
+ * its role says otherwise), so a commit that answered is on the server's disk whatever the
+ * database's default (the journal's promise to the pipeline), and for READ COMMITTED: a statement after an advisory lock's sees what
  * the lock's last holder committed, which the claim and the status files rely on, whatever the
  * database's or role's default isolation. A reader's sessions are read-only.
  */
@@ -155,7 +161,7 @@ export function poolConfig(connection: PostgresConnection, role: PoolRole = {}):
     types: journalTypeParsers(),
     options: role.readOnly
       ? '-c default_transaction_read_only=on'
-      : '-c synchronous_commit=on -c default_transaction_isolation=read\\ committed',
+      : `-c synchronous_commit=${role.unsyncedCommits ? 'off' : 'on'} -c default_transaction_isolation=read\\ committed`,
   };
 }
 

@@ -47,6 +47,12 @@ const NOW_MS = '(extract(epoch FROM now()) * 1000)::bigint';
 /** A statement prepared once per pooled connection. */
 const q = (name: string, text: string): Statement => ({ name: `returns-${name}`, text });
 
+/**
+ * A CTE that makes its statement's own commit wait for the server's disk: the store's commits do
+ * not (PostgresReturnsStore.open), but a webhook's effect must be durable before it is answered.
+ */
+const SYNCED = "synced AS MATERIALIZED (SELECT set_config('synchronous_commit', 'on', true))";
+
 const S = {
   getMeta: q('get-meta', 'SELECT value FROM returns_meta WHERE key = $1'),
   setMeta: q(
@@ -87,14 +93,21 @@ const S = {
     `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE NOT done AND next_poll_at <= $1 ORDER BY next_poll_at LIMIT $2`,
   ),
   openJobs: q('open-jobs', 'SELECT count(*) AS n FROM returns_jobs WHERE NOT done'),
+  // Synced: a webhook is answered once its poll is on disk; a re-send's job is followed again.
   pollSoon: q(
     'poll-soon',
-    'UPDATE returns_jobs SET next_poll_at = LEAST(next_poll_at, $1) WHERE job_id = $2 RETURNING 1 AS hit',
+    `WITH ${SYNCED} UPDATE returns_jobs SET next_poll_at = LEAST(next_poll_at, $1)
+     WHERE job_id = $2 AND EXISTS (SELECT 1 FROM synced) RETURNING 1 AS hit`,
   ),
   reopenJob: q(
     'reopen-job',
-    `UPDATE returns_jobs SET done = false, gave_up = NULL, unchanged_polls = 0, next_poll_at = $1,
-       recorded_at = $1, updated_at = $1 WHERE job_id = $2 RETURNING 1 AS hit`,
+    `WITH ${SYNCED} UPDATE returns_jobs SET done = false, gave_up = NULL, unchanged_polls = 0, next_poll_at = $1,
+       recorded_at = $1, updated_at = $1 WHERE job_id = $2 AND EXISTS (SELECT 1 FROM synced) RETURNING 1 AS hit`,
+  ),
+  requestPoll: q(
+    'request-poll',
+    `WITH ${SYNCED} INSERT INTO returns_meta (key, value) SELECT $1, $2 FROM synced
+     ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value`,
   ),
   deferJob: q(
     'defer-job',
@@ -320,8 +333,15 @@ export class PostgresReturnsStore implements ReturnsStore {
     now: number,
     log?: Logger,
   ): Promise<PostgresReturnsStore> {
-    // A status file's write holds one connection for its lock and reads through another.
-    const session = PgSession.open(connection, { max: Math.max(2, connection.poolSize) }, log);
+    // A status file's write holds one connection for its lock and reads through another. Commits
+    // as returns.sqlite's (synchronous=NORMAL): a crash of the agent loses none; one of the database
+    // server may lose the last polls and marks, which the follower repeats (jobs come back with
+    // the history cursor they were recorded with), never a webhook's poll (SYNCED).
+    const session = PgSession.open(
+      connection,
+      { max: Math.max(2, connection.poolSize), unsyncedCommits: true },
+      log,
+    );
     try {
       await migrateComponent(session, RETURNS_COMPONENT, now);
       return new PostgresReturnsStore(session);
@@ -427,7 +447,7 @@ export class PostgresReturnsStore implements ReturnsStore {
   }
 
   async requestPollOfUnfinished(at: number): Promise<void> {
-    await this.rows('requestPollOfUnfinished', S.setMeta, [POLL_UNFINISHED_KEY, String(at)]);
+    await this.rows('requestPollOfUnfinished', S.requestPoll, [POLL_UNFINISHED_KEY, String(at)]);
   }
 
   async source(itemId: number): Promise<SourceRow | undefined> {
