@@ -82,7 +82,7 @@ describe('the PostgreSQL connection settings (no server)', () => {
       statement_timeout: 4_000,
       application_name: 'docex-agent',
       ssl: false,
-      options: '-c synchronous_commit=on',
+      options: '-c synchronous_commit=on -c default_transaction_isolation=read\\ committed',
     });
     expect(config.query_timeout).toBeGreaterThan(4_000);
     expect(poolConfig(connection, { readOnly: true, max: 2 })).toMatchObject({
