@@ -187,71 +187,25 @@ export class PostgresJournal implements JournalStore {
           ]);
           if (drop) return { kind: 'same-drop', item: item(drop) };
         }
-        const found = await tx.rows(S.sameOrEarlier, [
-          input.folder,
-          input.sha256,
-          input.sourcePath,
-          input.claimedPath,
+        // Inserted as a new file in one statement, unless this file is recorded or its content was
+        // taken before: those rows answer instead, and the claim is decided here.
+        const found = await tx.rows(S.claimFile, [
+          ...fileValues(input, now, this.lease, undefined),
           // Agents sharing a folder: the file at this claimed path may be recorded by another agent.
           this.lease !== undefined,
-          input.allowDuplicates === true,
-          input.workflowId,
-          input.managedCompanyId ?? null,
           input.inspectedPath ?? null,
         ]);
         inspectionCleared = true;
+        const inserted = found.find((row) => row['found'] === 'inserted');
+        if (inserted) return { kind: 'claimed', item: item(inserted) };
         const same = found.find((row) => row['found'] === 'same');
         if (same) return { kind: 'in-progress', item: item(same) };
-        const earlierRow = found.find((row) => row['found'] === 'earlier');
-        const earlier = earlierRow ? item(earlierRow) : undefined;
-        if (earlier && this.lease && (await this.sameFileGone(earlier, input))) {
+        const earlier = item(found.find((row) => row['found'] === 'earlier')!);
+        if (this.lease && (await this.sameFileGone(earlier, input))) {
           return { kind: 'same-drop', item: earlier };
         }
-        const refused = earlier ? undefined : input.refused;
-        const state: ItemState = earlier || refused ? 'rejected' : 'claimed';
-        const moves: ClaimMove[] = [
-          {
-            from: null,
-            to: state,
-            detail: earlier
-              ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
-              : refused
-                ? { code: refused.code, reason: refused.reason }
-                : { size: input.size, sha256: input.sha256 },
-          },
-        ];
-        // Validated before the claim: on to the create intent in the same insert.
-        const create =
-          !earlier && !refused && input.validatedNote !== undefined ? firstCreate(input) : undefined;
-        if (create) moves.push(...validatedToCreating(input.validatedNote!, create));
-        const inserted = await tx.one(S.insertFile, [
-          input.folder,
-          input.workflowId,
-          input.mode,
-          input.fileName,
-          input.sourcePath,
-          input.claimedPath,
-          input.size,
-          input.mtimeMs,
-          input.sha256,
-          input.allowDuplicates === true,
-          moves[moves.length - 1]!.to,
-          earlier ? 'DOCEX_DUPLICATE' : (refused?.code ?? null),
-          earlier ? duplicateReason(earlier) : (refused?.reason ?? null),
-          earlier?.id ?? null,
-          now,
-          this.lease?.agentId ?? null,
-          this.lease?.leaseMs ?? null,
-          moves.map((m) => m.from),
-          moves.map((m) => m.to),
-          moves.map((m) => detailText(m.detail)),
-          create?.attempt ?? 0,
-          create?.jobName ?? null,
-          input.managedCompanyId ?? null,
-          input.relativePath ?? null,
-        ]);
-        const recorded = item(inserted!);
-        return earlier ? { kind: 'duplicate', earlier, item: recorded } : { kind: 'claimed', item: recorded };
+        const duplicate = await tx.one(S.insertFile, fileValues(input, now, this.lease, earlier));
+        return { kind: 'duplicate', earlier, item: item(duplicate!) };
       },
       begin,
     );
@@ -877,4 +831,58 @@ export class PostgresJournal implements JournalStore {
     work.then(forget, forget);
     return work;
   }
+}
+
+/**
+ * $1–$24 of insertFile and claimFile: the file as its claim inserts it, a duplicate of `earlier`
+ * when given; else refused (no route takes it), or claimed and, when it was validated before the
+ * claim, on to its create intent.
+ */
+function fileValues(
+  input: ClaimInput,
+  now: number,
+  lease: { agentId: string; leaseMs: number } | undefined,
+  earlier: JournalItem | undefined,
+): unknown[] {
+  const refused = earlier ? undefined : input.refused;
+  const state: ItemState = earlier || refused ? 'rejected' : 'claimed';
+  const moves: ClaimMove[] = [
+    {
+      from: null,
+      to: state,
+      detail: earlier
+        ? { code: 'DOCEX_DUPLICATE', duplicateOf: earlier.id }
+        : refused
+          ? { code: refused.code, reason: refused.reason }
+          : { size: input.size, sha256: input.sha256 },
+    },
+  ];
+  const create = state === 'claimed' && input.validatedNote !== undefined ? firstCreate(input) : undefined;
+  if (create) moves.push(...validatedToCreating(input.validatedNote!, create));
+  return [
+    input.folder,
+    input.workflowId,
+    input.mode,
+    input.fileName,
+    input.sourcePath,
+    input.claimedPath,
+    input.size,
+    input.mtimeMs,
+    input.sha256,
+    input.allowDuplicates === true,
+    moves[moves.length - 1]!.to,
+    earlier ? 'DOCEX_DUPLICATE' : (refused?.code ?? null),
+    earlier ? duplicateReason(earlier) : (refused?.reason ?? null),
+    earlier?.id ?? null,
+    now,
+    lease?.agentId ?? null,
+    lease?.leaseMs ?? null,
+    moves.map((m) => m.from),
+    moves.map((m) => m.to),
+    moves.map((m) => detailText(m.detail)),
+    create?.attempt ?? 0,
+    create?.jobName ?? null,
+    input.managedCompanyId ?? null,
+    input.relativePath ?? null,
+  ];
 }

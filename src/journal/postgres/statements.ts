@@ -15,6 +15,23 @@ const UNSYNCED = "unsynced AS MATERIALIZED (SELECT set_config('synchronous_commi
 
 const s = (name: string, text: string): Statement => ({ name: `docex_journal_${name}`, text });
 
+/** Every history insert holds the history lock shared (the return path's horizon, reader.ts). */
+const HISTORY_BARRIER = `barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1))`;
+
+/** A claimed file's columns and their values, $1–$24 (insertFile, claimFile). */
+const FILE_COLUMNS = `kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
+  sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
+  owner, epoch, lease_until, attempt, job_name, managed_company_id, relative_path`;
+const FILE_VALUES = `'file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
+  $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
+  CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22, $23, $24`;
+/** The history entries of the moves the claim makes on the file inserted ($18–$20, at $15). */
+const FILE_HISTORY = `logged AS (
+  INSERT INTO history (item_id, from_state, to_state, at, detail)
+  SELECT inserted.id, e.from_state, e.to_state, $15, e.detail::json
+  FROM inserted, barrier, unnest($18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS e (from_state, to_state, detail, n)
+  ORDER BY e.n)`;
+
 /** What a move adds to the lost-answer counters ($k, $k+1: 0 or 1 each), in the move's own UPDATE. */
 const counters = (k: number) => `lost_answers = lost_answers + $${k}, orphan_jobs = orphan_jobs + $${k + 1}`;
 
@@ -49,50 +66,48 @@ export const STATEMENTS = {
   ),
 
   /**
-   * What a claim must know, in one read (after the claim lock, so a claim of the same content that
-   * committed meanwhile is seen): 'same', this very file already recorded and unfinished (another
-   * agent's, when agents share the folder: $5); else 'earlier', the same content for the same
-   * folder or workflow ($7) sent as the same managed company ($8; a claim or item without one is
-   * any company's), not counting rejected drops (a fixed configuration may take the same file
-   * again), unless duplicates are allowed ($6).
-   */
-  // $9: the path of an inspection that ended with this claim (null for none), its record cleared here.
-  sameOrEarlier: s(
-    'same_or_earlier',
-    `WITH ended AS (DELETE FROM inspections WHERE path = $9::text)
-     (SELECT 'same' AS found, ${C} FROM items
-       WHERE kind = 'file' AND folder = $1 AND sha256 = $2
-         AND ((source_path = $3 AND state = 'claimed') OR ($5 AND claimed_path = $4 AND ${OPEN}))
-       ORDER BY id LIMIT 1)
-     UNION ALL
-     (SELECT 'earlier' AS found, ${C} FROM items
-       WHERE NOT $6 AND kind = 'file' AND sha256 = $2 AND (folder = $1 OR workflow_id = $7)
-         AND ($8::text IS NULL OR managed_company_id IS NULL OR managed_company_id = $8)
-         AND state <> 'rejected'
-       ORDER BY id LIMIT 1)`,
-  ),
-  /**
    * A claimed file inserted in the state its claim leaves it in (claimed, rejected as a duplicate,
    * or on to creating with its first job name), with its history entries ($18 from states, $19 to
    * states, $20 details, all at $15) in the same statement under the history lock.
    */
   insertFile: s(
     'insert_file',
-    `WITH barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1)),
-     inserted AS (
-       INSERT INTO items (kind, folder, workflow_id, mode, file_name, source_path, claimed_path, size, mtime_ms,
-         sha256, allow_duplicates, state, reject_code, reject_reason, duplicate_of, created_at, updated_at,
-         owner, epoch, lease_until, attempt, job_name, managed_company_id, relative_path)
-       VALUES ('file', $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $15,
-         $16, CASE WHEN $16::text IS NULL THEN 0 ELSE 1 END,
-         CASE WHEN $16::text IS NULL THEN NULL ELSE ${fromNow('$17')} END, $21, $22, $23, $24)
-       RETURNING ${C}),
-     logged AS (
-       INSERT INTO history (item_id, from_state, to_state, at, detail)
-       SELECT inserted.id, e.from_state, e.to_state, $15, e.detail::json
-       FROM inserted, barrier, unnest($18::text[], $19::text[], $20::text[]) WITH ORDINALITY AS e (from_state, to_state, detail, n)
-       ORDER BY e.n)
+    `WITH ${HISTORY_BARRIER},
+     inserted AS (INSERT INTO items (${FILE_COLUMNS}) VALUES (${FILE_VALUES}) RETURNING ${C}),
+     ${FILE_HISTORY}
      SELECT * FROM inserted`,
+  ),
+  /**
+   * A claim in one statement (after the claim lock, so a claim of the same content that committed
+   * meanwhile is seen): what insertFile inserts ($1–$24, for a file with neither of the two below),
+   * unless a row answers 'same', this very file already recorded and unfinished (another agent's,
+   * when agents share the folder: $25), or 'earlier', the same content for the same folder or
+   * workflow ($2) sent as the same managed company ($23; a claim or item without one is any
+   * company's), not counting rejected drops (a fixed configuration may take the same file again),
+   * unless duplicates are allowed ($10). Those rows are answered instead of 'inserted', and the
+   * claim decides (a duplicate is inserted by insertFile). $26: the path of an inspection that
+   * ended with this claim (null for none), its record cleared here.
+   */
+  claimFile: s(
+    'claim_file',
+    `WITH ended AS (DELETE FROM inspections WHERE path = $26::text),
+     found AS (
+       (SELECT 'same' AS found, ${C} FROM items
+         WHERE kind = 'file' AND folder = $1 AND sha256 = $9
+           AND ((source_path = $5 AND state = 'claimed') OR ($25::boolean AND claimed_path = $6 AND ${OPEN}))
+         ORDER BY id LIMIT 1)
+       UNION ALL
+       (SELECT 'earlier' AS found, ${C} FROM items
+         WHERE NOT $10 AND kind = 'file' AND sha256 = $9 AND (folder = $1 OR workflow_id = $2)
+           AND ($23::text IS NULL OR managed_company_id IS NULL OR managed_company_id = $23)
+           AND state <> 'rejected'
+         ORDER BY id LIMIT 1)),
+     ${HISTORY_BARRIER},
+     inserted AS (
+       INSERT INTO items (${FILE_COLUMNS}) SELECT ${FILE_VALUES} WHERE NOT EXISTS (SELECT 1 FROM found)
+       RETURNING ${C}),
+     ${FILE_HISTORY}
+     SELECT 'inserted' AS found, * FROM inserted UNION ALL SELECT * FROM found`,
   ),
   /** This transaction's statements may take $1 ms (a file of many rows; reset at its end). */
   allowLonger: s('allow_longer', "SELECT set_config('statement_timeout', $1, true)"),
