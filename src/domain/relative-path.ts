@@ -1,21 +1,37 @@
 /**
  * A dropped file's path relative to its drop folder (`acme/invoices/x.pdf`, POSIX separators): what
  * routes match in a recursive folder, and the sub-path its archive, error, status and proof places
- * keep. A sub-folder's name is as hostile as a file's: a relative path is taken only when every
- * segment passes the rule of dropped names (file-names.ts), so no path built from it ever leaves
- * the folder it is joined to. Plain values in, plain values out.
+ * keep. A sub-folder's name is as hostile as a file's: a relative path is taken only when each of
+ * its folders passes the rule of dropped names (file-names.ts) and the file's own name could not
+ * steer a path, so no path built from it ever leaves the folder it is joined to. The file's own name
+ * is judged by the pipeline, which refuses a bad one with its reason (DOCEX_INPUT_BAD_NAME) under
+ * its sub-path, as in a flat folder. Plain values in, plain values out.
  */
 import { nameFault } from './file-names.js';
 
-/** The segments of a relative path, or undefined when one is not a name the agent takes. */
+/**
+ * A name no path may be built from: `.`, `..`, empty, a `/` or a NUL. A real file system never
+ * holds one; a hostile SFTP server may list one.
+ */
+export function steersPath(name: string): boolean {
+  const fault = nameFault(name);
+  return fault === 'dot' || fault === 'slash' || fault === 'empty' || name.includes('\u0000');
+}
+
+/**
+ * The segments of a relative path, or undefined when a folder is not a name the agent takes or the
+ * file's own name could steer a path.
+ */
 export function relativeSegments(relative: string): string[] | undefined {
   const segments = relative.split('/');
-  return segments.every((s) => nameFault(s) === undefined) ? segments : undefined;
+  const folders = segments.slice(0, -1);
+  const name = segments[segments.length - 1] ?? '';
+  return folders.every((s) => nameFault(s) === undefined) && !steersPath(name) ? segments : undefined;
 }
 
 /**
  * `file` below `root` as a POSIX relative path (`sep`: the separator both are written with), or
- * undefined when it is not below it or a segment is not a name the agent takes.
+ * undefined when it is not below it or its segments are not taken (relativeSegments).
  */
 export function relativeBelow(root: string, file: string, sep: string): string | undefined {
   const prefix = root.endsWith(sep) ? root : `${root}${sep}`;

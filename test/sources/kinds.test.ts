@@ -114,6 +114,15 @@ describe('relativePathOf', () => {
     expect(relativePathOf(moved, file)).toBe('x.pdf');
   });
 
+  it('keeps the sub-path of a file whose own name the pipeline refuses (its reason is the name’s, not a lost sub-path)', () => {
+    const file = { relativePath: 'acme/\u200Ex.pdf', fileName: '\u200Ex.pdf' };
+    expect(relativePathOf(moved, file)).toBe('acme/\u200Ex.pdf');
+    expect(subFoldersOf(moved, file)).toEqual(['acme']);
+    for (const steering of ['acme/..', 'acme/.', 'acme/', 'acme/x\u0000.pdf']) {
+      expect(relativePathOf(moved, { relativePath: steering, fileName: 'x.pdf' }), steering).toBe('x.pdf');
+    }
+  });
+
   it('never uses a recorded path with a segment the agent does not take', () => {
     for (const hostile of ['../x.pdf', 'acme/../../x.pdf', '/etc/x.pdf', 'a\nb/x.pdf', 'acme//x.pdf']) {
       expect(relativePathOf(moved, { relativePath: hostile, fileName: 'x.pdf' }), hostile).toBe('x.pdf');

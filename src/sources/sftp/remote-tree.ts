@@ -9,6 +9,7 @@
  */
 import { isDocexError } from '../../core/errors.js';
 import { nameFault } from '../../domain/file-names.js';
+import { steersPath } from '../../domain/relative-path.js';
 import type { RemoteEntry } from '../../sftp/types.js';
 import { mayBeUndecodable } from './bad-name.js';
 import { isClaimFolder } from './claim-folders.js';
@@ -43,15 +44,6 @@ export interface RemoteTree {
   seen: string[];
 }
 
-/**
- * A listed name no path may be built from: a real server never lists `.`, `..`, a `/` or a NUL in
- * a name, a hostile one might. Left out of every listing, whatever its type.
- */
-export function steersPath(name: string): boolean {
-  const fault = nameFault(name);
-  return fault === 'dot' || fault === 'slash' || fault === 'empty' || name.includes('\u0000');
-}
-
 export async function listRemoteTree(root: string, options: RemoteTreeOptions): Promise<RemoteTree> {
   const tree: RemoteTree = { entries: [], seen: [] };
   let level: string[][] = [[]];
@@ -61,6 +53,7 @@ export async function listRemoteTree(root: string, options: RemoteTreeOptions): 
       const listed = await listFolder(root, folders, options);
       if (listed === undefined) continue;
       for (const entry of listed) {
+        // A real server never lists such a name, a hostile one might: left out, whatever its type.
         if (steersPath(entry.name)) continue;
         const relative = [...folders, entry.name].join('/');
         tree.seen.push(relative);

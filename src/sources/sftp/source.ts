@@ -740,7 +740,9 @@ export class SftpSource {
 
   /**
    * The path below the drop folder of an item of this folder (`x.pdf`, `acme/x.pdf` in a recursive
-   * one); undefined when it is not one of its files, or a segment is not a name the agent takes.
+   * one); undefined when it is not one of its files, or its path is not one the agent takes. A file
+   * whose own name the pipeline refuses (a format character) is one of its files all the same: its
+   * remote file goes to the error folder, under its sub-path, and its name stops counting as in flight.
    */
   private nameOf(item: JournalItem): string | undefined {
     const prefix = this.sourceUrl('');

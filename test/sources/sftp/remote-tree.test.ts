@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { DocexError } from '../../../src/core/errors.js';
+import { steersPath } from '../../../src/domain/relative-path.js';
 import type { RemoteEntry } from '../../../src/sftp/types.js';
-import { listRemoteTree, type SkippedFolder, steersPath } from '../../../src/sources/sftp/remote-tree.js';
+import { listRemoteTree, type SkippedFolder } from '../../../src/sources/sftp/remote-tree.js';
 
 const file = (name: string): RemoteEntry => ({ name, type: 'file', size: 1, mtimeMs: 0 });
 const dir = (name: string): RemoteEntry => ({ name, type: 'dir', size: 0, mtimeMs: 0 });

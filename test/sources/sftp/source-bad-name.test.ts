@@ -1,14 +1,25 @@
 /**
  * A remote name that is not UTF-8 (a Latin-1 ERP), against a real OpenSSH sshd: ssh2 lists it with
  * U+FFFD and no request can reach it. It must not be retried silently forever: it stays in place,
- * is reported once, and reason files in the remote error folder say how to fix it.
+ * is reported once, and reason files in the remote error folder say how to fix it. A name the
+ * server can serve but the pipeline refuses (a format character such as U+200E) is claimed like
+ * any other and ends in the remote error folder with its reason, under the sub-path it was dropped
+ * at, never stuck in `.processing/`.
  */
-import { readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
-import { expect, it } from 'vitest';
-import { makePdf } from '../../pipeline/support/agent-harness.js';
+import { afterEach, expect, it } from 'vitest';
+import { listFiles, makePdf } from '../../pipeline/support/agent-harness.js';
 import { waitFor } from '../../support/wait-for.js';
-import { sshdAgentSuite } from './support/sftp-agent.js';
+import { FOLDER, type SftpAgentEnv, sshdAgentSuite } from './support/sftp-agent.js';
 import { describeSshd } from './support/sshd.js';
 
 describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
@@ -53,5 +64,78 @@ describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
     await env.h.stopAgents();
     expect(await env.jobsFor(name)).toBe(1);
     expect(env.refused().filter((f) => f.startsWith(name))).toEqual([]);
+  });
+});
+
+describeSshd('sftp folder source: a file name the pipeline refuses', () => {
+  const suite = sshdAgentSuite();
+  // A test that fails mid-way leaves no agent holding the state folder for the next.
+  afterEach(() => suite.env.h.stopAgents());
+  /** U+200E (left-to-right mark): the server serves it, the pipeline refuses it (DOCEX_INPUT_BAD_NAME). */
+  const LRM = '\u200E';
+  const refusedUnder = (env: SftpAgentEnv, sub: string, name: string) =>
+    env
+      .refused()
+      .filter((f) => path.dirname(f) === (sub === '' ? '.' : sub) && path.basename(f).startsWith(name));
+  const reasonOf = (env: SftpAgentEnv, relative: string) =>
+    JSON.parse(readFileSync(path.join(env.remote, '.error', `${relative}.error.json`), 'utf8'));
+  const localErrors = (env: SftpAgentEnv) => listFiles(path.join(env.stateDir, 'sftp', FOLDER, 'error'));
+  const remoteProcessing = (env: SftpAgentEnv) => listFiles(path.join(env.remote, '.processing'));
+
+  it('moves a flat folder’s file whose name holds a format character into the remote error folder with its reason, and keeps taking files', async () => {
+    const { env } = suite;
+    const name = `${LRM}flat.pdf`;
+    env.drop(name, await makePdf('format character, flat'));
+    await env.start(env.config());
+    await waitFor(() => refusedUnder(env, '', name).length === 3, 30_000);
+    // Its name no longer counts as in flight: a file dropped after it is taken too.
+    env.drop('after-flat.pdf', await makePdf('after the refused one'));
+    await waitFor(() => env.archived().some((f) => f.endsWith('after-flat.pdf')), 30_000);
+    await env.h.stopAgents();
+
+    expect(refusedUnder(env, '', name)).toEqual([name, `${name}.error.json`, `${name}.error.txt`]);
+    expect(reasonOf(env, name)).toMatchObject({ code: 'DOCEX_INPUT_BAD_NAME' });
+    expect(remoteProcessing(env)).toEqual([]);
+    expect(localErrors(env)).toContain(name);
+  });
+
+  it('keeps the sub-path of such a file in a recursive folder: remote error folder and local error copy', async () => {
+    const { env } = suite;
+    const name = `${LRM}nested.pdf`;
+    env.drop(`acme/${name}`, await makePdf('format character, in a sub-folder'));
+    await env.start(env.config({}, { recursive: true }));
+    await waitFor(() => refusedUnder(env, 'acme', name).length === 3, 30_000);
+    await env.h.stopAgents();
+
+    expect(refusedUnder(env, 'acme', name)).toEqual(
+      [name, `${name}.error.json`, `${name}.error.txt`].map((n) => path.join('acme', n)),
+    );
+    expect(reasonOf(env, `acme/${name}`)).toMatchObject({ code: 'DOCEX_INPUT_BAD_NAME' });
+    expect(refusedUnder(env, '', name)).toEqual([]);
+    expect(remoteProcessing(env)).toEqual([]);
+    expect(localErrors(env)).toContain(path.join('acme', name));
+  });
+
+  it('keeps the sub-path of such a file a crash left downloaded, never recorded, in a sub-folder of .processing', async () => {
+    const { env } = suite;
+    const name = `${LRM}crashed.pdf`;
+    const pdf = await makePdf('format character, left by a crash');
+    const remoteCopy = path.join(env.remote, '.processing', 'north', name);
+    mkdirSync(path.dirname(remoteCopy), { recursive: true });
+    writeFileSync(remoteCopy, pdf);
+    // Downloaded into the spool (stamped with the remote mtime), killed before its record.
+    const spoolCopy = path.join(env.stateDir, 'sftp', FOLDER, 'spool', '.processing', 'north', name);
+    mkdirSync(path.dirname(spoolCopy), { recursive: true });
+    writeFileSync(spoolCopy, pdf);
+    const { mtime } = statSync(remoteCopy);
+    utimesSync(spoolCopy, mtime, mtime);
+    await env.start(env.config({}, { recursive: true }));
+    await waitFor(() => refusedUnder(env, 'north', name).length === 3, 30_000);
+    await env.h.stopAgents();
+
+    expect(reasonOf(env, `north/${name}`)).toMatchObject({ code: 'DOCEX_INPUT_BAD_NAME' });
+    expect(refusedUnder(env, '', name)).toEqual([]);
+    expect(remoteProcessing(env)).toEqual([]);
+    expect(localErrors(env)).toContain(path.join('north', name));
   });
 });

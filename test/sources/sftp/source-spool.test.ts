@@ -267,6 +267,59 @@ describe('sftp source spool', () => {
     expect(offered.sort()).toEqual(['a.pdf', 'b.pdf']);
   });
 
+  it.each([
+    ['a flat folder', ''],
+    ['a sub-folder', 'acme'],
+  ])(
+    'frees the in-flight slot of a file in %s whose name the pipeline refuses (U+200E), its remote file in the error folder under its sub-path',
+    async (_, sub) => {
+      const bad = '\u200Ebad.pdf';
+      mkdirSync(path.join(remote, sub), { recursive: true });
+      writeFileSync(path.join(remote, sub, bad), 'refused for its name');
+      writeFileSync(path.join(remote, 'next.pdf'), 'waits for a free slot');
+      // Claimed first: the older one.
+      const earlier = new Date(Date.now() - 60_000);
+      utimesSync(path.join(remote, sub, bad), earlier, earlier);
+      const ready: SpoolFile[] = [];
+      const source = makeSource(
+        {
+          maxInFlight: 1,
+          accept: (file) => {
+            ready.push(file);
+            return true;
+          },
+          errorFiles: () => [{ suffix: '.error.txt', content: 'DOCEX_INPUT_BAD_NAME' }],
+        },
+        undefined,
+        sub === '' ? {} : { recursive: { depth: 1 } },
+      );
+      await source.start();
+      await waitFor(() => ready.length === 1);
+      await source.tick();
+      expect(ready.map((f) => f.name)).toEqual([bad]);
+      const claimed = statSync(path.join(remote, '.processing', sub, bad));
+      await source.finished({
+        kind: 'file',
+        folder: 'remote',
+        fileName: bad,
+        sourcePath: ready[0]?.originalPath,
+        state: 'rejected',
+        size: claimed.size,
+        mtimeMs: claimed.mtimeMs,
+      } as JournalItem);
+      expect(listDir(path.join(remote, '.error', sub))).toEqual(
+        expect.arrayContaining([bad, `${bad}.error.txt`]),
+      );
+      expect(existsSync(path.join(remote, '.processing', sub, bad))).toBe(false);
+      // Its slot is free: the next file is claimed.
+      await waitFor(async () => {
+        await source.tick();
+        return ready.length === 2;
+      });
+      expect(ready[1]?.name).toBe('next.pdf');
+    },
+  );
+
   it('counts failed downloads afresh for a new file under the name of one that vanished', async () => {
     fault.knobs.denyOpen = new Set(['a.pdf']);
     const capture = captureLogger();
