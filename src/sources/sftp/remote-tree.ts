@@ -7,6 +7,7 @@
  * name is not a file name the agent takes (`..`, a `/`, control characters, not UTF-8). A remote
  * name is as hostile as a dropped file's: no path is built from a name that could leave the folder.
  */
+import { outcomeOf } from '../../core/error-codes.js';
 import { isDocexError } from '../../core/errors.js';
 import { nameFault } from '../../domain/file-names.js';
 import { steersPath } from '../../domain/relative-path.js';
@@ -20,7 +21,7 @@ export type SkippedFolder =
   | 'bad-name'
   /** At the top of the tree, named like an agent's claim folder in `.processing/`. */
   | 'reserved'
-  /** It could not be listed (permission denied). */
+  /** It could not be listed: permission denied, the server's own failure, not a folder after all. */
   | 'unlistable';
 
 export interface RemoteTreeOptions {
@@ -33,8 +34,8 @@ export interface RemoteTreeOptions {
   ownDirs?: ReadonlySet<string>;
   /** Sub-folders of the root named like agents' claim folders are not entered. */
   skipClaimFolders?: boolean;
-  /** A sub-folder left alone, and why (said by the caller, once). */
-  onSkipped?(relative: string, why: SkippedFolder): void;
+  /** A sub-folder left alone, and why (said by the caller, once); `cause`: the error of an unlistable one. */
+  onSkipped?(relative: string, why: SkippedFolder, cause?: unknown): void;
 }
 
 export interface RemoteTree {
@@ -82,15 +83,20 @@ async function listFolder(
   try {
     return await options.list(remoteJoin(root, ...folders));
   } catch (err) {
-    // The root's failure is the poll's; a sub-folder removed meanwhile is simply not there.
-    if (folders.length === 0) throw err;
+    // The root's failure is the poll's, and so is a broken connection: the server is at fault, not
+    // the sub-folder. A sub-folder removed meanwhile is simply not there; one the server answers
+    // with an error (shut, SSH_FX_FAILURE, a file listed as a folder) is left alone, so one bad
+    // sub-folder never stops the rest of the tree.
+    if (folders.length === 0 || connectionFailed(err)) throw err;
     if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) return undefined;
-    if (isDocexError(err, 'DOCEX_SFTP_PERMISSION')) {
-      options.onSkipped?.(folders.join('/'), 'unlistable');
-      return undefined;
-    }
-    throw err;
+    options.onSkipped?.(folders.join('/'), 'unlistable', err);
+    return undefined;
   }
+}
+
+/** The server could not be reached or kept connected; an error without a stable code is counted as one. */
+function connectionFailed(err: unknown): boolean {
+  return !isDocexError(err) || outcomeOf(err.code) === 'unreachable';
 }
 
 async function skipReason(

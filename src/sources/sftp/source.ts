@@ -240,7 +240,7 @@ export class SftpSource {
   /** A folder's tree (the drop folder or `.processing/`), down to the folder's depth. */
   private listTree(
     root: string,
-    skipped?: (relative: string, why: SkippedFolder) => void,
+    skipped?: (relative: string, why: SkippedFolder, cause?: unknown) => void,
   ): Promise<RemoteTree> {
     const { server } = this.options;
     return listRemoteTree(root, {
@@ -463,8 +463,8 @@ export class SftpSource {
   /** `claimed`: the names the remote `.processing/` listed in this pass. */
   private async pollDropFolder(claimed: readonly string[]): Promise<void> {
     const { folder } = this.options;
-    const { entries, seen } = await this.listTree(folder.remotePath, (relative, why) =>
-      this.warnOnce(relative, SKIPPED[why]),
+    const { entries, seen } = await this.listTree(folder.remotePath, (relative, why, cause) =>
+      this.warnOnce(relative, SKIPPED[why], cause),
     );
     this.forgetVanished(seen, claimed);
     const verdict = this.tracker.feed(entries, this.options.clock.now());
@@ -502,11 +502,13 @@ export class SftpSource {
     for (const name of this.badNames) if (!present.has(name)) this.badNames.delete(name);
   }
 
-  private warnOnce(relative: string, message: string): void {
+  private warnOnce(relative: string, message: string, cause?: unknown): void {
     if (this.warned.has(relative)) return;
     if (this.warned.size >= MAX_WARNED) this.warned.clear();
     this.warned.add(relative);
-    this.log.warn(this.logFields(relative), message);
+    const fields =
+      cause === undefined ? {} : { code: isDocexError(cause) ? cause.code : undefined, err: cause };
+    this.log.warn({ ...this.logFields(relative), ...fields }, message);
   }
 
   /**

@@ -98,10 +98,15 @@ describe('the listing of a recursive sftp folder', () => {
     expect(tree.seen).toEqual(['ok', 'ok/x.pdf']);
   });
 
-  it('lists the rest of the tree when a sub-folder is gone or shut; a failing root fails the listing', async () => {
-    const server = scripted({ '/in': [dir('gone'), dir('shut'), dir('ok')], '/in/ok': [file('x.pdf')] });
+  it('lists the rest of the tree when a sub-folder is gone, shut or fails to list; a failing root fails the listing', async () => {
+    const server = scripted({
+      '/in': [dir('gone'), dir('shut'), dir('failing'), dir('not-a-folder'), dir('ok')],
+      '/in/ok': [file('x.pdf')],
+    });
     const list = async (p: string) => {
       if (p === '/in/shut') throw new DocexError('DOCEX_SFTP_PERMISSION', 'denied');
+      if (p === '/in/failing') throw new DocexError('DOCEX_SFTP_IO', 'SSH_FX_FAILURE');
+      if (p === '/in/not-a-folder') throw new DocexError('DOCEX_SFTP_IO', 'not a directory');
       return server.list(p);
     };
     const skipped: string[] = [];
@@ -109,12 +114,30 @@ describe('the listing of a recursive sftp folder', () => {
       ...server,
       list,
       depth: 1,
-      onSkipped: (relative, why) => skipped.push(`${relative}:${why}`),
+      onSkipped: (relative, why, cause) =>
+        skipped.push(`${relative}:${why}:${(cause as DocexError | undefined)?.code}`),
     });
     expect(tree.entries.map((e) => e.name)).toEqual(['ok/x.pdf']);
-    expect(skipped).toEqual(['shut:unlistable']);
+    expect(skipped).toEqual([
+      'shut:unlistable:DOCEX_SFTP_PERMISSION',
+      'failing:unlistable:DOCEX_SFTP_IO',
+      'not-a-folder:unlistable:DOCEX_SFTP_IO',
+    ]);
     await expect(listRemoteTree('/nowhere', { ...server, depth: 1 })).rejects.toMatchObject({
       code: 'DOCEX_SFTP_NOT_FOUND',
     });
+  });
+
+  it('fails the listing when the connection breaks on a sub-folder: the server, not the folder, is at fault', async () => {
+    const server = scripted({ '/in': [dir('a'), file('top.pdf')], '/in/a': [file('x.pdf')] });
+    for (const code of ['DOCEX_SFTP_CONNECT', 'DOCEX_SFTP_AUTH'] as const) {
+      const list = async (p: string) => {
+        if (p === '/in/a') throw new DocexError(code, 'connection lost');
+        return server.list(p);
+      };
+      await expect(listRemoteTree('/in', { ...server, list, depth: 1 }), code).rejects.toMatchObject({
+        code,
+      });
+    }
   });
 });

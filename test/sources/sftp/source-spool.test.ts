@@ -372,6 +372,43 @@ describe('sftp source spool', () => {
     expect(listDir(path.join(remote, '.processing'))).toEqual(['ok']);
   });
 
+  it('skips a sub-folder the server fails to list (SSH_FX_FAILURE), says so once, and takes the rest of the tree', async () => {
+    mkdirSync(path.join(remote, 'broken'));
+    writeFileSync(path.join(remote, 'broken', 'stuck.pdf'), 'behind a failing listing');
+    mkdirSync(path.join(remote, 'ok'));
+    writeFileSync(path.join(remote, 'ok', 'inside.pdf'), 'in a sub-folder');
+    writeFileSync(path.join(remote, 'top.pdf'), 'at the top');
+    fault.knobs.failListing = new Set([path.join(remote, 'broken')]);
+    const capture = captureLogger();
+    const ready: SpoolFile[] = [];
+    const source = makeSource(
+      {
+        log: capture.log,
+        accept: (file) => {
+          ready.push(file);
+          return true;
+        },
+      },
+      undefined,
+      { recursive: { depth: 2 } },
+    );
+    await source.start();
+    await waitFor(() => ready.length === 2);
+    const polled = fault.stats.listings;
+    while (fault.stats.listings < polled + 6) await source.tick();
+    expect(ready.map((f) => f.name).sort()).toEqual(['inside.pdf', 'top.pdf']);
+    const said = capture.lines().filter((l) => l.msg === 'sub-folder cannot be listed');
+    expect(said).toEqual([expect.objectContaining({ file: 'broken', code: 'DOCEX_SFTP_IO' })]);
+    expect(capture.lines().filter((l) => l.msg === 'sftp poll failed')).toEqual([]);
+    // Listed again once the server lists it: its file is taken.
+    fault.knobs.failListing.clear();
+    await waitFor(async () => {
+      await source.tick();
+      return ready.length === 3;
+    });
+    expect(ready[2]?.name).toBe('stuck.pdf');
+  });
+
   it('claims a sub-folder file in place (claim: journal) into the spool under its sub-path, and removes it from there once final', async () => {
     mkdirSync(path.join(remote, 'acme'));
     const remoteFile = path.join(remote, 'acme', 'x.pdf');

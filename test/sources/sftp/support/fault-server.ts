@@ -3,7 +3,7 @@
  * absolute local ones), with knobs for the ways real servers misbehave: a connection dropped in the
  * middle of a download, slow reads, RENAME refused, permission denied on open, a changed host key
  * (restart with a new key on the same port), a file that grows between listings, names in a
- * listing that no file system holds.
+ * listing that no file system holds, a folder the server fails to list.
  * Password authentication (user `docex`, password `fault-secret`).
  */
 import { promises as fsp } from 'node:fs';
@@ -37,6 +37,8 @@ export interface FaultKnobs {
   grow?: Map<string, { times: number; chunk: Buffer }>;
   /** Names listed as folders in a folder's listing besides its own entries: names no file system holds (`../x`, a NUL). */
   listAlso?: Map<string, readonly string[]>;
+  /** Listing (OPENDIR) these folders (absolute paths) answers SSH_FX_FAILURE: the server's own failure. */
+  failListing?: Set<string>;
 }
 
 export interface FaultServer {
@@ -185,6 +187,8 @@ function serveSftp(sftp: SFTPWrapper, client: Connection, server: FaultServer): 
   );
   sftp.on('OPENDIR', (reqid, dir) =>
     run(reqid, async () => {
+      if (knobs.failListing?.has(path.resolve(dir)))
+        return void sftp.status(reqid, STATUS_CODE.FAILURE, 'the server failed to list it');
       const st = await fsp.stat(dir);
       if (!st.isDirectory()) return void sftp.status(reqid, STATUS_CODE.FAILURE, 'not a directory');
       server.stats.listings++;
