@@ -16,7 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { afterEach, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { listFiles, makePdf } from '../../pipeline/support/agent-harness.js';
 import { waitFor } from '../../support/wait-for.js';
 import { FOLDER, type SftpAgentEnv, sshdAgentSuite } from './support/sftp-agent.js';
@@ -69,8 +69,6 @@ describeSshd('sftp folder source: a remote name that is not UTF-8', () => {
 
 describeSshd('sftp folder source: a file name the pipeline refuses', () => {
   const suite = sshdAgentSuite();
-  // A test that fails mid-way leaves no agent holding the state folder for the next.
-  afterEach(() => suite.env.h.stopAgents());
   /** U+200E (left-to-right mark): the server serves it, the pipeline refuses it (DOCEX_INPUT_BAD_NAME). */
   const LRM = '\u200E';
   const refusedUnder = (env: SftpAgentEnv, sub: string, name: string) =>

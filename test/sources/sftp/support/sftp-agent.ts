@@ -3,9 +3,9 @@
  * plus helpers to drop files "remotely" (the SFTP servers of the tests serve local temp paths, so a
  * remote drop is a local write + rename into the served folder) and to look at the remote folders.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import type { Agent } from '../../../../src/agent/agent.js';
 import type { AgentConfig } from '../../../../src/config/index.js';
 import { type Harness, listFiles, makeHarness } from '../../../pipeline/support/agent-harness.js';
@@ -34,18 +34,43 @@ export function sshdLogin(sshd: TestSshd): SftpLogin {
   };
 }
 
-/** One sshd and one agent env for the tests of a describe block: started before them, stopped after. */
-export function sshdAgentSuite(): { sshd: TestSshd; env: SftpAgentEnv } {
-  const suite = {} as { sshd: TestSshd; env: SftpAgentEnv };
+/**
+ * One sshd and one sandbox for the tests of a describe block, and for each test an agent env of its
+ * own (a fresh remote folder, state folder and journal, the log emptied): no test sees another's
+ * files or items, whatever order they run in. The agents a test started are stopped after it, even
+ * when it fails. Read `sshd` and `env` inside tests (the env changes per test).
+ */
+export function sshdAgentSuite(): { readonly sshd: TestSshd; readonly env: SftpAgentEnv } {
+  let sshd: TestSshd | undefined;
+  let h: Harness | undefined;
+  let env: SftpAgentEnv | undefined;
   beforeAll(async () => {
-    suite.sshd = await startSshd();
-    suite.env = await makeSftpAgent(sshdLogin(suite.sshd), suite.sshd.files);
+    sshd = await startSshd();
+    h = await makeHarness();
+  });
+  beforeEach(async () => {
+    if (!sshd || !h) throw new Error('the sshd and the sandbox start before each test');
+    h.logs.splice(0);
+    env = await makeSftpAgent(sshdLogin(sshd), mkdtempSync(path.join(sshd.files, 'test-')), h);
+  });
+  afterEach(async () => {
+    await env?.cleanup();
+    env = undefined;
   });
   afterAll(async () => {
-    await suite.env?.cleanup();
-    await suite.sshd?.stop();
+    await h?.cleanup();
+    await sshd?.stop();
   });
-  return suite;
+  return {
+    get sshd() {
+      if (!sshd) throw new Error('the sshd exists inside a test only');
+      return sshd;
+    },
+    get env() {
+      if (!env) throw new Error('the SFTP agent env exists inside a test only');
+      return env;
+    },
+  };
 }
 
 export interface SftpAgentEnv {
