@@ -200,8 +200,8 @@ const MATCHES_ALL_RECURSIVE = new Set(['**']);
 
 /** How deep `recursive: true` goes: files up to this many sub-folders below the drop folder. */
 const RECURSIVE_DEFAULT_DEPTH = 4;
-/** The deepest a recursive folder may go. */
-const RECURSIVE_MAX_DEPTH = 16;
+/** The deepest a recursive folder may go (and what `.processing/` is listed down to, whatever the depth). */
+export const RECURSIVE_MAX_DEPTH = 16;
 
 const recursiveSchema = z
   .union([

@@ -21,6 +21,7 @@
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
+import { RECURSIVE_MAX_DEPTH } from '../../config/folder-schema.js';
 import type { Clock } from '../../core/clock.js';
 import { outcomeOf } from '../../core/error-codes.js';
 import { type DocexError, isDocexError } from '../../core/errors.js';
@@ -237,16 +238,33 @@ export class SftpSource {
     return this.options.isCompanion?.(splitRelative(relative).name) ?? false;
   }
 
-  /** A folder's tree (the drop folder or `.processing/`), down to the folder's depth. */
+  /** The drop folder's tree, down to the folder's depth. */
+  private listDropTree(
+    skipped: (relative: string, why: SkippedFolder, cause?: unknown) => void,
+  ): Promise<RemoteTree> {
+    return this.listTree(this.options.folder.remotePath, this.depth, skipped);
+  }
+
+  /**
+   * A tree of `.processing/` (this agent's claims, the loose ones, a gone agent's), down to the
+   * deepest any folder may go, whatever this folder's depth: a file claimed under a sub-path before
+   * its depth was lowered or its recursion turned off (or by a recursive agent that is gone) is still
+   * reconciled or adopted.
+   */
+  private listClaimedTree(root: string): Promise<RemoteTree> {
+    return this.listTree(root, RECURSIVE_MAX_DEPTH);
+  }
+
   private listTree(
     root: string,
+    depth: number,
     skipped?: (relative: string, why: SkippedFolder, cause?: unknown) => void,
   ): Promise<RemoteTree> {
     const { server } = this.options;
     return listRemoteTree(root, {
       list: (dir) => server.list(dir),
       reachable: async (p) => (await server.stat(p)) !== undefined,
-      depth: this.depth,
+      depth,
       ownDirs: this.ownDirs,
       // Sub-folders named like claim folders would be mistaken for another agent's in `.processing/`.
       skipClaimFolders: true,
@@ -347,7 +365,7 @@ export class SftpSource {
   private async reconcileProcessing(): Promise<string[]> {
     if (this.options.shared) await this.adoptAbandoned(this.options.shared);
     // A recursive folder's claims keep their sub-path: `.processing/acme/invoices/x.pdf`.
-    const { entries } = await this.listTree(this.processingDir);
+    const { entries } = await this.listClaimedTree(this.processingDir);
     const listed = entries.map((e) => e.name);
     const suffixes = markerSuffixes(this.options.folder.stability);
     const companions: RemoteEntry[] = [];
@@ -387,14 +405,14 @@ export class SftpSource {
   private async adoptAbandoned(shared: SharedClaims): Promise<void> {
     // Files claimed straight into `.processing/` (by an agent alone on its journal, before this
     // one shared it), in their sub-folders too: nobody else reconciles them.
-    const loose = (await this.listTree(this.processingRoot)).entries;
+    const loose = (await this.listClaimedTree(this.processingRoot)).entries;
     if (loose.length > 0) await this.adopt(this.processingRoot, loose, '.processing/');
     for (const dir of await this.options.server.list(this.processingRoot)) {
       if (this.stopped) return;
       if (dir.type !== 'dir' || dir.name === shared.own || !shared.isClaimFolder(dir.name)) continue;
       if (!(await shared.abandoned(dir.name))) continue;
       const from = remoteJoin(this.processingRoot, dir.name);
-      await this.adopt(from, (await this.listTree(from)).entries, dir.name);
+      await this.adopt(from, (await this.listClaimedTree(from)).entries, dir.name);
     }
   }
 
@@ -463,7 +481,7 @@ export class SftpSource {
   /** `claimed`: the names the remote `.processing/` listed in this pass. */
   private async pollDropFolder(claimed: readonly string[]): Promise<void> {
     const { folder } = this.options;
-    const { entries, seen } = await this.listTree(folder.remotePath, (relative, why, cause) =>
+    const { entries, seen } = await this.listDropTree((relative, why, cause) =>
       this.warnOnce(relative, SKIPPED[why], cause),
     );
     this.forgetVanished(seen, claimed);

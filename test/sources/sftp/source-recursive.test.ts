@@ -167,6 +167,28 @@ describeSshd('a recursive sftp folder: restart', () => {
     expect(files).toMatchObject({ done: 3, rejected: 0 });
   });
 
+  it.each([
+    ['recursion turned off', {}],
+    ['the depth lowered', { recursive: { depth: 1 } }],
+  ])(
+    'finishes a file a crash left deeper in .processing than the folder now lists (%s)',
+    async (_, folder) => {
+      const { env } = suite;
+      // Claimed at depth 2 by the agent before, killed before the download.
+      const claimed = path.join(env.remote, '.processing', 'deep', 'er');
+      mkdirSync(claimed, { recursive: true });
+      const name = `left-${Object.keys(folder).length}.pdf`;
+      const pdf = await makePdf(`left at depth 2 in .processing: ${name}`);
+      writeFileSync(path.join(claimed, name), pdf);
+      await env.start(env.config({}, folder));
+      await waitFor(() => env.archived().some((f) => f.endsWith(name)), 30_000);
+      await env.h.stopAgents();
+      expect(env.archived()).toContain(path.join('deep', 'er', dayOf(env), name));
+      expect(listFiles(path.join(env.remote, '.processing'))).toEqual([]);
+      expect(await jobsNamed(env, name)).toEqual([expect.objectContaining({ uploadedMd5: md5(pdf) })]);
+    },
+  );
+
   it('takes files in sub-folders exactly once across a restart in the middle', async () => {
     const { env } = suite;
     const names = Array.from({ length: 12 }, (_, i) => `${['acme', 'beta', 'gamma'][i % 3]}/f-${i}.pdf`);

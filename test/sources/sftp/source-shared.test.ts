@@ -150,6 +150,26 @@ describe('an SFTP folder polled by several agents', () => {
     expect(listDir(path.join(processing, GONE, 'acme', 'invoices'))).toEqual([]);
   });
 
+  it('adopts the sub-folder files of a gone recursive agent when it does not recurse itself, sub-paths kept', async () => {
+    const processing = path.join(remote, '.processing');
+    mkdirSync(path.join(processing, GONE, 'acme', 'invoices'), { recursive: true });
+    writeFileSync(path.join(processing, GONE, 'acme', 'invoices', 'orphan.pdf'), 'claimed by a dead agent');
+    mkdirSync(path.join(processing, 'north'));
+    writeFileSync(path.join(processing, 'north', 'loose.pdf'), 'claimed before the journal was shared');
+    const ready: SpoolFile[] = [];
+    const a = agentSource(A, ready, (name) => name === GONE);
+    await a.start();
+    await a.tick();
+    await waitFor(() => ready.length === 2);
+    const url = `sftp://${fault.username}@127.0.0.1:${fault.port}${remote}`;
+    expect(ready.map((f) => f.originalPath).sort()).toEqual(
+      ['acme/invoices/orphan.pdf', 'north/loose.pdf'].map((p) => `${url}/${p}`),
+    );
+    expect(listDir(path.join(processing, A, 'acme', 'invoices'))).toEqual(['orphan.pdf']);
+    expect(listDir(path.join(processing, A, 'north'))).toEqual(['loose.pdf']);
+    expect(listDir(path.join(processing, GONE, 'acme', 'invoices'))).toEqual([]);
+  });
+
   it('forgets a file left to another agent: taken again once it is back in its claim folder', async () => {
     writeFileSync(path.join(remote, 'x.pdf'), 'pdf x');
     const ready: SpoolFile[] = [];
