@@ -465,9 +465,12 @@ export class SqliteReturnsStore implements ReturnsStore {
   }
 
   /** One agent per state folder: nobody else writes its status files. */
-  async writeStatusAlone(itemId: number, write: (source: SourceRow) => Promise<boolean>): Promise<boolean> {
+  async writeStatusAlone(
+    itemId: number,
+    write: (source: SourceRow, jobs: JobRow[]) => Promise<boolean>,
+  ): Promise<boolean> {
     const source = await this.source(itemId);
-    if (!source || !(await write(source))) return false;
+    if (!source || !(await write(source, await this.jobsOfSource(itemId)))) return false;
     this.markStatusWritten(itemId, source.version);
     return true;
   }

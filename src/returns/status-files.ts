@@ -140,10 +140,15 @@ async function* eventsOf(store: ReturnsStore, jobId: string): AsyncGenerator<Sta
 /**
  * The status file's text, piece by piece, as `JSON.stringify(document, null, 2)` writes the
  * whole document, reading the events a page at a time: a file of 10,000 events is never held whole,
- * neither as objects nor as text. Read as the output target writes, so a retry reads again.
+ * neither as objects nor as text. Read as the output target writes, so a retry reads the events
+ * again; `known`: the source's jobs, read with it under its lock (writeStatusAlone).
  */
-export async function* statusFileText(store: ReturnsStore, source: SourceRow): AsyncGenerator<string> {
-  const jobs = await store.jobsOfSource(source.itemId);
+export async function* statusFileText(
+  store: ReturnsStore,
+  source: SourceRow,
+  known?: JobRow[],
+): AsyncGenerator<string> {
+  const jobs = known ?? (await store.jobsOfSource(source.itemId));
   const final = jobs.length > 0 && jobs.every((j) => j.done) && (await store.allDocumentsDone(source.itemId));
   const doc = around(statusHeader(source, final), 'jobs', 0);
   yield doc.open;
@@ -175,9 +180,9 @@ export async function writeStaleStatusFiles(
     // Another agent writing this file now: it reads the store after this pass listed it, and a
     // change after its read leaves the file stale for the next pass. The source is read again
     // under the lock: another agent may have written the file between the list and the lock.
-    const wrote = await store.writeStatusAlone(listed.itemId, async (source) => {
+    const wrote = await store.writeStatusAlone(listed.itemId, async (source, jobs) => {
       if (source.writtenVersion >= source.version) return false;
-      await target.write(source.statusPath, () => Readable.from(statusFileText(store, source)));
+      await target.write(source.statusPath, () => Readable.from(statusFileText(store, source, jobs)));
       return true;
     });
     if (wrote) written++;

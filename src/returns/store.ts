@@ -182,13 +182,17 @@ export interface ReturnsStore {
   staleSources(limit: number): Promise<SourceRow[]>;
   /**
    * Runs `write` (a status file's write) as the only writer of that source's status file among the
-   * agents sharing the store, handing it the source as read once it is. When `write` answers that it
+   * agents sharing the store, handing it the source and its jobs (jobsOfSource) as read once it
+   * is. When `write` answers that it
    * wrote the file, the source's version is marked written as the writer lets go (answered true).
    * False, without running it, when another agent writes it now or the source is gone. So the writes
    * of one file follow each other, each reading the store after the one before was renamed into
    * place: an older text never replaces a newer one.
    */
-  writeStatusAlone(itemId: number, write: (source: SourceRow) => Promise<boolean>): Promise<boolean>;
+  writeStatusAlone(
+    itemId: number,
+    write: (source: SourceRow, jobs: JobRow[]) => Promise<boolean>,
+  ): Promise<boolean>;
 
   /**
    * Events final on `day` (UTC) after the (finalAt, id) of the last one read, in that order, each

@@ -21,6 +21,7 @@ import { statusFilePath } from '../../src/returns/proof-names.js';
 import { dailyCsvText, renderCsv } from '../../src/returns/status-csv.js';
 import { statusFileText } from '../../src/returns/status-files.js';
 import {
+  type JobRow,
   type NewDocument,
   type NewJob,
   POLL_UNFINISHED_KEY,
@@ -490,13 +491,14 @@ function conformance(open: () => Promise<Place>): void {
       // A write that answers it wrote nothing leaves the source stale.
       expect(await store.writeStatusAlone(1, async () => false)).toBe(false);
       expect((await store.staleSources(10)).map((s) => s.itemId)).toEqual([1]);
-      const handed: SourceRow[] = [];
-      const wrote = await store.writeStatusAlone(1, async (s) => {
-        handed.push(s);
+      const handed: [SourceRow, JobRow[]][] = [];
+      const wrote = await store.writeStatusAlone(1, async (s, jobs) => {
+        handed.push([s, jobs]);
         return true;
       });
       expect(wrote).toBe(true);
-      expect(handed).toEqual([source]);
+      expect(handed).toEqual([[source, await store.jobsOfSource(1)]]);
+      expect(handed[0]![1].length).toBeGreaterThan(0);
       expect(await store.staleSources(10)).toEqual([]);
       expect((await store.source(1))!.writtenVersion).toBe(source.version);
       // No such source: nothing to write.

@@ -47,6 +47,11 @@ const NOW_MS = '(extract(epoch FROM now()) * 1000)::bigint';
 /** A statement prepared once per pooled connection. */
 const q = (name: string, text: string): Statement => ({ name: `returns-${name}`, text });
 
+/** A source's jobs in the order its status file lists them. */
+function jobsOfSourceText(sourceId: string | number): string {
+  return `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE source_id = ${sourceId} ORDER BY row_index NULLS FIRST, job_id`;
+}
+
 /**
  * A CTE that makes its statement's own commit wait for the server's disk: the store's commits do
  * not (PostgresReturnsStore.open), but a webhook's effect must be durable before it is answered.
@@ -127,10 +132,7 @@ const S = {
   deleteMeta: q('delete-meta', 'DELETE FROM returns_meta WHERE key = $1'),
   source: q('source', `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = $1`),
   sources: q('sources', `SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = ANY($1::bigint[])`),
-  jobsOfSource: q(
-    'jobs-of-source',
-    `SELECT ${JOB_COLUMNS} FROM returns_jobs WHERE source_id = $1 ORDER BY row_index NULLS FIRST, job_id`,
-  ),
+  jobsOfSource: q('jobs-of-source', jobsOfSourceText('$1')),
   eventPage: q(
     'event-page',
     `SELECT ${EVENT_COLUMNS} FROM returns_events WHERE job_id = $1 AND id > $2 ORDER BY id LIMIT $3`,
@@ -295,8 +297,8 @@ const n = (row: Record<string, unknown> | undefined, key = 'n'): number => Numbe
 
 /**
  * BEGIN, the lock of one source's status file (LOCK_SPACE.statusFile, the item id folded to 32
- * bits: two sources sharing a key only wait for each other) and the source read under it, in one
- * round trip: the simple query protocol, no parameters, the integers written in. The transaction
+ * bits: two sources sharing a key only wait for each other) and the source and its jobs read under
+ * it, in one round trip: the simple query protocol, no parameters, the integers written in. The transaction
  * waits on the file's write, which may outlast the pool's idle-in-transaction limit: lifted for it
  * alone (it holds no row lock; a dead agent's connection ends with it). The read is a statement
  * after the lock's, so its snapshot holds what the lock's last holder committed.
@@ -305,7 +307,8 @@ function beginWithStatusLock(itemId: number): BeginStatement {
   const key = Number(BigInt.asIntN(32, BigInt(itemId)));
   return `BEGIN; SELECT set_config('idle_in_transaction_session_timeout', '0', true) AS unbounded,
       pg_try_advisory_xact_lock(${LOCK_SPACE.statusFile}, ${key}) AS got;
-    SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = ${integer(itemId)}`;
+    SELECT ${SOURCE_COLUMNS} FROM returns_sources WHERE item_id = ${integer(itemId)};
+    ${jobsOfSourceText(integer(itemId))}`;
 }
 
 /** The status file written at `version`, marked so in the commit that releases its lock. */
@@ -623,14 +626,17 @@ export class PostgresReturnsStore implements ReturnsStore {
    * A transaction holding an advisory lock of the source (beginWithStatusLock) while `write` runs
    * on other pooled connections; another agent's try finds it held and leaves the file to this one.
    */
-  async writeStatusAlone(itemId: number, write: (source: SourceRow) => Promise<boolean>): Promise<boolean> {
+  async writeStatusAlone(
+    itemId: number,
+    write: (source: SourceRow, jobs: JobRow[]) => Promise<boolean>,
+  ): Promise<boolean> {
     const written = await this.session.transaction(
       'returns: writeStatusAlone',
-      async (_tx, [, lock, found]) => {
+      async (_tx, [, lock, found, jobs]) => {
         const [row] = asRows(found ?? []);
         if (lock?.[0]?.['got'] !== true || !row) return undefined;
         const source = toSource(row);
-        return (await write(source)) ? source.version : undefined;
+        return (await write(source, asRows(jobs ?? []).map(toJob))) ? source.version : undefined;
       },
       beginWithStatusLock(itemId),
       (version) => (version === undefined ? 'COMMIT' : markedWritten(itemId, version)),
