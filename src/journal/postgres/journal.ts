@@ -216,7 +216,7 @@ export class PostgresJournal implements JournalStore {
         this.leaseSetAt.set(recorded.item.id, asked);
       }
       this.saw(recorded.item);
-      // Answered before the read that clears it (the same drop, already recorded): cleared alone.
+      // Answered before claimFile, which clears it (the same drop, already recorded): cleared alone.
       // The claim stands whatever this answers; a record left costs one lone inspection.
       if (!inspectionCleared) {
         await this.inspectionEnded(input.inspectedPath!).catch((err: unknown) =>
