@@ -19,7 +19,7 @@ import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
 import type { OutputTarget } from '../outputs/types.js';
 import { RETURNS_TEMP_DIR } from './follow-tasks.js';
-import { Follower } from './follower.js';
+import { Follower, type FollowerOptions } from './follower.js';
 import { JournalFeed } from './journal-feed.js';
 import { openReturnsStore } from './open-stores.js';
 import type { FollowClient } from './poll-job.js';
@@ -40,12 +40,7 @@ export interface ReturnsOptions {
   companyOf?: (folder: string) => string | undefined;
   companies?: () => string[];
   /** A dropped file's path relative to its drop folder (Follower: its status and proofs keep the sub-path). */
-  relativePathOf?: (source: {
-    folder: string;
-    fileName: string;
-    sourcePath?: string | undefined;
-    relativePath?: string | undefined;
-  }) => string;
+  relativePathOf?: FollowerOptions['relativePathOf'];
   /** Replace the configured targets (tests, fault injection). */
   statusTarget?: OutputTarget;
   proofTarget?: OutputTarget;
