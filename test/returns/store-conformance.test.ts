@@ -259,20 +259,22 @@ function conformance(open: () => Promise<Place>): void {
       });
     });
 
-    it('records a page naming one event or document twice: the last event, the first document', async () => {
+    it('records a page naming one event or document twice: the last event with the first final time, the first document', async () => {
       const store = await returns();
       await store.addJobs([newJob('job_1', 1, 'a.pdf')], 'cursor', '1', T0);
       await store.recordEvents(
         'job_1',
         [
           { ...event('se_1'), status: 'FIRST' },
+          { ...event('se_1', T0 + 5), status: 'FINAL' },
           { ...event('se_1'), status: 'LAST' },
         ],
         [doc('se_1', 'p'), { ...doc('se_1', 'p'), path: 'second.pdf' }],
         T0,
         true,
       );
-      expect(await store.event('se_1')).toMatchObject({ status: 'LAST' });
+      // The last copy's fields, and the final time the first final copy gave.
+      expect(await store.event('se_1')).toMatchObject({ status: 'LAST', finalAt: T0 + 5, finalDay: DAY });
       expect((await store.documentsOfEvent('se_1')).map((d) => d.path)).toEqual([`${DAY}/a/se_1-p.pdf`]);
     });
 

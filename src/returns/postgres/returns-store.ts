@@ -54,7 +54,8 @@ function jobsOfSourceText(sourceId: string | number): string {
 
 /**
  * A CTE that makes its statement's own commit wait for the server's disk: the store's commits do
- * not (PostgresReturnsStore.open), but a webhook's effect must be durable before it is answered.
+ * not (PostgresReturnsStore.open), but a webhook's effect must be durable before it is answered,
+ * and what says a file was written for the ERP before it is written again.
  */
 const SYNCED = "synced AS MATERIALIZED (SELECT set_config('synchronous_commit', 'on', true))";
 
@@ -219,18 +220,20 @@ const S = {
      WHERE EXISTS (SELECT 1 FROM returns_documents d WHERE d.path = c.path
        AND NOT (d.sending_event_id = c.sending_event_id AND d.file_reference = c.file_reference))`,
   ),
+  // The marks around a proof's write into the ERP's folder are durable (SYNCED): a proof written
+  // twice would put back one the ERP may have taken away.
   markWriting: q(
     'mark-writing',
-    `UPDATE returns_documents SET state = 'writing' WHERE sending_event_id = $1 AND file_reference = $2
-       AND state IN ('pending', 'writing') RETURNING 1 AS hit`,
+    `WITH ${SYNCED} UPDATE returns_documents SET state = 'writing' WHERE sending_event_id = $1 AND file_reference = $2
+       AND state IN ('pending', 'writing') AND EXISTS (SELECT 1 FROM synced) RETURNING 1 AS hit`,
   ),
   // One statement: of agents claiming at once, one gets the row (the others see it claimed). The
   // claim's end and whether one ran out are the database's clock's, never a host's ($4, the
   // writer's clock, only says whether a pending document's next try has come).
   claimWriting: q(
     'claim-writing',
-    `UPDATE returns_documents SET state = 'writing', next_try_at = ${NOW_MS} + $3::bigint
-     WHERE sending_event_id = $1 AND file_reference = $2
+    `WITH ${SYNCED} UPDATE returns_documents SET state = 'writing', next_try_at = ${NOW_MS} + $3::bigint
+     WHERE sending_event_id = $1 AND file_reference = $2 AND EXISTS (SELECT 1 FROM synced)
        AND ((state = 'pending' AND next_try_at <= $4)
          OR (state = 'writing' AND (next_try_at <= ${NOW_MS} OR next_try_at = $5)))
      RETURNING next_try_at AS until`,
@@ -238,9 +241,9 @@ const S = {
   // One statement: the document and its file's status version move together.
   markDone: q(
     'mark-done',
-    `WITH d AS (
+    `WITH ${SYNCED}, d AS (
        UPDATE returns_documents SET state = 'done', md5 = $1, done_at = $2, last_error = NULL
-         WHERE sending_event_id = $3 AND file_reference = $4 RETURNING 1
+         WHERE sending_event_id = $3 AND file_reference = $4 AND EXISTS (SELECT 1 FROM synced) RETURNING 1
      )
      UPDATE returns_sources SET version = version + 1
        WHERE item_id = (SELECT source_id FROM returns_jobs WHERE job_id = $5)`,
@@ -277,9 +280,10 @@ const S = {
     `SELECT DISTINCT final_day AS day FROM returns_events WHERE final_day IS NOT NULL AND final_day < $1
        AND final_day NOT IN (SELECT day FROM returns_csv_days) ORDER BY final_day`,
   ),
+  // Durable (SYNCED): a daily CSV is written into the ERP's folder once.
   recordCsv: q(
     'record-csv',
-    `INSERT INTO returns_csv_days (day, rows, written_at) VALUES ($1, $2, $3)
+    `WITH ${SYNCED} INSERT INTO returns_csv_days (day, rows, written_at) SELECT $1, $2, $3 FROM synced
      ON CONFLICT (day) DO UPDATE SET rows = EXCLUDED.rows, written_at = EXCLUDED.written_at`,
   ),
   counts: q(
@@ -338,8 +342,9 @@ export class PostgresReturnsStore implements ReturnsStore {
   ): Promise<PostgresReturnsStore> {
     // A status file's write holds one connection for its lock and reads through another. Commits
     // as returns.sqlite's (synchronous=NORMAL): a crash of the agent loses none; one of the database
-    // server may lose the last polls and marks, which the follower repeats (jobs come back with
-    // the history cursor they were recorded with), never a webhook's poll (SYNCED).
+    // server may lose the last polls and status marks, which the follower repeats (jobs come back
+    // with the history cursor they were recorded with), never a webhook's poll, a re-send's job,
+    // or the marks around a proof or daily CSV written for the ERP (SYNCED).
     const session = PgSession.open(
       connection,
       { max: Math.max(2, connection.poolSize), unsyncedCommits: true },
@@ -522,8 +527,14 @@ export class PostgresReturnsStore implements ReturnsStore {
     now: number,
     changed: boolean,
   ): Promise<void> {
-    // The last of each event id: an upsert may not touch one row twice.
-    const last = [...new Map(events.map((e) => [e.id, e])).values()];
+    // The last of each event id (an upsert may not touch one row twice), with the first final time
+    // a copy gave, as one upsert per copy keeps it.
+    const byId = new Map<string, PolledEvent>();
+    for (const e of events) {
+      const seen = byId.get(e.id);
+      byId.set(e.id, seen?.finalAt !== undefined ? { ...e, finalAt: seen.finalAt, ...finalDayOf(seen) } : e);
+    }
+    const last = [...byId.values()];
     await this.rows('recordEvents', S.recordEvents, [
       jobId,
       last.map((e) => e.id),
@@ -738,3 +749,5 @@ async function addJob(tx: Tx, values: unknown[]): Promise<number> {
     }
   }
 }
+
+const finalDayOf = (event: PolledEvent) => (event.finalDay === undefined ? {} : { finalDay: event.finalDay });
