@@ -182,11 +182,11 @@ async function placeOwnCopy(
 }
 
 /**
- * A local folder's claimed file left `.processing/`: the sub-folders of it that it left empty go
- * (claim.ts). An SFTP folder's claimed copies lie in its spool, flat.
+ * A claimed file left `.processing/` (a local folder's, an SFTP folder's spool): the sub-folders of
+ * it that it left empty go (claim.ts). A download into one being removed makes it again (sftp source).
  */
 async function leftProcessing(runtime: FolderRuntime, item: JournalItem): Promise<void> {
-  if (kindOf(runtime.config.source).remote || item.claimedPath === undefined) return;
+  if (item.claimedPath === undefined) return;
   await removeEmptiedClaimDirs(path.join(intakeOf(runtime.config).dir, PROCESSING_DIR), item.claimedPath);
 }
 

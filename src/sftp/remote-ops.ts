@@ -13,7 +13,7 @@ import type { UploadContent, UploadOptions } from './types.js';
 /**
  * SFTP v3 RENAME: never replaces an existing file (OpenSSH refuses, like link(2)).
  * - target exists → DOCEX_SFTP_TARGET_EXISTS
- * - source missing → DOCEX_SFTP_NOT_FOUND
+ * - source missing, or the target's folder → DOCEX_SFTP_NOT_FOUND
  * - the server refuses renames (unsupported, denied, or a bare failure while both paths are fine)
  *   → DOCEX_SFTP_RENAME_REFUSED
  */
@@ -27,6 +27,10 @@ export async function renameNoReplace(session: SftpSession, from: string, to: st
     if (status === undefined) throw sftpOpError('rename', from, server, err);
     if (status === SFTP_STATUS.NO_SUCH_FILE && (await session.stat(from)) === undefined) {
       throw sftpOpError('rename', from, server, err);
+    }
+    // The target's folder went (an emptied claim folder removed meanwhile): no refusal of renames.
+    if (status === SFTP_STATUS.NO_SUCH_FILE && (await session.stat(path.dirname(to))) === undefined) {
+      throw sftpOpError('rename', to, server, err);
     }
     if ((await session.stat(to)) !== undefined) {
       throw new DocexError('DOCEX_SFTP_TARGET_EXISTS', `rename ${from} → ${to} on ${server}: target exists`, {

@@ -9,7 +9,7 @@ import { DocexError, isDocexError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { Connector, type OpenSession } from './connector.js';
 import { DEFAULT_TUNING, type DownloadTuning, downloadFile } from './download.js';
-import { sftpOpError, sftpStatus } from './errors.js';
+import { SFTP_STATUS, sftpOpError, sftpStatus } from './errors.js';
 import { TransferPool } from './pool.js';
 import { mkdirp, renameNoReplace, uploadAtomicOn } from './remote-ops.js';
 import { describeEndpoint, type SftpSession } from './session.js';
@@ -102,6 +102,21 @@ class SftpServerImpl implements SftpServer {
         await s.rawUnlink(path);
       } catch (err) {
         throw sftpOpError('remove', path, s.description, err);
+      }
+    }, false);
+  }
+
+  removeEmptyFolder(dir: string): Promise<'removed' | 'gone' | 'kept'> {
+    return this.serial(async (s) => {
+      try {
+        await s.rawRmdir(dir);
+        return 'removed';
+      } catch (err) {
+        // Not empty is SSH_FX_FAILURE on OpenSSH: any status is the server's answer, not a fault.
+        const status = sftpStatus(err);
+        if (status === SFTP_STATUS.NO_SUCH_FILE) return 'gone';
+        if (status !== undefined) return 'kept';
+        throw sftpOpError('rmdir', dir, s.description, err);
       }
     }, false);
   }

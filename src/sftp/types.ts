@@ -64,6 +64,11 @@ export interface SftpServer {
   rename(from: string, to: string): Promise<void>;
   mkdirp(dir: string): Promise<void>;
   remove(path: string): Promise<void>;
+  /**
+   * Removes an empty folder (RMDIR). `kept`: the server refused (not empty, or any other status);
+   * `gone`: there was no such folder. A broken connection throws.
+   */
+  removeEmptyFolder(dir: string): Promise<'removed' | 'gone' | 'kept'>;
   /** Fast download to localPath via temp name + fsync + rename; size checked against expectedSize → DOCEX_SFTP_SIZE_MISMATCH. */
   download(
     remotePath: string,

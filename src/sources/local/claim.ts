@@ -136,6 +136,31 @@ export async function claimDirOf(processingDir: string, subFolders: readonly str
 }
 
 /**
+ * Renames `from` (a finished download in the spool's `.incoming/`) to `name` in its sub-folder of
+ * `.processing/`, made level by level (claimDirOf). The sub-folder may go between its mkdir and the
+ * rename (emptied by a file that left it: removeEmptiedClaimDirs): made again, a few times, while
+ * `from` is still there. Returns the path it went to.
+ */
+export async function renameIntoClaimDir(
+  processingDir: string,
+  subFolders: readonly string[],
+  from: string,
+  name: string,
+): Promise<string> {
+  for (let attempt = 1; ; attempt++) {
+    const dir = await claimDirOf(processingDir, subFolders);
+    const target = path.join(dir, name);
+    try {
+      await fs.rename(from, target);
+      return target;
+    } catch (err) {
+      const dirGone = errnoOf(err) === 'ENOENT' && !(await exists(dir)) && (await exists(from));
+      if (!dirGone || subFolders.length === 0 || attempt >= CLAIM_DIR_TRIES) throw err;
+    }
+  }
+}
+
+/**
  * Puts a claimed file back where it was (after a `changed` claim). Uses link + unlink so an existing
  * file of that name is never overwritten; returns false when the name is taken again.
  */

@@ -43,16 +43,19 @@ export interface RemoteTree {
   entries: RemoteEntry[];
   /** Every relative path listed, folders included (what is still there). */
   seen: string[];
+  /** The sub-folders listed (entered), each by its relative path. */
+  folders: string[];
 }
 
 export async function listRemoteTree(root: string, options: RemoteTreeOptions): Promise<RemoteTree> {
-  const tree: RemoteTree = { entries: [], seen: [] };
+  const tree: RemoteTree = { entries: [], seen: [], folders: [] };
   let level: string[][] = [[]];
   for (let depth = 0; level.length > 0; depth++) {
     const next: string[][] = [];
     for (const folders of level) {
       const listed = await listFolder(root, folders, options);
       if (listed === undefined) continue;
+      if (folders.length > 0) tree.folders.push(folders.join('/'));
       for (const entry of listed) {
         // A real server never lists such a name, a hostile one might: left out, whatever its type.
         if (steersPath(entry.name)) continue;

@@ -42,6 +42,8 @@ export interface RemoteFinisherOptions {
   companionsOf?(name: string): string[];
   /** The sub-folders of a recursive folder the item was dropped in: its remote archive and error places keep them. */
   subFoldersOf(item: JournalItem): readonly string[];
+  /** The data file left `from` (moved or removed): the folders it leaves empty may go. */
+  left?(from: string): Promise<void>;
 }
 
 export class RemoteFinisher {
@@ -120,6 +122,7 @@ export class RemoteFinisher {
 
   private async move(name: string, move: RemoteMove, outcome: RemoteOutcome): Promise<void> {
     const result = await finishRemote(this.options.server, move, outcome, this.renameRefused);
+    await this.options.left?.(move.from);
     if (result.renameRefused && !this.renameRefused) {
       this.renameRefused = true;
       this.options.log.warn(

@@ -18,6 +18,7 @@
  * `.processing/acme/invoices/` on the server and in the spool, the remote archive and error folders,
  * and the journal (`<url>/acme/invoices/x.pdf`, what routes match).
  */
+import { randomBytes } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import PQueue from 'p-queue';
@@ -33,10 +34,11 @@ import type { JournalItem } from '../../journal/index.js';
 import type { RemoteEntry, SftpServer } from '../../sftp/types.js';
 import { missingRemoteDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
-import { claimDirOf, PROCESSING_DIR } from '../local/claim.js';
+import { claimDirOf, PROCESSING_DIR, removeEmptiedClaimDirs, renameIntoClaimDir } from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
 import { pickForScan, type ScanOrderRule } from '../scan-order.js';
 import { BAD_NAME_CODE, badNameFiles, badNameReason, mayBeUndecodable } from './bad-name.js';
+import { removeEmptiedRemoteDirs, removeEmptyRemoteDirs } from './remote-cleanup.js';
 import { RENAME_REFUSED, type RemoteSideFile, removeIfThere } from './remote-finalize.js';
 import { REMOTE_PROCESSING_DIR, remoteJoin } from './remote-paths.js';
 import { listRemoteTree, type RemoteTree, type SkippedFolder, splitRelative } from './remote-tree.js';
@@ -122,6 +124,8 @@ interface InFlight {
 }
 
 const DOWNLOAD_FAILED = 'DOCEX_SFTP_DOWNLOAD_FAILED';
+/** Times a claim (or adoption) makes its sub-folder of `.processing/` again when it went before the rename. */
+const CLAIM_DIR_TRIES = 5;
 /** Sub-folders said to be left alone, at most (a bound on memory, like the local source's warnings). */
 const MAX_WARNED = 1_000;
 const SKIPPED: Record<SkippedFolder, string> = {
@@ -199,10 +203,54 @@ export class SftpSource {
         errorFiles: options.errorFiles,
         ...(options.companionsOf ? { companionsOf: options.companionsOf } : {}),
         subFoldersOf: (item) => subFolders(this.nameOf(item)),
+        left: (from) => this.leftProcessing(this.processingDir, from),
       },
       folder.claim === 'journal',
     );
     this.transfers = new PQueue({ concurrency: options.transfers ?? 2 });
+  }
+
+  /**
+   * A file left `root` (this agent's claim folder or `.processing/`, or a gone agent's it was adopted
+   * from): the sub-folders it left empty go (remote-cleanup.ts). Best effort: a folder that stays is
+   * only untidy, and the next reconciliation tries again.
+   */
+  private async leftProcessing(root: string, from: string): Promise<void> {
+    try {
+      await removeEmptiedRemoteDirs(this.options.server, root, from);
+    } catch (err) {
+      this.log.debug({ ...this.logFields(undefined, from), err }, 'emptied claim folders not removed');
+    }
+  }
+
+  /** The empty sub-folders of a listed tree of `.processing/` (a crash's leftovers); best effort. */
+  private async sweepEmpty(root: string, tree: RemoteTree): Promise<void> {
+    if (tree.folders.length === 0) return;
+    try {
+      await removeEmptyRemoteDirs(this.options.server, root, tree);
+    } catch (err) {
+      this.log.debug({ ...this.logFields(undefined, root), err }, 'empty claim folders not removed');
+    }
+  }
+
+  /**
+   * Renames `from` to `to`, making `to`'s folder first (a recursive folder's sub-path). The folder
+   * may go between its MKDIR and the RENAME (emptied by a file that left it: leftProcessing): made
+   * again, a few times, while `from` is still there. NOT_FOUND otherwise: `from` is gone.
+   */
+  private async renameInto(from: string, to: string, subPath: boolean): Promise<void> {
+    const { server } = this.options;
+    const dir = path.posix.dirname(to);
+    for (let attempt = 1; ; attempt++) {
+      if (subPath) await server.mkdirp(dir);
+      try {
+        await server.rename(from, to);
+        return;
+      } catch (err) {
+        if (!subPath || attempt >= CLAIM_DIR_TRIES || !isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) throw err;
+        if ((await server.stat(dir)) !== undefined || (await server.stat(from)) === undefined) throw err;
+      }
+    }
   }
 
   private get log(): Logger {
@@ -365,7 +413,10 @@ export class SftpSource {
   private async reconcileProcessing(): Promise<string[]> {
     if (this.options.shared) await this.adoptAbandoned(this.options.shared);
     // A recursive folder's claims keep their sub-path: `.processing/acme/invoices/x.pdf`.
-    const { entries } = await this.listClaimedTree(this.processingDir);
+    const tree = await this.listClaimedTree(this.processingDir);
+    const { entries } = tree;
+    // Sub-folders a crash left empty (their last file moved, the folder not yet removed).
+    await this.sweepEmpty(this.processingDir, tree);
     const listed = entries.map((e) => e.name);
     const suffixes = markerSuffixes(this.options.folder.stability);
     const companions: RemoteEntry[] = [];
@@ -405,14 +456,18 @@ export class SftpSource {
   private async adoptAbandoned(shared: SharedClaims): Promise<void> {
     // Files claimed straight into `.processing/` (by an agent alone on its journal, before this
     // one shared it), in their sub-folders too: nobody else reconciles them.
-    const loose = (await this.listClaimedTree(this.processingRoot)).entries;
+    const looseTree = await this.listClaimedTree(this.processingRoot);
+    const loose = looseTree.entries;
     if (loose.length > 0) await this.adopt(this.processingRoot, loose, '.processing/');
+    await this.sweepEmpty(this.processingRoot, looseTree);
     for (const dir of await this.options.server.list(this.processingRoot)) {
       if (this.stopped) return;
       if (dir.type !== 'dir' || dir.name === shared.own || !shared.isClaimFolder(dir.name)) continue;
       if (!(await shared.abandoned(dir.name))) continue;
       const from = remoteJoin(this.processingRoot, dir.name);
-      await this.adopt(from, (await this.listClaimedTree(from)).entries, dir.name);
+      const tree = await this.listClaimedTree(from);
+      await this.adopt(from, tree.entries, dir.name);
+      await this.sweepEmpty(from, tree);
     }
   }
 
@@ -425,13 +480,14 @@ export class SftpSource {
       const target = remoteJoin(this.processingDir, entry.name);
       // One file per name here: a leftover of the same name is finished first.
       if ((await server.stat(target)) !== undefined) continue;
+      const source = remoteJoin(from, entry.name);
       try {
-        if (entry.name.includes('/')) await server.mkdirp(path.posix.dirname(target));
-        await server.rename(remoteJoin(from, entry.name), target);
+        await this.renameInto(source, target, entry.name.includes('/'));
       } catch (err) {
         if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) continue;
         throw err;
       }
+      await this.leftProcessing(from, source);
       this.log.info(
         { ...this.logFields(entry.name, target), from: fromName },
         'file adopted from an agent that is gone',
@@ -572,8 +628,7 @@ export class SftpSource {
     if ((await server.stat(claimed)) !== undefined || (await this.hasLocalCopy(entry.name))) return;
     try {
       // A recursive folder's file keeps its sub-path in `.processing/` (reconciliation reads it back).
-      if (entry.name.includes('/')) await server.mkdirp(path.posix.dirname(claimed));
-      await server.rename(original, claimed);
+      await this.renameInto(original, claimed, entry.name.includes('/'));
     } catch (err) {
       if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) {
         // Gone between the listing and the rename: another agent (or the ERP) took it.
@@ -593,8 +648,10 @@ export class SftpSource {
     const after = await server.stat(claimed);
     if (after === undefined || after.size !== entry.size || after.mtimeMs !== entry.mtimeMs) {
       // Still being written after all: put it back (when the name is free) and observe it again.
-      if (after !== undefined && (await server.stat(original)) === undefined)
+      if (after !== undefined && (await server.stat(original)) === undefined) {
         await server.rename(claimed, original);
+        await this.leftProcessing(this.processingDir, claimed);
+      }
       this.log.warn(this.logFields(entry.name, original), 'file changed while claiming, put back');
       return;
     }
@@ -646,7 +703,6 @@ export class SftpSource {
 
   private async fetch(entry: RemoteEntry, remoteFile: string): Promise<void> {
     const { name } = entry;
-    const local = this.spoolPath(name);
     if (this.stopped) {
       this.inFlight.delete(name);
       return;
@@ -664,16 +720,21 @@ export class SftpSource {
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
+    // Downloaded whole into `.incoming/` first, then renamed into its sub-folder of `.processing/`,
+    // which a copy that left it may have just removed (made again: renameIntoClaimDir).
+    const staged = path.join(this.spoolIncoming, `${randomBytes(8).toString('hex')}.ready`);
     try {
       // The journal records size and mtime of the claimed copy: stamped with the remote mtime before
       // the copy appears in `.processing/`, so a crash right after still matches the remote file.
-      await this.options.server.download(remoteFile, local, entry.size, this.abort.signal, {
+      await this.options.server.download(remoteFile, staged, entry.size, this.abort.signal, {
         tempDir: this.spoolIncoming,
         mtimeMs: entry.mtimeMs,
       });
+      const { folders, name: own } = splitRelative(name);
+      await renameIntoClaimDir(this.spoolProcessing, folders, staged, own);
     } catch (err) {
       this.inFlight.delete(name);
-      await fs.rm(local, { force: true });
+      await fs.rm(staged, { force: true });
       if (this.stopped) return;
       await this.downloadFailed(entry, remoteFile, err);
       return;
@@ -755,6 +816,7 @@ export class SftpSource {
     const name = this.nameOf(item);
     if (name === undefined || !this.inFlight.delete(name)) return;
     await fs.rm(this.spoolPath(name), { force: true });
+    await removeEmptiedClaimDirs(this.spoolProcessing, this.spoolPath(name));
     this.log.info(this.logFields(name), 'file left to another agent: this copy removed');
   }
 

@@ -110,7 +110,8 @@ describe('sftp source spool', () => {
     await waitFor(() => listDir(path.join(spool, '.incoming')).length === 1);
     // Mid-download: a kill now must leave nothing the pipeline's recovery would take as a file.
     expect(listDir(path.join(spool, '.processing'))).toEqual([]);
-    expect(listDir(path.join(spool, '.incoming'))[0]).toMatch(/^big\.pdf\.[0-9a-f]{8}\.part$/);
+    // A name of its own (the file's may be 255 bytes long already), renamed into .processing once whole.
+    expect(listDir(path.join(spool, '.incoming'))[0]).toMatch(/^[0-9a-f]{16}\.ready\.[0-9a-f]{8}\.part$/);
     fault.knobs.readDelayMs = 0;
     await waitFor(() => ready.length === 1);
     expect(listDir(path.join(spool, '.processing'))).toEqual(['big.pdf']);
