@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import fs from 'node:fs/promises';
 import path from 'node:path';
-import { DocexError } from '../../core/errors.js';
+import { DocexError, isDocexError } from '../../core/errors.js';
 import { errnoOf, exists, freeName, inDir, type RenameFn, writeFileAtomic } from '../../core/fs.js';
 import { assertRealDir, assertRealPath, ensureRealDir } from '../../core/real-dir.js';
 import { PROCESSING_DIR } from './kind.js';
@@ -159,6 +159,15 @@ export async function renameIntoClaimDir(
     }
   }
 }
+
+/** Whether a claim failed because a claimed file stands where its sub-folder goes (claimDirOf): it waits. */
+export function fileInTheWay(err: unknown): boolean {
+  return isDocexError(err, 'DOCEX_SOURCE_CLAIM_FAILED') && err.details?.['errno'] === 'ENOTDIR';
+}
+
+/** What a file waiting for a file of its sub-folder's name to move on is said once with. */
+export const FILE_IN_THE_WAY =
+  'a claimed file has the name of one of its sub-folders: left in place until that file has moved on';
 
 /**
  * Puts a claimed file back where it was (after a `changed` claim). Uses link + unlink so an existing

@@ -23,7 +23,14 @@ import { nameFault } from '../../domain/file-names.js';
 import { type DropFolderTrouble, missingDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
 import { FirstInOrder, pickForScan } from '../scan-order.js';
-import { claimFile, PROCESSING_DIR, releaseClaim, removeEmptiedClaimDirs } from './claim.js';
+import {
+  claimFile,
+  FILE_IN_THE_WAY,
+  fileInTheWay,
+  PROCESSING_DIR,
+  releaseClaim,
+  removeEmptiedClaimDirs,
+} from './claim.js';
 import { TreeWatcher, type watchDirectory } from './dir-watcher.js';
 import { type EntryName, entryPath, readEntries } from './entry-name.js';
 import { type FileAccess, type FileLook, type LstatFn, lookAt, type ProbeReadable } from './observe-file.js';
@@ -193,6 +200,8 @@ export class LocalSource {
   private readonly included: (name: string) => boolean;
   private readonly pending = new Map<string, Pending>();
   private readonly warned = new Set<string>();
+  /** Pending names whose claim waits for a claimed file of their sub-folder's name, said once each. */
+  private readonly inTheWay = new Set<string>();
   /** Pending names the agent cannot read, stat or move (bounded by `pending`). */
   private readonly blocked = new Map<string, Blocked>();
   /** The drop folder's group (its setgid bit gives it to new files): named in the fix. */
@@ -738,11 +747,21 @@ export class LocalSource {
         this.log.debug({ ...where, err }, 'claim refused by permissions: tried again later');
         return;
       }
+      if (fileInTheWay(err)) {
+        // A claimed file of its sub-folder's name in flight: said once, tried again until it moved on.
+        if (!this.inTheWay.has(name)) {
+          if (this.inTheWay.size >= MAX_WARNED) this.inTheWay.clear();
+          this.inTheWay.add(name);
+          this.log.warn({ ...where, code: 'DOCEX_SOURCE_CLAIM_FAILED' }, FILE_IN_THE_WAY);
+        }
+        return;
+      }
       this.log.error({ ...where, err, code: isDocexError(err) ? err.code : undefined }, 'claim failed');
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
     }
     this.pending.delete(name);
+    this.inTheWay.delete(name);
     this.unblock(name, result.outcome === 'lost' ? 'gone' : 'taken');
     if (result.outcome === 'lost') {
       this.log.info(where, 'file taken by another claimer');

@@ -25,7 +25,7 @@ import PQueue from 'p-queue';
 import { RECURSIVE_MAX_DEPTH } from '../../config/folder-schema.js';
 import type { Clock } from '../../core/clock.js';
 import { outcomeOf } from '../../core/error-codes.js';
-import { type DocexError, isDocexError } from '../../core/errors.js';
+import { DocexError, isDocexError } from '../../core/errors.js';
 import { existsOrFalse } from '../../core/fs.js';
 import type { Logger } from '../../core/logger.js';
 import { assertRealPath, ensureRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
@@ -34,7 +34,14 @@ import type { JournalItem } from '../../journal/index.js';
 import type { RemoteEntry, SftpServer } from '../../sftp/types.js';
 import { missingRemoteDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
-import { claimDirOf, PROCESSING_DIR, removeEmptiedClaimDirs, renameIntoClaimDir } from '../local/claim.js';
+import {
+  claimDirOf,
+  FILE_IN_THE_WAY,
+  fileInTheWay,
+  PROCESSING_DIR,
+  removeEmptiedClaimDirs,
+  renameIntoClaimDir,
+} from '../local/claim.js';
 import { markerSuffixes, type StabilityRule } from '../local/stability.js';
 import { pickForScan, type ScanOrderRule } from '../scan-order.js';
 import { BAD_NAME_CODE, badNameFiles, badNameReason, mayBeUndecodable } from './bad-name.js';
@@ -238,11 +245,13 @@ export class SftpSource {
    * may go between its MKDIR and the RENAME (emptied by a file that left it: leftProcessing): made
    * again, a few times, while `from` is still there. NOT_FOUND otherwise: `from` is gone.
    */
-  private async renameInto(from: string, to: string, subPath: boolean): Promise<void> {
+  private async renameInto(from: string, root: string, relative: string): Promise<void> {
     const { server } = this.options;
+    const to = remoteJoin(root, relative);
     const dir = path.posix.dirname(to);
+    const subPath = relative.includes('/');
     for (let attempt = 1; ; attempt++) {
-      if (subPath) await server.mkdirp(dir);
+      if (subPath) await this.claimDir(root, splitRelative(relative).folders);
       try {
         await server.rename(from, to);
         return;
@@ -250,6 +259,28 @@ export class SftpSource {
         if (!subPath || attempt >= CLAIM_DIR_TRIES || !isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) throw err;
         if ((await server.stat(dir)) !== undefined || (await server.stat(from)) === undefined) throw err;
       }
+    }
+  }
+
+  /**
+   * MKDIR -p of a claim's sub-folder below `root`. A file in the way (`acme` claimed from the top,
+   * or from a server listing a file and a folder of one name, while `acme/x.pdf` waits) fails the
+   * claim for now as a local claim does (DOCEX_SOURCE_CLAIM_FAILED, ENOTDIR: fileInTheWay).
+   */
+  private async claimDir(root: string, folders: readonly string[]): Promise<void> {
+    const { server } = this.options;
+    try {
+      await server.mkdirp(remoteJoin(root, ...folders));
+    } catch (err) {
+      for (let depth = 1; depth <= folders.length; depth++) {
+        const level = folders.slice(0, depth);
+        if ((await server.stat(remoteJoin(root, ...level)))?.type !== 'file') continue;
+        throw new DocexError('DOCEX_SOURCE_CLAIM_FAILED', 'a claimed file stands where its sub-folder goes', {
+          cause: err,
+          details: { file: level.join('/'), errno: 'ENOTDIR' },
+        });
+      }
+      throw err;
     }
   }
 
@@ -482,7 +513,7 @@ export class SftpSource {
       if ((await server.stat(target)) !== undefined) continue;
       const source = remoteJoin(from, entry.name);
       try {
-        await this.renameInto(source, target, entry.name.includes('/'));
+        await this.renameInto(source, this.processingDir, entry.name);
       } catch (err) {
         if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) continue;
         throw err;
@@ -561,6 +592,10 @@ export class SftpSource {
         await this.claim(entry, markerInfo);
       } catch (err) {
         this.tracker.forget(entry.name);
+        if (fileInTheWay(err)) {
+          this.warnOnce(entry.name, FILE_IN_THE_WAY);
+          continue;
+        }
         const code = isDocexError(err) ? err.code : undefined;
         this.log.error({ ...this.logFields(entry.name), code, err }, 'sftp claim failed');
       }
@@ -628,7 +663,7 @@ export class SftpSource {
     if ((await server.stat(claimed)) !== undefined || (await this.hasLocalCopy(entry.name))) return;
     try {
       // A recursive folder's file keeps its sub-path in `.processing/` (reconciliation reads it back).
-      await this.renameInto(original, claimed, entry.name.includes('/'));
+      await this.renameInto(original, this.processingDir, entry.name);
     } catch (err) {
       if (isDocexError(err, 'DOCEX_SFTP_NOT_FOUND')) {
         // Gone between the listing and the rename: another agent (or the ERP) took it.
@@ -716,6 +751,8 @@ export class SftpSource {
     } catch (err) {
       this.inFlight.delete(name);
       this.tracker.forget(name);
+      // A spool copy of the name of one of its sub-folders still in flight: taken once it moved on.
+      if (fileInTheWay(err)) return this.warnOnce(name, FILE_IN_THE_WAY);
       this.log.error({ ...this.logFields(name, remoteFile), err }, 'spool refused');
       if (isDocexError(err, FOLDER_UNSAFE_CODE)) this.options.onUnsafe?.(err);
       return;
@@ -736,6 +773,10 @@ export class SftpSource {
       this.inFlight.delete(name);
       await fs.rm(staged, { force: true });
       if (this.stopped) return;
+      if (fileInTheWay(err)) {
+        this.tracker.forget(name);
+        return this.warnOnce(name, FILE_IN_THE_WAY);
+      }
       await this.downloadFailed(entry, remoteFile, err);
       return;
     }

@@ -7,7 +7,7 @@
 import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { recoverProcessing } from '../../../src/sources/local/claim.js';
+import { FILE_IN_THE_WAY, recoverProcessing } from '../../../src/sources/local/claim.js';
 import { watchDirectory } from '../../../src/sources/local/dir-watcher.js';
 import { ownDirsBelow } from '../../../src/sources/local/factory.js';
 import type { RejectedEntry } from '../../../src/sources/local/local-source.js';
@@ -46,6 +46,36 @@ describe('LocalSource: recursive folders', () => {
       ['x.pdf', 'acme/invoices/x.pdf'],
       ['top.pdf', 'top.pdf'],
     ]);
+  });
+
+  it('leaves a file whose sub-folder’s name a claimed file holds in place, says so once, and claims it once that file has moved on', async () => {
+    const h = harness({ recursive: { depth: 1 }, stability: { kind: 'rename-in' } }, { watch: true });
+    put(h, 'acme', 'a file named like a company folder');
+    await h.source.start();
+    await h.step(0);
+    expect(relativeClaims(h)).toEqual(['acme']);
+    // `acme` in flight in `.processing/`; the ERP now makes the folder `acme/`.
+    renameSync(put(h, 'acme/x.pdf.part'), path.join(h.dir, 'acme', 'x.pdf'));
+    const inTheWay = () => h.logs.filter((l) => l['msg'] === FILE_IN_THE_WAY);
+    // Found through the watch, then tried again every 30 s.
+    await waitFor(async () => {
+      await h.step(30_000);
+      return inTheWay().length > 0;
+    });
+    for (let i = 0; i < 3; i++) await h.step(30_000);
+    expect(relativeClaims(h)).toEqual(['acme']);
+    expect(inTheWay()).toEqual([
+      expect.objectContaining({ file: 'acme/x.pdf', code: 'DOCEX_SOURCE_CLAIM_FAILED' }),
+    ]);
+    expect(h.logs.filter((l) => l['msg'] === 'claim failed')).toEqual([]);
+
+    rmSync(path.join(h.dir, '.processing', 'acme'));
+    await waitFor(async () => {
+      await h.step(30_000);
+      return relativeClaims(h).length === 2;
+    });
+    expect(relativeClaims(h)).toEqual(['acme', 'acme/x.pdf']);
+    expect(inTheWay()).toHaveLength(1);
   });
 
   it('leaves files deeper than the depth where they are', async () => {

@@ -6,11 +6,13 @@
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/core/clock.js';
+import type { Logger } from '../../../src/core/logger.js';
 import { SEED } from '../../../src/sandbox/seed-ids.js';
 import { openSftpServer } from '../../../src/sftp/server.js';
 import type { SftpServer } from '../../../src/sftp/types.js';
+import { FILE_IN_THE_WAY } from '../../../src/sources/local/claim.js';
 import { SftpSource } from '../../../src/sources/sftp/source.js';
 import { captureLogger } from '../../api/support/log-capture.js';
 import { makePdf } from '../../pipeline/support/agent-harness.js';
@@ -81,56 +83,81 @@ describeSshd('a recursive sftp folder: emptied claim sub-folders', () => {
   });
 });
 
-describeSshd('a recursive sftp folder: a claim into a sub-folder being removed', () => {
-  let sshd: TestSshd;
-  beforeAll(async () => {
-    sshd = await startSshd();
+/** A recursive (depth 1) source on `remote`, its spool beside it; the pipeline takes every copy and keeps it. */
+function makeSource(sshd: TestSshd, remote: string, server: SftpServer, log: Logger): SftpSource {
+  return new SftpSource({
+    folder: {
+      name: 'remote',
+      url: `sftp://${sshd.username}@127.0.0.1:${sshd.port}${remote}`,
+      remotePath: remote,
+      include: ['*'],
+      exclude: [],
+      stability: { kind: 'settle', settleMs: 0 },
+      claim: 'rename',
+      afterSuccess: 'archive',
+      remoteArchiveDir: path.join(remote, '.archive'),
+      remoteErrorDir: path.join(remote, '.error'),
+      spoolDir: path.join(path.dirname(remote), 'spool'),
+      pollIntervalMs: 0,
+      recursive: { depth: 1 },
+      order: 'name',
+    },
+    server,
+    journal: { byPath: async () => [], holds: () => true },
+    clock: new ManualClock(Date.now()),
+    log,
+    accept: () => true,
+    errorFiles: () => [],
   });
-  afterAll(async () => {
-    await sshd?.stop();
-  });
+}
 
-  it('makes the sub-folder again when it went between its mkdir and the rename, and claims the file', async () => {
-    const root = mkdtempSync(path.join(sshd.files, 'race-'));
-    const remote = path.join(root, 'outbox');
-    mkdirSync(path.join(remote, 'acme'), { recursive: true });
-    writeFileSync(path.join(remote, 'acme', 'x.pdf'), 'claimed while its folder goes');
-    const inner = openSftpServer(sshdEndpoint(sshd), { log: captureLogger().log });
-    const claimDir = path.join(remote, '.processing', 'acme');
-    let removed = 0;
-    // The first mkdir of the claim folder is undone at once, as a file of it that finished would.
-    const server = Object.assign(Object.create(inner) as SftpServer, {
-      mkdirp: async (dir: string) => {
-        await inner.mkdirp(dir);
-        if (dir === claimDir && removed++ === 0) expect(await inner.removeEmptyFolder(dir)).toBe('removed');
-      },
+describeSshd(
+  'a recursive sftp folder: claims meeting a sub-folder being removed, or a file of its name',
+  () => {
+    let sshd: TestSshd;
+    let root: string;
+    const cleanups: Array<() => Promise<void>> = [];
+    beforeAll(async () => {
+      sshd = await startSshd();
     });
-    const capture = captureLogger();
-    const source = new SftpSource({
-      folder: {
-        name: 'remote',
-        url: `sftp://${sshd.username}@127.0.0.1:${sshd.port}${remote}`,
-        remotePath: remote,
-        include: ['*'],
-        exclude: [],
-        stability: { kind: 'settle', settleMs: 0 },
-        claim: 'rename',
-        afterSuccess: 'archive',
-        remoteArchiveDir: path.join(remote, '.archive'),
-        remoteErrorDir: path.join(remote, '.error'),
-        spoolDir: path.join(root, 'spool'),
-        pollIntervalMs: 0,
-        recursive: { depth: 1 },
-        order: 'name',
-      },
-      server,
-      journal: { byPath: async () => [], holds: () => true },
-      clock: new ManualClock(Date.now()),
-      log: capture.log,
-      accept: () => true,
-      errorFiles: () => [],
+    beforeEach(() => {
+      root = mkdtempSync(path.join(sshd.files, 'claims-'));
     });
-    try {
+    afterEach(async () => {
+      for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+      rmSync(root, { recursive: true, force: true });
+    });
+    afterAll(async () => {
+      await sshd?.stop();
+    });
+
+    function open(remote: string, wrap: (inner: SftpServer) => SftpServer = (inner) => inner) {
+      const inner = openSftpServer(sshdEndpoint(sshd), { log: captureLogger().log });
+      const capture = captureLogger();
+      const source = makeSource(sshd, remote, wrap(inner), capture.log);
+      cleanups.push(async () => {
+        await source.stop();
+        await inner.close();
+      });
+      return { source, capture };
+    }
+
+    it('makes the sub-folder again when it went between its mkdir and the rename, and claims the file', async () => {
+      const remote = path.join(root, 'outbox');
+      mkdirSync(path.join(remote, 'acme'), { recursive: true });
+      writeFileSync(path.join(remote, 'acme', 'x.pdf'), 'claimed while its folder goes');
+      const claimDir = path.join(remote, '.processing', 'acme');
+      let removed = 0;
+      // The first mkdir of the claim folder is undone at once, as a file of it that finished would.
+      const { source, capture } = open(remote, (inner) =>
+        Object.assign(Object.create(inner) as SftpServer, {
+          mkdirp: async (dir: string) => {
+            await inner.mkdirp(dir);
+            if (dir === claimDir && removed++ === 0)
+              expect(await inner.removeEmptyFolder(dir)).toBe('removed');
+          },
+        }),
+      );
       await source.start();
       await waitFor(async () => {
         await source.tick();
@@ -141,10 +168,44 @@ describeSshd('a recursive sftp folder: a claim into a sub-folder being removed',
       // Neither taken for another claimer's nor for a server that refuses renames.
       expect(capture.lines().map((l) => l.msg)).not.toContain('file taken by another claimer');
       expect(capture.lines().filter((l) => l.level !== 'info')).toEqual([]);
-    } finally {
-      await source.stop();
-      await inner.close();
-      rmSync(root, { recursive: true, force: true });
-    }
-  });
-});
+    });
+
+    it('leaves a file whose sub-folder’s name a claimed file holds in place, says so once, and claims it once that file has moved on', async () => {
+      const remote = path.join(root, 'outbox');
+      mkdirSync(remote);
+      writeFileSync(path.join(remote, 'acme'), 'a file named like a company folder');
+      const { source, capture } = open(remote);
+      await source.start();
+      const claimedAcme = path.join(remote, '.processing', 'acme');
+      const spoolAcme = path.join(root, 'spool', '.processing', 'acme');
+      await waitFor(async () => {
+        await source.tick();
+        return existsSync(spoolAcme);
+      }, 10_000);
+      // `acme` is in flight; the ERP now makes the folder `acme/` (a server backed by object storage
+      // may even list both at once).
+      mkdirSync(path.join(remote, 'acme'));
+      writeFileSync(path.join(remote, 'acme', 'x.pdf'), 'waits for acme to move on');
+      const inTheWay = () => capture.lines().filter((l) => l.msg === FILE_IN_THE_WAY);
+      await waitFor(async () => {
+        await source.tick();
+        return inTheWay().length > 0;
+      }, 10_000);
+      for (let i = 0; i < 3; i++) await source.tick();
+      expect(inTheWay()).toEqual([expect.objectContaining({ level: 'warn', file: 'acme/x.pdf' })]);
+      expect(capture.lines().filter((l) => l.level === 'error')).toEqual([]);
+      expect(readdirSync(path.join(remote, 'acme'))).toEqual(['x.pdf']);
+
+      // `acme` finished (its remote file and spool copy gone): `acme/x.pdf` proceeds.
+      rmSync(claimedAcme);
+      rmSync(spoolAcme);
+      await waitFor(async () => {
+        await source.tick();
+        return existsSync(path.join(root, 'spool', '.processing', 'acme', 'x.pdf'));
+      }, 10_000);
+      expect(readdirSync(path.join(claimedAcme))).toEqual(['x.pdf']);
+      expect(inTheWay()).toHaveLength(1);
+      expect(capture.lines().filter((l) => l.level === 'error')).toEqual([]);
+    });
+  },
+);
