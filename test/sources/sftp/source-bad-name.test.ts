@@ -75,6 +75,7 @@ describeSshd('sftp folder source: a file name the pipeline refuses', () => {
     env
       .refused()
       .filter((f) => path.dirname(f) === (sub === '' ? '.' : sub) && path.basename(f).startsWith(name));
+  const dayOf = (env: SftpAgentEnv) => new Date(env.h.clock.now()).toISOString().slice(0, 10);
   const reasonOf = (env: SftpAgentEnv, relative: string) =>
     JSON.parse(readFileSync(path.join(env.remote, '.error', `${relative}.error.json`), 'utf8'));
   const localErrors = (env: SftpAgentEnv) => listFiles(path.join(env.stateDir, 'sftp', FOLDER, 'error'));
@@ -112,6 +113,45 @@ describeSshd('sftp folder source: a file name the pipeline refuses', () => {
     expect(refusedUnder(env, '', name)).toEqual([]);
     expect(remoteProcessing(env)).toEqual([]);
     expect(localErrors(env)).toContain(path.join('acme', name));
+  });
+
+  it('keeps the sub-path of a file whose own name holds a control character (U+0007) in a recursive folder: remote error folder with its reasons', async () => {
+    const { env } = suite;
+    const name = 'bell\u0007.pdf';
+    env.drop(`acme/invoices/${name}`, await makePdf('control character, in a sub-folder'));
+    await env.start(env.config({}, { recursive: true }));
+    await waitFor(() => refusedUnder(env, path.join('acme', 'invoices'), name).length === 3, 30_000);
+    // Its name no longer counts as in flight: a file dropped beside it after it is taken too.
+    env.drop('acme/invoices/after-bell.pdf', await makePdf('after the refused one'));
+    await waitFor(() => env.archived().some((f) => f.endsWith('after-bell.pdf')), 30_000);
+    await env.h.stopAgents();
+
+    expect(refusedUnder(env, path.join('acme', 'invoices'), name)).toEqual(
+      [name, `${name}.error.json`, `${name}.error.txt`].map((n) => path.join('acme', 'invoices', n)),
+    );
+    expect(reasonOf(env, `acme/invoices/${name}`)).toMatchObject({ code: 'DOCEX_INPUT_BAD_NAME' });
+    expect(env.remoteFiles('acme/invoices')).toEqual([]);
+    expect(remoteProcessing(env)).toEqual([]);
+    expect(localErrors(env)).toContain(path.join('acme', 'invoices', name));
+  });
+
+  it('takes a file whose own name is 255 bytes (the longest a Linux server holds: 256 cannot be dropped) in a recursive folder, archived under its sub-path', async () => {
+    const { env } = suite;
+    const name = `${'é'.repeat(125)}.pdf`;
+    expect(Buffer.byteLength(name)).toBe(254);
+    const longest = `l${name}`;
+    // Written in place: the drop helper's temporary name would be longer than 255 bytes.
+    mkdirSync(path.join(env.remote, 'acme'), { recursive: true });
+    writeFileSync(path.join(env.remote, 'acme', longest), await makePdf('a 255-byte name'));
+    const agent = await env.start(env.config({}, { recursive: true }));
+    await waitFor(() => env.archived().some((f) => f.endsWith(longest)), 30_000);
+    const files = (await agent.journal.stats()).files;
+    await env.h.stopAgents();
+
+    expect(env.archived()).toEqual([path.join('acme', dayOf(env), longest)]);
+    expect(files).toMatchObject({ done: 1, rejected: 0 });
+    expect(env.remoteFiles('acme')).toEqual([]);
+    expect(remoteProcessing(env)).toEqual([]);
   });
 
   it('keeps the sub-path of such a file a crash left downloaded, never recorded, in a sub-folder of .processing', async () => {
