@@ -146,12 +146,13 @@ export async function renameIntoClaimDir(
   subFolders: readonly string[],
   from: string,
   name: string,
+  rename: RenameFn = fs.rename,
 ): Promise<string> {
   for (let attempt = 1; ; attempt++) {
     const dir = await claimDirOf(processingDir, subFolders);
     const target = path.join(dir, name);
     try {
-      await fs.rename(from, target);
+      await rename(from, target);
       return target;
     } catch (err) {
       const dirGone = errnoOf(err) === 'ENOENT' && !(await exists(dir)) && (await exists(from));

@@ -20,6 +20,7 @@ import {
   recoverProcessing,
   releaseClaim,
   removeEmptiedClaimDirs,
+  renameIntoClaimDir,
 } from '../../../src/sources/local/claim.js';
 
 let dir: string;
@@ -266,6 +267,19 @@ describe('the sub-folders of .processing a claimed file leaves empty', () => {
       claimedPath: path.join(processing, 'acme', 'invoices', 'x.pdf'),
     });
     expect(existsSync(path.join(processing, 'acme', 'invoices', 'x.pdf'))).toBe(true);
+  });
+
+  it('made again for a spool download renamed in whose sub-folder was removed after its mkdir (renameIntoClaimDir)', async () => {
+    const staged = drop('staged.ready', 'downloaded bytes');
+    let removed = 0;
+    const racing = async (from: string, to: string) => {
+      if (removed++ === 0) await removeEmptiedClaimDirs(processing, path.join(path.dirname(to), 'done.pdf'));
+      await fs.rename(from, to);
+    };
+    const target = await renameIntoClaimDir(processing, ['acme', 'invoices'], staged.path, 'x.pdf', racing);
+    expect(removed).toBe(2);
+    expect(target).toBe(path.join(processing, 'acme', 'invoices', 'x.pdf'));
+    expect(readFileSync(target, 'utf8')).toBe('downloaded bytes');
   });
 
   it('found empty by recovery are removed, those holding a file kept', async () => {
