@@ -147,7 +147,9 @@ describe('an SFTP folder polled by several agents', () => {
     expect(listDir(path.join(processing, A, 'acme', 'invoices'))).toEqual(['orphan.pdf']);
     expect(listDir(path.join(processing, A, 'north'))).toEqual(['loose.pdf']);
     expect(listDir(path.join(processing, A, 'beta'))).toEqual(['new.pdf']);
-    expect(listDir(path.join(processing, GONE, 'acme', 'invoices'))).toEqual([]);
+    // The sub-folders the adopted files left go; the gone agent's claim folder stays for its return.
+    expect(listDir(path.join(processing, GONE))).toEqual([]);
+    expect(listDir(processing)).toEqual([A, GONE].sort());
   });
 
   it('adopts the sub-folder files of a gone recursive agent when it does not recurse itself, sub-paths kept', async () => {
