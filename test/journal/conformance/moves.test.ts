@@ -124,6 +124,19 @@ describeEachBackend('journal moves', (backend) => {
     expect((await journal.history(again.item.id)).map((e) => e.to)).toEqual(['rejected']);
   });
 
+  it('a file split into payload rows goes only to done once its rows are final, or to rejected', async () => {
+    const file = await claimed(journal, { fileName: 'batch.csv', mode: 'payload-word' });
+    await journal.transition(file.id, 'validated');
+    const [row] = await journal.addRows(file.id, [{ rowIndex: 0 }]);
+    expect(await codeOf(journal.transition(file.id, 'creating'))).toBe('DOCEX_JOURNAL_TRANSITION');
+    expect(await codeOf(journal.transition(file.id, 'done'))).toBe('DOCEX_JOURNAL_TRANSITION');
+    await journal.transition(row!.id, 'rejected', { code: 'DOCEX_REJECTED', reason: 'test' });
+    expect((await journal.transition(file.id, 'done')).state).toBe('done');
+    expect(await codeOf(journal.transition(file.id, 'rejected', { code: 'DOCEX_REJECTED' }))).toBe(
+      'DOCEX_JOURNAL_TRANSITION',
+    );
+  });
+
   it('refuses an illegal move with DOCEX_JOURNAL_TRANSITION and changes nothing', async () => {
     const item = await claimed(journal);
     t.clock.advance(1000);
