@@ -143,6 +143,10 @@ describe('secrets', () => {
     const text = `raw ${secret} uri ${encodeURIComponent(secret)} form ${new URLSearchParams({ s: secret }).toString().slice(2)}`;
     expect(redactSecrets(text, [secret, 'abc'])).toBe('raw [redacted] uri [redacted] form [redacted]');
     expect(redactSecrets('abc abc', ['abc'])).toBe('abc abc');
+    // Shorter than any form redacted (an empty PUT answer): returned as is, nothing computed.
+    expect(redactSecrets('', [secret])).toBe('');
+    expect(redactSecrets('12345', ['12345678'])).toBe('12345');
+    expect(redactSecrets('123456', ['123456'])).toBe('[redacted]');
   });
 
   it('makes the logger redact keys, headers and credentials at the top and two levels down', () => {
