@@ -75,7 +75,10 @@ export interface JournalStore {
   transition(itemId: number, to: ItemState, fields?: TransitionFields): Promise<JournalItem>;
   /** The same move, resolving once it is on disk whatever the move (moves close together share a sync). */
   commitMove(itemId: number, to: ItemState, fields?: TransitionFields): Promise<JournalItem>;
-  /** Resolves once every move recorded before the call is on disk. */
+  /**
+   * Resolves once every move recorded before the call is on disk; on PostgreSQL a `done`, which
+   * nothing acts on (isDurableMove), with the next durable commit.
+   */
   flush(): Promise<void>;
 
   /** Drops the upload URL (after the upload is confirmed). */

@@ -17,8 +17,9 @@
  * checks it, under the file's row lock, in every write for the file or its rows (a takeover updates
  * the file row, so it waits for a write in flight and the write after it finds the new epoch): a
  * write for a file held elsewhere changes nothing and rejects with DOCEX_LEASE_LOST.
- * Commits are durable when they answer (synchronous_commit=on), so flush() only waits for the
- * writes in flight. The upload URL is stored but read only by revealUploadUrl; pg's errors leave
+ * Commits are durable when they answer (synchronous_commit=on), but for a file's `done` (as
+ * SQLite's NORMAL: nothing acts on it, and a database crash that loses it leaves the file uploaded,
+ * whose recovery finds it archived), so flush() only waits for the writes in flight. The upload URL is stored but read only by revealUploadUrl; pg's errors leave
  * as DocexErrors without the password or a URL's query.
  */
 import type { Clock } from '../../core/clock.js';
@@ -321,7 +322,9 @@ export class PostgresJournal implements JournalStore {
     } catch {
       return undefined;
     }
-    const statement = oneStatementMove(move.statement, move.values.length + 1);
+    // `done` as SQLite's NORMAL (isDurableMove): a database crash that loses it leaves the file
+    // uploaded, whose recovery finds it archived and records done again.
+    const statement = oneStatementMove(move.statement, move.values.length + 1, to === 'done');
     const row = await this.track(
       this.db.one('transition', statement, [
         ...move.values,
@@ -351,7 +354,7 @@ export class PostgresJournal implements JournalStore {
     return this.transition(itemId, to, fields);
   }
 
-  /** Resolves once the writes begun before the call have ended (each committed one is on disk). */
+  /** Resolves once the writes begun before the call have ended (each committed one is on disk, but a `done`). */
   async flush(): Promise<void> {
     await Promise.allSettled([...this.inFlight]);
   }

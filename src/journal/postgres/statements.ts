@@ -346,9 +346,10 @@ const oneStatement = new Map<string, Statement>();
  * under the history lock. One round trip instead of a transaction's seven; no row answered: the
  * file is not as seen (or not held), and the move takes the transaction's way, which says why.
  */
-export function oneStatementMove(move: Statement, k: number): Statement {
+export function oneStatementMove(move: Statement, k: number, unsynced = false): Statement {
   const name = move.name ?? '';
-  const known = oneStatement.get(name);
+  const key = unsynced ? `${name}/unsynced` : name;
+  const known = oneStatement.get(key);
   if (known) return known;
   const at = (i: number) => `$${k + i}`;
   const where = 'WHERE id = $1 RETURNING';
@@ -360,16 +361,22 @@ export function oneStatementMove(move: Statement, k: number): Statement {
        AND NOT EXISTS (SELECT 1 FROM items c WHERE c.parent_id = $1)
      RETURNING`,
   );
+  // Unsynced: the commit answers before the server's disk has it (set with the history lock, which
+  // the statement takes once it moved the row).
+  const barrier = unsynced
+    ? `barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1),
+         set_config('synchronous_commit', 'off', true))`
+    : HISTORY_BARRIER;
   const statement = s(
-    `${name.replace(/^docex_journal_/, '')}_in_one`,
-    `WITH barrier AS MATERIALIZED (SELECT pg_advisory_xact_lock_shared(${LOCK_SPACE.history}, 1)),
+    `${name.replace(/^docex_journal_/, '')}_in_one${unsynced ? '_unsynced' : ''}`,
+    `WITH ${barrier},
      moved AS (${update}),
      logged AS (
        INSERT INTO history (item_id, from_state, to_state, at, detail)
        SELECT moved.id, ${at(0)}, moved.state, ${at(5)}::bigint, ${at(6)}::json FROM moved, barrier)
      SELECT * FROM moved`,
   );
-  oneStatement.set(name, statement);
+  oneStatement.set(key, statement);
   return statement;
 }
 
