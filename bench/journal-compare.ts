@@ -128,7 +128,7 @@ export async function benchBurstJournals(
       poolSize: options.poolSize,
       sqlite,
       postgres,
-      postgresVsSqlite: round(postgres.filesPerSecond / sqlite.filesPerSecond, 2),
+      postgresVsSqlite: round(postgres.filesPerSecond / sqlite.filesPerSecond, 3),
     };
   } finally {
     await control.close();
@@ -198,7 +198,7 @@ export async function benchBacklogJournals(
         ...postgres,
         server: usage && serverFigures(usage, serverCpuMs, postgres.uploadedTotal),
       },
-      postgresVsSqlite: round(postgres.filesPerSecond / sqlite.filesPerSecond, 2),
+      postgresVsSqlite: round(postgres.filesPerSecond / sqlite.filesPerSecond, 3),
     };
   } finally {
     await sandbox.stop();
