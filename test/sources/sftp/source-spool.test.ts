@@ -57,6 +57,14 @@ afterEach(async () => {
 
 type Wrap = (server: SftpServer) => SftpServer;
 
+/** An accept that takes every file into `ready`. */
+const acceptInto =
+  (ready: SpoolFile[]) =>
+  (file: SpoolFile): boolean => {
+    ready.push(file);
+    return true;
+  };
+
 function makeSource(
   overrides: Partial<SftpSourceOptions> = {},
   wrap: Wrap = (s) => s,
@@ -100,10 +108,7 @@ describe('sftp source spool', () => {
     writeFileSync(path.join(remote, 'big.pdf'), Buffer.alloc(600 * 1024, 7));
     const ready: SpoolFile[] = [];
     const source = makeSource({
-      accept: (file) => {
-        ready.push(file);
-        return true;
-      },
+      accept: acceptInto(ready),
     });
     await source.start();
     await source.tick();
@@ -125,10 +130,7 @@ describe('sftp source spool', () => {
     const ready: SpoolFile[] = [];
     const unsafe: string[] = [];
     const source = makeSource({
-      accept: (file) => {
-        ready.push(file);
-        return true;
-      },
+      accept: acceptInto(ready),
       onUnsafe: (err) => {
         unsafe.push(err.code);
       },
@@ -150,10 +152,7 @@ describe('sftp source spool', () => {
     const source = makeSource(
       {
         log,
-        accept: (file) => {
-          ready.push(file);
-          return true;
-        },
+        accept: acceptInto(ready),
       },
       undefined,
       { at: 'folders[3]' },
@@ -217,10 +216,7 @@ describe('sftp source spool', () => {
     const ready: SpoolFile[] = [];
     const source = makeSource(
       {
-        accept: (f) => {
-          ready.push(f);
-          return true;
-        },
+        accept: acceptInto(ready),
       },
       wrap,
     );
@@ -285,10 +281,7 @@ describe('sftp source spool', () => {
       const source = makeSource(
         {
           maxInFlight: 1,
-          accept: (file) => {
-            ready.push(file);
-            return true;
-          },
+          accept: acceptInto(ready),
           errorFiles: () => [{ suffix: '.error.txt', content: 'DOCEX_INPUT_BAD_NAME' }],
         },
         undefined,
@@ -352,10 +345,7 @@ describe('sftp source spool', () => {
     const ready: SpoolFile[] = [];
     const source = makeSource(
       {
-        accept: (file) => {
-          ready.push(file);
-          return true;
-        },
+        accept: acceptInto(ready),
       },
       undefined,
       { recursive: { depth: 3 } },
@@ -385,10 +375,7 @@ describe('sftp source spool', () => {
     const source = makeSource(
       {
         log: capture.log,
-        accept: (file) => {
-          ready.push(file);
-          return true;
-        },
+        accept: acceptInto(ready),
       },
       undefined,
       { recursive: { depth: 2 } },
@@ -417,10 +404,7 @@ describe('sftp source spool', () => {
     const ready: SpoolFile[] = [];
     const source = makeSource(
       {
-        accept: (file) => {
-          ready.push(file);
-          return true;
-        },
+        accept: acceptInto(ready),
       },
       undefined,
       { claim: 'journal', recursive: { depth: 1 } },
