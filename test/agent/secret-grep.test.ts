@@ -223,6 +223,9 @@ describe('secret grep over an end-to-end run', () => {
     await waitFor(archived('two.pdf'), 15_000);
 
     // The sandbox's clock passes the token's life: the API answers 401 and the agent fetches another.
+    // The uploads answered so far are turned into their sending events first, at the time they
+    // came: the sandbox's clock moves only here, so events made after the move would never be due.
+    await s.settle();
     await s.advanceClock((TOKEN_LIFETIME_SECONDS + 60) * 1000);
     writeFileSync(path.join(inbox, 'three.pdf'), await makePdf('third'));
     await waitFor(archived('three.pdf'), 15_000);
