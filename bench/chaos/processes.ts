@@ -86,6 +86,11 @@ export interface AgentProcess {
   recreated: Set<string>;
   /** Count of log lines by message, for the lines a scenario cares about. */
   seen: Map<string, number>;
+  /**
+   * Files this process holds by its log: taken (or taken over) and not yet archived, refused or
+   * given up to another agent (several agents on one journal).
+   */
+  held: Set<string>;
   /** The last lines (stdout and stderr), for a failure message. */
   tail: string[];
   /** The ops endpoints' base URL, once logged (`ops endpoints listening`). */
@@ -127,6 +132,16 @@ const COUNTED = new Set([
   PROOF_WRITTEN,
 ]);
 
+/** Lines that end a process's hold on a file (`held`). */
+const RELEASED = new Set([
+  'file archived',
+  'file refused',
+  'lease lost: another agent took the file over; this agent stopped touching it',
+  'file held by another agent: left to it',
+  'file left to another agent: this copy removed',
+  'file recorded and finished before (the same drop): nothing left to do',
+]);
+
 /**
  * `env`: added to this process's environment (a test's crash point). `entry`: a compiled CLI
  * (buildAgent) instead of the sources under tsx, which start in a fraction of the time.
@@ -145,6 +160,7 @@ export function startAgentProcess(
   const tail: string[] = [];
   const waited = new Map<string, Set<string>>();
   const seen = new Map<string, number>();
+  const held = new Set<string>();
   const recreated = new Set<string>();
   const warned = new Set<string>();
   // DOCEX_CHAOS_AGENT_LOG=<file>: every agent line appended there, to follow a failed cell file by file.
@@ -206,6 +222,8 @@ export function startAgentProcess(
     if ((entry.level === 'warn' || entry.level === 'error' || entry.level === 'fatal') && named) {
       warned.add(named);
     }
+    if ((entry.msg === 'file taken' || entry.msg === 'file taken over') && entry.file) held.add(entry.file);
+    if (entry.msg && RELEASED.has(entry.msg) && entry.file) held.delete(entry.file);
     if (entry.msg === 'job created' && entry.file && (entry.attempt ?? 1) > 1) recreated.add(entry.file);
     if (entry.msg === 'file must wait' && entry.file) {
       const codes = waited.get(entry.file) ?? new Set<string>();
@@ -223,6 +241,7 @@ export function startAgentProcess(
     warned,
     recreated,
     seen,
+    held,
     tail,
     ops,
     webhookUrl,

@@ -42,6 +42,9 @@ export const HA_CLUSTER = {
   deadAfterMs: '3s',
 } as const;
 const LEASE_MS = 3_000;
+/** A freeze lasts past the lease and a renewal round, and until the other agent took a file over. */
+const FREEZE_MS = 2 * LEASE_MS + 1_000;
+const FREEZE_MAX_MS = 30_000;
 /** Added by the sandbox to every create and upload. */
 const SERVICE_LATENCY_MS = 300;
 const CREATE_ROUTES = ['/jobs/single-file', '/jobs/payload-pdf', '/jobs/payload-word'];
@@ -57,10 +60,8 @@ async function slowService(world: World): Promise<void> {
   });
 }
 
-/** Whether the agent holds a file now, by its log: one taken and not yet archived or refused. */
-const holding = (agent: AgentProcess) =>
-  (agent.seen.get('file taken') ?? 0) >
-  (agent.seen.get('file archived') ?? 0) + (agent.seen.get('file refused') ?? 0);
+/** Whether the agent holds a file now, by its log (AgentProcess.held). */
+const holding = (agent: AgentProcess) => agent.held.size > 0;
 
 /**
  * The agent to hit: waits (up to 15 s) until one of them holds a file, and answers it (the one
@@ -74,6 +75,15 @@ async function holder(agents: readonly AgentProcess[], random: () => number): Pr
     if (holders.length > 1 || Date.now() > deadline) return random() < 0.5 ? 0 : 1;
     await sleep(20);
   }
+}
+
+/**
+ * Waits (up to `capMs`) until `agent` has taken a file over since its count was `before`: a fault
+ * that outlasts the lease lasts until it had its effect, however busy the machine.
+ */
+async function tookOver(agent: AgentProcess, before: number, capMs: number): Promise<void> {
+  const until = Date.now() + capMs;
+  while ((agent.seen.get(TAKEN_OVER) ?? 0) === before && Date.now() < until) await sleep(50);
 }
 
 /** Starts agent `instance` (a state folder of its own) and waits for its start. */
@@ -199,11 +209,17 @@ function haFreeze(name: string, source: Source): Scenario {
         world.drop(batch);
         for (let f = 0; f < freezes; f++) {
           await sleep(200 + Math.floor(random() * 1_500));
-          const frozen = agents[await holder(agents, random)]!;
+          const index = await holder(agents, random);
+          const frozen = agents[index]!;
+          const other = agents[1 - index]!;
+          const takenBefore = other.seen.get(TAKEN_OVER) ?? 0;
           frozen.child.kill('SIGSTOP');
           world.drop(batch);
-          // Past the lease and a renewal round: the other agent takes the frozen one's files.
-          await sleep(2 * LEASE_MS + 1_000);
+          // Past the lease and a renewal round: the other agent takes the frozen one's files. On a
+          // busy machine that takes longer (an SFTP folder's adoption waits for the frozen agent's
+          // heartbeat to age and for a poll): the freeze lasts until it did, FREEZE_MAX_MS at most.
+          await sleep(FREEZE_MS);
+          await tookOver(other, takenBefore, FREEZE_MAX_MS - FREEZE_MS);
           frozen.child.kill('SIGCONT');
         }
         world.drop();
@@ -213,7 +229,7 @@ function haFreeze(name: string, source: Source): Scenario {
         const leftAlone = counted(world, HELD_ELSEWHERE);
         return {
           injected: freezes,
-          injectedDetail: `${freezes} SIGSTOP for ${(2 * LEASE_MS + 1_000) / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
+          injectedDetail: `${freezes} SIGSTOP for ${FREEZE_MS / 1000}–${FREEZE_MAX_MS / 1000} s; ${takenOver} files taken over, ${lost} leases found lost, ${leftAlone} steps left to the new holder`,
           affected: takenOver,
         };
       });
@@ -288,7 +304,7 @@ export const haPgCutScenario: Scenario = {
       async (world) => {
         const proxy = world.proxies.journal!;
         const cutOff = await startInstance(world, 0);
-        await startInstance(world, 1);
+        const other = await startInstance(world, 1);
         const batch = Math.ceil(world.sets.length / (cuts + 1));
         const kinds: string[] = [];
         world.drop(batch);
@@ -299,17 +315,23 @@ export const haPgCutScenario: Scenario = {
           await holder([cutOff], random);
           // Every other cut outlasts the lease: the other agent takes the files over meanwhile.
           const long = c % 2 === 0;
-          const ms = long ? 2 * LEASE_MS + 1_000 : 500 + Math.floor(random() * 1_500);
+          const ms = long ? FREEZE_MS : 500 + Math.floor(random() * 1_500);
+          const takenBefore = other.seen.get(TAKEN_OVER) ?? 0;
+          const outlasting = () =>
+            long ? tookOver(other, takenBefore, FREEZE_MAX_MS - FREEZE_MS) : undefined;
+          const cutAt = Date.now();
           if (random() < 0.5) {
             proxy.set({ refuse: true });
             proxy.resetAll();
             await sleep(ms);
-            kinds.push(`down ${ms} ms`);
+            await outlasting();
+            kinds.push(`down ${Date.now() - cutAt} ms`);
           } else {
             proxy.set({ stall: true });
             await sleep(Math.max(ms, CUT_TIMEOUT_MS + 2_000 + 500));
+            await outlasting();
             proxy.resetAll();
-            kinds.push(`stalled then cut ${Math.max(ms, CUT_TIMEOUT_MS + 2_500)} ms`);
+            kinds.push(`stalled then cut ${Date.now() - cutAt} ms`);
           }
           proxy.set({});
         }
