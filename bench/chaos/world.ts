@@ -22,6 +22,7 @@ import { clientOptionsFromService } from '../../src/agent/connection.js';
 import { DocexClient } from '../../src/api/index.js';
 import { loadConfig } from '../../src/config/index.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { placeWriter } from '../../src/core/temp-name.js';
 import { storeWebhookSecret } from '../../src/returns/webhook-secrets.js';
 import { recipientLines } from '../../test/support/pdf-recipient.js';
 import { startPostgresServer, type TestPostgresServer } from '../../test/support/postgres.js';
@@ -254,8 +255,19 @@ export async function createWorld(options: WorldOptions): Promise<World> {
   writeFileSync(configFile, stringify(config));
   const fanout = options.webhookSlots ? await startWebhookFanout(options.webhookSlots) : undefined;
   const subscription = fanout ? await subscribe(configFile, fanout.url) : undefined;
+  const stateDirOf = (instance: number | undefined) =>
+    path.join(dir, instance === undefined ? 'state' : `state-${instance}`);
+  const stateDirs = new Map<AgentProcess, string>();
+  /** The temp names' writers of agents SIGKILLed whose place no agent of this world started at again. */
+  const killedWriters = (): string[] => {
+    const killed = agents.filter((a) => a.child.signalCode === 'SIGKILL').map((a) => stateDirs.get(a)!);
+    const again = new Set(
+      agents.filter((a) => a.child.signalCode !== 'SIGKILL').map((a) => stateDirs.get(a)),
+    );
+    return killed.filter((d) => !again.has(d)).map(placeWriter);
+  };
   const configOf = (instance: number | undefined): string => {
-    const stateDir = path.join(dir, instance === undefined ? 'state' : `state-${instance}`);
+    const stateDir = stateDirOf(instance);
     // What an operator does for each host: the same signing secret in every state folder.
     if (subscription) storeWebhookSecret(stateDir, subscription.id, subscription.secret);
     if (instance === undefined) return configFile;
@@ -333,6 +345,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
     startAgent(env, instance) {
       const agent = startAgentProcess(configOf(instance), env, options.agentEntry);
       agents.push(agent);
+      stateDirs.set(agent, stateDirOf(instance));
       return agent;
     },
     inFlight() {
@@ -429,7 +442,7 @@ export async function createWorld(options: WorldOptions): Promise<World> {
           leftInInbox,
           outputs: listFolder(path.join(dir, 'out')),
         },
-        { ...checkOptions, sets },
+        { ...checkOptions, sets, killedWriters: killedWriters() },
       );
       const returns = await world.checkReturns(options.returnsSettled === true);
       const withReturns: InvariantReport = {

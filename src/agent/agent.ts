@@ -49,6 +49,7 @@ import { ConfigReloader, type ReloadResult } from './reload.js';
 import { FollowerPart, InboundPart, returnPathOutputs } from './return-path.js';
 import { type FolderUnreadable, RunningFolders } from './running-folders.js';
 import { sftpClaims } from './sftp-claims.js';
+import { sharedWriting } from './shared-writing.js';
 import { UnreadableReport } from './unreadable-report.js';
 
 export interface AgentOptions {
@@ -260,6 +261,10 @@ export class Agent {
       maxSleepMs: options.returns?.maxSleepMs,
       claimTask: this.clusterPart.claim,
       pace: this.pace,
+      sharedWriting:
+        journal.kind === 'postgres'
+          ? sharedWriting(identity, () => this.clusterPart.cluster.agents())
+          : undefined,
     };
     this.follower = new FollowerPart(returnPath);
     this.inboundPart = new InboundPart(returnPath, this.follower);

@@ -10,6 +10,7 @@ import type { Logger } from '../core/logger.js';
 import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import type { RetainedOutput } from '../outputs/retention.js';
+import type { SharedWriting } from '../outputs/types.js';
 import type { Inbound, InboundOptions } from '../returns/inbound.js';
 import type { FollowClient, Returns } from '../returns/index.js';
 import { relativePathOf } from '../sources/kinds.js';
@@ -35,6 +36,8 @@ export interface ReturnPathOptions {
   claimTask?: TaskClaim;
   /** The pace of the service host, shared with the intake. */
   pace?: HostPace;
+  /** Several agents on one journal write the outputs (SharedWriting). */
+  sharedWriting?: SharedWriting | undefined;
 }
 
 /** The job follower; without a client that reads sending events the agent only submits. */
@@ -70,6 +73,7 @@ export class FollowerPart implements Part {
       ...(this.options.pace ? { pace: this.options.pace } : {}),
       // Agents sharing the journal: a proof being fetched is one agent's for a lease's length.
       ...(this.options.journal.kind === 'postgres' ? { documentClaimMs: config.cluster.leaseMs } : {}),
+      sharedWriting: this.options.sharedWriting,
     });
   }
 
@@ -102,6 +106,7 @@ export class InboundPart implements Part {
       callbacks: followerCallbacks(this.follower.returns?.follower, log),
       outputHealth: this.options.outputHealth,
       ...(this.options.claimTask ? { claimTask: this.options.claimTask } : {}),
+      sharedWriting: this.options.sharedWriting,
     });
   }
 

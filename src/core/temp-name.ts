@@ -15,8 +15,19 @@ export const PROCESS_WRITER = randomBytes(4).toString('hex');
  * what its killed start left, and differs between agents, so none touches another's write.
  */
 export function placeWriter(stateDir: string): string {
+  return writerOfPlace(`${os.hostname()}:${path.resolve(stateDir)}`);
+}
+
+/**
+ * The writer of the agent at `place` (an agents-table place: `host:stateDir`, the state folder
+ * resolved), so the temp files an agent that died left can be named and removed.
+ */
+export function writerOfPlace(place: string): string {
+  const colon = place.indexOf(':');
+  // Host and folder hashed apart as before places were read from the agents table: an upgraded
+  // agent keeps its writer, and its start's sweep still finds what its killed start left.
   return createHash('sha256')
-    .update(`${os.hostname()}\0${path.resolve(stateDir)}`)
+    .update(`${place.slice(0, colon)}\0${place.slice(colon + 1)}`)
     .digest('hex')
     .slice(0, 8);
 }

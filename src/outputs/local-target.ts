@@ -38,6 +38,8 @@ export interface LocalTargetOptions {
    * write leaves their temp files alone (see sweepStale).
    */
   shared?: boolean;
+  /** Dead agents' writers: their temp file of a target goes once this write of it is in place. */
+  deadWriters?: (() => Promise<readonly string[]>) | undefined;
 }
 
 /**
@@ -79,6 +81,19 @@ export class LocalTarget implements OutputTarget {
     // process removes it; another process writing the same target at once has its own.
     const temp = path.join(path.dirname(target), tempBaseName(target, 'tmp', this.writer));
     await this.writing.run(target, () => this.writeVia(relPath, target, temp, content));
+    await this.removeDeadWriters(target);
+  }
+
+  /** The temp files of `target` that dead agents' writes of it left (SharedWriting); best effort. */
+  private async removeDeadWriters(target: string): Promise<void> {
+    if (!this.options.deadWriters) return;
+    try {
+      for (const writer of await this.options.deadWriters()) {
+        await fs.rm(path.join(path.dirname(target), tempBaseName(target, 'tmp', writer)), { force: true });
+      }
+    } catch (err) {
+      this.options.log?.debug({ err, path: target }, 'dead agents’ temp files not removed');
+    }
   }
 
   private async writeVia(

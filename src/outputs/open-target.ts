@@ -6,7 +6,7 @@ import { openSftpServer } from '../sftp/server.js';
 import type { OutputHealth } from './health.js';
 import { LocalTarget } from './local-target.js';
 import { SftpTarget } from './sftp-target.js';
-import type { OutputTarget } from './types.js';
+import type { OutputTarget, SharedWriting } from './types.js';
 
 export interface OpenTargetOptions {
   log: Logger;
@@ -15,13 +15,13 @@ export interface OpenTargetOptions {
   /** Told of every write's outcome (readiness, metrics). */
   health?: OutputHealth;
   /**
-   * Other agents may write this folder at once (a shared journal): the writer of this agent's
-   * temp names (placeWriter). Otherwise an SFTP temp name is the same for every write of a
+   * Other agents may write this folder at once (a shared journal): this agent's temp names and the
+   * dead agents' (SharedWriting). Otherwise an SFTP temp name is the same for every write of a
    * target, so a crash's leftover is overwritten by the next write (a local folder sweeps its
    * leftovers at start; a shared one only its own and old ones, never another agent's write in
    * flight).
    */
-  sharedWriter?: string | undefined;
+  shared?: SharedWriting | undefined;
 }
 
 /**
@@ -38,7 +38,9 @@ function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): Out
     return new LocalTarget(config.path, {
       log: options.log,
       ...(options.at ? { at: options.at } : {}),
-      ...(options.sharedWriter ? { shared: true, writer: options.sharedWriter } : {}),
+      ...(options.shared
+        ? { shared: true, writer: options.shared.writer, deadWriters: options.shared.deadWriters }
+        : {}),
     });
   const server = openSftpServer(endpointFromConfig(config, options.at ?? 'target'), {
     log: options.log,
@@ -48,6 +50,6 @@ function openTarget(config: OutputTargetConfig, options: OpenTargetOptions): Out
     root: config.path,
     staging: config.staging,
     log: options.log,
-    ...(options.sharedWriter ? { writer: options.sharedWriter } : {}),
+    ...(options.shared ? { writer: options.shared.writer, deadWriters: options.shared.deadWriters } : {}),
   });
 }

@@ -27,6 +27,8 @@ export interface SftpTargetOptions {
   log: Logger;
   /** The temp names' writer (tempBaseName), where other agents write the same folder; absent: none. */
   writer?: string | undefined;
+  /** Dead agents' writers: their temp file of a target goes once this write of it is in place. */
+  deadWriters?: (() => Promise<readonly string[]>) | undefined;
 }
 
 export class SftpTarget implements OutputTarget {
@@ -65,6 +67,7 @@ export class SftpTarget implements OutputTarget {
       await this.server.uploadAtomic(content, target, {
         tempDir: staging,
         ...(this.options.writer ? { writer: this.options.writer } : {}),
+        ...(this.options.deadWriters ? { removeWriters: await this.deadWriters(target) } : {}),
       });
       log.debug({ server: this.server.description, remotePath: target }, 'output written');
     } catch (err) {
@@ -83,6 +86,16 @@ export class SftpTarget implements OutputTarget {
         `could not write ${relPath} to ${this.description}: ${(err as Error).message}`,
         { cause: err, details: { code: (err as DocexError).code, remotePath: target } },
       );
+    }
+  }
+
+  /** The dead agents' writers, for this write to remove their temp files of `target`; best effort. */
+  private async deadWriters(target: string): Promise<readonly string[]> {
+    try {
+      return (await this.options.deadWriters?.()) ?? [];
+    } catch (err) {
+      this.options.log.debug({ err, remotePath: target }, 'dead agents’ temp files not removed');
+      return [];
     }
   }
 

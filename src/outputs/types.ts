@@ -12,6 +12,19 @@ export interface Removed {
 export type OutputContent = string | Uint8Array | (() => Readable);
 
 /**
+ * Agents sharing an output folder (a shared journal) write each target through temp names of their
+ * own. A write that a SIGKILL cut leaves its temp file, and the dead agent never comes back to
+ * remove it; the write itself is done again by another agent (nothing was marked written), which
+ * removes the dead agent's temp file of that target once its own write is in place.
+ */
+export interface SharedWriting {
+  /** This agent's temp names' writer (placeWriter). */
+  writer: string;
+  /** The writers of agents that died (no heartbeat, no goodbye) and are not running again. */
+  deadWriters(): Promise<readonly string[]>;
+}
+
+/**
  * A folder the ERP reads: delivery proofs, status files, incoming Peppol documents, error reports.
  * Every write lands under a temporary name first and is renamed into place, so the ERP never reads
  * a partial file. Paths are relative, with `/` separators; sub-folders are created as needed.

@@ -12,12 +12,11 @@ import type { PeppolInboxConfig, WebhooksConfig } from '../config/inbound-schema
 import { parseListen } from '../config/inbound-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { placeWriter } from '../core/temp-name.js';
 import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
-import type { OutputTarget } from '../outputs/types.js';
+import type { OutputTarget, SharedWriting } from '../outputs/types.js';
 import { cronPlan } from './cron-next.js';
 import type { InboxStore } from './inbox-store.js';
 import { openInboxStore } from './open-stores.js';
@@ -53,6 +52,8 @@ export interface InboundOptions {
   receiverClock?: Clock;
   /** Claims a task run once across the agents on the journal (absent: every poll is this agent's). */
   claimTask?: TaskClaim;
+  /** Several agents on one journal write the inbox: temp names of this agent's own. */
+  sharedWriting?: SharedWriting | undefined;
 }
 
 /** The cluster task of a scheduled Peppol inbox poll: one agent polls per firing. */
@@ -94,12 +95,12 @@ export function openInboxTarget(
   config: PeppolInboxConfig,
   log: Logger,
   health?: OutputHealth,
-  sharedWriter?: string,
+  shared?: SharedWriting,
 ): OutputTarget {
   return openOutputTarget(config.target, {
     log,
     at: 'peppolInbox.target',
-    sharedWriter,
+    shared,
     ...(health ? { health } : {}),
   });
 }
@@ -125,12 +126,7 @@ export async function startInbound(options: InboundOptions): Promise<Inbound> {
     if (config.peppolInbox.enabled && peppol) {
       const target =
         options.target ??
-        openInboxTarget(
-          config.peppolInbox,
-          log,
-          options.outputHealth,
-          options.journal.kind === 'postgres' ? placeWriter(config.stateDir) : undefined,
-        );
+        openInboxTarget(config.peppolInbox, log, options.outputHealth, options.sharedWriting);
       if (!options.target) stops.push(() => target.close());
       outputs.push({ place: 'peppol-inbox', target, retentionMs: config.peppolInbox.target.retention });
       const tmpDir = path.join(config.stateDir, 'inbox-tmp');

@@ -12,12 +12,11 @@ import type { OutputTargetConfig } from '../config/output-schema.js';
 import type { ReturnsConfig } from '../config/returns-schema.js';
 import type { Clock } from '../core/clock.js';
 import type { Logger } from '../core/logger.js';
-import { placeWriter } from '../core/temp-name.js';
 import type { JournalLocation, TaskClaim } from '../journal/index.js';
 import type { OutputHealth } from '../outputs/health.js';
 import { openOutputTarget } from '../outputs/open-target.js';
 import type { RetainedOutput } from '../outputs/retention.js';
-import type { OutputTarget } from '../outputs/types.js';
+import type { OutputTarget, SharedWriting } from '../outputs/types.js';
 import { RETURNS_TEMP_DIR } from './follow-tasks.js';
 import { Follower, type FollowerOptions } from './follower.js';
 import { JournalFeed } from './journal-feed.js';
@@ -53,6 +52,8 @@ export interface ReturnsOptions {
   claimTask?: TaskClaim;
   /** Several agents on one journal: a document being fetched is claimed this long (proofs.ts). */
   documentClaimMs?: number;
+  /** Several agents on one journal write the outputs: temp names of this agent's own. */
+  sharedWriting?: SharedWriting | undefined;
 }
 
 export interface Returns {
@@ -69,9 +70,9 @@ export function openTarget(
   log: Logger,
   at: string,
   health?: OutputHealth,
-  sharedWriter?: string,
+  shared?: SharedWriting,
 ): OutputTarget {
-  return openOutputTarget(config, { log, at, sharedWriter, ...(health ? { health } : {}) });
+  return openOutputTarget(config, { log, at, shared, ...(health ? { health } : {}) });
 }
 
 export async function startReturns(options: ReturnsOptions): Promise<Returns> {
@@ -81,7 +82,7 @@ export async function startReturns(options: ReturnsOptions): Promise<Returns> {
   let feed: JournalFeed | undefined;
   try {
     feed = await JournalFeed.open(options.journal);
-    const shared = options.journal.kind === 'postgres' ? placeWriter(options.stateDir) : undefined;
+    const shared = options.sharedWriting;
     const statusTarget =
       options.statusTarget ??
       openTarget(config.statuses.target, log, 'returns.statuses.target', options.outputHealth, shared);

@@ -192,4 +192,8 @@ export async function uploadAtomicOn(
       },
     );
   }
+  // Best effort: a temp file left is only untidy.
+  for (const writer of options.removeWriters ?? []) {
+    await session.rawUnlink(tempNameFor(remotePath, options.tempDir, writer)).catch(() => undefined);
+  }
 }

@@ -52,6 +52,8 @@ export interface UploadOptions {
    * (agents sharing an output folder) has a temp file of its own. Absent: one temp name per path.
    */
   writer?: string | undefined;
+  /** Other writers whose temp files of this path go once the upload is in place (dead agents'). */
+  removeWriters?: readonly string[] | undefined;
 }
 
 /** One server: a control session (listing, rename, mkdir, remove; operations serialised) + a small pool for transfers. */

@@ -104,6 +104,22 @@ describe('checkInvariants', () => {
     ]);
   });
 
+  it('lists, without flagging, an output temp file of an agent SIGKILLed for good (several agents); flags any other writer’s and a killed writer’s in the archive', () => {
+    const killed = 'dddddddd';
+    const seen = clean();
+    seen.outputs = [
+      { path: `statuses/2026-11-28/.docex-0bff4188f10a-${killed}.tmp` },
+      { path: 'statuses/2026-11-28/.docex-0bff4188f10a-eeeeeeee.tmp' },
+    ];
+    seen.archive = [...seen.archive, { path: `2026-11-22/.docex-0bff4188f10a-${killed}.tmp` }];
+    const report = checkInvariants(inputs, seen, { killedWriters: [killed] });
+    expect(report.partial).toHaveLength(3);
+    expect(report.violations).toEqual([
+      `partial file left in archive: 2026-11-22/.docex-0bff4188f10a-${killed}.tmp`,
+      'partial file left in output: statuses/2026-11-28/.docex-0bff4188f10a-eeeeeeee.tmp',
+    ]);
+  });
+
   it('flags a file placed twice (a second free name in the archive) as a duplicate', () => {
     const seen = clean();
     seen.archive = [

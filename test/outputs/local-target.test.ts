@@ -201,6 +201,40 @@ describe('LocalTarget', () => {
     expect(readdirSync(path.join(root, '2026-11-27'))).toEqual(['doc.pdf.status.json']);
   });
 
+  it('on a shared folder, a write of a target removes the temp file a dead agent’s cut write of that target left, and no other', async () => {
+    const dead = 'dddddddd';
+    const live = 'eeeeeeee';
+    const b = new LocalTarget(root, { writer: 'bbbbbbbb', shared: true, deadWriters: async () => [dead] });
+    const status = path.join(root, '2026-11-27', 'doc.pdf.status.json');
+    const other = path.join(root, '2026-11-27', 'other.pdf.status.json');
+    const tempOf = (target: string, writer: string) =>
+      path.join(path.dirname(target), tempBaseName(target, 'tmp', writer));
+    mkdirSync(path.dirname(status), { recursive: true });
+    // Fresh: the shared sweep at the first write keeps them all (another agent's write may be in flight).
+    for (const file of [tempOf(status, dead), tempOf(status, live), tempOf(other, dead)]) {
+      writeFileSync(file, 'half');
+    }
+    await b.write('2026-11-27/doc.pdf.status.json', 'whole');
+    expect(readFileSync(status, 'utf8')).toBe('whole');
+    expect(existsSync(tempOf(status, dead))).toBe(false);
+    expect(existsSync(tempOf(status, live))).toBe(true);
+    // Its write of `other` is another agent's to do again, and that write removes it.
+    expect(existsSync(tempOf(other, dead))).toBe(true);
+  });
+
+  it('on a shared folder, a write stands when the dead agents cannot be read (the journal down)', async () => {
+    const logs = captureLogger();
+    const b = new LocalTarget(root, {
+      writer: 'bbbbbbbb',
+      shared: true,
+      log: logs.log,
+      deadWriters: () => Promise.reject(new Error('journal down')),
+    });
+    await b.write('2026-11-27/doc.pdf.status.json', 'whole');
+    expect(readFileSync(path.join(root, '2026-11-27', 'doc.pdf.status.json'), 'utf8')).toBe('whole');
+    expect(logs.lines().map((l) => l['msg'])).toEqual(['dead agents’ temp files not removed']);
+  });
+
   it('on a shared folder, an agent restarted on the same host and state folder removes the temp file its killed start left; another agent’s name differs', async () => {
     const stateDir = path.join(root, '..', 'state-of-this-agent');
     const writer = placeWriter(stateDir);
@@ -215,7 +249,7 @@ describe('LocalTarget', () => {
     utimesSync(leftover, beforeStart, beforeStart);
     const target = openOutputTarget({ type: 'local', path: root } as OutputTargetConfig, {
       log: captureLogger().log,
-      sharedWriter: writer,
+      shared: { writer, deadWriters: async () => [] },
     });
     await target.write('statuses.csv', 'a;b');
     expect(existsSync(leftover)).toBe(false);

@@ -153,6 +153,28 @@ describeSshd('SftpTarget (real sshd)', () => {
     expect(readdirSync(path.join(root, '2026-11-27'))).toEqual(['doc.pdf.status.json']);
   });
 
+  it('a write of a target removes the temp file a dead agent’s cut write of that target left, and another live agent’s stays', async () => {
+    const root = path.join(sshd.files, `out${++n}`);
+    const log = silentLogger();
+    const t = new SftpTarget(openSftpServer(sshdEndpoint(sshd), { log }), {
+      root,
+      log,
+      writer: 'bbbbbbbb',
+      deadWriters: async () => ['dddddddd'],
+    });
+    targets.push(t);
+    const remote = path.join(root, '2026-11-27', 'doc.pdf.status.json');
+    const tempOf = (writer: string) => path.join(path.dirname(remote), tempBaseName(remote, 'tmp', writer));
+    mkdirSync(path.dirname(remote), { recursive: true });
+    writeFileSync(tempOf('dddddddd'), 'half');
+    writeFileSync(tempOf('eeeeeeee'), 'half');
+    await t.write('2026-11-27/doc.pdf.status.json', 'whole');
+    expect(readFileSync(remote, 'utf8')).toBe('whole');
+    expect(readdirSync(path.dirname(remote)).sort()).toEqual(
+      ['doc.pdf.status.json', path.basename(tempOf('eeeeeeee'))].sort(),
+    );
+  });
+
   it('with a staging folder, temporary files never appear in the ERP folder', async () => {
     const root = path.join(sshd.files, `out${++n}`);
     const staging = path.join(sshd.files, `staging${n}`);
