@@ -206,15 +206,16 @@ function haFreeze(name: string, source: Source): Scenario {
       return runHa(this, sizes, source, files, async (world) => {
         const agents = [await startInstance(world, 0), await startInstance(world, 1)];
         const batch = Math.ceil(world.sets.length / (freezes + 1));
-        world.drop(batch);
         for (let f = 0; f < freezes; f++) {
-          await sleep(200 + Math.floor(random() * 1_500));
+          // New files for each freeze (the earlier ones may all be done by now): an agent holds
+          // some when the freeze comes.
+          world.drop(batch);
+          await sleep(200 + Math.floor(random() * (f === 0 ? 1_500 : 300)));
           const index = await holder(agents, random);
           const frozen = agents[index]!;
           const other = agents[1 - index]!;
           const takenBefore = other.seen.get(TAKEN_OVER) ?? 0;
           frozen.child.kill('SIGSTOP');
-          world.drop(batch);
           // Past the lease and a renewal round: the other agent takes the frozen one's files. On a
           // busy machine that takes longer (an SFTP folder's adoption waits for the frozen agent's
           // heartbeat to age and for a poll): the freeze lasts until it did, FREEZE_MAX_MS at most.
