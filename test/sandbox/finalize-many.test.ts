@@ -4,14 +4,14 @@
  * queued waits for none, and the next start finalises every one and completes the job. Proved by
  * what the store holds after the stop, never by a clock.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { PDFDocument } from 'pdf-lib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../src/core/clock.js';
 import { isFinalSendingEvent } from '../../src/domain/wire.js';
-import type { SendingEventRecord } from '../../src/sandbox/records.js';
+import type { BlobRecord, SendingEventRecord } from '../../src/sandbox/records.js';
 import { SEED } from '../../src/sandbox/seed-ids.js';
 import { startTestSandbox, type TestSandbox, until } from './sandbox-harness.js';
 
@@ -38,7 +38,7 @@ describe(`a job of ${EVENTS} sending events`, () => {
   afterAll(() => t?.stop());
 
   it(
-    'stops with every finalisation queued without waiting for them, and the next start finalises them all and completes the job',
+    'stops with every finalisation queued without waiting for them, the next start finalises them all and completes the job, and a proof is made at each download, the same bytes each time, with no file behind it',
     async () => {
       t = await startTestSandbox({ stateDir, clock, speed: 1 });
       const created = await t.api('POST', '/jobs/single-file', {
@@ -72,9 +72,19 @@ describe(`a job of ${EVENTS} sending events`, () => {
         'GET',
         `/sending-events/${first.id}/files/${proof.fileReference}/download-url`,
       );
-      const pdf = await PDFDocument.load((await t.files('GET', link.body.url)).raw);
+      const download = await t.files('GET', link.body.url);
+      const pdf = await PDFDocument.load(download.raw);
       expect(pdf.getPageCount()).toBe(1);
       expect(pdf.getSubject()).toBe(`Delivery proof of sending event ${first.id}`);
+      // Made when downloaded, not kept: no file behind any proof, and every download the same bytes.
+      const sandbox = t.sandbox;
+      const blobs = readdirSync(sandbox.ctx.blobDir);
+      const proofBlob = sandbox.ctx.store.get<BlobRecord>('blob', proof.fileReference);
+      expect(proofBlob?.file).toBe('');
+      expect(blobs.some((name) => name.startsWith(proof.fileReference))).toBe(false);
+      expect(download.headers['content-length']).toBe(String(download.raw.length));
+      const again = await t.files('GET', link.body.url);
+      expect(again.raw.equals(download.raw)).toBe(true);
     },
     SLOW,
   );
