@@ -1,6 +1,6 @@
 /** Rows, figures and notes of the backlog and return-path scenarios for bench/report.ts (issue 7). */
 import type { BacklogResult } from './backlog.js';
-import type { BaselineResult, ReturnPathResult } from './return-path.js';
+import type { BaselineResult, ReturnPathFlatResult, ReturnPathResult } from './return-path.js';
 import { round } from './support/stats.js';
 
 type Outcome<T> = T | { error: string } | undefined;
@@ -97,6 +97,52 @@ export function returnPathRows(r: Outcome<ReturnPathResult>): string[][] {
   ];
 }
 
+/** Issue 30: the proofs' peak RSS at its largest size at most this many times that at its smallest… */
+const FLAT_RATIO = 1.1;
+/** …and under this, at every size. */
+const FLAT_CEILING_MIB = 256;
+
+function flatness(r: ReturnPathFlatResult): { peaks: string; met: boolean } {
+  const peaks = r.runs.map((run) => run.proofs.peakRssMiB);
+  const known = peaks.filter((p): p is number => p !== undefined);
+  const met =
+    known.length === peaks.length &&
+    r.peakRatio !== undefined &&
+    Math.abs(r.peakRatio - 1) <= FLAT_RATIO - 1 &&
+    known.every((p) => p < FLAT_CEILING_MIB);
+  return { peaks: peaks.map((p) => `${p ?? '?'}`).join(' / '), met };
+}
+
+/** Each size's rows as in the one-size scenario, then one row comparing their peaks. */
+export function returnPathFlatRows(r: Outcome<ReturnPathFlatResult>): string[][] {
+  if (r === undefined) return [];
+  if (isError(r)) return [['return path, flat memory', 'failed', r.error, '', '', '']];
+  const { peaks, met } = flatness(r);
+  return [
+    ...r.runs.flatMap((run) => returnPathRows(run)),
+    [
+      `proofs' memory at ${r.runs.map((run) => run.events).join(' / ')} final sending events`,
+      'agent: peak RSS (VmHWM) of each size',
+      `${peaks} MiB`,
+      '',
+      '',
+      `${r.peakRatio ?? '?'}×; target within ${Math.round((FLAT_RATIO - 1) * 100)} %, < ${FLAT_CEILING_MIB} MiB: ${met ? 'met' : 'NOT met'}`,
+    ],
+  ];
+}
+
+export function returnPathFlatTargets(r: Outcome<ReturnPathFlatResult>): string[] {
+  if (r === undefined || isError(r)) return [];
+  const { peaks, met } = flatness(r);
+  const stops = r.runs.map((run) => run.sandboxStopSeconds ?? '?').join(' / ');
+  const finals = r.runs.map((run) => run.setup.finalizeSeconds).join(' / ');
+  return [
+    `Memory flat with the backlog (issue 30): proofs of ${r.runs.map((run) => run.events).join(' / ')} ` +
+      `events peaked at ${peaks} MiB, ${r.peakRatio ?? '?'}× — ${met ? 'met' : 'NOT met'}. ` +
+      `Sandbox set-up: every event final in ${finals} s; stopped on SIGTERM in ${stops} s.`,
+  ];
+}
+
 /** The figures issue 7 asks for, in words. */
 /** 10,000 events' proofs before issue 18, with tuned follow settings (2026-11-25, docs/benchmarks.json). */
 const TUNED_PROOFS_SECONDS = 115.37;
@@ -155,6 +201,11 @@ export const BACKLOG_RETURN_NOTES = `## Backlog and return path (issue 7)
   machine's noise. The full 10,000-event run (\`--only return-path\`) could not be taken at that
   load: the sandbox's set-up (moving 10,000 events to final, 389 s unloaded) passed the control
   client's 30-minute timeout. Peak RSS of those runs: 209–210 MiB (defaults), 219–233 MiB (tuned).
+- Flat memory (issue 30, \`--return-events 3000,30000\`): the return path once per size, smallest
+  first, each on a fresh sandbox and fresh agent state; a row compares the proofs pass's peak RSS
+  (VmHWM) at the largest size with that at the smallest (target: within 10 %, every peak under
+  256 MiB). The targets line adds the sandbox's set-up time (every event final) and how long it
+  took to exit on SIGTERM after the passes.
 - Peppol: the agent starts with only \`peppolInbox\` on; its first pass lists every document
   (pages of 100) and saves them one after another (URL, download, UBL summary, XML and .json
   written with fsync), which is what bounds it. The sandbox seeds 11 example documents of its own.

@@ -4,6 +4,8 @@ import {
   BACKLOG_RETURN_NOTES,
   backlogReturnFigures,
   backlogRows,
+  returnPathFlatRows,
+  returnPathFlatTargets,
   returnPathRows,
 } from './backlog-returns-report.js';
 import type { BurstRemoteResult, BurstResult, ColumnResult } from './burst.js';
@@ -18,7 +20,7 @@ import { MEMORY_NOTES } from './memory-report.js';
 import type { PacedResult } from './paced.js';
 import { PACED_NOTES, pacedRows, pacedTargets } from './paced-report.js';
 import { RECURSIVE_NOTES } from './recursive-report.js';
-import type { ReturnPathResult } from './return-path.js';
+import type { ReturnPathFlatResult, ReturnPathResult } from './return-path.js';
 import type { GetJobResult } from './sandbox-get-job.js';
 import type { SftpBenchResult } from './sftp.js';
 import { SFTP_NOTES, sftpRows, sftpTargets } from './sftp-report.js';
@@ -34,6 +36,8 @@ export interface BenchReport {
   sftp?: SftpBenchResult | { error: string };
   backlog?: BacklogResult | { error: string };
   returnPath?: ReturnPathResult | { error: string };
+  /** The return path at two sizes or more in one run: the proofs' peak RSS compared (issue 30). */
+  returnPathFlat?: ReturnPathFlatResult | { error: string };
   idle?: IdleResult | { error: string };
   /** One pace for every call: pace.rate's accuracy and a backlog under a 429 storm. */
   paced?: PacedResult | { error: string };
@@ -141,6 +145,7 @@ export function rows(report: BenchReport): string[][] {
   }
   out.push(...sftpRows(report.sftp));
   out.push(...backlogRows(report.backlog), ...returnPathRows(report.returnPath));
+  out.push(...returnPathFlatRows(report.returnPathFlat));
   out.push(...idleRows(report.idle));
   out.push(...pacedRows(report.paced));
   out.push(...journalRows(report.burstPg, report.burstRemotePg, report.backlogPg));
@@ -364,6 +369,7 @@ export function targets(report: BenchReport): string[] {
   }
   out.push(...sftpTargets(report.sftp));
   out.push(...backlogReturnFigures(report.backlog, report.returnPath));
+  out.push(...returnPathFlatTargets(report.returnPathFlat));
   out.push(...idleTargets(report.idle));
   out.push(...pacedTargets(report.paced));
   out.push(...journalTargets(report.burstPg, report.burstRemotePg, report.backlogPg));
@@ -401,8 +407,8 @@ export function markdown(report: BenchReport): string {
     '',
     LIMITS,
     ...(report.sftp ? [SFTP_NOTES] : []),
-    ...(report.backlog || report.returnPath ? [BACKLOG_RETURN_NOTES] : []),
-    ...(report.backlog || report.returnPath ? [MEMORY_NOTES] : []),
+    ...(report.backlog || report.returnPath || report.returnPathFlat ? [BACKLOG_RETURN_NOTES] : []),
+    ...(report.backlog || report.returnPath || report.returnPathFlat ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
     ...(report.paced ? [PACED_NOTES] : []),
     ...(report.burstPg || report.burstRemotePg || report.backlogPg

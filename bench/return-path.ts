@@ -74,6 +74,17 @@ export interface ReturnPathResult {
   /** The same proofs with the settings tuned before issue 18 (compareTuned). */
   proofsTuned?: StreamResult | undefined;
   peppol: StreamResult & { baseline?: BaselineResult | undefined; vsBaseline?: number | undefined };
+  /** SIGTERM to the sandbox process → its exit, after every pass (absent in older reports). */
+  sandboxStopSeconds?: number;
+}
+
+/** The return path at several sizes, one after another, each on a sandbox of its own (issue 30). */
+export interface ReturnPathFlatResult {
+  scenario: 'return-path-flat';
+  /** Smallest number of events first. */
+  runs: ReturnPathResult[];
+  /** Peak RSS of the proofs pass at the largest size over that at the smallest. */
+  peakRatio: number | undefined;
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -299,6 +310,7 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
   const dir = scratchDir('docex-bench-returns-');
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   const control = new SandboxControl(sandbox.info, options.concurrency);
+  let stopped = false;
   try {
     const agentDir = path.join(dir, 'agent');
     let t = Date.now();
@@ -345,6 +357,13 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
         : undefined;
     const ratio = (agent: StreamResult, base: BaselineResult | undefined) =>
       base && round(agent.documentsPerSecond / base.documentsPerSecond, 2);
+    // Timed: a sandbox busy with a night's proofs once ignored SIGTERM until the bench killed it.
+    step('sandbox stop');
+    t = Date.now();
+    await control.close();
+    await sandbox.stop();
+    stopped = true;
+    const sandboxStopSeconds = seconds(t);
     return {
       scenario: 'return-path',
       events: options.events,
@@ -354,9 +373,34 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
       proofs: { ...proofs, baseline: proofsBaseline, vsBaseline: ratio(proofs, proofsBaseline) },
       ...(proofsTuned ? { proofsTuned } : {}),
       peppol: { ...peppol, baseline: peppolBaseline, vsBaseline: ratio(peppol, peppolBaseline) },
+      sandboxStopSeconds,
     };
   } finally {
-    await control.close();
-    await sandbox.stop();
+    if (!stopped) {
+      await control.close();
+      await sandbox.stop();
+    }
   }
+}
+
+/**
+ * The return path once per size (smallest first), each from a fresh sandbox and agent state:
+ * whether the agent's memory stays flat as the night grows.
+ */
+export async function benchReturnPathFlat(
+  sizes: readonly number[],
+  options: Omit<ReturnPathOptions, 'events'>,
+): Promise<ReturnPathFlatResult> {
+  const runs: ReturnPathResult[] = [];
+  for (const events of [...sizes].sort((a, b) => a - b)) {
+    process.stderr.write(`bench: return path flat: ${events} sending events\n`);
+    runs.push(await benchReturnPath({ ...options, events }));
+  }
+  const smallest = runs[0]?.proofs.peakRssMiB;
+  const largest = runs.at(-1)?.proofs.peakRssMiB;
+  return {
+    scenario: 'return-path-flat',
+    runs,
+    peakRatio: smallest && largest ? round(largest / smallest, 3) : undefined,
+  };
 }

@@ -10,6 +10,8 @@
  *   --sftp-mib M --sftp-files N      SFTP download size and listing size (default 500, 10000)
  *   --backlog-files N --backlog-seconds S   backlog at start-up (default 100000, 60; 0 s: drain it all)
  *   --return-events N --peppol-docs N        return path (default 10000, 10000)
+ *   --return-events N,M,…            return path at each size in one run, and a row comparing the
+ *                                    proofs' peak RSS (issue 30: within 10 %, < 256 MiB)
  *   --return-concurrency C --baseline-docs N  curl baseline -P (8), curl baseline cap (2000)
  *   --compare-tuned                  return path: the proofs again with the pre-issue-18 tuned follow settings
  *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
@@ -39,7 +41,7 @@ import { benchBacklogJournals, benchBurstJournals } from './journal-compare.js';
 import { benchLargeFile } from './large-file.js';
 import { benchPaced } from './paced.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
-import { benchReturnPath } from './return-path.js';
+import { benchReturnPath, benchReturnPathFlat } from './return-path.js';
 import { benchGetJob } from './sandbox-get-job.js';
 import { benchSftpAsAgent } from './sftp.js';
 import { type BenchPostgres, startBenchPostgres } from './support/bench-postgres.js';
@@ -103,7 +105,20 @@ const sftpMiB = num(values['sftp-mib'], 'BENCH_SFTP_MIB', 500, 64);
 const sftpFiles = num(values['sftp-files'], 'BENCH_SFTP_FILES', 10_000, 2_000);
 const backlogFiles = num(values['backlog-files'], 'BENCH_BACKLOG_FILES', 100_000, 10_000);
 const backlogSeconds = num(values['backlog-seconds'], 'BENCH_BACKLOG_SECONDS', 60, 15);
-const returnEvents = num(values['return-events'], 'BENCH_RETURN_EVENTS', 10_000, 500);
+// One size, or several compared in one run ("3000,30000").
+const returnEventSizes = (
+  values['return-events'] ??
+  process.env['BENCH_RETURN_EVENTS'] ??
+  (quick ? '500' : '10000')
+)
+  .split(',')
+  .map(Number);
+if (returnEventSizes.some((n) => !Number.isInteger(n) || n <= 0)) {
+  throw new Error(
+    `--return-events: positive whole numbers separated by commas, not ${values['return-events']}`,
+  );
+}
+const returnEvents = returnEventSizes[0] as number;
 const peppolDocs = num(values['peppol-docs'], 'BENCH_PEPPOL_DOCS', 10_000, 500);
 const returnConcurrency = num(values['return-concurrency'], 'BENCH_RETURN_CONCURRENCY', 8, 8);
 const baselineDocs = num(values['baseline-docs'], 'BENCH_BASELINE_DOCS', 2_000, 100);
@@ -199,7 +214,20 @@ try {
       }),
     );
   }
-  if (only.has('return-path')) {
+  if (only.has('return-path') && returnEventSizes.length > 1) {
+    report.returnPathFlat = await attempt(
+      `return path at ${returnEventSizes.join(', ')} sending events (${peppolDocs} Peppol documents each)`,
+      () =>
+        benchReturnPathFlat(returnEventSizes, {
+          mainJs,
+          peppolDocs,
+          concurrency: returnConcurrency,
+          baselineDocs,
+          compareTuned: values['compare-tuned'],
+          timeoutMs,
+        }),
+    );
+  } else if (only.has('return-path')) {
     report.returnPath = await attempt(
       `return path (${returnEvents} sending events, ${peppolDocs} Peppol documents)`,
       () =>
@@ -354,6 +382,7 @@ const failed = [
   report.sftp,
   report.backlog,
   report.returnPath,
+  report.returnPathFlat,
   report.idle,
   report.burstPg,
   report.burstRemotePg,

@@ -7,10 +7,12 @@ import {
   BACKLOG_RETURN_NOTES,
   backlogReturnFigures,
   backlogRows,
+  returnPathFlatRows,
+  returnPathFlatTargets,
   returnPathRows,
 } from '../../bench/backlog-returns-report.js';
 import { type BenchReport, markdown, rows } from '../../bench/report.js';
-import type { ReturnPathResult } from '../../bench/return-path.js';
+import type { ReturnPathFlatResult, ReturnPathResult } from '../../bench/return-path.js';
 import { countFiles } from '../../bench/support/count-files.js';
 
 const machine = {
@@ -129,6 +131,59 @@ describe('backlog and return-path report', () => {
     expect(md).toContain('20000 proofs archived in 250 s');
     expect(md).toContain(BACKLOG_RETURN_NOTES.split('\n')[0]);
     expect(markdown({ machine, quick: false })).not.toContain(BACKLOG_RETURN_NOTES.split('\n')[0]);
+  });
+});
+
+describe('return path at two sizes (issue 30)', () => {
+  const atSize = (events: number, peakRssMiB: number): ReturnPathResult => ({
+    ...returnPath,
+    events,
+    follow: 'defaults',
+    setup: { ...returnPath.setup, finalizeSeconds: events / 1000 },
+    proofs: { documents: 2 * events, seconds: 100, documentsPerSecond: 60, peakRssMiB },
+    peppol: { documents: 11, seconds: 1, documentsPerSecond: 11, peakRssMiB: 120 },
+    sandboxStopSeconds: 0.3,
+  });
+  const flat = (small: number, large: number): ReturnPathFlatResult => ({
+    scenario: 'return-path-flat',
+    runs: [atSize(3000, small), atSize(30_000, large)],
+    peakRatio: Number((large / small).toFixed(3)),
+  });
+
+  it("keeps each size's rows as in the one-size scenario and adds one row comparing their peaks", () => {
+    const table = returnPathFlatRows(flat(150, 160));
+    expect(table).toHaveLength(2 + 2 + 1);
+    expect(table[0]?.[0]).toBe('proofs of 3000 final sending events (6000 PDFs), follow defaults');
+    expect(table[2]?.[0]).toBe('proofs of 30000 final sending events (60000 PDFs), follow defaults');
+    expect(table[4]).toEqual([
+      "proofs' memory at 3000 / 30000 final sending events",
+      'agent: peak RSS (VmHWM) of each size',
+      '150 / 160 MiB',
+      '',
+      '',
+      '1.067×; target within 10 %, < 256 MiB: met',
+    ]);
+  });
+
+  it('says NOT met when the larger night peaks more than 10 % higher, or any peak reaches 256 MiB', () => {
+    expect(returnPathFlatRows(flat(150, 170)).at(-1)?.[5]).toContain('NOT met');
+    expect(returnPathFlatRows(flat(250, 260)).at(-1)?.[5]).toContain('NOT met');
+    const unknown = { ...flat(150, 150), peakRatio: undefined };
+    expect(returnPathFlatRows(unknown).at(-1)?.[5]).toContain('NOT met');
+  });
+
+  it("names the sandbox's set-up and stop times beside the verdict, and adds it all to the whole report", () => {
+    expect(returnPathFlatTargets(flat(150, 160))).toEqual([
+      'Memory flat with the backlog (issue 30): proofs of 3000 / 30000 events peaked at 150 / 160 MiB, ' +
+        '1.067× — met. Sandbox set-up: every event final in 3 / 30 s; stopped on SIGTERM in 0.3 / 0.3 s.',
+    ]);
+    const report: BenchReport = { machine, quick: false, returnPathFlat: flat(150, 160) };
+    expect(rows(report)).toHaveLength(1 + 5);
+    expect(markdown(report)).toContain(BACKLOG_RETURN_NOTES.split('\n')[0]);
+    expect(returnPathFlatRows({ error: 'sandbox exited early (1)' })).toEqual([
+      ['return path, flat memory', 'failed', 'sandbox exited early (1)', '', '', ''],
+    ]);
+    expect(returnPathFlatTargets(undefined)).toEqual([]);
   });
 });
 
