@@ -364,6 +364,7 @@ export async function benchReturnPath(options: ReturnPathOptions): Promise<Retur
     await sandbox.stop();
     stopped = true;
     const sandboxStopSeconds = seconds(t);
+    step(`sandbox stopped on SIGTERM in ${sandboxStopSeconds} s`);
     return {
       scenario: 'return-path',
       events: options.events,
