@@ -26,6 +26,7 @@ export function createFolderSource(runtime: FolderRuntime, deps: FolderSourceDep
     ...(onFolderUnsafe ? { onUnsafe: (err: DocexError) => onFolderUnsafe(folder.name, err) } : {}),
     hooks: {
       accept: (name, file, onLost) => pipeline.accept(name, file, onLost),
+      prepareIntake: () => pipeline.prepareIntake(),
       isCompanion: (name) => isSidecarName(runtime, name),
       companionsOf: (name) => (usesSidecars(runtime) ? [sidecarPathOf(runtime, name)] : []),
       errorFiles: (item, now) => {

@@ -126,6 +126,14 @@ export class WorkerPool {
     }) as Promise<PoolAnswer<T>>;
   }
 
+  /**
+   * Starts a worker now when none is alive, so the next task does not wait for its start; it is
+   * ended as any idle worker is (idleMs) if no task comes.
+   */
+  warm(): void {
+    if (!this.closed && this.slots.size === 0) this.start();
+  }
+
   /** Workers alive (busy, idle or starting). */
   get size(): number {
     return this.slots.size;

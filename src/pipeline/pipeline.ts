@@ -169,6 +169,11 @@ export class Pipeline {
     this.options.onBacklog?.(folder, pause);
   }
 
+  /** Files wait in a folder to settle: the inspection worker their intake needs starts meanwhile. */
+  prepareIntake(): void {
+    this.ctx.inspector.warm();
+  }
+
   /**
    * A file the source just moved into `.processing/`. False: not taken (unknown folder, stopping);
    * `onLost`: taken, but its claim failed before it became an item (SFTP sources forget it then).

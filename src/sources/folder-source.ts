@@ -59,6 +59,8 @@ export interface SourceHooks {
   errorFiles(item: JournalItem, now: number): RemoteSideFile[];
   /** An entry refused before it was a file (a link, a FIFO, a name that is not UTF-8): placed and said. */
   rejectEntry(entry: RejectedEntry): Promise<void>;
+  /** Files wait in the folder to settle: what their intake needs (an inspection worker) is readied meanwhile. */
+  prepareIntake?(): void;
 }
 
 export interface SourceTiming {

@@ -43,10 +43,10 @@ export function pickForScan<T>(items: readonly T[], keyOf: (item: T) => ScanKey,
 /**
  * The first `limit` keys, in order, of a listing streamed one entry at a time, held in at most
  * twice `limit` keys whatever the listing's size (a 100,000-entry folder is never one array).
- * A name offered twice counts once.
+ * A name offered twice counts once. A key may carry more (what the listing saw of the file).
  */
-export class FirstInOrder {
-  private kept = new Map<string, ScanKey>();
+export class FirstInOrder<K extends ScanKey = ScanKey> {
+  private kept = new Map<string, K>();
   private cut = false;
 
   constructor(
@@ -54,7 +54,7 @@ export class FirstInOrder {
     private readonly limit: number,
   ) {}
 
-  offer(key: ScanKey): void {
+  offer(key: K): void {
     if (this.limit <= 0) {
       this.cut = true;
       return;
@@ -70,7 +70,7 @@ export class FirstInOrder {
   }
 
   /** The kept keys, in order. */
-  take(): ScanKey[] {
+  take(): K[] {
     this.trim();
     return [...this.kept.values()];
   }

@@ -101,6 +101,28 @@ describe('WorkerPool', () => {
     expect(second.ok && first.ok && second.value.threadId).not.toBe(first.ok && first.value.threadId);
   });
 
+  it('starts a worker when warmed, runs the next task on it, and starts no second one while it lives', async () => {
+    const p = pool(2);
+    p.warm();
+    expect(p.size).toBe(1);
+    p.warm();
+    expect(p.size).toBe(1);
+    const answer = await p.run<{ threadId: number }>('echo', [1]);
+    expect(answer).toMatchObject({ ok: true, value: { echo: 1 } });
+    expect(p.size).toBe(1);
+  });
+
+  it('ends a warmed worker that got no task within idleMs of its start', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const p = pool(1, 20_000, 30_000);
+    p.warm();
+    // Its idle timer starts once it said ready (a real message): moved on at each check.
+    await vi.waitFor(() => {
+      vi.advanceTimersByTime(30_000);
+      expect(p.size).toBe(0);
+    });
+  });
+
   it('keeps a worker that gets a task before idleMs has passed', async () => {
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
     const p = pool(1, 20_000, 30_000);

@@ -102,6 +102,11 @@ export class Inspector {
     });
   }
 
+  /** Starts a worker ahead of the first file (files are settling): its start is then not in a file's way. */
+  warm(): void {
+    this.pool.warm();
+  }
+
   /** Worker threads alive. */
   get workers(): number {
     return this.pool.size;

@@ -36,6 +36,7 @@ export function createLocalFolderSource(
       });
     },
     onRejected: (entry) => deps.hooks.rejectEntry(entry),
+    onWaiting: () => deps.hooks.prepareIntake?.(),
     ...(deps.onUnsafe ? { onUnsafe: deps.onUnsafe } : {}),
     ...(deps.onUnreadableChange ? { onUnreadableChange: deps.onUnreadableChange } : {}),
     // Archive and error folders inside the drop folder are the agent's own, not drops; a recursive

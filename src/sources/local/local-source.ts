@@ -11,6 +11,7 @@
  * not a valid file name are never entered; each folder entered is watched (TreeWatcher).
  */
 
+import type { Stats } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import type { Clock } from '../../core/clock.js';
@@ -22,7 +23,7 @@ import { assertRealDir, FOLDER_UNSAFE_CODE } from '../../core/real-dir.js';
 import { nameFault } from '../../domain/file-names.js';
 import { type DropFolderTrouble, missingDropFolder } from '../drop-folder.js';
 import { createNameFilter } from '../glob.js';
-import { FirstInOrder, pickForScan } from '../scan-order.js';
+import { FirstInOrder, pickForScan, type ScanKey } from '../scan-order.js';
 import {
   claimFile,
   FILE_IN_THE_WAY,
@@ -36,6 +37,7 @@ import { type EntryName, entryPath, readEntries } from './entry-name.js';
 import { type FileAccess, type FileLook, type LstatFn, lookAt, type ProbeReadable } from './observe-file.js';
 import {
   dataNameOfMarker,
+  firstLookDue,
   isCandidateName,
   markerSuffixes,
   type Observation,
@@ -90,6 +92,11 @@ export interface LocalSourceOptions {
   ownDirs?: readonly string[];
   rename?: RenameFn;
   watchDirectory?: typeof watchDirectory;
+  /**
+   * Names became pending in an empty folder: their intake (an inspection worker) can be readied
+   * while they settle, rather than after the claim.
+   */
+  onWaiting?: () => void;
 }
 
 export interface RejectedEntry {
@@ -136,11 +143,18 @@ const REJECTIONS: Record<RejectedKind, (name: string) => Pick<RejectedEntry, 'co
 
 interface Pending {
   state?: StabilityState;
+  /** Seen by a scan's stat: not looked at again before this (clock ms), when its settle time is up. */
+  dueAt?: number;
   retryAt?: number;
   /** When it was last looked at (clock ms). */
   lookedAt?: number;
   /** Its last look, when that found it complete: claimed from without another look for a while. */
   complete?: { obs: Observation; access: FileAccess; at: number };
+}
+
+/** A scan's candidate: its stat (oldest first) is its first observation, its settle clock started then. */
+interface ScannedName extends ScanKey {
+  seen?: StabilityState;
 }
 
 /** Names whose mtimes a scan asks for at once (the libuv pool runs 4 at a time). */
@@ -209,6 +223,10 @@ export class LocalSource {
   private readonly maxPending: number;
   private readonly timers: NodeJS.Timeout[] = [];
   private statTimer: NodeJS.Timeout | undefined;
+  /** A pass when the first name a scan saw is due (its settle time up), rather than at the next period. */
+  private dueTimer: NodeJS.Timeout | undefined;
+  /** The soonest `dueAt` a pass skipped (clock ms). */
+  private nextDue = Number.POSITIVE_INFINITY;
   private watcher: TreeWatcher | undefined;
   /** Sub-folder levels taken (0: the drop folder only). */
   private readonly depth: number;
@@ -283,6 +301,8 @@ export class LocalSource {
     await this.scan();
     this.looping = this.statIntervalMs > 0;
     this.armStatLoop();
+    // The first pass now (it arms the timer of the names the scan saw), not a period later.
+    if (this.pending.size > 0) this.wake();
     this.every(this.options.rescanIntervalMs ?? 60_000, () => this.requestScan());
     this.log.info({ folder: this.folderName, pending: this.pending.size }, 'folder source started');
   }
@@ -292,6 +312,7 @@ export class LocalSource {
     this.looping = false;
     for (const t of this.timers.splice(0)) clearInterval(t);
     this.disarmStatLoop();
+    clearTimeout(this.dueTimer);
     this.watcher?.close();
     this.watcher = undefined;
     await this.ticking;
@@ -413,8 +434,11 @@ export class LocalSource {
     );
   }
 
-  /** A name seen by the scan or the watcher; markers wake their data file up. */
-  notice(name: string): void {
+  /**
+   * A name seen by the scan or the watcher; markers wake their data file up. `seen`: the scan's
+   * stat of that very name, its first observation (its settle time runs from then).
+   */
+  notice(name: string, seen?: StabilityState): void {
     if (this.stopped) return;
     const candidate = this.candidateOf(name);
     if (candidate === undefined || this.pending.has(candidate)) return;
@@ -422,7 +446,12 @@ export class LocalSource {
       this.scanNeeded = true;
       return;
     }
-    this.pending.set(candidate, {});
+    if (this.pending.size === 0) this.options.onWaiting?.();
+    const dueAt =
+      seen !== undefined && candidate === name
+        ? firstLookDue(seen, this.options.folder.stability)
+        : undefined;
+    this.pending.set(candidate, seen === undefined || dueAt === undefined ? {} : { state: seen, dueAt });
     this.wake();
   }
 
@@ -435,12 +464,31 @@ export class LocalSource {
   async scan(): Promise<void> {
     this.scanNeeded = false;
     const { order } = this.options.folder;
-    const first = new FirstInOrder(order, this.maxPending - this.pending.size);
-    // Oldest first needs every candidate's mtime: stat'ed a batch at a time, side by side.
+    const first = new FirstInOrder<ScannedName>(order, this.maxPending - this.pending.size);
+    // Oldest first needs every candidate's mtime: stat'ed a batch at a time, side by side. That
+    // stat is also the file's first observation, so its settle time runs while the scan goes on.
     let batch: string[] = [];
     const offerBatch = async () => {
-      const times = order === 'mtime' ? await Promise.all(batch.map((n) => this.mtimeOf(n))) : [];
-      for (const [i, name] of batch.entries()) first.offer({ name, mtimeMs: times[i] ?? Number.NaN });
+      if (order !== 'mtime') {
+        for (const name of batch) first.offer({ name, mtimeMs: Number.NaN });
+        batch = [];
+        return;
+      }
+      const stats = await Promise.all(batch.map((n) => this.statOf(n)));
+      // After the stats answered: a settle time counted from here is never too long.
+      const since = this.options.clock.now();
+      for (const [i, name] of batch.entries()) {
+        const st = stats[i];
+        first.offer(
+          st === undefined
+            ? { name, mtimeMs: Number.NaN }
+            : {
+                name,
+                mtimeMs: st.mtimeMs,
+                ...(st.isFile() ? { seen: { size: st.size, mtimeMs: st.mtimeMs, since } } : {}),
+              },
+        );
+      }
       batch = [];
     };
     const entered = new Set<string>();
@@ -494,7 +542,7 @@ export class LocalSource {
       this.log.error({ folder: this.folderName, err }, 'folder scan failed');
     }
     if (whole && this.depth > 0) this.watcher?.keepOnly(entered);
-    for (const { name } of first.take()) this.notice(name);
+    for (const { name, seen } of first.take()) this.notice(name, seen);
     if (first.leftOut) this.scanNeeded = true;
   }
 
@@ -512,12 +560,12 @@ export class LocalSource {
     return true;
   }
 
-  /** For the scan's order only: a file that cannot be stat'ed sorts last (its pass reports why). */
-  private async mtimeOf(name: string): Promise<number> {
+  /** For the scan's order: a file that cannot be stat'ed sorts last (its pass reports why). */
+  private async statOf(name: string): Promise<Stats | undefined> {
     try {
-      return (await (this.options.lstat ?? fs.lstat)(path.join(this.dir, name))).mtimeMs;
+      return await (this.options.lstat ?? fs.lstat)(path.join(this.dir, name));
     } catch {
-      return Number.NaN;
+      return undefined;
     }
   }
 
@@ -527,11 +575,22 @@ export class LocalSource {
       this.ticking = undefined;
       if (this.pending.size === 0 && !this.scanNeeded) this.disarmStatLoop();
       else this.armStatLoop();
+      this.armDueTimer();
     });
     return this.ticking;
   }
 
+  /** A pass at the soonest time a skipped name is due, when the stat loop runs on its timers. */
+  private armDueTimer(): void {
+    clearTimeout(this.dueTimer);
+    this.dueTimer = undefined;
+    if (!this.looping || this.stopped || this.nextDue === Number.POSITIVE_INFINITY) return;
+    const wait = Math.max(0, this.nextDue - this.options.clock.now());
+    this.dueTimer = setTimeout(() => this.wake(), wait).unref();
+  }
+
   private async runTick(): Promise<void> {
+    this.nextDue = Number.POSITIVE_INFINITY;
     do {
       this.again = false;
       await this.pass();
@@ -554,6 +613,7 @@ export class LocalSource {
       const complete: Complete[] = [];
       for (const name of names.slice(at, at + OBSERVE_CHUNK)) {
         if (this.stopped) return;
+        if (this.notDueYet(name)) continue;
         if (this.paused) {
           // Looking while paused only moves settle times on: a file found complete needs no more
           // looks until the resume, another one a look per LOOK_GAP_MS.
@@ -580,6 +640,15 @@ export class LocalSource {
       }
       if (claimsLeft <= 0) return;
     }
+  }
+
+  /** Seen by a scan and its settle time not up: a look now could only say "wait". */
+  private notDueYet(name: string): boolean {
+    const dueAt = this.pending.get(name)?.dueAt;
+    if (dueAt === undefined) return false;
+    if (this.options.clock.now() >= dueAt) return false;
+    this.nextDue = Math.min(this.nextDue, dueAt);
+    return true;
   }
 
   private lookedWithin(name: string, ms: number): boolean {
@@ -617,6 +686,7 @@ export class LocalSource {
     }
     const { obs } = look;
     entry.lookedAt = now;
+    delete entry.dueAt;
     const { state, verdict } = observe(entry.state, obs, now, stability);
     entry.state = state;
     if (verdict === 'stable') entry.complete = { obs, access: look.access, at: now };

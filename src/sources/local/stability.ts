@@ -82,6 +82,16 @@ export function observe(
 }
 
 /**
+ * When a file first seen at `state` (a folder scan's stat) is next worth a look: under the settle
+ * rule not before `settleMs` has passed, as a look sooner can only say "wait" (a change it would
+ * see is seen by that look too, and starts the settle over as it would have). The plain settle
+ * time, even for an empty file: its longer settle must not hide its first bytes. Other rules: now.
+ */
+export function firstLookDue(state: StabilityState, rule: StabilityRule): number | undefined {
+  return rule.kind === 'settle' ? state.since + rule.settleMs : undefined;
+}
+
+/**
  * Temporary names that are never taken, whatever the rule: dotfiles (also our own `.processing`),
  * Office lock files `~$*`, editor backups `*~`, and partial-download suffixes.
  */
