@@ -34,7 +34,14 @@ import {
 } from './claim.js';
 import { TreeWatcher, type watchDirectory } from './dir-watcher.js';
 import { type EntryName, entryPath, readEntries } from './entry-name.js';
-import { type FileAccess, type FileLook, type LstatFn, lookAt, type ProbeReadable } from './observe-file.js';
+import {
+  type FileAccess,
+  type FileLook,
+  type LstatFn,
+  lookAt,
+  lstatFile,
+  type ProbeReadable,
+} from './observe-file.js';
 import {
   dataNameOfMarker,
   firstLookDue,
@@ -411,7 +418,7 @@ export class LocalSource {
   }
 
   private async folderChanged(relative: string): Promise<void> {
-    const st = await (this.options.lstat ?? fs.lstat)(path.join(this.dir, relative)).catch(() => undefined);
+    const st = await (this.options.lstat ?? lstatFile)(path.join(this.dir, relative)).catch(() => undefined);
     if (st === undefined) this.watcher?.forget(relative);
     else if (st.isDirectory() && !this.watcher?.has(relative)) this.requestScan();
   }
@@ -563,7 +570,7 @@ export class LocalSource {
   /** For the scan's order: a file that cannot be stat'ed sorts last (its pass reports why). */
   private async statOf(name: string): Promise<Stats | undefined> {
     try {
-      return await (this.options.lstat ?? fs.lstat)(path.join(this.dir, name));
+      return await (this.options.lstat ?? lstatFile)(path.join(this.dir, name));
     } catch {
       return undefined;
     }
