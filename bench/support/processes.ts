@@ -64,18 +64,32 @@ export async function startAgentProcess(
   mainJs: string,
   configFile: string,
   journal: string | (() => Promise<boolean>),
+  /**
+   * Each line of its stdout (its log), read from the spawn on; answer false once no more are
+   * wanted (the rest is then read and dropped, so the agent never blocks on a full pipe).
+   */
+  onLine?: (line: string) => boolean,
 ): Promise<ChildProcess> {
   const profileDir = process.env['BENCH_AGENT_PROF'];
   const prof = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
   // As the shipped launchers start it (systemd unit, container image).
   const stdoutPrefix = process.env['BENCH_AGENT_STDOUT'];
-  const stdout = stdoutPrefix ? openSync(`${stdoutPrefix}.${Date.now()}`, 'w') : 'ignore';
+  const stdout = onLine ? 'pipe' : stdoutPrefix ? openSync(`${stdoutPrefix}.${Date.now()}`, 'w') : 'ignore';
   const child = spawn(
     process.execPath,
     [...agentNodeFlags(), ...prof, mainJs, 'start', '--config', configFile],
     { stdio: ['ignore', stdout, 'inherit'] },
   );
   if (typeof stdout === 'number') closeSync(stdout);
+  if (onLine && child.stdout) {
+    const out = child.stdout;
+    const lines = createInterface({ input: out });
+    lines.on('line', (line) => {
+      if (onLine(line)) return;
+      lines.close();
+      out.resume();
+    });
+  }
   const deadline = Date.now() + 30_000;
   const exists = typeof journal === 'string' ? async () => existsSync(journal) : journal;
   while (!(await exists())) {

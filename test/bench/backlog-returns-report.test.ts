@@ -2,11 +2,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { BacklogResult } from '../../bench/backlog.js';
+import { type BacklogResult, phaseOf } from '../../bench/backlog.js';
 import {
   BACKLOG_RETURN_NOTES,
   backlogReturnFigures,
   backlogRows,
+  phasesText,
   returnPathFlatRows,
   returnPathFlatTargets,
   returnPathRows,
@@ -110,6 +111,55 @@ describe('backlog and return-path report', () => {
     expect(returnPathRows(returnPath)[0]?.[0]).toBe('proofs of 10000 final sending events (20000 PDFs), c=8');
     expect(backlogReturnFigures(undefined, { ...returnPath, follow: 'defaults' }).at(-1)).toBe(
       "Proofs with the follower's default pacing (issue 18): 250 s, 2.17× the 115.37 s the tuned settings took before (every-second schedule, 100,000 calls a minute, concurrency 8).",
+    );
+  });
+
+  it('shows the first job with the settle counted apart and the phases from the log, with the targets of issue 30', () => {
+    const withPhases: BacklogResult = {
+      ...backlog,
+      agent: {
+        ...backlog.agent,
+        firstCreatedMs: 2_790,
+        firstCreatedBeyondSettleMs: 790,
+        settleMs: 2_000,
+        peakRssMiB: 260.2,
+        phases: { recovered: 694, listed: 2_420, claimed: 2_734, taken: 2_762, created: 2_793 },
+      },
+    };
+    const table = backlogRows(withPhases);
+    expect(table[1]).toEqual([
+      'backlog 100000 files at start-up, c=8',
+      'agent: start → first job created, the 2.0 s settle counted apart',
+      '0.8 s',
+      '',
+      '',
+      'from spawn: recovered 0.7 s, folder listed 2.4 s, first claimed 2.7 s, taken 2.8 s, created 2.8 s',
+    ]);
+    expect(table[2]?.[1]).toBe('agent: uploads, first 60 s');
+    expect(backlogReturnFigures(withPhases, undefined)[1]).toBe(
+      'Backlog first submission, the 2.0 s settle counted apart, < 3.0 s: 0.8 s — met; peak RSS < 256 MiB: 260.2 MiB — NOT met.',
+    );
+    // A run from before issue 30 has neither the row nor the figure.
+    expect(backlogRows(backlog)).toHaveLength(4);
+    expect(backlogReturnFigures(backlog, undefined)).toHaveLength(1);
+  });
+
+  it("reads a phase from the agent's log line that first says it, and nothing from other lines", () => {
+    const seen = {};
+    const line = (msg: string, time: string) =>
+      JSON.stringify({ level: 'info', time, msg, folder: 'backlog' });
+    expect(phaseOf(line('folder source started', '2026-11-28T10:14:29.291Z'), seen)).toEqual({
+      phase: 'listed',
+      at: Date.parse('2026-11-28T10:14:29.291Z'),
+    });
+    expect(phaseOf(line('file uploaded', '2026-11-28T10:14:30.000Z'), seen)).toBeUndefined();
+    expect(phaseOf(line('job created', '2026-11-28T10:14:31.000Z'), { created: 5 })).toBeUndefined();
+    expect(phaseOf('not json', seen)).toBeUndefined();
+  });
+
+  it('leaves out of the phases a step the log did not say before the first job', () => {
+    expect(phasesText({ recovered: 500, claimed: 2_600, created: 2_700 })).toBe(
+      'recovered 0.5 s, first claimed 2.6 s, created 2.7 s',
     );
   });
 
