@@ -42,11 +42,15 @@ export function pickForScan<T>(items: readonly T[], keyOf: (item: T) => ScanKey,
 
 /**
  * The first `limit` keys, in order, of a listing streamed one entry at a time, held in at most
- * twice `limit` keys whatever the listing's size (a 100,000-entry folder is never one array).
- * A name offered twice counts once. A key may carry more (what the listing saw of the file).
+ * `limit` keys whatever the listing's size (a 100,000-entry folder is never one array): a heap
+ * whose root is the last key kept, so a key after it is dropped as it is offered (garbage young,
+ * never promoted) instead of waiting for a sort. A name offered twice counts once. A key may carry
+ * more (what the listing saw of the file).
  */
 export class FirstInOrder<K extends ScanKey = ScanKey> {
-  private kept = new Map<string, K>();
+  /** A binary heap: each key goes after (or with) its children in the order. */
+  private readonly heap: K[] = [];
+  private readonly names = new Set<string>();
   private cut = false;
 
   constructor(
@@ -59,9 +63,20 @@ export class FirstInOrder<K extends ScanKey = ScanKey> {
       this.cut = true;
       return;
     }
-    if (this.kept.has(key.name)) return;
-    this.kept.set(key.name, key);
-    if (this.kept.size >= 2 * this.limit) this.trim();
+    if (this.names.has(key.name)) return;
+    if (this.heap.length < this.limit) {
+      this.heap.push(key);
+      this.names.add(key.name);
+      this.siftUp(this.heap.length - 1);
+      return;
+    }
+    this.cut = true;
+    const last = this.heap[0] as K;
+    if (this.goesAfter(key, last)) return;
+    this.names.delete(last.name);
+    this.names.add(key.name);
+    this.heap[0] = key;
+    this.siftDown(0);
   }
 
   /** Whether keys were left out (the rest of the listing waits for a later scan). */
@@ -71,13 +86,34 @@ export class FirstInOrder<K extends ScanKey = ScanKey> {
 
   /** The kept keys, in order. */
   take(): K[] {
-    this.trim();
-    return [...this.kept.values()];
+    return [...this.heap].sort((a, b) => compareScanKeys(this.order, a, b));
   }
 
-  private trim(): void {
-    const sorted = [...this.kept.values()].sort((a, b) => compareScanKeys(this.order, a, b));
-    if (sorted.length > this.limit) this.cut = true;
-    this.kept = new Map(sorted.slice(0, this.limit).map((k) => [k.name, k]));
+  private goesAfter(a: K, b: K): boolean {
+    return compareScanKeys(this.order, a, b) > 0;
+  }
+
+  private siftUp(at: number): void {
+    const heap = this.heap;
+    while (at > 0) {
+      const parent = (at - 1) >> 1;
+      if (!this.goesAfter(heap[at] as K, heap[parent] as K)) return;
+      [heap[at], heap[parent]] = [heap[parent] as K, heap[at] as K];
+      at = parent;
+    }
+  }
+
+  private siftDown(at: number): void {
+    const heap = this.heap;
+    for (;;) {
+      let latest = at;
+      const left = 2 * at + 1;
+      const right = left + 1;
+      if (left < heap.length && this.goesAfter(heap[left] as K, heap[latest] as K)) latest = left;
+      if (right < heap.length && this.goesAfter(heap[right] as K, heap[latest] as K)) latest = right;
+      if (latest === at) return;
+      [heap[at], heap[latest]] = [heap[latest] as K, heap[at] as K];
+      at = latest;
+    }
   }
 }
