@@ -62,6 +62,8 @@ export interface AgentOptions {
   source?: SourceTiming;
   uploadMarginMs?: number;
   retryDelayMs?: (n: number) => number;
+  /** Files driven to their end between two full GCs (tests: fewer; pipeline.ts COLLECT_EVERY_FILES). */
+  collectEveryFiles?: number;
   /** How often a folder holding files for its send window looks at the clock again (tests: short). */
   windowRecheckMs?: number;
   /** An existing client (tests, one-shot commands); otherwise one is opened from the config. */
@@ -217,6 +219,7 @@ export class Agent {
       timing: options.source ?? {},
       uploadMarginMs: options.uploadMarginMs ?? DEFAULT_UPLOAD_MARGIN_MS,
       retryDelayMs: options.retryDelayMs,
+      collectEveryFiles: options.collectEveryFiles,
       windowRecheckMs: options.windowRecheckMs,
       stopping: () => this.stopping,
       sftpClaims: () => {

@@ -43,6 +43,7 @@ export interface RunningFoldersOptions {
   uploadMarginMs: number;
   retryDelayMs?: ((n: number) => number) | undefined;
   windowRecheckMs?: number | undefined;
+  collectEveryFiles?: number | undefined;
   /** True once the agent began to stop: a folder a reload adds then starts nothing. */
   stopping: () => boolean;
   /** Several agents share the journal: SFTP folders claim into a folder of this agent's own. */
@@ -149,6 +150,7 @@ export class RunningFolders implements Part {
         log.debug({ folder, full }, full ? 'intake paused' : 'intake resumed');
       },
       ...(this.options.retryDelayMs ? { retryDelayMs: this.options.retryDelayMs } : {}),
+      ...(this.options.collectEveryFiles ? { collectEveryFiles: this.options.collectEveryFiles } : {}),
       ...(this.options.windowRecheckMs ? { windowRecheckMs: this.options.windowRecheckMs } : {}),
       onFinished: (item) => sources.get(item.folder)?.finished?.(item),
       onLeft: (item) => sources.get(item.folder)?.left?.(item),
