@@ -7,7 +7,7 @@ import { appendFileSync, rmSync, writeFileSync } from 'node:fs';
 import fs from 'node:fs/promises';
 import path from 'node:path';
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { systemClock } from '../../../src/core/clock.js';
 import { LocalSource } from '../../../src/sources/local/local-source.js';
 import { type Harness, harnessesCleanedAfterEach, type makeHarness, makeTempDir } from './support.js';
@@ -132,5 +132,25 @@ describe('LocalSource: settle times of a backlog found by the scan', () => {
     h.write('c.pdf');
     h.source.notice('c.pdf');
     expect(waiting).toBe(2);
+  });
+});
+
+describe('LocalSource: garbage of a large scan', () => {
+  const global = globalThis as { gc?: unknown };
+  const exposed = global.gc;
+  afterEach(() => {
+    global.gc = exposed;
+  });
+
+  it('asks for one full GC per collectEveryEntries entries a scan lists', async () => {
+    const majors: unknown[] = [];
+    global.gc = (options: { type?: string }) => {
+      if (options?.type === 'major') majors.push(options);
+    };
+    const h = harness({}, { collectEveryEntries: 2 });
+    for (let i = 0; i < 5; i++) h.write(`f${i}.pdf`);
+    await h.source.start();
+    expect(majors).toHaveLength(2);
+    expect(h.source.pendingCount).toBe(5);
   });
 });
