@@ -103,8 +103,9 @@ export interface LocalSourceOptions {
   rename?: RenameFn;
   watchDirectory?: typeof watchDirectory;
   /**
-   * Names became pending in an empty folder: their intake (an inspection worker) can be readied
-   * while they settle, rather than after the claim.
+   * Names became pending in an empty folder, or a scan of one listed its first candidate: their
+   * intake (an inspection worker) can be readied while they settle and the scan goes on, rather
+   * than after the claim.
    */
   onWaiting?: () => void;
 }
@@ -256,6 +257,8 @@ export class LocalSource {
   private looping = false;
   /** Asked for a pass while one runs: run another right after it. */
   private again = false;
+  /** The scan in progress said names are waiting: its names, noticed at its end, need not say it again. */
+  private toldByScan = false;
 
   constructor(private readonly options: LocalSourceOptions) {
     this.dir = path.resolve(options.folder.path);
@@ -464,7 +467,7 @@ export class LocalSource {
       this.scanNeeded = true;
       return;
     }
-    if (this.pending.size === 0) this.options.onWaiting?.();
+    if (this.pending.size === 0 && !this.toldByScan) this.options.onWaiting?.();
     const dueAt =
       seen !== undefined && candidate === name
         ? firstLookDue(seen, this.options.folder.stability)
@@ -537,6 +540,10 @@ export class LocalSource {
         }
         const name = this.candidateOf(relative);
         if (name === undefined || this.pending.has(name)) continue;
+        if (this.pending.size === 0 && !this.toldByScan) {
+          this.toldByScan = true;
+          this.options.onWaiting?.();
+        }
         batch.push(name);
         if (batch.length >= SCAN_STAT_BATCH) await offerBatch();
       }
@@ -563,6 +570,7 @@ export class LocalSource {
     }
     if (whole && this.depth > 0) this.watcher?.keepOnly(entered);
     for (const { name, seen } of first.take()) this.notice(name, seen);
+    this.toldByScan = false;
     if (first.leftOut) this.scanNeeded = true;
   }
 

@@ -120,6 +120,25 @@ describe('LocalSource: settle times of a backlog found by the scan', () => {
     }
   });
 
+  it('tells that names are waiting as the scan lists its first candidate, before it stat’ed the listing', async () => {
+    let lstats = 0;
+    const lstatsWhenTold: number[] = [];
+    const h = harness(
+      {},
+      {
+        lstat: (p) => {
+          lstats += 1;
+          return fs.lstat(p);
+        },
+        onWaiting: () => lstatsWhenTold.push(lstats),
+      },
+    );
+    for (let i = 0; i < 3; i++) h.write(`f${i}.pdf`);
+    await h.source.start();
+    expect(lstatsWhenTold).toEqual([0]);
+    expect(h.source.pendingCount).toBe(3);
+  });
+
   it('tells once that names are waiting in an empty folder, and again once it emptied', async () => {
     let waiting = 0;
     const h = harness({ stability: { kind: 'rename-in' } }, { onWaiting: () => waiting++ });
