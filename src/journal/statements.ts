@@ -1,19 +1,20 @@
 import type Database from 'better-sqlite3';
 import type { SqlRow as Row } from '../core/sqlite-store.js';
 import { ITEM_COLUMNS } from './schema.js';
-import type { ItemState } from './states.js';
+import { type ItemState, UNFINISHED_STATES_SQL } from './states.js';
 import type { HistoryEntry } from './types.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: better-sqlite3 binds positional and named parameters alike
 type Stmt = Database.Statement<any[], Row>;
-
-const OPEN = "state NOT IN ('done', 'rejected')";
 
 // Read by the journal and its read-only reader alike.
 export const ITEM_BY_ID = `SELECT ${ITEM_COLUMNS} FROM items WHERE id = ?`;
 export const ITEM_BY_JOB_ID = `SELECT ${ITEM_COLUMNS} FROM items WHERE job_id = ? ORDER BY id DESC LIMIT 1`;
 export const ITEMS_BY_PATH = `SELECT ${ITEM_COLUMNS} FROM items
   WHERE kind = 'file' AND (source_path = ? OR claimed_path = ?) ORDER BY id DESC`;
+// Every state but the final ones, listed so the items_state index serves the query: at start-up a
+// journal of a year's finished items is not read to find the handful left unfinished.
+export const UNFINISHED_ITEMS = `SELECT ${ITEM_COLUMNS} FROM items WHERE state IN (${UNFINISHED_STATES_SQL}) ORDER BY id`;
 export const HISTORY_OF_ITEM =
   'SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id';
 
@@ -39,7 +40,7 @@ export function prepareStatements(db: Database.Database) {
     recent: p(
       `SELECT ${ITEM_COLUMNS} FROM items WHERE kind = 'file' ORDER BY updated_at DESC, id DESC LIMIT ?`,
     ),
-    unfinished: p(`SELECT ${ITEM_COLUMNS} FROM items WHERE ${OPEN} ORDER BY id`),
+    unfinished: p(UNFINISHED_ITEMS),
     childStates: p('SELECT state FROM items WHERE parent_id = ? ORDER BY row_index'),
     sameFileUnfinished: p(
       `SELECT ${ITEM_COLUMNS} FROM items

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../../src/core/sqlite.js';
 import { openJournal, openJournalReader } from '../../src/journal/open.js';
 import { SCHEMA_VERSION } from '../../src/journal/schema.js';
+import { UNFINISHED_ITEMS } from '../../src/journal/statements.js';
 import type { JournalStore } from '../../src/journal/store.js';
 import { type JournalHarness, journalHarness, UPLOAD_URL } from './support/journal-harness.js';
 import { claimed, codeOf } from './support/steps.js';
@@ -48,6 +49,17 @@ describe('the SQLite journal file', () => {
     );
     db.close();
     expect(await codeOf(h.open())).toBe('DOCEX_JOURNAL_VERSION');
+  });
+
+  it('finds the unfinished items through the state index, not by reading a year of finished ones', async () => {
+    await (await h.open()).close();
+    const db = new Database(h.file, { readonly: true });
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${UNFINISHED_ITEMS}`).all() as { detail: string }[]).map(
+      (r) => r.detail,
+    );
+    db.close();
+    expect(plan).toContain('SEARCH items USING INDEX items_state (state=?)');
+    expect(plan.filter((d) => d.startsWith('SCAN items'))).toEqual([]);
   });
 
   it('logs where it opened, the schema version, what it migrated and how much is unfinished', async () => {
