@@ -102,6 +102,14 @@ const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX documents_path ON documents (path);
     `,
   },
+  {
+    // The sources whose status file is older than their state, found without reading every source:
+    // a year of followed files is a million rows, and the status pass looks for stale ones each loop.
+    version: 3,
+    sql: `
+      CREATE INDEX sources_stale ON sources (item_id) WHERE written_version < version;
+    `,
+  },
 ];
 
 export const RETURNS_SCHEMA_VERSION = latestVersion(MIGRATIONS);

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../../src/core/sqlite.js';
 import { statusFilePath } from '../../src/returns/proof-names.js';
-import { SqliteReturnsStore } from '../../src/returns/sqlite-store.js';
+import { CSV_DAYS_DUE, SqliteReturnsStore, STALE_SOURCES } from '../../src/returns/sqlite-store.js';
 import type { NewJob } from '../../src/returns/store.js';
 import { recordPolled } from './support/record-poll.js';
 
@@ -121,6 +121,47 @@ describe('returns store', () => {
     // Already due: nothing more to move.
     expect(await store.retryFailedDocumentsNow(200)).toBe(0);
     await store.close();
+  });
+
+  it('lists stale status files through the sources_stale index, not by reading every source of the year', async () => {
+    const file = path.join(dir, 'returns.sqlite');
+    const store = SqliteReturnsStore.open(file, 0);
+    await store.addJobs([job('job_1', 1, 'a.pdf'), job('job_2', 2, 'b.pdf')], 'cursor', '2', 0);
+    expect((await store.staleSources(10)).map((s) => s.itemId)).toEqual([1, 2]);
+    expect(await store.writeStatusAlone(1, async () => true)).toBe(true);
+    expect((await store.staleSources(10)).map((s) => s.itemId)).toEqual([2]);
+    await store.close();
+    const db = new Database(file, { readonly: true });
+    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${STALE_SOURCES}`).all(10) as { detail: string }[]).map(
+      (r) => r.detail,
+    );
+    db.close();
+    expect(plan).toEqual(['SCAN sources USING INDEX sources_stale']);
+  });
+
+  it('finds the past days without a CSV day by day through the events_day index, not by reading every event', async () => {
+    const file = path.join(dir, 'returns.sqlite');
+    const store = SqliteReturnsStore.open(file, 0);
+    await store.addJobs([job('job_1', 1, 'a.pdf')], 'cursor', '1', 0);
+    const db = new Database(file);
+    const event = db.prepare(
+      `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
+       VALUES (?, 'job_1', 'DELIVERED', 'FINAL', 0, ?, '{}', 0)`,
+    );
+    const days = ['2026-01-05', '2026-01-05', '2026-02-10', '2026-03-01', '2026-03-02', null, '2026-03-04'];
+    for (const [i, day] of days.entries()) event.run(`ev_${i}`, day);
+    await store.recordCsv('2026-02-10', 1, 0);
+    expect(await store.csvDaysDue('2026-03-04')).toEqual(['2026-01-05', '2026-03-01', '2026-03-02']);
+    expect(await store.csvDaysDue('2026-01-05')).toEqual([]);
+    const plan = (
+      db.prepare(`EXPLAIN QUERY PLAN ${CSV_DAYS_DUE}`).all({ today: '2026-03-04' }) as {
+        detail: string;
+      }[]
+    ).map((r) => r.detail);
+    db.close();
+    await store.close();
+    expect(plan).toContain('SEARCH events USING COVERING INDEX events_day (final_day>?)');
+    expect(plan.filter((d) => d.startsWith('SCAN events'))).toEqual([]);
   });
 
   it('refuses a store written by a newer agent with DOCEX_RETURNS_STORE_VERSION', async () => {

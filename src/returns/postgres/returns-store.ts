@@ -277,8 +277,13 @@ const S = {
   countFinalOn: q('count-final-on', 'SELECT count(*) AS n FROM returns_events WHERE final_day = $1'),
   csvDaysDue: q(
     'csv-days-due',
-    `SELECT DISTINCT final_day AS day FROM returns_events WHERE final_day IS NOT NULL AND final_day < $1
-       AND final_day NOT IN (SELECT day FROM returns_csv_days) ORDER BY final_day`,
+    // Day by day through returns_events_day (one seek per day), not a DISTINCT over a year of events.
+    `WITH RECURSIVE days (day) AS (
+       SELECT min(final_day) FROM returns_events
+       UNION ALL
+       SELECT (SELECT min(final_day) FROM returns_events WHERE final_day > days.day) FROM days WHERE days.day < $1
+     )
+     SELECT day FROM days WHERE day < $1 AND day NOT IN (SELECT day FROM returns_csv_days) ORDER BY day`,
   ),
   // Durable (SYNCED): a daily CSV is written into the ERP's folder once.
   recordCsv: q(

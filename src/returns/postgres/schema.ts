@@ -1,6 +1,6 @@
 /**
  * The return path's tables in the journal's PostgreSQL database: the returns store's (SQLite's
- * returns.sqlite, migrations 1..2) and the inbox store's (inbox.sqlite, migration 1), in
+ * returns.sqlite, migrations 1..3) and the inbox store's (inbox.sqlite, migration 1), in
  * PostgreSQL's DDL, with the same columns and meanings. Their names carry a `returns_` or `inbox_`
  * prefix (the journal's own tables, and each other's `meta`, share the schema). Each store keeps
  * its own migration record (returns_schema_migrations, inbox_schema_migrations: the journal's
@@ -123,6 +123,13 @@ export const RETURNS_COMPONENT: Component = {
         ALTER TABLE returns_documents DROP CONSTRAINT returns_documents_state;
         ALTER TABLE returns_documents ADD CONSTRAINT returns_documents_state
           CHECK (state IN ('pending', 'writing', 'done', 'parked'));
+      `,
+    },
+    {
+      // The sources whose status file is older than their state, found without reading every source.
+      version: 3,
+      sql: `
+        CREATE INDEX returns_sources_stale ON returns_sources (item_id) WHERE written_version < version;
       `,
     },
   ],
