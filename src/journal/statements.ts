@@ -15,6 +15,16 @@ export const ITEMS_BY_PATH = `SELECT ${ITEM_COLUMNS} FROM items
 // Every state but the final ones, listed so the items_state index serves the query: at start-up a
 // journal of a year's finished items is not read to find the handful left unfinished.
 export const UNFINISHED_ITEMS = `SELECT ${ITEM_COLUMNS} FROM items WHERE state IN (${UNFINISHED_STATES_SQL}) ORDER BY id`;
+/**
+ * Pruning (JournalStore.pruneFinished): finished files last moved before the cutoff, by id range,
+ * that still hold something to prune. A done file pruned before keeps its row and nothing else (its
+ * history and rows went in the same transaction): it is passed over, or every pass of a year's
+ * journal would go through the months of files pruned already, four statements each.
+ */
+export const PRUNE_CANDIDATES = `SELECT id, state FROM items
+  WHERE id > ? AND id <= ? AND kind = 'file' AND state IN ('done', 'rejected') AND updated_at < ?
+    AND (state = 'rejected' OR EXISTS (SELECT 1 FROM history h WHERE h.item_id = items.id))
+  ORDER BY id`;
 export const HISTORY_OF_ITEM =
   'SELECT item_id, from_state, to_state, at, detail FROM history WHERE item_id = ? ORDER BY id';
 
@@ -107,12 +117,7 @@ export function prepareStatements(db: Database.Database) {
     ),
     history: p(HISTORY_OF_ITEM),
     counts: p('SELECT kind, state, count(*) AS n FROM items GROUP BY kind, state'),
-    // Pruning (JournalStore.pruneFinished): finished files last moved before the cutoff, by id range.
-    pruneCandidates: p(
-      `SELECT id, state FROM items
-       WHERE id > ? AND id <= ? AND kind = 'file' AND state IN ('done', 'rejected') AND updated_at < ?
-       ORDER BY id`,
-    ),
+    pruneCandidates: p(PRUNE_CANDIDATES),
     pruneRowsHistory: p('DELETE FROM history WHERE item_id IN (SELECT id FROM items WHERE parent_id = ?)'),
     pruneRows: p('DELETE FROM items WHERE parent_id = ?'),
     pruneHistory: p('DELETE FROM history WHERE item_id = ?'),

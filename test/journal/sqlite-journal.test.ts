@@ -8,11 +8,12 @@ import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { Database } from '../../src/core/sqlite.js';
 import { openJournal, openJournalReader } from '../../src/journal/open.js';
+import { pruneJournal } from '../../src/journal/prune.js';
 import { SCHEMA_VERSION } from '../../src/journal/schema.js';
-import { UNFINISHED_ITEMS } from '../../src/journal/statements.js';
+import { PRUNE_CANDIDATES, UNFINISHED_ITEMS } from '../../src/journal/statements.js';
 import type { JournalStore } from '../../src/journal/store.js';
-import { type JournalHarness, journalHarness, UPLOAD_URL } from './support/journal-harness.js';
-import { claimed, codeOf } from './support/steps.js';
+import { claimInput, type JournalHarness, journalHarness, UPLOAD_URL } from './support/journal-harness.js';
+import { claimed, codeOf, toDone } from './support/steps.js';
 import { createV2Journal, insertV2History, insertV2Item } from './support/v2-journal.js';
 
 let h: JournalHarness;
@@ -60,6 +61,32 @@ describe('the SQLite journal file', () => {
     db.close();
     expect(plan).toContain('SEARCH items USING INDEX items_state (state=?)');
     expect(plan.filter((d) => d.startsWith('SCAN items'))).toEqual([]);
+  });
+
+  it('passes over done files pruned before: a pass of a year-old journal looks only at what is left to prune', async () => {
+    const journal = await h.open();
+    const done = async (fileName: string) => {
+      const { item } = await journal.recordClaim(claimInput({ fileName, sourcePath: `/in/${fileName}` }));
+      return (await toDone(journal, item.id)).id;
+    };
+    const pruned = await done('a.pdf');
+    h.clock.advance(1000);
+    expect(await pruneJournal(journal, h.clock.now())).toMatchObject({ items: 1 });
+    const notYet = await done('b.pdf');
+    const refused = await journal.recordClaim(
+      claimInput({
+        fileName: 'c.pdf',
+        sourcePath: '/in/c.pdf',
+        refused: { code: 'DOCEX_INPUT_EMPTY', reason: 'empty' },
+      }),
+    );
+    h.clock.advance(1000);
+    const db = new Database(h.file, { readonly: true });
+    const candidates = db.prepare(PRUNE_CANDIDATES).all(0, 1000, h.clock.now()) as { id: number }[];
+    db.close();
+    expect(candidates.map((c) => c.id)).toEqual([notYet, refused.item.id]);
+    expect((await journal.get(pruned))?.state).toBe('done');
+    expect(await pruneJournal(journal, h.clock.now())).toMatchObject({ items: 2 });
   });
 
   it('logs where it opened, the schema version, what it migrated and how much is unfinished', async () => {

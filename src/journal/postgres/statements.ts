@@ -292,8 +292,10 @@ export const STATEMENTS = {
   // Pruning: finished files last moved before the cutoff, by id range, locked as a move locks them.
   pruneCandidates: s(
     'prune_candidates',
+    // A done file pruned before (its row alone is left) is passed over, as on SQLite (statements.ts).
     `SELECT id FROM items
      WHERE id > $1 AND id <= $2 AND kind = 'file' AND state IN ('done', 'rejected') AND updated_at < $3
+       AND (state = 'rejected' OR EXISTS (SELECT 1 FROM history h WHERE h.item_id = items.id))
      ORDER BY id FOR UPDATE`,
   ),
   pruneRowsHistory: s(
