@@ -29,6 +29,13 @@ import type {
   WaitingFiles,
 } from './types.js';
 
+/**
+ * A reader's page cache, in KiB: SQLite's own default, not better-sqlite3's 16 MB. Its queries read
+ * by index, but the metrics' first catch-up reads the whole history once (a year's retention:
+ * 1.5 million entries), and with the larger cache that pass left 16 MB more in the resident set.
+ */
+export const READER_CACHE_KIB = 2000;
+
 function prepareReads(db: Database) {
   const fileIds = (where: string) =>
     db.prepare(`SELECT id FROM items WHERE kind = 'file' AND ${where} ORDER BY id DESC LIMIT ?`);
@@ -103,6 +110,7 @@ export class SqliteJournalReader implements JournalReader {
     const db = new Database(file, { readonly: true, fileMustExist: true });
     try {
       db.pragma(`busy_timeout = ${options.busyTimeoutMs}`);
+      db.pragma(`cache_size = -${READER_CACHE_KIB}`);
       checkVersion(db);
       return new SqliteJournalReader(db);
     } catch (err) {

@@ -10,6 +10,7 @@ import { Database } from '../../src/core/sqlite.js';
 import { openJournal, openJournalReader } from '../../src/journal/open.js';
 import { pruneJournal } from '../../src/journal/prune.js';
 import { SCHEMA_VERSION } from '../../src/journal/schema.js';
+import { READER_CACHE_KIB } from '../../src/journal/sqlite-reader.js';
 import { PRUNE_CANDIDATES, UNFINISHED_ITEMS } from '../../src/journal/statements.js';
 import type { JournalStore } from '../../src/journal/store.js';
 import { claimInput, type JournalHarness, journalHarness, UPLOAD_URL } from './support/journal-harness.js';
@@ -112,6 +113,15 @@ describe('the SQLite journal file', () => {
       openJournalReader({ kind: 'sqlite', file: missing }, { busyTimeoutMs: 1000 }),
     ).rejects.toThrow();
     expect(existsSync(missing)).toBe(false);
+  });
+
+  it("a reader keeps SQLite's own 2 MB page cache: reading a year of history leaves no 16 MB behind", async () => {
+    await (await h.open()).close();
+    const reader = await openJournalReader({ kind: 'sqlite', file: h.file }, { busyTimeoutMs: 1000 });
+    const { db } = reader as unknown as { db: Database };
+    expect(db.pragma('cache_size', { simple: true })).toBe(-READER_CACHE_KIB);
+    expect(READER_CACHE_KIB).toBe(2000);
+    await reader.close();
   });
 
   it('a reader never migrates: an old file stays at its version whatever the reader makes of it', async () => {
