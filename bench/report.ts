@@ -15,6 +15,8 @@ import type { IdleResult } from './idle.js';
 import { IDLE_NOTES, idleRows, idleTargets } from './idle-report.js';
 import type { BacklogJournalsResult, BurstJournalsResult } from './journal-compare.js';
 import { JOURNAL_COPY_NOTES, journalNotes, journalRows, journalTargets } from './journal-report.js';
+import type { JournalYearResult } from './journal-year.js';
+import { JOURNAL_YEAR_NOTES, journalYearRows, journalYearTargets } from './journal-year-report.js';
 import type { LargeFileResult } from './large-file.js';
 import { MEMORY_NOTES } from './memory-report.js';
 import type { PacedResult } from './paced.js';
@@ -41,6 +43,8 @@ export interface BenchReport {
   idle?: IdleResult | { error: string };
   /** One pace for every call: pace.rate's accuracy and a backlog under a 429 storm. */
   paced?: PacedResult | { error: string };
+  /** Start-up on a journal of a year of nights, against an empty one. */
+  journalYear?: JournalYearResult | { error: string };
   /** The burst, remote burst and backlog with the PostgreSQL journal beside SQLite. */
   burstPg?: BurstJournalsResult | { error: string };
   burstRemotePg?: BurstJournalsResult | { error: string };
@@ -148,6 +152,7 @@ export function rows(report: BenchReport): string[][] {
   out.push(...returnPathFlatRows(report.returnPathFlat));
   out.push(...idleRows(report.idle));
   out.push(...pacedRows(report.paced));
+  out.push(...journalYearRows(report.journalYear));
   out.push(...journalRows(report.burstPg, report.burstRemotePg, report.backlogPg));
   out.push(...clusterRows(report.cluster));
   return out;
@@ -372,6 +377,7 @@ export function targets(report: BenchReport): string[] {
   out.push(...returnPathFlatTargets(report.returnPathFlat));
   out.push(...idleTargets(report.idle));
   out.push(...pacedTargets(report.paced));
+  out.push(...journalYearTargets(report.journalYear));
   out.push(...journalTargets(report.burstPg, report.burstRemotePg, report.backlogPg));
   out.push(...clusterTargets(report.cluster));
   return out;
@@ -411,6 +417,7 @@ export function markdown(report: BenchReport): string {
     ...(report.backlog || report.returnPath || report.returnPathFlat ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
     ...(report.paced ? [PACED_NOTES] : []),
+    ...(report.journalYear ? [JOURNAL_YEAR_NOTES] : []),
     ...(report.burstPg || report.burstRemotePg || report.backlogPg
       ? [JOURNAL_COPY_NOTES, journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
       : []),

@@ -15,9 +15,12 @@
  *   --return-concurrency C --baseline-docs N  curl baseline -P (8), curl baseline cap (2000)
  *   --compare-tuned                  return path: the proofs again with the pre-issue-18 tuned follow settings
  *   --idle-folders N --idle-settle-seconds S --idle-window-seconds W   idle (default 10, 60, 60)
+ *   --year-files N --year-idle-seconds S   journal-year: the agent started on a journal of N file items
+ *                                    as a year of nights leaves it, and on an empty one; RSS S s after
+ *                                    ready (default 1000000, 5; quick 100000)
  *   --paced-rate R --paced-seconds S --paced-files N   paced: pace.rate R/min measured over S s, then
  *                                    N files under a 429 storm (default 600, 60, 10000; quick 600, 10, 300)
- *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced  a subset
+ *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,journal-year  a subset
  *          burst-pg,burst-remote-pg,backlog-pg   the burst, remote burst and backlog with the
  *                                   PostgreSQL journal beside SQLite (a server of its own, started here)
  *   --pg-pool-size N                 journal.poolSize of the PostgreSQL runs (default: the concurrency)
@@ -38,6 +41,7 @@ import { benchBurst, benchBurstRemote } from './burst.js';
 import { benchCluster } from './cluster.js';
 import { benchIdle } from './idle.js';
 import { benchBacklogJournals, benchBurstJournals } from './journal-compare.js';
+import { benchJournalYear } from './journal-year.js';
 import { benchLargeFile } from './large-file.js';
 import { benchPaced } from './paced.js';
 import { type BenchReport, consoleTable, markdown } from './report.js';
@@ -76,6 +80,8 @@ const { values } = parseArgs({
     'paced-rate': { type: 'string' },
     'paced-seconds': { type: 'string' },
     'paced-files': { type: 'string' },
+    'year-files': { type: 'string' },
+    'year-idle-seconds': { type: 'string' },
     only: { type: 'string' },
     'pg-pool-size': { type: 'string' },
     render: { type: 'boolean', default: false },
@@ -128,12 +134,14 @@ const idleWindowSeconds = num(values['idle-window-seconds'], 'BENCH_IDLE_WINDOW_
 const pacedRate = num(values['paced-rate'], 'BENCH_PACED_RATE', 600, 600);
 const pacedSeconds = num(values['paced-seconds'], 'BENCH_PACED_SECONDS', 60, 10);
 const pacedFiles = num(values['paced-files'], 'BENCH_PACED_FILES', 10_000, 300);
+const yearFiles = num(values['year-files'], 'BENCH_YEAR_FILES', 1_000_000, 100_000);
+const yearIdleSeconds = num(values['year-idle-seconds'], 'BENCH_YEAR_IDLE_SECONDS', 5, 5);
 // As `docex-agent check` asks of a site: a journal connection for every file in flight.
 const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', concurrency, concurrency);
 const only = new Set(
   (
     values.only ??
-    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,burst-pg,burst-remote-pg,backlog-pg,cluster'
+    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,journal-year,burst-pg,burst-remote-pg,backlog-pg,cluster'
   ).split(','),
 );
 const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg', 'cluster'];
@@ -155,9 +163,17 @@ const report: BenchReport = { machine: machine(), quick };
 const givenMainJs = process.env['BENCH_MAIN_JS'];
 const mainJs =
   givenMainJs ??
-  (['burst', 'burst-remote', 'large', 'backlog', 'return-path', 'idle', 'paced', ...PG_SCENARIOS].some((s) =>
-    only.has(s),
-  )
+  ([
+    'burst',
+    'burst-remote',
+    'large',
+    'backlog',
+    'return-path',
+    'idle',
+    'paced',
+    'journal-year',
+    ...PG_SCENARIOS,
+  ].some((s) => only.has(s))
     ? buildAgent()
     : '');
 // One PostgreSQL server for the journal scenarios, started once (a fresh database per agent run).
@@ -341,6 +357,12 @@ try {
         }),
     );
   }
+  if (only.has('journal-year')) {
+    report.journalYear = await attempt(
+      `journal-year (${yearFiles} file items in the journal against an empty journal, RSS ${yearIdleSeconds} s after ready)`,
+      () => benchJournalYear({ mainJs, files: yearFiles, idleSeconds: yearIdleSeconds }),
+    );
+  }
 } finally {
   await postgres?.stop();
   if (!givenMainJs) removeAgentBuild();
@@ -384,6 +406,8 @@ const failed = [
   report.returnPath,
   report.returnPathFlat,
   report.idle,
+  report.paced,
+  report.journalYear,
   report.burstPg,
   report.burstRemotePg,
   report.backlogPg,
