@@ -3,7 +3,14 @@
  * PostgreSQL select the same columns under the same names).
  */
 import { opt, type SqlRow } from '../core/sqlite-store.js';
-import type { DoneJobItem, HistoryStep, PendingUpload, UnfinishedFile, WaitingFiles } from './types.js';
+import type {
+  DoneJobItem,
+  HistoryStep,
+  HistoryTally,
+  PendingUpload,
+  UnfinishedFile,
+  WaitingFiles,
+} from './types.js';
 
 /** A row as a driver answers it. */
 export type ReadRow = Record<string, unknown>;
@@ -39,6 +46,17 @@ export function toDoneJobItem(r: ReadRow): DoneJobItem {
           sha256: r['sha256'] as string,
           claimedAt: r['created_at'] as number,
         },
+  };
+}
+
+export function toHistoryTally(r: ReadRow): HistoryTally {
+  return {
+    folder: String(r['folder']),
+    kind: String(r['kind']),
+    from: optional(r['from_state']),
+    to: String(r['to_state']),
+    rejectCode: optional(r['reject_code']),
+    entries: Number(r['entries']),
   };
 }
 

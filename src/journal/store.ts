@@ -13,6 +13,7 @@ import type {
   FileMatch,
   HistoryEntry,
   HistoryStep,
+  HistoryTally,
   JournalStats,
   PendingUpload,
   PruneBatch,
@@ -189,6 +190,12 @@ export interface JournalReader {
   doneJobsAfter(cursor: number, limit: number): Promise<DoneJobItem[]>;
   /** Up to `limit` history entries after the entry `cursor`, oldest first. */
   historyAfter(cursor: number, limit: number): Promise<HistoryStep[]>;
+  /**
+   * The history entries after the entry `cursor` up to `cursor + span` (by id), counted in the
+   * journal by folder, item kind, move and refusal code, and the last id counted (`cursor` when
+   * nothing newer is there). A year of history summed without an object per entry.
+   */
+  historyTally(cursor: number, span: number): Promise<{ upTo: number; tallies: HistoryTally[] }>;
   /** Jobs created whose upload is not confirmed yet, soonest deadline first. */
   pendingUploads(): Promise<PendingUpload[]>;
   /** Files not finished yet, by folder and state. */

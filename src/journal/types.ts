@@ -199,6 +199,17 @@ export interface HistoryStep {
   rejectCode: ErrorCode | undefined;
 }
 
+/** History entries counted by what the ops totals tell apart (JournalReader.historyTally). */
+export interface HistoryTally {
+  folder: string;
+  kind: string;
+  from: string | undefined;
+  to: string;
+  /** As recorded by a rejected move (JournalItem.rejectCode). */
+  rejectCode: ErrorCode | undefined;
+  entries: number;
+}
+
 export interface PendingUpload {
   itemId: number;
   folder: string;

@@ -19,6 +19,7 @@ import type { PostgresConnection } from '../location.js';
 import {
   toDoneJobItem,
   toHistoryStep,
+  toHistoryTally,
   toPendingUpload,
   toUnfinishedFile,
   toWaitingFiles,
@@ -31,6 +32,7 @@ import type {
   FileMatch,
   HistoryEntry,
   HistoryStep,
+  HistoryTally,
   PendingUpload,
   UnfinishedFile,
   WaitingFiles,
@@ -75,6 +77,13 @@ const READS = {
     `SELECT h.id, h.from_state, h.to_state, i.kind, i.folder, i.reject_code
      FROM history h JOIN items i ON i.id = h.item_id
      WHERE h.id > $1 AND h.id <= $2 ORDER BY h.id LIMIT $3`,
+  ),
+  historyTally: s(
+    'history_tally',
+    `SELECT i.folder, i.kind, h.from_state, h.to_state, i.reject_code, count(*) AS entries
+     FROM history h JOIN items i ON i.id = h.item_id
+     WHERE h.id > $1 AND h.id <= $2
+     GROUP BY i.folder, i.kind, h.from_state, h.to_state, i.reject_code`,
   ),
   waiting: s(
     'waiting',
@@ -158,6 +167,13 @@ export class PostgresJournalReader implements JournalReader {
     const horizon = await this.horizon('historyAfter');
     if (horizon <= cursor) return [];
     return (await this.db.rows('historyAfter', READS.history, [cursor, horizon, limit])).map(toHistoryStep);
+  }
+
+  async historyTally(cursor: number, span: number): Promise<{ upTo: number; tallies: HistoryTally[] }> {
+    const upTo = Math.min(await this.horizon('historyTally'), cursor + span);
+    if (upTo <= cursor) return { upTo: cursor, tallies: [] };
+    const rows = await this.db.rows('historyTally', READS.historyTally, [cursor, upTo]);
+    return { upTo, tallies: rows.map(toHistoryTally) };
   }
 
   async pendingUploads(): Promise<PendingUpload[]> {

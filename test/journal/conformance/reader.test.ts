@@ -130,6 +130,42 @@ describeEachBackend('the journal read API', (backend) => {
     expect(await reader.historyAfter(all.at(-1)!.id, 100)).toEqual([]);
   });
 
+  it('counts the history in the journal by folder, kind, move and refusal code, a range of ids at a time', async () => {
+    const kept = await claimed('kept.pdf');
+    const refused = await claimed('refused.pdf', { folder: 'orders' });
+    const second = await claimed('second.pdf', { folder: 'orders' });
+    await journal.transition(kept, 'validated');
+    await journal.transition(refused, 'rejected', { code: 'DOCEX_INPUT_EMPTY', reason: 'empty' });
+    await journal.transition(second, 'rejected', { code: 'DOCEX_INPUT_EMPTY', reason: 'empty' });
+    const reader = await t.reader();
+    const all = await reader.historyAfter(0, 100);
+    const key = (s: {
+      folder: string;
+      kind: string;
+      from: string | undefined;
+      to: string;
+      rejectCode: string | undefined;
+    }) => [s.folder, s.kind, s.from ?? '-', s.to, s.rejectCode ?? '-'].join(' ');
+    // As many entries of each kind as historyAfter lists, over any split of the ids.
+    const listed = new Map<string, number>();
+    for (const step of all) listed.set(key(step), (listed.get(key(step)) ?? 0) + 1);
+    for (const span of [2, 100]) {
+      const counted = new Map<string, number>();
+      let cursor = 0;
+      for (;;) {
+        const { upTo, tallies } = await reader.historyTally(cursor, span);
+        for (const tally of tallies) counted.set(key(tally), (counted.get(key(tally)) ?? 0) + tally.entries);
+        if (upTo === cursor) break;
+        expect(upTo - cursor).toBeLessThanOrEqual(span);
+        cursor = upTo;
+      }
+      expect(cursor).toBe(all.at(-1)!.id);
+      expect(counted).toEqual(listed);
+    }
+    expect(listed.get('orders file claimed rejected DOCEX_INPUT_EMPTY')).toBe(2);
+    expect(await reader.historyTally(all.at(-1)!.id, 100)).toEqual({ upTo: all.at(-1)!.id, tallies: [] });
+  });
+
   it('lists the jobs waiting for their upload, soonest deadline first, with when their window opened', async () => {
     const late = await claimed('late.pdf');
     await journal.transition(late, 'validated');
