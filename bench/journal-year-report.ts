@@ -61,8 +61,8 @@ export const JOURNAL_YEAR_NOTES = `## A year in the journal (issue 30)
   after ${RETENTION_DAYS} days: an older done file keeps its row and nothing else, an older refusal is gone
   (its id a gap), the last ${RETENTION_DAYS} nights keep their history (six moves per file); five files of
   the last night are unfinished (uploaded, their copy in \`.processing/\`), which recovery finishes.
-  The returns store beside it, which nothing prunes, holds a source, a finished job and one final
-  event per sent file, the feed's cursor at the journal's end and every daily CSV written.
+  The returns store beside it, which nothing prunes, holds a source, a finished job, one final
+  event and its saved proof per sent file, the feed's cursor at the journal's end and every daily CSV written.
 - Figures: spawn to the "agent started" log line and to /readyz answering 200; CPU (user +
   system) at ready; VmHWM and VmRSS after the rest; the first GET /metrics after it (its journal
   totals sum the history once, in chunks) and VmHWM after it; the files' sizes.

@@ -5,8 +5,8 @@
  *
  * Set-up (not measured): the journal is opened once through the real journal (its migrations run),
  * then filled in one transaction with prepared statements, and the returns store beside it
- * likewise (it is never pruned: a year of followed jobs, one final event each, the feed's cursor
- * at the end). Items older than the retention are as the agent's pruning leaves them: a done
+ * likewise (it is never pruned: a year of followed jobs, one final event and its saved proof each,
+ * the feed's cursor at the end). Items older than the retention are as the agent's pruning leaves them: a done
  * file keeps its row without history, a refused one is gone (its id a gap); the last 90 nights
  * keep their history; a handful of files of the last night are unfinished (uploaded, their
  * claimed copy in `.processing/`), which recovery finishes.
@@ -16,7 +16,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
@@ -177,6 +177,11 @@ export function fillYear(dir: string, files: number, now = Date.now()): JournalY
       `INSERT INTO events (id, job_id, business_status, status, final_at, final_day, event_json, updated_at)
        VALUES (?, ?, 'DELIVERED', 'FINAL', ?, ?, ?, ?)`,
     );
+    const insertProof = returns.prepare(
+      `INSERT INTO documents (sending_event_id, file_reference, job_id, type, name, content_type, size, path, state,
+         next_try_at, md5, done_at)
+       VALUES (?, 'proof', ?, 'PROOF', ?, 'application/pdf', 40000, ?, 'done', ?, ?, ?)`,
+    );
     const workflowId = SEED.workflows.pdfEmail;
     const firstNight = now - YEAR_NIGHTS * DAY_MS;
     const keptFrom = now - RETENTION_DAYS * DAY_MS;
@@ -258,6 +263,17 @@ export function fillYear(dir: string, files: number, now = Date.now()): JournalY
             JSON.stringify({ id: eventId, jobId }),
             final,
           );
+          // Its delivery proof, saved.
+          const proof = `proof-${fileName}`;
+          insertProof.run(
+            eventId,
+            jobId,
+            proof,
+            `${day}/${proof}`,
+            final,
+            hex(id, 'proof').slice(0, 32),
+            final,
+          );
         }
       }
     };
@@ -276,6 +292,12 @@ export function fillYear(dir: string, files: number, now = Date.now()): JournalY
   } finally {
     journal.close();
     returns.close();
+  }
+  // Written without fsync: flushed here, or the agent's first checkpoint would flush it all.
+  for (const file of [journalFile, returnsFile]) {
+    const fd = openSync(file, 'r');
+    fsyncSync(fd);
+    closeSync(fd);
   }
   return filled;
 }
