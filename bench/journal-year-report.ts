@@ -76,5 +76,8 @@ export const JOURNAL_YEAR_NOTES = `## A year in the journal (issue 30)
   history entries as one JS object each (peak RSS 447.8 MiB; now counted in the journal, GROUP BY
   per range of 10,000 ids, and the readers keep SQLite's 2 MB page cache rather than
   better-sqlite3's 16 MB). That first scrape still takes about 3 s (the join of the history with
-  its items, in chunks with a turn of the event loop between). Not measured here: the PostgreSQL
-  journal with a year in it (its queries got the same changes).`;
+  its items, in chunks with a turn of the event loop between). Left as they are, measured on
+  the returns store of a year with its 997,469 proofs: the "returns started" log line counts every
+  job, event and proof at each start (66-114 ms of CPU, 253 ms cold), and each GET /metrics counts
+  the saved proofs (42-47 ms on the event loop). Not measured here: the PostgreSQL journal with a
+  year in it (its queries got the same changes).`;
