@@ -392,6 +392,13 @@ describePostgres('journal copy: SQLite to PostgreSQL', () => {
     const target = await postgres(url);
     expect((await target.stats()).files.done).toBe(2_000);
     expect((await target.history(2_000)).map((h) => h.to)).toEqual(['claimed', 'created', 'done']);
+    // Analyzed by the copy: the first agent's queries are planned on what the tables hold.
+    const analyzed = await sql(
+      url,
+      `SELECT tablename, count(*)::int AS columns FROM pg_stats
+       WHERE tablename IN ('items', 'history') GROUP BY tablename ORDER BY tablename`,
+    );
+    expect(analyzed.map((r) => r['tablename'])).toEqual(['history', 'items']);
   });
 });
 
