@@ -24,6 +24,7 @@ import {
 } from '../../src/journal/postgres/pool.js';
 import { PostgresJournalReader } from '../../src/journal/postgres/reader.js';
 import { LOCK_SPACE, PG_SCHEMA_VERSION } from '../../src/journal/postgres/schema.js';
+import { STATEMENTS as S } from '../../src/journal/postgres/statements.js';
 import { pruneJournal } from '../../src/journal/prune.js';
 import type { JournalItem } from '../../src/journal/schema.js';
 import { SCHEMA_VERSION } from '../../src/journal/schema.js';
@@ -222,6 +223,17 @@ describePostgres('PostgresJournal on a real PostgreSQL server', () => {
   });
 
   describe('schema', () => {
+    it('finds the unfinished items through items_state, not by reading a year of finished ones', async () => {
+      await open();
+      const client = await sql();
+      // Whether the index can serve it at all (NOT IN cannot: an index scan of every id, filtered).
+      await client.query('SET enable_seqscan = off');
+      const { rows } = await client.query(`EXPLAIN ${S.unfinished.text}`);
+      const plan = rows.map((r: Record<string, string>) => r['QUERY PLAN']).join('\n');
+      expect(plan).toContain('items_state');
+      expect(plan).not.toContain('Filter');
+    });
+
     it('migrates an empty database to the version SQLite has plus the cluster tables and leases, and again finds nothing to do', async () => {
       // Migrations 4 (agents, cluster_tasks) and 5 (leases) have no SQLite twin: one agent per SQLite
       // journal. 6 (an item's managed company) is SQLite's 4, 7 (its relative path) SQLite's 5.

@@ -2,6 +2,8 @@
  * Every statement PostgresJournal runs, in one place. Named: pg prepares each once per connection.
  * The upload URL is read by `uploadUrl` alone; items are read with PG_ITEM_COLUMNS.
  */
+
+import { UNFINISHED_STATES_SQL } from '../states.js';
 import type { BeginStatement, Statement } from './pool.js';
 import { PG_ITEM_COLUMNS as C, LOCK_SPACE } from './schema.js';
 
@@ -57,7 +59,8 @@ export const STATEMENTS = {
     'recent',
     `SELECT ${C} FROM items WHERE kind = 'file' ORDER BY updated_at DESC, id DESC LIMIT $1`,
   ),
-  unfinished: s('unfinished', `SELECT ${C} FROM items WHERE ${OPEN} ORDER BY id`),
+  // The unfinished states listed, so items_state serves it: not a scan of a year's finished items.
+  unfinished: s('unfinished', `SELECT ${C} FROM items WHERE state IN (${UNFINISHED_STATES_SQL}) ORDER BY id`),
   hasRows: s('has_rows', 'SELECT EXISTS (SELECT 1 FROM items WHERE parent_id = $1) AS has'),
   childStates: s('child_states', 'SELECT state FROM items WHERE parent_id = $1 ORDER BY row_index'),
   childStatesOf: s(
