@@ -16,7 +16,16 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
@@ -24,11 +33,19 @@ import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/config/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { deterministicJobName } from '../src/journal/job-name.js';
+import { postgresConnection } from '../src/journal/postgres/pool.js';
 import { SqliteJournal } from '../src/journal/sqlite-journal.js';
 import { FEED_CURSOR } from '../src/returns/follower.js';
+import { copyStateToPostgres } from '../src/returns/postgres/copy.js';
 import { SqliteReturnsStore } from '../src/returns/sqlite-store.js';
 import { RETURNS_FILE } from '../src/returns/store.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
+import {
+  type BenchJournal,
+  type BenchPostgres,
+  journalSection,
+  withClient,
+} from './support/bench-postgres.js';
 import {
   agentNodeFlags,
   cpuMs,
@@ -45,6 +62,8 @@ export interface JournalYearOptions {
   files: number;
   /** Rest after ready before RSS is read. */
   idleSeconds: number;
+  /** The journal (and the return path's stores) in a database of this server, not in SQLite files. */
+  postgres?: BenchPostgres;
 }
 
 export interface StartUpFigures {
@@ -62,15 +81,17 @@ export interface StartUpFigures {
   firstMetricsMs: number;
   /** VmHWM after that scrape, MiB. */
   peakRssAfterMetricsMiB: number;
+  /** journal.sqlite, or the PostgreSQL database (every store in it). */
   journalMiB: number;
   returnsMiB: number;
 }
 
 export interface JournalYearResult {
   scenario: 'journal-year';
+  journal: 'sqlite' | 'postgres';
   files: number;
   idleSeconds: number;
-  /** What the set-up wrote (not measured against anything). */
+  /** What the set-up wrote (not measured against anything); the copy to PostgreSQL included. */
   filled: { prunedDone: number; keptDone: number; rejected: number; unfinished: number; history: number };
   fillSeconds: number;
   empty: StartUpFigures;
@@ -98,7 +119,7 @@ const jobIdOf = (i: number) => {
 };
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
-function writeAgentConfig(dir: string, info: SandboxInfo, opsPort: number): string {
+function writeAgentConfig(dir: string, info: SandboxInfo, opsPort: number, journal: BenchJournal): string {
   const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
   const configFile = path.join(dir, 'agent.yaml');
   writeFileSync(
@@ -106,7 +127,10 @@ function writeAgentConfig(dir: string, info: SandboxInfo, opsPort: number): stri
     stringify({
       ...fragment,
       stateDir: './state',
-      journal: { retention: `${RETENTION_DAYS}d` },
+      journal: {
+        retention: `${RETENTION_DAYS}d`,
+        ...(journalSection(journal)['journal'] as object | undefined),
+      },
       log: { level: 'info', format: 'json' },
       ops: { listen: `127.0.0.1:${opsPort}` },
       folders: [
@@ -361,9 +385,10 @@ async function measureStart(
   dir: string,
   info: SandboxInfo,
   options: JournalYearOptions,
+  journal: BenchJournal,
 ): Promise<StartUpFigures> {
   const opsPort = await freePort();
-  const configFile = writeAgentConfig(dir, info, opsPort);
+  const configFile = writeAgentConfig(dir, info, opsPort, journal);
   const spawnedAt = performance.now();
   const child = spawn(
     process.execPath,
@@ -394,8 +419,14 @@ async function measureStart(
       idleRssMiB,
       firstMetricsMs: Math.round(performance.now() - scrapeAt),
       peakRssAfterMetricsMiB: round(procStatusMiB(child.pid!, 'VmHWM'), 1),
-      journalMiB: fileMiB(path.join(stateDir, JOURNAL_FILE)),
-      returnsMiB: fileMiB(path.join(stateDir, RETURNS_FILE)),
+      journalMiB:
+        journal.kind === 'postgres'
+          ? await withClient(journal.url, async (c) => {
+              const { rows } = await c.query('SELECT pg_database_size(current_database()) AS n');
+              return round(Number(rows[0].n) / 1024 / 1024, 1);
+            })
+          : fileMiB(path.join(stateDir, JOURNAL_FILE)),
+      returnsMiB: journal.kind === 'postgres' ? 0 : fileMiB(path.join(stateDir, RETURNS_FILE)),
     };
   } finally {
     await stopChild(child);
@@ -406,20 +437,36 @@ export async function benchJournalYear(options: JournalYearOptions): Promise<Jou
   const dir = scratchDir('docex-bench-journal-year-');
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   try {
+    const pg = options.postgres;
+    const freshJournal = async (): Promise<BenchJournal> =>
+      pg ? { kind: 'postgres', url: await pg.createDatabase() } : { kind: 'sqlite' };
     // A first start warms the page cache (node, the build, the sandbox's TLS): not measured.
     const warmDir = path.join(dir, 'warm-up');
     mkdirSync(warmDir, { recursive: true });
-    await measureStart(warmDir, sandbox.info, { ...options, idleSeconds: 0 });
+    await measureStart(warmDir, sandbox.info, { ...options, idleSeconds: 0 }, await freshJournal());
     const emptyDir = path.join(dir, 'empty');
     mkdirSync(emptyDir, { recursive: true });
-    const empty = await measureStart(emptyDir, sandbox.info, options);
+    const empty = await measureStart(emptyDir, sandbox.info, options, await freshJournal());
     const yearDir = path.join(dir, 'year');
     const t = performance.now();
     const filled = fillYear(yearDir, options.files);
+    const yearJournal = await freshJournal();
+    if (yearJournal.kind === 'postgres') {
+      // As an operator moves a SQLite agent's state: `journal copy`, then the files set aside.
+      const stateDir = path.join(yearDir, 'state');
+      const files = [JOURNAL_FILE, RETURNS_FILE, 'inbox.sqlite'].map((f) => path.join(stateDir, f));
+      await copyStateToPostgres({
+        stateDir,
+        sources: { journal: files[0]!, returns: files[1]!, inbox: files[2]! },
+        connection: postgresConnection(yearJournal.url, { tls: { mode: 'disable' } }),
+      });
+      for (const file of files.slice(0, 2)) renameSync(file, `${file}.copied`);
+    }
     const fillSeconds = round((performance.now() - t) / 1000, 1);
-    const year = await measureStart(yearDir, sandbox.info, options);
+    const year = await measureStart(yearDir, sandbox.info, options, yearJournal);
     return {
       scenario: 'journal-year',
+      journal: pg ? 'postgres' : 'sqlite',
       files: options.files,
       idleSeconds: options.idleSeconds,
       filled,

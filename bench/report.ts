@@ -45,6 +45,7 @@ export interface BenchReport {
   paced?: PacedResult | { error: string };
   /** Start-up on a journal of a year of nights, against an empty one. */
   journalYear?: JournalYearResult | { error: string };
+  journalYearPg?: JournalYearResult | { error: string };
   /** The burst, remote burst and backlog with the PostgreSQL journal beside SQLite. */
   burstPg?: BurstJournalsResult | { error: string };
   burstRemotePg?: BurstJournalsResult | { error: string };
@@ -152,7 +153,7 @@ export function rows(report: BenchReport): string[][] {
   out.push(...returnPathFlatRows(report.returnPathFlat));
   out.push(...idleRows(report.idle));
   out.push(...pacedRows(report.paced));
-  out.push(...journalYearRows(report.journalYear));
+  out.push(...journalYearRows(report.journalYear), ...journalYearRows(report.journalYearPg));
   out.push(...journalRows(report.burstPg, report.burstRemotePg, report.backlogPg));
   out.push(...clusterRows(report.cluster));
   return out;
@@ -377,7 +378,7 @@ export function targets(report: BenchReport): string[] {
   out.push(...returnPathFlatTargets(report.returnPathFlat));
   out.push(...idleTargets(report.idle));
   out.push(...pacedTargets(report.paced));
-  out.push(...journalYearTargets(report.journalYear));
+  out.push(...journalYearTargets(report.journalYear), ...journalYearTargets(report.journalYearPg));
   out.push(...journalTargets(report.burstPg, report.burstRemotePg, report.backlogPg));
   out.push(...clusterTargets(report.cluster));
   return out;
@@ -417,7 +418,7 @@ export function markdown(report: BenchReport): string {
     ...(report.backlog || report.returnPath || report.returnPathFlat ? [MEMORY_NOTES] : []),
     ...(report.idle ? [IDLE_NOTES] : []),
     ...(report.paced ? [PACED_NOTES] : []),
-    ...(report.journalYear ? [JOURNAL_YEAR_NOTES] : []),
+    ...(report.journalYear || report.journalYearPg ? [JOURNAL_YEAR_NOTES] : []),
     ...(report.burstPg || report.burstRemotePg || report.backlogPg
       ? [JOURNAL_COPY_NOTES, journalNotes(report.burstPg, report.burstRemotePg, report.backlogPg)]
       : []),

@@ -18,6 +18,8 @@
  *   --year-files N --year-idle-seconds S   journal-year: the agent started on a journal of N file items
  *                                    as a year of nights leaves it, and on an empty one; RSS S s after
  *                                    ready (default 1000000, 5; quick 100000)
+ *          journal-year-pg          the same with the journal in PostgreSQL (the year moved there by
+ *                                    `journal copy`)
  *   --paced-rate R --paced-seconds S --paced-files N   paced: pace.rate R/min measured over S s, then
  *                                    N files under a 429 storm (default 600, 60, 10000; quick 600, 10, 300)
  *   --only burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,journal-year  a subset
@@ -141,10 +143,10 @@ const pgPoolSize = num(values['pg-pool-size'], 'BENCH_PG_POOL_SIZE', concurrency
 const only = new Set(
   (
     values.only ??
-    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,journal-year,burst-pg,burst-remote-pg,backlog-pg,cluster'
+    'burst,burst-remote,large,get-job,sftp,backlog,return-path,idle,paced,journal-year,burst-pg,burst-remote-pg,backlog-pg,cluster,journal-year-pg'
   ).split(','),
 );
-const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg', 'cluster'];
+const PG_SCENARIOS = ['burst-pg', 'burst-remote-pg', 'backlog-pg', 'cluster', 'journal-year-pg'];
 const timeoutMs = 10 * 60_000;
 
 async function attempt<T>(name: string, run: () => Promise<T>): Promise<T | { error: string }> {
@@ -363,6 +365,15 @@ try {
       () => benchJournalYear({ mainJs, files: yearFiles, idleSeconds: yearIdleSeconds }),
     );
   }
+  if (only.has('journal-year-pg')) {
+    report.journalYearPg = await attempt(
+      `journal-year, PostgreSQL journal (${yearFiles} file items against an empty database, RSS ${yearIdleSeconds} s after ready)`,
+      () =>
+        withPostgres((postgres) =>
+          benchJournalYear({ mainJs, files: yearFiles, idleSeconds: yearIdleSeconds, postgres }),
+        ),
+    );
+  }
 } finally {
   await postgres?.stop();
   if (!givenMainJs) removeAgentBuild();
@@ -408,6 +419,7 @@ const failed = [
   report.idle,
   report.paced,
   report.journalYear,
+  report.journalYearPg,
   report.burstPg,
   report.burstRemotePg,
   report.backlogPg,
