@@ -11,7 +11,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PDFDocument, StandardFonts } from 'pdf-lib';
 import { SEED } from '../src/sandbox/seed-ids.js';
-import { dropAll, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
+import { dropAll, type FileTimes, finishAgentRun, startAgentRun, waitFinished } from './support/agent-run.js';
 import type { BenchJournal } from './support/bench-postgres.js';
 import { cpuMs, type SandboxInfo, startSandboxProcess } from './support/processes.js';
 import { SandboxControl } from './support/sandbox-control.js';
@@ -43,12 +43,79 @@ export interface ColumnResult {
   runs?: number[];
 }
 
+/**
+ * Where a file's time went in the agent, from its journal history: the median of each step (ms).
+ * `drop→claimed`: the wait for the scheduler, then the claim, the hash and the inspection of a
+ * small file (read and inspected before its claim is recorded: claimed, validated and creating are
+ * one commit, so the next two steps show 0); `creating→created`: the send gate (its fsync) and the
+ * create; `created→uploaded`: the upload; `uploaded→done`: the archive and the done move (both
+ * calls with their wait for a call's place, where the agent has one). `placeMsPerFile`: how long
+ * each of the `concurrency` places spends per file over the run (Little's law: concurrency × run
+ * time / files); `createUploadMs`: the mean of creating→uploaded; `notServiceShare`: the share of a
+ * place's time per file outside a file's create and upload.
+ */
+export interface StepBreakdown {
+  medianMs: Record<string, number>;
+  placeMsPerFile: number;
+  createUploadMs: number;
+  notServiceShare: number;
+}
+
+const STEPS = [
+  ['drop→claimed', 'dropped', 'claimed'],
+  ['claimed→validated', 'claimed', 'validated'],
+  ['validated→creating', 'validated', 'creating'],
+  ['creating→created', 'creating', 'created'],
+  ['created→uploaded', 'created', 'uploaded'],
+  ['uploaded→done', 'uploaded', 'done'],
+] as const;
+
+export function stepBreakdown(
+  times: ReadonlyMap<string, FileTimes>,
+  dropped: ReadonlyMap<string, number>,
+  run: { concurrency: number; seconds: number },
+): StepBreakdown {
+  const medianMs: Record<string, number> = {};
+  for (const [label, from, to] of STEPS) {
+    const spans: number[] = [];
+    for (const [name, t] of times) {
+      const start = from === 'dropped' ? dropped.get(name) : t[from];
+      const end = t[to];
+      if (start !== undefined && end !== undefined) spans.push(end - start);
+    }
+    medianMs[label] = spans.length > 0 ? round(percentile(spans, 0.5), 1) : Number.NaN;
+  }
+  let createUpload = 0;
+  for (const t of times.values()) createUpload += (t.uploaded ?? 0) - (t.creating ?? 0);
+  const createUploadMs = createUpload / times.size;
+  const placeMsPerFile = (run.concurrency * run.seconds * 1000) / times.size;
+  return {
+    medianMs,
+    placeMsPerFile: round(placeMsPerFile, 1),
+    createUploadMs: round(createUploadMs, 1),
+    notServiceShare: round(1 - createUploadMs / placeMsPerFile, 2),
+  };
+}
+
+/** The breakdown as one line for the console. */
+export function stepLine(steps: StepBreakdown): string {
+  const parts = Object.entries(steps.medianMs).map(([label, ms]) => `${label} ${ms}`);
+  return (
+    `agent steps, median ms: ${parts.join(', ')}; per file a place spends ${steps.placeMsPerFile} ms, ` +
+    `create→uploaded ${steps.createUploadMs} ms (mean): ${Math.round(steps.notServiceShare * 100)} % not the create and upload`
+  );
+}
+
 export interface BurstResult {
   scenario: 'burst';
   files: number;
   concurrency: number;
   pdfBytes: number;
-  agent: ColumnResult & { peakRssMiB: number | undefined; cpuMsPerFile?: number | undefined };
+  agent: ColumnResult & {
+    peakRssMiB: number | undefined;
+    cpuMsPerFile?: number | undefined;
+    steps?: StepBreakdown | undefined;
+  };
   curl: ColumnResult;
   ceiling: ColumnResult;
   agentVsCurl: number;
@@ -126,10 +193,18 @@ export async function agentColumn(
       doneAt.push(uploaded);
       latencies.push(uploaded - dropped.get(name)!);
     }
+    const result = column('agent', startedAt, doneAt, latencies);
+    const steps = stepBreakdown(times, dropped, {
+      concurrency: options.concurrency,
+      seconds: result.seconds,
+    });
+    // Printed as each run ends: the report keeps only the median run's.
+    console.log(`  ${stepLine(steps)}`);
     return {
-      ...column('agent', startedAt, doneAt, latencies),
+      ...result,
       peakRssMiB: peakRssMiB && round(peakRssMiB),
       cpuMsPerFile: perFile(cpuAtEnd, cpuAtDrop, names.length),
+      steps,
     };
   } finally {
     if (run.child.exitCode === null) run.child.kill('SIGKILL');

@@ -162,14 +162,19 @@ export async function waitFinished(
   }
 }
 
+/** When a file reached each state of its journal history (epoch ms), the first time. */
 export interface FileTimes {
+  claimed?: number | undefined;
+  validated?: number | undefined;
+  creating?: number | undefined;
   created?: number | undefined;
   uploaded?: number | undefined;
+  done?: number | undefined;
 }
 
 /**
- * Stops the agent (peak RSS read first) and answers, per file name, when its job was created and
- * uploaded. `afterStop` runs once the agent is gone and before the journal is read (a PostgreSQL
+ * Stops the agent (peak RSS read first) and answers, per file name, when it reached each state
+ * (claimed … done). `afterStop` runs once the agent is gone and before the journal is read (a PostgreSQL
  * server's statistics, which the reading would add to).
  */
 export async function finishAgentRun(
@@ -191,7 +196,14 @@ export async function finishAgentRun(
         const item = items[next++]!;
         const history = await journal.history(item.id);
         const at = (state: string) => history.find((h) => h.to === state)?.at;
-        times.set(item.fileName, { created: at('created'), uploaded: at('uploaded') });
+        times.set(item.fileName, {
+          claimed: at('claimed'),
+          validated: at('validated'),
+          creating: at('creating'),
+          created: at('created'),
+          uploaded: at('uploaded'),
+          done: at('done'),
+        });
       }
     };
     await Promise.all(Array.from({ length: run.journal.kind === 'postgres' ? 4 : 1 }, worker));
