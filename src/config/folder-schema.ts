@@ -326,7 +326,9 @@ export const folderSchema = z
       ),
     recursive: recursiveSchema,
     stability: stabilitySchema,
-    concurrency: count(1, 64, 2).describe('Files of this folder processed at the same time.'),
+    concurrency: count(1, 64, 2).describe(
+      "Calls to the service for this folder's files in flight at the same time (creates, uploads); twice as many of its files are processed at once.",
+    ),
     priority: count(-1000, 1000, 0).describe(
       'Across folders, -1000 to 1000: while files of several folders wait for a slot (concurrency), those of the folder with the higher priority start first. A file whose upload window already runs goes before the new files of any folder.',
     ),

@@ -156,7 +156,9 @@ export const agentConfigSchema = z
     stateDir: pathText()
       .default('./var/state')
       .describe('Where the agent keeps its journal and other state; must survive restarts.'),
-    concurrency: count(1, 256, 4).describe('Uploads in flight at the same time, all folders together.'),
+    concurrency: count(1, 256, 4).describe(
+      "Calls to the service in flight at the same time (creates, uploads, a job's status), all folders together. Twice as many files are processed at once: their local steps (hash, inspection, journal, archive) run beside the others' calls.",
+    ),
     maxFileBytes: byteSize(1024 ** 3).describe(
       'Files larger than this are refused before any job is created.',
     ),

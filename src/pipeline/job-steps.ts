@@ -14,6 +14,7 @@ import type { ErrorCode } from '../core/error-codes.js';
 import { normaliseJobStatus } from '../domain/wire.js';
 import { fileChange, type JournalItem, recoveryAction } from '../journal/index.js';
 import { callOptions, itemLog } from './call-options.js';
+import { inCallSlot } from './call-slots.js';
 import type { RejectionExtras } from './finish.js';
 import { classifyFailure } from './retry-policy.js';
 import { recordIntent, type SendAllowance, type SendOutcome, sendOnce } from './send-gate.js';
@@ -142,7 +143,10 @@ async function checkJob(
 ): Promise<JournalItem> {
   let status: string;
   try {
-    status = normaliseJobStatus((await ctx.jobs.get(item.jobId!, callOptions(ctx, runtime, item))).status);
+    const job = await inCallSlot(ctx, runtime, item, () =>
+      ctx.jobs.get(item.jobId!, callOptions(ctx, runtime, item)),
+    );
+    status = normaliseJobStatus(job.status);
   } catch (err) {
     if (isApiError(err) && err.status === 404) return newAttempt(ctx, item, 'job gone (window over)');
     const outcome = classifyFailure(err, 'upload');
@@ -184,14 +188,16 @@ async function uploadJob(
   const url = await ctx.journal.revealUploadUrl(item.id);
   if (!url) return newAttempt(ctx, item, 'recreate: no-url');
   try {
-    const result = await ctx.jobs.uploadFile(url, target.filePath, {
-      signal: ctx.signal,
-      log: itemLog(ctx, item),
-      ...(ctx.onUploadProgress ? { onProgress: ctx.onUploadProgress } : {}),
-      // The stat above matched the claim, whose bytes these are.
-      ...(target.bytes && st ? { content: { bytes: target.bytes, mtimeMs: st.mtimeMs } } : {}),
-      ...(target.sha256 === undefined ? {} : { expectSha256: target.sha256 }),
-    });
+    const result = await inCallSlot(ctx, runtime, item, () =>
+      ctx.jobs.uploadFile(url, target.filePath, {
+        signal: ctx.signal,
+        log: itemLog(ctx, item),
+        ...(ctx.onUploadProgress ? { onProgress: ctx.onUploadProgress } : {}),
+        // The stat above matched the claim, whose bytes these are.
+        ...(target.bytes && st ? { content: { bytes: target.bytes, mtimeMs: st.mtimeMs } } : {}),
+        ...(target.sha256 === undefined ? {} : { expectSha256: target.sha256 }),
+      }),
+    );
     // On disk before the file moves to the archive.
     crashPoint('after-upload');
     const next = await ctx.journal.commitMove(item.id, 'uploaded', { md5: result.md5 });

@@ -14,6 +14,7 @@ import { FOLDER_UNSAFE_CODE } from '../core/real-dir.js';
 import type { Workflow } from '../domain/wire.js';
 import { isFinal, type JournalItem } from '../journal/index.js';
 import { kindOf } from '../sources/kinds.js';
+import { CallSlots } from './call-slots.js';
 import { FreshIntents } from './fresh-intents.js';
 import { type IntakeFile, intakeItem } from './intake.js';
 import { type Inspector, sharedInspector } from './isolate/inspector.js';
@@ -32,7 +33,7 @@ import {
 } from './recovery.js';
 import { RetryTimers } from './retry-timers.js';
 import { companyOf } from './routes.js';
-import { priorityOf, Scheduler } from './scheduler.js';
+import { LOOKAHEAD, priorityOf, Scheduler } from './scheduler.js';
 import { SEND_WINDOW_CODE, SendWindowHolds, WindowClosed, type WindowHeld } from './send-windows.js';
 import { isSidecarName, usesSidecars } from './sidecar.js';
 import { driveSingleFile } from './single-file.js';
@@ -51,12 +52,13 @@ export type { RecoverySummary } from './recovery.js';
  */
 export const COLLECT_EVERY_FILES = 1_000;
 
-export interface PipelineOptions extends Omit<StepContext, 'signal' | 'intents' | 'held' | 'inspector'> {
+export interface PipelineOptions
+  extends Omit<StepContext, 'signal' | 'intents' | 'held' | 'inspector' | 'callSlots'> {
   /** The isolated inspector; one with the default limits when absent. */
   inspector?: Inspector;
   /** Read live: a reload adds and removes folders in this map (see Agent.addFolder/removeFolder). */
   folders: ReadonlyMap<string, FolderRuntime>;
-  /** Files in flight across all folders (config.concurrency). */
+  /** Service calls in flight across all folders (config.concurrency); twice as many files run (scheduler.ts). */
   concurrency: number;
   /** Called when a folder's backlog crosses its high (true) or low (false) mark: pause/resume intake. */
   onBacklog?: (folder: string, full: boolean) => void;
@@ -125,9 +127,14 @@ export class Pipeline {
       held: this.held,
       verdicts: options.verdicts ?? new VerdictCache({ clock: options.clock }),
       intents: new FreshIntents(),
+      callSlots: new CallSlots(
+        options.concurrency,
+        (folder) => options.folders.get(folder)?.config.concurrency ?? 1,
+      ),
     };
     this.scheduler = new Scheduler({
       concurrency: options.concurrency,
+      lookahead: LOOKAHEAD,
       folders: options.folders,
       onBacklog: (folder, full) => {
         if (full) this.backlogFull.add(folder);

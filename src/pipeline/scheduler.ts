@@ -1,6 +1,7 @@
 /**
  * Which file runs when: a global p-queue bounds the files in flight across folders, a queue per
- * folder bounds each folder, and work waiting for a slot runs soonest upload deadline first, then
+ * folder bounds each folder (in the pipeline LOOKAHEAD times the `concurrency` that bounds their
+ * service calls, call-slots.ts), and work waiting for a slot runs soonest upload deadline first, then
  * the new files of the folder with the highest `priority` (in the order they came in). The
  * backlog of each folder is counted so its intake pauses at a high mark and resumes once it drains.
  * A folder halted (found unsafe) runs nothing of its queued work until it is let go again.
@@ -34,14 +35,25 @@ export function priorityOf(item: JournalItem | undefined, now: number, folderPri
   return folderPriority * FOLDER_STEP - Math.floor((now + DEFAULT_WINDOW_MS) / 1000);
 }
 
+/**
+ * Files in flight per service call in flight: while some files' calls run, as many more do their
+ * local steps (claim, hash, inspection, journal moves, archive), so the calls' places stay used.
+ */
+export const LOOKAHEAD = 2;
+
 /** The backlog at which a folder's intake pauses; it resumes at half of it. */
 export function backlogHighMark(folderConcurrency: number): number {
   return Math.max(16, folderConcurrency * 8);
 }
 
 export interface SchedulerOptions {
-  /** Files in flight across all folders. */
+  /** Files in flight across all folders: `lookahead` times this. */
   concurrency: number;
+  /**
+   * Files in flight per `concurrency` (globally and of a folder's): the pipeline's is LOOKAHEAD,
+   * its service calls bounded by `concurrency` apart (call-slots.ts). Default 1.
+   */
+  lookahead?: number;
   /** Read live (a reload changes it): a folder's concurrency sets its backlog marks. */
   folders: ReadonlyMap<string, FolderRuntime>;
   /** A folder's backlog crossed its high (true) or low (false) mark: pause or resume its intake. */
@@ -66,7 +78,7 @@ export class Scheduler {
   private stopped = false;
 
   constructor(private readonly options: SchedulerOptions) {
-    this.global = new PQueue({ concurrency: options.concurrency });
+    this.global = new PQueue({ concurrency: options.concurrency * (options.lookahead ?? 1) });
   }
 
   /** True once stop() began: nothing new is scheduled. */
@@ -171,7 +183,7 @@ export class Scheduler {
   private queueOf(runtime: FolderRuntime): PQueue {
     let q = this.queues.get(runtime.config.name);
     if (!q) {
-      q = new PQueue({ concurrency: runtime.config.concurrency });
+      q = new PQueue({ concurrency: runtime.config.concurrency * (this.options.lookahead ?? 1) });
       this.queues.set(runtime.config.name, q);
     }
     return q;

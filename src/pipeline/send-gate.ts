@@ -14,6 +14,7 @@ import { crashPoint } from '../core/crash-points.js';
 import type { Job } from '../domain/wire.js';
 import type { JournalItem, TransitionFields } from '../journal/index.js';
 import { callOptions } from './call-options.js';
+import { inCallSlot } from './call-slots.js';
 import type { FreshIntent } from './fresh-intents.js';
 import { findJobByName } from './job-lookup.js';
 import { classifyFailure } from './retry-policy.js';
@@ -55,7 +56,9 @@ export async function sendOnce<T>(
   if (!ctx.intents.take(item)) {
     let found: Job | undefined;
     try {
-      found = await findJobByName(ctx, item, callOptions(ctx, runtime, item));
+      found = await inCallSlot(ctx, runtime, item, () =>
+        findJobByName(ctx, item, callOptions(ctx, runtime, item)),
+      );
     } catch (err) {
       const outcome = classifyFailure(err, 'create');
       throw new RetryLater(outcome.code, `job lookup by name failed: ${outcome.reason}`);
@@ -65,18 +68,23 @@ export async function sendOnce<T>(
   }
   // The intent, and the name to find the job by, are on disk before anything is sent.
   await ctx.journal.flush();
-  const allowedMs = await ctx.journal.leaseForSend(item);
-  crashPoint('before-create');
-  const sentAt = ctx.clock.now();
-  let answer: T;
-  try {
-    answer = await send(item.jobName, allowance(ctx, allowedMs));
-  } catch (err) {
-    if (mayBeInService(err)) ctx.intents.sentUnanswered(item, sentAt);
-    throw err;
-  }
-  crashPoint('after-create');
-  return { kind: 'sent', answer };
+  const jobName = item.jobName;
+  // The call's place (call-slots.ts) is taken once the intent is on disk (its fsync is the
+  // agent's time, not the service's) and before the lease allowance starts (not spent waiting).
+  return inCallSlot(ctx, runtime, item, async () => {
+    const allowedMs = await ctx.journal.leaseForSend(item);
+    crashPoint('before-create');
+    const sentAt = ctx.clock.now();
+    let answer: T;
+    try {
+      answer = await send(jobName, allowance(ctx, allowedMs));
+    } catch (err) {
+      if (mayBeInService(err)) ctx.intents.sentUnanswered(item, sentAt);
+      throw err;
+    }
+    crashPoint('after-create');
+    return { kind: 'sent', answer };
+  });
 }
 
 /**

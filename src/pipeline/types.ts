@@ -78,6 +78,14 @@ export interface StepContext {
   onJobDone?: () => void;
   /** The pace of the service host, shared with the return path: each call's attempts wait in it. */
   pace?: HostPace;
+  /**
+   * Where the intake's service calls (a create, a lookup by name, an upload, a job's status) wait
+   * for a place: `concurrency` of them in flight, a folder's own at most (call-slots.ts). Absent:
+   * no bound but the scheduler's.
+   */
+  callSlots?: {
+    run<T>(folder: string, priority: number, call: () => Promise<T>, signal?: AbortSignal): Promise<T>;
+  };
 }
 
 /** A small file as read at its claim. */

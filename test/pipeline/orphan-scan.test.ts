@@ -96,8 +96,8 @@ it('takes an orphan whose inspection records are younger than the time limit, no
 it('forgets the unrecorded files of a folder halted with files queued once the folder is removed, and leaves them in .processing', async () => {
   world = makePartWorld(['in']);
   const { journal } = world;
-  // The first claim finds the folder unsafe: the folder halts, and the second file, queued behind
-  // it, settles without running.
+  // The first claims (concurrency 1: two files in flight, the scheduler's lookahead) find the
+  // folder unsafe: the folder halts, and the third file, queued behind them, settles without running.
   const unsafe = new Proxy(journal, {
     get(target, key, receiver) {
       if (key === 'recordClaim') {
@@ -111,7 +111,7 @@ it('forgets the unrecorded files of a folder halted with files queued once the f
   });
   let halted = 0;
   pipeline = pipelineOn(unsafe, { onFolderUnsafe: () => halted++ });
-  for (const name of ['a.pdf', 'b.pdf']) {
+  for (const name of ['a.pdf', 'b.pdf', 'c.pdf']) {
     const claimedPath = world.putClaimed('in', name, '%PDF-1.4\n%%EOF\n');
     pipeline.accept('in', { name, originalPath: path.join(world.dir, 'in', name), claimedPath });
   }
@@ -121,5 +121,5 @@ it('forgets the unrecorded files of a folder halted with files queued once the f
 
   await pipeline.folderIdle('in');
   expect(pipeline.tracked()).toEqual({ folders: [], waiting: 0, claiming: 0 });
-  expect(readdirSync(path.join(world.dir, 'in', '.processing')).sort()).toEqual(['a.pdf', 'b.pdf']);
+  expect(readdirSync(path.join(world.dir, 'in', '.processing')).sort()).toEqual(['a.pdf', 'b.pdf', 'c.pdf']);
 });

@@ -34,6 +34,8 @@ async function blockedCreates(options: {
   /** Folder name -> its priority (absent: the schema's default). */
   priorities?: Record<string, number>;
   onBacklog?: (folder: string, full: boolean) => void;
+  /** Uploads block too, until `releaseUploads()` (creates are answered at once then). */
+  holdUploads?: boolean;
 }) {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'docex-slots-'));
   dirs.push(dir);
@@ -53,11 +55,25 @@ async function blockedCreates(options: {
     log: silentLogger(),
   });
   /** `order`: the file name of each create, as the creates came. */
-  const seen = { inFlight: 0, maxInFlight: 0, creates: 0, order: [] as string[] };
+  const seen = {
+    inFlight: 0,
+    maxInFlight: 0,
+    creates: 0,
+    order: [] as string[],
+    uploadsInFlight: 0,
+    maxUploadsInFlight: 0,
+  };
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => {
     release = r;
   });
+  if (options.holdUploads) release();
+  let releaseUploads: () => void = () => {};
+  const uploadGate = options.holdUploads
+    ? new Promise<void>((r) => {
+        releaseUploads = r;
+      })
+    : Promise.resolve();
   const jobs = {
     createSingleFile: async (request: { filename: string }) => {
       seen.order.push(request.filename);
@@ -72,7 +88,13 @@ async function blockedCreates(options: {
         uploadExpiresAt: '2099-01-01T00:00:00.000Z',
       };
     },
-    uploadFile: async () => ({ md5: 'm', size: 1 }),
+    uploadFile: async () => {
+      seen.uploadsInFlight++;
+      seen.maxUploadsInFlight = Math.max(seen.maxUploadsInFlight, seen.uploadsInFlight);
+      await uploadGate;
+      seen.uploadsInFlight--;
+      return { md5: 'm', size: 1 };
+    },
   } as unknown as PipelineJobs;
   const pipeline = new Pipeline({
     journal,
@@ -102,7 +124,7 @@ async function blockedCreates(options: {
       });
     }
   }
-  return { journal, pipeline, seen, release };
+  return { journal, pipeline, seen, release, releaseUploads: () => releaseUploads() };
 }
 
 describe('pipeline scheduling', () => {
@@ -129,7 +151,7 @@ describe('pipeline scheduling', () => {
 });
 
 describe('folder priority', () => {
-  it('starts the waiting files of the higher priority folder first, though the other folder’s came in earlier', async () => {
+  it('starts the waiting files of the higher priority folder first, though the other folder’s came in earlier (after those taken up already)', async () => {
     const run = await blockedCreates({
       folders: ['bulk', 'urgent'],
       priorities: { urgent: 10 },
@@ -137,16 +159,17 @@ describe('folder priority', () => {
       concurrency: 1,
       files: 3,
     });
-    // bulk-0 took the one slot before the others came in; the rest wait for it.
+    // bulk-0 took the one call's place and bulk-1 the lookahead's file before the others came in;
+    // the rest wait for them.
     await waitFor(() => run.seen.inFlight === 1);
     run.release();
     await run.pipeline.idle();
     expect(run.seen.order).toEqual([
       'bulk-0.pdf',
+      'bulk-1.pdf',
       'urgent-0.pdf',
       'urgent-1.pdf',
       'urgent-2.pdf',
-      'bulk-1.pdf',
       'bulk-2.pdf',
     ]);
     await run.journal.close();
@@ -223,7 +246,7 @@ describe('recovery order', () => {
 });
 
 describe('agent concurrency', () => {
-  it('never has more files in flight than the agent concurrency, across folders', async () => {
+  it('never has more creates in flight than the agent concurrency, across folders, while twice as many files are taken up', async () => {
     const run = await blockedCreates({
       folders: ['a', 'b'],
       folderConcurrency: 4,
@@ -231,11 +254,31 @@ describe('agent concurrency', () => {
       files: 10,
     });
     await waitFor(() => run.seen.inFlight === 3);
+    // The lookahead: three more files did their local steps and wait, intent recorded, for a call's place.
+    await waitFor(async () => (await run.journal.stats()).files.creating === 6);
     expect(run.seen.maxInFlight).toBe(3);
     run.release();
     await run.pipeline.idle();
     expect(run.seen.maxInFlight).toBe(3);
     expect((await run.journal.stats()).files.done).toBe(20);
+    await run.journal.close();
+  });
+
+  it('never has more uploads in flight than the agent concurrency, while more files than that are created', async () => {
+    const run = await blockedCreates({
+      folders: ['a'],
+      folderConcurrency: 8,
+      concurrency: 2,
+      files: 6,
+      holdUploads: true,
+    });
+    await waitFor(() => run.seen.uploadsInFlight === 2);
+    await waitFor(async () => (await run.journal.stats()).files.created === 4);
+    expect(run.seen.maxUploadsInFlight).toBe(2);
+    run.releaseUploads();
+    await run.pipeline.idle();
+    expect(run.seen.maxUploadsInFlight).toBe(2);
+    expect((await run.journal.stats()).files.done).toBe(6);
     await run.journal.close();
   });
 });
