@@ -48,17 +48,19 @@ export interface ColumnResult {
  * `drop→claimed`: the wait for the scheduler, then the claim, the hash and the inspection of a
  * small file (read and inspected before its claim is recorded: claimed, validated and creating are
  * one commit, so the next two steps show 0); `creating→created`: the send gate (its fsync) and the
- * create; `created→uploaded`: the upload; `uploaded→done`: the archive and the done move (both
- * calls with their wait for a call's place, where the agent has one). `placeMsPerFile`: how long
+ * create, `created→uploaded`: the upload (each with its wait for a call's place, where the agent
+ * has one); `uploaded→done`: the archive and the done move. `placeMsPerFile`: how long
  * each of the `concurrency` places spends per file over the run (Little's law: concurrency × run
- * time / files); `createUploadMs`: the mean of creating→uploaded; `notServiceShare`: the share of a
- * place's time per file outside a file's create and upload.
+ * time / files); `createUploadMs`: the mean of creating→uploaded; `inCallPhase`: the files between
+ * creating and uploaded on average (Little's law again). With one file per place (main before
+ * issue 30) 1 − inCallPhase / concurrency is the share of a place's time outside its file's create
+ * and upload; with the lookahead more files than places are in that phase, waiting for a place.
  */
 export interface StepBreakdown {
   medianMs: Record<string, number>;
   placeMsPerFile: number;
   createUploadMs: number;
-  notServiceShare: number;
+  inCallPhase: number;
 }
 
 const STEPS = [
@@ -93,7 +95,7 @@ export function stepBreakdown(
     medianMs,
     placeMsPerFile: round(placeMsPerFile, 1),
     createUploadMs: round(createUploadMs, 1),
-    notServiceShare: round(1 - createUploadMs / placeMsPerFile, 2),
+    inCallPhase: round((run.concurrency * createUploadMs) / placeMsPerFile, 1),
   };
 }
 
@@ -102,7 +104,7 @@ export function stepLine(steps: StepBreakdown): string {
   const parts = Object.entries(steps.medianMs).map(([label, ms]) => `${label} ${ms}`);
   return (
     `agent steps, median ms: ${parts.join(', ')}; per file a place spends ${steps.placeMsPerFile} ms, ` +
-    `create→uploaded ${steps.createUploadMs} ms (mean): ${Math.round(steps.notServiceShare * 100)} % not the create and upload`
+    `creating→uploaded ${steps.createUploadMs} ms (mean): ${steps.inCallPhase} files in it on average`
   );
 }
 
