@@ -3,8 +3,8 @@
  * is on disk, a lookup by name, an upload, a job's status), all folders together and per folder
  * (its `concurrency`). The scheduler admits more files than that (scheduler.ts, LOOKAHEAD), so a
  * file's local steps (claim, hash, inspection, journal moves and their fsyncs, archive) run beside
- * other files' calls rather than holding a call's place. A call waiting for its place goes in the scheduler's order (priorityOf): the
- * greatest first, then the one that came first.
+ * other files' calls rather than holding a call's place. A call waiting for its place goes in the
+ * scheduler's order (priorityOf): the greatest first, then the one that came first.
  */
 import type { JournalItem } from '../journal/index.js';
 import { priorityOf } from './scheduler.js';
