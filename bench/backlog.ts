@@ -8,11 +8,10 @@
  * time to first upload and rate, capped at `baselineFiles` files.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PDFDocument } from 'pdf-lib';
-import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/config/index.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { type AgentRun, finishAgentRun, waitFinished } from './support/agent-run.js';
@@ -29,7 +28,7 @@ import {
   startSandboxProcess,
 } from './support/processes.js';
 import { scratchDir } from './support/scratch.js';
-import { secretFiles } from './support/service.js';
+import { agentConfigFile, secretFiles } from './support/service.js';
 import { round } from './support/stats.js';
 
 export interface BacklogOptions {
@@ -147,34 +146,27 @@ function writeAgentConfig(
   concurrency: number,
   journal: BenchJournal | undefined,
 ): string {
-  const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
-  const configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      ...journalSection(journal),
-      concurrency,
-      // Info: the start-up's phases are read from the first lines (about six lines a file follow).
-      log: { level: 'info' },
-      ops: { listen: '127.0.0.1:0' },
-      // Only the intake is measured.
-      returns: { enabled: false },
-      peppolInbox: { enabled: false },
-      folders: [
-        {
-          name: 'backlog',
-          source: { type: 'local', path: './in' },
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
-          concurrency,
-          // stability: the default rule (settle), as a user gets it.
-        },
-      ],
-    }),
-  );
+  const configFile = agentConfigFile(dir, info, {
+    ...journalSection(journal),
+    concurrency,
+    // Info: the start-up's phases are read from the first lines (about six lines a file follow).
+    log: { level: 'info' },
+    ops: { listen: '127.0.0.1:0' },
+    // Only the intake is measured.
+    returns: { enabled: false },
+    peppolInbox: { enabled: false },
+    folders: [
+      {
+        name: 'backlog',
+        source: { type: 'local', path: './in' },
+        workflowId: SEED.workflows.pdfEmail,
+        archiveDir: './archive',
+        errorDir: './error',
+        concurrency,
+        // stability: the default rule (settle), as a user gets it.
+      },
+    ],
+  });
   return configFile;
 }
 

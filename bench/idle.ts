@@ -15,9 +15,8 @@
  *   'setInterval(() => {}, 1e3)'`), started with the window and read at its end.
  */
 import { spawn } from 'node:child_process';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/config/index.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
 import { freePort } from '../test/support/free-port.js';
@@ -30,6 +29,7 @@ import {
   waitReady,
 } from './support/processes.js';
 import { scratchDir } from './support/scratch.js';
+import { agentConfigFile } from './support/service.js';
 import { round } from './support/stats.js';
 
 export interface IdleOptions {
@@ -85,31 +85,24 @@ export async function benchIdle(options: IdleOptions): Promise<IdleResult> {
   const dir = scratchDir('docex-bench-idle-');
   const sandbox = await startSandboxProcess(path.join(dir, 'sandbox'));
   try {
-    const fragment = parse(readFileSync(sandbox.info.paths.agentConfigFragment, 'utf8')) as object;
     const opsPort = await freePort();
-    const configFile = path.join(dir, 'agent.yaml');
-    writeFileSync(
-      configFile,
-      stringify({
-        ...fragment,
-        stateDir: './state',
-        log: { level: 'info' },
-        ops: { listen: `127.0.0.1:${opsPort}` },
-        folders: Array.from({ length: options.folders }, (_, i) => ({
-          name: `folder-${i}`,
-          source: { type: 'local', path: `./in/folder-${i}` },
-          create: true,
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: `./archive/folder-${i}`,
-          errorDir: `./error/folder-${i}`,
-        })),
-        returns: {
-          statuses: { target: { type: 'local', path: './out/statuses' } },
-          proofs: { target: { type: 'local', path: './out/proofs' } },
-        },
-        peppolInbox: { target: { type: 'local', path: './out/peppol-inbox' } },
-      }),
-    );
+    const configFile = agentConfigFile(dir, sandbox.info, {
+      log: { level: 'info' },
+      ops: { listen: `127.0.0.1:${opsPort}` },
+      folders: Array.from({ length: options.folders }, (_, i) => ({
+        name: `folder-${i}`,
+        source: { type: 'local', path: `./in/folder-${i}` },
+        create: true,
+        workflowId: SEED.workflows.pdfEmail,
+        archiveDir: `./archive/folder-${i}`,
+        errorDir: `./error/folder-${i}`,
+      })),
+      returns: {
+        statuses: { target: { type: 'local', path: './out/statuses' } },
+        proofs: { target: { type: 'local', path: './out/proofs' } },
+      },
+      peppolInbox: { target: { type: 'local', path: './out/peppol-inbox' } },
+    });
     const child = await startAgentProcess(options.mainJs, configFile, path.join(dir, 'state', JOURNAL_FILE));
     try {
       await waitReady(child, opsPort);

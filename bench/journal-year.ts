@@ -29,7 +29,6 @@ import {
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
-import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/config/index.js';
 import { silentLogger } from '../src/core/logger.js';
 import { deterministicJobName } from '../src/journal/job-name.js';
@@ -54,6 +53,7 @@ import {
   stopChild,
 } from './support/processes.js';
 import { scratchDir } from './support/scratch.js';
+import { agentConfigFile } from './support/service.js';
 import { round } from './support/stats.js';
 
 export interface JournalYearOptions {
@@ -120,36 +120,29 @@ const jobIdOf = (i: number) => {
 const isoDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 function writeAgentConfig(dir: string, info: SandboxInfo, opsPort: number, journal: BenchJournal): string {
-  const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
-  const configFile = path.join(dir, 'agent.yaml');
-  writeFileSync(
-    configFile,
-    stringify({
-      ...fragment,
-      stateDir: './state',
-      journal: {
-        retention: `${RETENTION_DAYS}d`,
-        ...(journalSection(journal)['journal'] as object | undefined),
+  const configFile = agentConfigFile(dir, info, {
+    journal: {
+      retention: `${RETENTION_DAYS}d`,
+      ...(journalSection(journal)['journal'] as object | undefined),
+    },
+    log: { level: 'info', format: 'json' },
+    ops: { listen: `127.0.0.1:${opsPort}` },
+    folders: [
+      {
+        name: FOLDER,
+        source: { type: 'local', path: './in' },
+        create: true,
+        workflowId: SEED.workflows.pdfEmail,
+        archiveDir: './archive',
+        errorDir: './error',
       },
-      log: { level: 'info', format: 'json' },
-      ops: { listen: `127.0.0.1:${opsPort}` },
-      folders: [
-        {
-          name: FOLDER,
-          source: { type: 'local', path: './in' },
-          create: true,
-          workflowId: SEED.workflows.pdfEmail,
-          archiveDir: './archive',
-          errorDir: './error',
-        },
-      ],
-      returns: {
-        statuses: { target: { type: 'local', path: './out/statuses' } },
-        proofs: { target: { type: 'local', path: './out/proofs' } },
-      },
-      peppolInbox: { enabled: false },
-    }),
-  );
+    ],
+    returns: {
+      statuses: { target: { type: 'local', path: './out/statuses' } },
+      proofs: { target: { type: 'local', path: './out/proofs' } },
+    },
+    peppolInbox: { enabled: false },
+  });
   return configFile;
 }
 

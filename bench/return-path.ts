@@ -14,7 +14,6 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse, stringify } from 'yaml';
 import { JOURNAL_FILE } from '../src/config/index.js';
 import { RETURNS_FILE } from '../src/returns/store.js';
 import { SEED } from '../src/sandbox/seed-ids.js';
@@ -28,7 +27,7 @@ import {
 } from './support/processes.js';
 import { SandboxControl } from './support/sandbox-control.js';
 import { scratchDir } from './support/scratch.js';
-import { secretFiles } from './support/service.js';
+import { agentConfigFile, secretFiles } from './support/service.js';
 import { pool, round } from './support/stats.js';
 
 export interface ReturnPathOptions {
@@ -101,13 +100,10 @@ const TUNED_FOLLOW = {
 };
 
 function writeConfig(dir: string, info: SandboxInfo, phase: Phase): string {
-  const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
-  const file = path.join(dir, `agent-${phase}.yaml`);
-  writeFileSync(
-    file,
-    stringify({
-      ...fragment,
-      stateDir: './state',
+  const file = agentConfigFile(
+    dir,
+    info,
+    {
       log: { level: 'warn' },
       ops: { listen: '127.0.0.1:0' },
       returns: {
@@ -128,7 +124,8 @@ function writeConfig(dir: string, info: SandboxInfo, phase: Phase): string {
           stability: { kind: 'rename-in' },
         },
       ],
-    }),
+    },
+    `agent-${phase}.yaml`,
   );
   return file;
 }

@@ -2,10 +2,11 @@
  * Direct access to the sandbox for the comparison columns: the secrets come from the files the
  * sandbox wrote for the agent (never from argv or the environment), one token per run.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { createSecureContext } from 'node:tls';
 import { Agent, request } from 'undici';
-import { parse } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { SandboxInfo } from './processes.js';
 
 export interface SecretFiles {
@@ -23,6 +24,17 @@ export function secretFiles(info: SandboxInfo): SecretFiles {
     clientSecretFile: fileOf(fragment.service.clientSecret),
     apiKeyFile: fileOf(fragment.service.apiKey),
   };
+}
+
+/**
+ * An agent configuration in `dir` (`name`, default agent.yaml): the sandbox's fragment (service,
+ * secrets as file references), the state folder `./state`, then `config`. Answers its path.
+ */
+export function agentConfigFile(dir: string, info: SandboxInfo, config: object, name = 'agent.yaml'): string {
+  const fragment = parse(readFileSync(info.paths.agentConfigFragment, 'utf8')) as object;
+  const file = path.join(dir, name);
+  writeFileSync(file, stringify({ ...fragment, stateDir: './state', ...config }));
+  return file;
 }
 
 /** A bare keep-alive client doing only token, create and PUT: the ceiling column. */
