@@ -116,7 +116,7 @@ describePostgres('docex-agent journal copy', () => {
       /^copied journal\.sqlite \(schema version 5\): 12 items \(9 files, 3 payload rows\)/,
     );
     expect(lines.slice(2, 4)).toEqual([
-      'copied returns.sqlite (schema version 2): 4 followed jobs (2 open), 4 source files, 2 sending events (1 final), 4 documents (1 written, 2 to fetch, 1 parked), 1 daily CSVs written',
+      'copied returns.sqlite (schema version 3): 4 followed jobs (2 open), 4 source files, 2 sending events (1 final), 4 documents (1 written, 2 to fetch, 1 parked), 1 daily CSVs written',
       'copied inbox.sqlite (schema version 1): 3 Peppol documents saved, 3 webhook ids seen',
     ]);
     expect(run.stdout).not.toContain('nothing to copy');
