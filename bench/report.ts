@@ -346,10 +346,15 @@ alternated against one warm sandbox):
 Earlier work: the moves the agent acts on next ("created" before the PUT, "uploaded" before the
 archive) commit NORMAL and share one fsync of the WAL off the event loop (group commit), the URL
 scrub is one checkpoint per second of uploads, and TLS contexts are built once per agent. Holding
-a slot only for the service calls (the checks and the archive of other files running beside them)
-was measured and not kept: 100–112 files/s against 101–110 before on loopback, 79.5 against 84
-with the service 25 ms away. That second setting is the burst-remote scenario
-(\`npm run bench -- --only burst-remote\`), where the service is not on the agent's two cores.
+a slot only for the service calls was measured then and not kept (100–112 files/s against 101–110
+on loopback, 79.5 against 84 with the service 25 ms away, on Node 20 before the isolated
+inspection). Issue 30 made it so (pipeline/call-slots.ts): twice \`concurrency\` files are taken
+up, and \`concurrency\` bounds their calls. With the service 25 ms away
+(\`npm run bench -- --only burst-remote\`, quiet machine, Node 24, 2026-11-28): the build before
+it (8e324ec, \`BENCH_MAIN_JS\`) 108.2 files/s, 0.77× the ceiling (139.8), a place spending 73.9 ms
+per file of which 61.9 ms in creating→uploaded with 6.7 files there on average; with it 125
+files/s, 0.91× (137.6), 64 ms per place and file, 13.6 files between creating and uploaded (the
+median create then includes 40 ms of waiting for its place).
 `;
 
 /** Each target of issue 3 with the figure of this run. */
