@@ -268,7 +268,7 @@ describe('agent concurrency', () => {
     await run.journal.close();
   });
 
-  it('never has more uploads in flight than the agent concurrency, while more files than that are created', async () => {
+  it('never has more uploads in flight than the agent concurrency, while twice as many files are taken up', async () => {
     const run = await blockedCreates({
       folders: ['a'],
       folderConcurrency: 8,
@@ -277,7 +277,12 @@ describe('agent concurrency', () => {
       holdUploads: true,
     });
     await waitFor(() => run.seen.uploadsInFlight === 2);
-    await waitFor(async () => (await run.journal.stats()).files.created === 4);
+    // The two held uploads hold both calls' places: the other two files taken up were created
+    // before that, or wait for a place with their intent recorded (which of them is a race).
+    await waitFor(async () => {
+      const { files } = await run.journal.stats();
+      return files.creating + files.created === 4;
+    });
     expect(run.seen.maxUploadsInFlight).toBe(2);
     run.releaseUploads();
     await run.pipeline.idle();
